@@ -1,0 +1,79 @@
+import Foundation
+
+/// A store of responses that decides what is still fresh.
+///
+/// `MemoryCache` and `FileCache` conform; the manager consults the cache according to each
+/// call's `CacheMode`.
+/// - Important: Conformers must be safe to call from many tasks at once.
+public protocol CachePolicy: Sendable {
+    /// The entry stored for a key, or `nil`. Expired entries are returned too: the caller
+    /// decides (an offline fallback may use a stale entry); check `CacheEntry.isFresh`.
+    func lookup(_ key: CacheKey) async throws -> CacheEntry?
+    /// Stores an entry, replacing any entry of the same key.
+    func store(_ entry: CacheEntry, for key: CacheKey) async throws
+    /// Removes the entry of a key, if any.
+    func remove(_ key: CacheKey) async throws
+    /// Removes every entry.
+    func removeAll() async throws
+}
+
+/// How one call uses the manager's cache.
+public enum CacheMode: Sendable, Hashable {
+    /// The cache is neither read nor written.
+    case never
+    /// The response is stored; the cache is never read.
+    case storeOnly
+    /// A fresh cached entry answers without touching the network; otherwise load and store.
+    case returnCacheElseLoad
+    /// The cached entry (if any) is returned first, then the network result, which is stored.
+    case returnCacheThenLoad
+    /// Load and store; on a network failure, answer from the cache (even stale) if it has an entry.
+    case loadElseReturnCache
+    /// Answer from the cache only; a miss is a `cacheMiss` error.
+    case cacheOnly
+
+    /// Whether this mode reads the cache.
+    public var readsCache: Bool { self != .never && self != .storeOnly }
+    /// Whether this mode writes network results to the cache.
+    public var writesCache: Bool { self != .never && self != .cacheOnly }
+}
+
+/// The identity of a cached response.
+public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
+    /// The full key text; caches store it with the entry and compare it on read.
+    public var rawValue: String
+
+    /// Creates a key from its text.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+}
+
+/// One stored response.
+public struct CacheEntry: Sendable, Hashable {
+    /// The HTTP status.
+    public var status: Int
+    /// The response headers.
+    public var headers: HTTPHeaders
+    /// The response body.
+    public var body: Data
+    /// The URL that answered.
+    public var url: URL
+    /// When it was stored.
+    public var storedAt: Date
+    /// When it stops being fresh; `nil` for never.
+    public var expiresAt: Date?
+
+    /// Creates an entry.
+    public init(status: Int, headers: HTTPHeaders, body: Data, url: URL, storedAt: Date, expiresAt: Date?) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+        self.storedAt = storedAt
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether the entry is still fresh at `date`.
+    public func isFresh(at date: Date = Date()) -> Bool { expiresAt.map { date < $0 } ?? true }
+}

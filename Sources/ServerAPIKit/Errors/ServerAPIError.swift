@@ -1,0 +1,194 @@
+import Foundation
+
+/// The one error every part of ServerAPIKit throws: a kind, what happened, and the context.
+///
+/// Switch over `kind` (new kinds may be added without breaking you) or use the `is…` helpers.
+public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What went wrong.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The call was cancelled (by its task, by id, tag, first, last or all, or by its owner).
+        public static let cancelled = Kind(rawValue: "cancelled")
+        /// The call took longer than its timeout.
+        public static let timedOut = Kind(rawValue: "timed out")
+        /// No connection could be made: refused, unreachable, DNS failure.
+        public static let cannotConnect = Kind(rawValue: "cannot connect")
+        /// The connection broke or the server sent something that is not valid HTTP.
+        public static let network = Kind(rawValue: "network")
+        /// TLS failed: untrusted certificate, host name mismatch, pin mismatch, handshake error.
+        public static let tls = Kind(rawValue: "TLS")
+        /// The server answered with an HTTP status the call does not accept.
+        public static let httpStatus = Kind(rawValue: "HTTP status")
+        /// The business envelope carried a non-success code.
+        public static let business = Kind(rawValue: "business")
+        /// The response could not be decoded as asked (bad JSON, missing key path, wrong type).
+        public static let decoding = Kind(rawValue: "decoding")
+        /// The call cannot be sent as described (bad URL, header, body).
+        public static let invalidRequest = Kind(rawValue: "invalid request")
+        /// The response body is larger than the call allows.
+        public static let responseTooLarge = Kind(rawValue: "response too large")
+        /// More redirects than allowed, or a redirect loop.
+        public static let tooManyRedirects = Kind(rawValue: "too many redirects")
+        /// Reading or writing a local file failed (disk full, permissions).
+        public static let fileSystem = Kind(rawValue: "file system")
+        /// The cache had nothing for a call that may only be answered from the cache.
+        public static let cacheMiss = Kind(rawValue: "cache miss")
+        /// The call was not sent because the same call was sent too recently.
+        public static let throttled = Kind(rawValue: "throttled")
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// A sentence that says what happened.
+    public var message: String
+    /// The id of the call, when known.
+    public var requestID: RequestID?
+    /// The URL of the call, when known.
+    public var url: URL?
+    /// The HTTP status, when there was a response.
+    public var status: Int?
+    /// The start of the response body (at most 512 bytes, as text), when there was one.
+    public var bodyExcerpt: String?
+    /// The business code, for `business` errors (as text: numbers and strings alike).
+    public var code: String?
+    /// The key path that failed, for `decoding` errors.
+    public var keyPath: String?
+    /// The error underneath (a Foundation, libcurl or decoding error), when there is one.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(
+        _ kind: Kind, _ message: String, requestID: RequestID? = nil, url: URL? = nil, status: Int? = nil,
+        bodyExcerpt: String? = nil, code: String? = nil, keyPath: String? = nil, underlying: (any Error)? = nil
+    ) {
+        self.kind = kind
+        self.message = message
+        self.requestID = requestID
+        self.url = url
+        self.status = status
+        self.bodyExcerpt = bodyExcerpt
+        self.code = code
+        self.keyPath = keyPath
+        self.underlying = underlying
+    }
+
+    /// A business failure: the envelope's code was not a success code.
+    public static func business(code: String, message: String) -> ServerAPIError {
+        ServerAPIError(.business, message, code: code)
+    }
+
+    /// A cancellation.
+    public static func cancelled(_ message: String = "the request was cancelled") -> ServerAPIError {
+        ServerAPIError(.cancelled, message)
+    }
+
+    /// A status error with an excerpt of the body.
+    public static func httpStatus(_ status: Int, body: Data? = nil, url: URL? = nil) -> ServerAPIError {
+        ServerAPIError(
+            .httpStatus, "the server answered \(status) \(HTTPStatus.reason(status))", url: url, status: status,
+            bodyExcerpt: body.flatMap(excerpt))
+    }
+
+    /// Whether this is a cancellation.
+    public var isCancelled: Bool { kind == .cancelled }
+    /// Whether this is a timeout.
+    public var isTimeout: Bool { kind == .timedOut }
+
+    /// Returns a copy with the call's context filled in where it is missing.
+    public func with(requestID: RequestID?, url: URL?) -> ServerAPIError {
+        var copy = self
+        if copy.requestID == nil { copy.requestID = requestID }
+        if copy.url == nil { copy.url = url }
+        return copy
+    }
+
+    /// Wraps any error as a `ServerAPIError`; `CancellationError` becomes `cancelled`.
+    public static func wrap(_ error: any Error) -> ServerAPIError {
+        if let error = error as? ServerAPIError { return error }
+        if error is CancellationError { return .cancelled() }
+        if error is DecodingError {
+            return ServerAPIError(.decoding, "the response could not be decoded: \(error)", underlying: error)
+        }
+        return ServerAPIError(.network, "\(error)", underlying: error)
+    }
+
+    /// Up to 512 bytes of a body, as text (invalid UTF-8 repaired).
+    public static func excerpt(_ data: Data) -> String? {
+        guard !data.isEmpty else { return nil }
+        let prefix = data.prefix(512)
+        var text = String(decoding: prefix, as: UTF8.self)
+        if data.count > 512 { text += "…" }
+        return text
+    }
+
+    public var description: String {
+        var text = "\(kind): \(message)"
+        if let code, kind == .business { text += " (code \(code))" }
+        if let keyPath, kind == .decoding { text += " at key path \"\(keyPath)\"" }
+        if let url { text += " [\(url.absoluteString)]" }
+        return text
+    }
+
+    public var debugDescription: String {
+        var text = description
+        if let requestID { text += " request \(requestID)" }
+        if let bodyExcerpt { text += "\nbody: \(bodyExcerpt)" }
+        if let underlying { text += "\nunderlying: \(String(reflecting: underlying))" }
+        return text
+    }
+
+}
+
+extension ServerAPIError: LocalizedError {
+    public var errorDescription: String? { description }
+
+    public var recoverySuggestion: String? {
+        switch kind {
+        case .timedOut: "Check the network or raise the call's timeout."
+        case .cannotConnect: "Check that the host is right and reachable."
+        case .tls: "Check the server's certificate, or trust its CA explicitly for this host."
+        case .decoding: "Check that the response has the shape and key path the call expects."
+        case .invalidRequest: "Fix the call's URL, headers or body."
+        case .responseTooLarge: "Raise the call's maximum response size, or download to a file."
+        case .fileSystem: "Check free disk space and permissions."
+        default: nil
+        }
+    }
+}
+
+/// Reason phrases for status codes.
+public enum HTTPStatus {
+    /// The standard reason phrase, or an empty string.
+    public static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 413: "Content Too Large"
+        case 416: "Range Not Satisfiable"
+        case 418: "I'm a teapot"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: ""
+        }
+    }
+}

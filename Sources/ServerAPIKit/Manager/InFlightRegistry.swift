@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+
+/// A request the manager is running.
+public struct InFlightRequest: Sendable, Hashable {
+    /// The call's id.
+    public var id: RequestID
+    /// The call's tag.
+    public var tag: String?
+    /// The method.
+    public var method: HTTPMethod
+    /// The URL, when it could be resolved.
+    public var url: URL?
+    /// When the manager accepted it.
+    public var startedAt: Date
+}
+
+/// The requests in flight, in the order they started, each with a way to cancel it.
+///
+/// Cancelling collects the victims under the lock and cancels them after unlocking, so a
+/// cancellation handler that calls back into the manager cannot deadlock.
+final class InFlightRegistry: Sendable {
+    private struct Entry {
+        var info: InFlightRequest
+        var cancel: @Sendable () -> Void
+    }
+
+    private struct State {
+        var nextToken: UInt64 = 0
+        var entries: [UInt64: Entry] = [:]
+        // Start order; tokens removed lazily (kept small by compaction).
+        var order: [UInt64] = []
+        var orderStart = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Registers a request and returns the token to remove it with.
+    func add(_ info: InFlightRequest, cancel: @escaping @Sendable () -> Void) -> UInt64 {
+        state.withLock { state in
+            state.nextToken += 1
+            let token = state.nextToken
+            state.entries[token] = Entry(info: info, cancel: cancel)
+            state.order.append(token)
+            return token
+        }
+    }
+
+    /// Removes a finished request.
+    func remove(_ token: UInt64) {
+        state.withLock { state in
+            state.entries[token] = nil
+            if state.entries.isEmpty {
+                state.order.removeAll(keepingCapacity: true)
+                state.orderStart = 0
+            } else if state.order.count > 64 && state.order.count > 4 * state.entries.count {
+                state.order = state.order[state.orderStart...].filter { state.entries[$0] != nil }
+                state.orderStart = 0
+            }
+        }
+    }
+
+    /// The requests in flight, oldest first.
+    var all: [InFlightRequest] {
+        state.withLock { state in
+            state.order[state.orderStart...].compactMap { state.entries[$0]?.info }
+        }
+    }
+
+    /// Cancels the requests that match, and returns them.
+    func cancel(where matches: (InFlightRequest) -> Bool) -> [InFlightRequest] {
+        let victims: [Entry] = state.withLock { state in
+            var victims: [Entry] = []
+            for token in state.order[state.orderStart...] {
+                guard let entry = state.entries[token], matches(entry.info) else { continue }
+                victims.append(entry)
+                state.entries[token] = nil
+            }
+            return victims
+        }
+        for victim in victims { victim.cancel() }
+        return victims.map(\.info)
+    }
+
+    /// Cancels the oldest (`first`) or newest request still in flight.
+    func cancelOne(first: Bool) -> InFlightRequest? {
+        let victim: Entry? = state.withLock { state in
+            let live = state.order[state.orderStart...]
+            let token = first ? live.first { state.entries[$0] != nil } : live.last { state.entries[$0] != nil }
+            guard let token else { return nil }
+            defer { state.entries[token] = nil }
+            return state.entries[token]
+        }
+        victim?.cancel()
+        return victim?.info
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+
+extension ServerAPIManager {
+    /// Turns a response into what the caller asked for: a `ServerResult` or a decoded model.
+    typealias Finish<T> = @Sendable (TransportResponse, ResultSource, RequestMetrics) throws -> T
+
+    /// Runs a call in its own task, registered in the in-flight registry, so that it can be
+    /// cancelled by id, tag, first, last or all as well as by the caller's task.
+    func run<T: Sendable>(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finish: @escaping Finish<T>
+    ) async throws -> T {
+        let base = try api.transportRequest()
+        let startedAt = Date()
+        let info = InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: base.url, startedAt: startedAt)
+        let task = Task<T, any Error> {
+            try await self.execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
+        }
+        let token = registry.add(info) { task.cancel() }
+        defer { registry.remove(token) }
+        do {
+            return try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            throw ServerAPIError.wrap(error).with(requestID: api.id, url: base.url)
+        }
+    }
+
+    private func execute<T: Sendable>(
+        _ api: ServerAPI, base: TransportRequest, progress: (@Sendable (TransferProgress) -> Void)?,
+        startedAt: Date, finish: Finish<T>
+    ) async throws -> T {
+        let clockStart = ContinuousClock.now
+        var metrics = RequestMetrics(attempts: 0, startedAt: startedAt)
+        let cacheKey: CacheKey? =
+            cache != nil && api.cacheMode != .never ? CacheKey(request: base, varying: api.varyingHeaders) : nil
+
+        if let cache, let cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
+            if let entry = try? await cache.lookup(cacheKey), api.cacheMode == .cacheOnly || entry.isFresh() {
+                metrics.duration = ContinuousClock.now - clockStart
+                return try finishFromCache(entry, api: api, metrics: metrics, finish: finish)
+            }
+            if api.cacheMode == .cacheOnly {
+                throw ServerAPIError(.cacheMiss, "the cache has no entry for this call", requestID: api.id, url: base.url)
+            }
+        }
+        if api.cacheMode == .cacheOnly {
+            throw ServerAPIError(.cacheMiss, "no cache is configured for a cache-only call", requestID: api.id, url: base.url)
+        }
+
+        do {
+            return try await attempts(
+                api, base: base, progress: progress, clockStart: clockStart, metrics: &metrics, cacheKey: cacheKey,
+                finish: finish)
+        } catch let error as ServerAPIError where api.cacheMode == .loadElseReturnCache && Self.isOfflineFailure(error) {
+            guard let cache, let cacheKey, let entry = try? await cache.lookup(cacheKey) else { throw error }
+            metrics.duration = ContinuousClock.now - clockStart
+            return try finishFromCache(entry, api: api, metrics: metrics, finish: finish)
+        }
+    }
+
+    // swift-format-ignore
+    private func attempts<T: Sendable>(
+        _ api: ServerAPI, base: TransportRequest, progress: (@Sendable (TransferProgress) -> Void)?,
+        clockStart: ContinuousClock.Instant, metrics: inout RequestMetrics, cacheKey: CacheKey?, finish: Finish<T>
+    ) async throws -> T {
+        var attempt = 0
+        var pluginRetries = 0
+        while true {
+            attempt += 1
+            metrics.attempts = attempt
+            if Task.isCancelled { throw complete(api, metrics, .cancelled().with(requestID: api.id, url: base.url)) }
+            var request = base
+            request.attempt = attempt
+            request.progress = progress
+            for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
+                request.headers.add(name: field.name, value: field.value)
+            }
+            var lastResponse: TransportResponse?
+            do {
+                for plugin in plugins { request = try await plugin.prepare(request, for: api) }
+                for plugin in plugins { plugin.willSend(request, for: api) }
+                let response: TransportResponse
+                do {
+                    response = try await transport.perform(request)
+                } catch {
+                    let wrapped = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+                    for plugin in plugins { plugin.didReceive(.failure(wrapped), for: request, api: api) }
+                    throw wrapped
+                }
+                lastResponse = response
+                metrics.transport = response.metrics
+                for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
+                guard api.acceptableStatus.accepts(response.status) else {
+                    var error = ServerAPIError.httpStatus(response.status, body: response.data, url: response.url)
+                    error.requestID = api.id
+                    throw error
+                }
+                var processed = response
+                for plugin in plugins { processed = try await plugin.process(processed, for: api) }
+                metrics.duration = ContinuousClock.now - clockStart
+                let value = try finish(processed, .network, metrics)
+                if let cache, let cacheKey, api.cacheMode.writesCache { await store(processed, api: api, in: cache, key: cacheKey) }
+                _ = complete(api, metrics, nil)
+                return value
+            } catch {
+                var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+                if Task.isCancelled && failure.kind != .cancelled { failure = .cancelled().with(requestID: api.id, url: request.url) }
+                if failure.kind == .cancelled { throw complete(api, metrics, failure) }
+                guard let delay = await retryDelay(after: failure, response: lastResponse, request: request, api: api, attempt: attempt, pluginRetries: &pluginRetries) else {
+                    metrics.duration = ContinuousClock.now - clockStart
+                    throw complete(api, metrics, failure)
+                }
+                if delay > .zero {
+                    do {
+                        try await configuration.clock.sleep(for: delay)
+                    } catch {
+                        throw complete(api, metrics, ServerAPIError(.cancelled, "the request was cancelled while waiting to retry", requestID: api.id, url: request.url))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The wait before the next attempt, or `nil` when the call must not be retried.
+    private func retryDelay(
+        after error: ServerAPIError, response: TransportResponse?, request: TransportRequest, api: ServerAPI,
+        attempt: Int, pluginRetries: inout Int
+    ) async -> Duration? {
+        var decision = RetryDecision.useDefault
+        for plugin in plugins {
+            decision = await plugin.shouldRetry(after: error, request: request, api: api, attempt: attempt)
+            if decision != .useDefault { break }
+        }
+        let policy = api.retryPolicy
+        switch decision {
+        case .doNotRetry:
+            return nil
+        case .retry, .retryAfter:
+            guard pluginRetries < configuration.maxPluginRetries else { return nil }
+            pluginRetries += 1
+            if case .retryAfter(let delay) = decision { return delay }
+            return policy.delay(forRetry: attempt)
+        case .useDefault:
+            guard attempt <= api.retryCount, api.isRetryable, policy.shouldRetry(error) else { return nil }
+            if policy.honorsRetryAfter, let wait = RetryPolicy.retryAfter(response?.headers["Retry-After"]) {
+                return wait <= policy.maxRetryAfter ? wait : nil
+            }
+            return policy.delay(forRetry: attempt)
+        }
+    }
+
+    private func complete(_ api: ServerAPI, _ metrics: RequestMetrics, _ error: ServerAPIError?) -> ServerAPIError {
+        for plugin in plugins { plugin.didComplete(api, metrics: metrics, error: error) }
+        return error ?? .cancelled()
+    }
+
+    // MARK: Cache
+
+    /// The cached result of a call, fresh or not, formatted; `nil` when there is none.
+    func cachedResult(for api: ServerAPI) async throws -> ServerResult? {
+        guard let cache else { return nil }
+        let base = try api.transportRequest()
+        guard let entry = try? await cache.lookup(CacheKey(request: base, varying: api.varyingHeaders)) else {
+            return nil
+        }
+        let formatter = self.formatter
+        return try finishFromCache(entry, api: api, metrics: RequestMetrics()) { response, source, metrics in
+            ServerResult(
+                value: try formatter.format(response, for: api), status: response.status, headers: response.headers,
+                url: response.url, requestID: api.id, source: source, metrics: metrics)
+        }
+    }
+
+    private func finishFromCache<T>(
+        _ entry: CacheEntry, api: ServerAPI, metrics: RequestMetrics, finish: Finish<T>
+    ) throws -> T {
+        let response = TransportResponse(
+            status: entry.status, headers: entry.headers, body: .data(entry.body), url: entry.url,
+            metrics: TransportMetrics(transport: "cache", bytesReceived: Int64(entry.body.count)))
+        let age = Duration.seconds(max(0, Date().timeIntervalSince(entry.storedAt)))
+        let value = try finish(response, .cache(storedAt: entry.storedAt, age: age), metrics)
+        _ = complete(api, metrics, nil)
+        return value
+    }
+
+    private func store(_ response: TransportResponse, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
+        guard case .data(let body) = response.body, (200..<300).contains(response.status),
+            api.method == .get || api.method == .head
+        else { return }
+        let now = Date()
+        let ttl = api.cacheTTL ?? configuration.defaultCacheTTL
+        let entry = CacheEntry(
+            status: response.status, headers: response.headers, body: body, url: response.url, storedAt: now,
+            expiresAt: now.addingTimeInterval(ttl.seconds))
+        // A cache that cannot store (disk full, read-only) must not fail a call that succeeded.
+        try? await cache.store(entry, for: key)
+    }
+
+    /// Whether a failure means "the network did not answer usefully", so the cache may stand in.
+    static func isOfflineFailure(_ error: ServerAPIError) -> Bool {
+        switch error.kind {
+        case .timedOut, .cannotConnect, .network, .tls: true
+        case .httpStatus: (error.status ?? 0) >= 500
+        default: false
+        }
+    }
+}

@@ -1,0 +1,118 @@
+/// An ordered list of HTTP header fields with case-insensitive names; a name may repeat.
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// One header field as it is sent.
+    public struct Field: Sendable, Hashable {
+        /// The field name, with the case the caller gave.
+        public var name: String
+        /// The field value.
+        public var value: String
+
+        /// Creates a field.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields in the order they were added.
+    public private(set) var fields: [Field]
+
+    /// Creates headers from fields, keeping their order.
+    public init(_ fields: [Field] = []) { self.fields = fields }
+
+    /// Creates headers from name/value pairs, keeping their order.
+    public init(_ pairs: [(String, String)]) { self.fields = pairs.map { Field(name: $0.0, value: $0.1) } }
+
+    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    /// The first value for a name, compared case-insensitively.
+    public subscript(name: String) -> String? {
+        get { first(name) }
+        set {
+            if let newValue { replaceOrAdd(name: name, value: newValue) } else { remove(name: name) }
+        }
+    }
+
+    /// The first value for a name, compared case-insensitively.
+    public func first(_ name: String) -> String? {
+        fields.first { Self.sameName($0.name, name) }?.value
+    }
+
+    /// Every value for a name, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// Whether a field with this name is present.
+    public func contains(_ name: String) -> Bool { fields.contains { Self.sameName($0.name, name) } }
+
+    /// Adds a field, keeping any field of the same name (repeated headers).
+    public mutating func add(name: String, value: String) { fields.append(Field(name: name, value: value)) }
+
+    /// Replaces every field of this name by one field, or adds it.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        if let index = fields.firstIndex(where: { Self.sameName($0.name, name) }) {
+            fields[index].value = value
+            var seen = false
+            fields.removeAll { field in
+                guard Self.sameName(field.name, name) else { return false }
+                defer { seen = true }
+                return seen
+            }
+        } else {
+            add(name: name, value: value)
+        }
+    }
+
+    /// Removes every field of this name.
+    public mutating func remove(name: String) { fields.removeAll { Self.sameName($0.name, name) } }
+
+    /// Adds every field of `other`, replacing fields of the same name.
+    public mutating func merge(_ other: HTTPHeaders) {
+        var replaced = Set<String>()
+        for field in other.fields {
+            let key = field.name.lowercased()
+            if replaced.insert(key).inserted { remove(name: field.name) }
+            add(name: field.name, value: field.value)
+        }
+    }
+
+    public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+
+    /// Compares names as HTTP does: ASCII case-insensitively.
+    @inlinable
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
+    }
+
+    /// Checks that every name is an RFC 9110 token and no value carries CR, LF or NUL.
+    /// - Throws: `ServerAPIError` of kind `invalidRequest` naming the bad field.
+    public func validate() throws(ServerAPIError) {
+        for field in fields {
+            if field.name.isEmpty || !field.name.utf8.allSatisfy(Self.isTokenByte) {
+                throw ServerAPIError(.invalidRequest, "header name \"\(field.name)\" is not a valid HTTP token")
+            }
+            if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                throw ServerAPIError(
+                    .invalidRequest, "header \"\(field.name)\" has a line break or NUL in its value")
+            }
+        }
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+extension ServerAPI {
+    /// The absolute URL this call goes to, with its query encoded.
+    /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
+    public func resolvedURL() throws(ServerAPIError) -> URL {
+        var base: String
+        if let url {
+            base = url.absoluteString
+        } else if path.contains("://") {
+            base = path
+        } else {
+            let trimmedHost = host.trimmingCharacters(in: .whitespaces)
+            guard !trimmedHost.isEmpty else {
+                throw ServerAPIError(.invalidRequest, "the call has neither a host nor a URL")
+            }
+            var root = trimmedHost.contains("://") ? trimmedHost : "https://" + trimmedHost
+            while root.hasSuffix("/") { root.removeLast() }
+            var tail = Substring(path)
+            while tail.hasPrefix("/") { tail.removeFirst() }
+            let (pathPart, queryPart) = Self.splitQuery(String(tail))
+            base = tail.isEmpty ? root : root + "/" + PercentEncoding.encodePath(pathPart)
+            if let queryPart { base += "?" + queryPart }
+        }
+        if !query.isEmpty {
+            let encoded = query.map { item in
+                let name = PercentEncoding.encode(item.name)
+                return item.value.map { "\(name)=\(PercentEncoding.encode($0))" } ?? name
+            }.joined(separator: "&")
+            if let hash = base.firstIndex(of: "#") { base = String(base[..<hash]) }
+            base += base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
+            base += encoded
+        }
+        guard let resolved = URL(string: base), let scheme = resolved.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = resolved.host, !host.isEmpty
+        else {
+            throw ServerAPIError(.invalidRequest, "\"\(base)\" is not a valid http(s) URL")
+        }
+        return resolved
+    }
+
+    /// Resolves the call into what a transport sends: URL, headers with the body's
+    /// content type, the body source and every limit.
+    /// - Throws: `invalidRequest` for a bad URL, header or body.
+    public func transportRequest(attempt: Int = 1) throws(ServerAPIError) -> TransportRequest {
+        let url = try resolvedURL()
+        do throws(ServerAPIError) {
+            try headers.validate()
+            let (source, contentType) = try body.resolve()
+            var headers = self.headers
+            if let contentType, !headers.contains("Content-Type") {
+                headers.add(name: "Content-Type", value: contentType)
+            }
+            guard timeout > .zero else {
+                throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(timeout)")
+            }
+            return TransportRequest(
+                id: id, url: url, method: method, headers: headers, body: source, timeout: timeout,
+                download: download, maxResponseSize: maxResponseSize, redirects: redirects, attempt: attempt)
+        } catch {
+            throw error.with(requestID: id, url: url)
+        }
+    }
+
+    private static func splitQuery(_ path: String) -> (String, String?) {
+        guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
+        return (String(path[..<mark]), String(path[path.index(after: mark)...]))
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// A piece of a streamed body: bytes in memory, or a whole file read from disk as it is sent.
+public enum BodySegment: Sendable, Hashable {
+    /// Bytes in memory.
+    case data(Data)
+    /// A file's whole contents, streamed from disk.
+    case file(URL)
+}
+
+/// What a transport sends as the request body.
+public enum BodySource: Sendable, Hashable {
+    /// No body.
+    case empty
+    /// Bytes in memory.
+    case data(Data)
+    /// A file, streamed from disk and never read whole.
+    case file(URL)
+    /// Segments sent one after the other (a multipart body with file parts).
+    case segments([BodySegment])
+
+    /// The segments this body is made of, in order.
+    public var segments: [BodySegment] {
+        switch self {
+        case .empty: []
+        case .data(let data): [.data(data)]
+        case .file(let url): [.file(url)]
+        case .segments(let segments): segments
+        }
+    }
+
+    /// Whether the body is fully in memory (no file to stream).
+    public var isInMemory: Bool {
+        !segments.contains { if case .file = $0 { true } else { false } }
+    }
+
+    /// The total length in bytes, reading file sizes from disk.
+    /// - Throws: `invalidRequest` when a file is missing or unreadable.
+    public func contentLength() throws(ServerAPIError) -> Int64 {
+        var total: Int64 = 0
+        for segment in segments {
+            switch segment {
+            case .data(let data): total += Int64(data.count)
+            case .file(let url): total += try Self.fileSize(url)
+            }
+        }
+        return total
+    }
+
+    /// The bytes of an in-memory body; `nil` when the body streams a file.
+    public var inMemoryBytes: Data? {
+        guard isInMemory else { return nil }
+        var data = Data()
+        for case .data(let chunk) in segments { data.append(chunk) }
+        return data
+    }
+
+    /// Creates a reader that yields the body's bytes in order, a bounded chunk at a time.
+    /// - Throws: `invalidRequest` when a file cannot be opened.
+    public func makeReader() throws(ServerAPIError) -> BodyReader { try BodyReader(segments: segments) }
+
+    static func fileSize(_ url: URL) throws(ServerAPIError) -> Int64 {
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            guard (attributes[.type] as? FileAttributeType) != .typeDirectory else {
+                throw ServerAPIError(.invalidRequest, "the body file \(url.path) is a directory")
+            }
+            return (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        } catch let error as ServerAPIError {
+            throw error
+        } catch {
+            throw ServerAPIError(.invalidRequest, "the body file \(url.path) cannot be read", underlying: error)
+        }
+    }
+}
+
+/// Reads a body's segments in order, holding at most one chunk of a file in memory.
+///
+/// - Important: Not thread-safe: one transfer owns one reader and reads it from one thread at a time.
+public final class BodyReader {
+    private var segments: ArraySlice<BodySegment>
+    private var current: Data?
+    private var currentOffset = 0
+    private var file: FileHandle?
+    /// Bytes handed out so far.
+    public private(set) var bytesRead: Int64 = 0
+
+    init(segments: [BodySegment]) throws(ServerAPIError) {
+        self.segments = segments[...]
+        for case .file(let url) in segments where !FileManager.default.isReadableFile(atPath: url.path) {
+            throw ServerAPIError(.invalidRequest, "the body file \(url.path) does not exist or cannot be read")
+        }
+    }
+
+    deinit { try? file?.close() }
+
+    /// Copies up to `maxLength` bytes into `buffer`.
+    /// - Returns: The number of bytes copied; 0 at the end of the body.
+    /// - Throws: `fileSystem` when a file cannot be read.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ServerAPIError) -> Int {
+        while true {
+            if let data = current {
+                let count = min(buffer.count, data.count - currentOffset)
+                if count > 0 {
+                    data.withUnsafeBytes { source in
+                        buffer.baseAddress!.copyMemory(
+                            from: source.baseAddress!.advanced(by: currentOffset), byteCount: count)
+                    }
+                    currentOffset += count
+                    bytesRead += Int64(count)
+                    return count
+                }
+                current = nil
+                currentOffset = 0
+            }
+            if let handle = file {
+                let chunk: Data
+                do {
+                    chunk = try handle.read(upToCount: max(buffer.count, 1)) ?? Data()
+                } catch {
+                    throw ServerAPIError(.fileSystem, "reading the request body file failed", underlying: error)
+                }
+                if chunk.isEmpty {
+                    try? handle.close()
+                    file = nil
+                    continue
+                }
+                current = chunk
+                currentOffset = 0
+                continue
+            }
+            guard let next = segments.popFirst() else { return 0 }
+            switch next {
+            case .data(let data):
+                current = data
+                currentOffset = 0
+            case .file(let url):
+                do {
+                    file = try FileHandle(forReadingFrom: url)
+                } catch {
+                    throw ServerAPIError(.fileSystem, "cannot open the request body file \(url.path)", underlying: error)
+                }
+            }
+        }
+    }
+
+    /// Reads up to `maxLength` bytes into a new `Data`; empty at the end of the body.
+    public func read(maxLength: Int) throws(ServerAPIError) -> Data {
+        var data = Data(count: maxLength)
+        var failure: ServerAPIError?
+        let count = data.withUnsafeMutableBytes { buffer -> Int in
+            do throws(ServerAPIError) { return try read(into: buffer) } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+        data.count = count
+        return data
+    }
+}

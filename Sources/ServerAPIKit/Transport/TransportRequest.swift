@@ -1,0 +1,128 @@
+import Foundation
+
+/// A fully resolved request, ready for a transport: every default applied, every value validated.
+public struct TransportRequest: Sendable {
+    /// The id of the call this request belongs to.
+    public var id: RequestID
+    /// The absolute URL, with the query already encoded.
+    public var url: URL
+    /// The method.
+    public var method: HTTPMethod
+    /// The headers to send, exactly (including `Content-Type` when there is a body).
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: BodySource
+    /// The total time the transfer may take.
+    public var timeout: Duration
+    /// The time connecting may take; `nil` lets the transport use `timeout`.
+    public var connectTimeout: Duration?
+    /// Where to write the response body; `nil` keeps it in memory.
+    public var download: DownloadTarget?
+    /// The largest body, in bytes, the transport accepts before failing with `responseTooLarge`.
+    public var maxResponseSize: Int64?
+    /// Whether and how far redirects are followed.
+    public var redirects: RedirectPolicy
+    /// Called with upload and download progress, from any thread.
+    public var progress: (@Sendable (TransferProgress) -> Void)?
+    /// The attempt number, from 1.
+    public var attempt: Int
+
+    /// Creates a request.
+    public init(
+        id: RequestID = RequestID.next(),
+        url: URL,
+        method: HTTPMethod = .get,
+        headers: HTTPHeaders = [:],
+        body: BodySource = .empty,
+        timeout: Duration = .seconds(60),
+        connectTimeout: Duration? = nil,
+        download: DownloadTarget? = nil,
+        maxResponseSize: Int64? = nil,
+        redirects: RedirectPolicy = .follow(max: 10),
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        attempt: Int = 1
+    ) {
+        self.id = id
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.connectTimeout = connectTimeout
+        self.download = download
+        self.maxResponseSize = maxResponseSize
+        self.redirects = redirects
+        self.progress = progress
+        self.attempt = attempt
+    }
+}
+
+/// Whether redirects are followed.
+public enum RedirectPolicy: Sendable, Hashable {
+    /// Redirects are returned as responses (3xx with `Location`).
+    case none
+    /// Up to `max` redirects are followed; one more fails with `tooManyRedirects`.
+    /// `Authorization` and `Cookie` are never forwarded to another host.
+    case follow(max: Int)
+
+    /// The most redirects to follow (0 for `.none`).
+    public var maxRedirects: Int {
+        switch self {
+        case .none: 0
+        case .follow(let max): max
+        }
+    }
+}
+
+/// Where a download goes, and whether to resume a partial one.
+///
+/// A download is written to `partialURL` (the destination plus `.part`) as it arrives and
+/// moved onto `destination` only once it is complete, so `destination` never holds a half
+/// file or an error body. With `resume`, an existing partial file is continued with
+/// `Range: bytes=N-` (and `If-Range` when a validator was recorded).
+public struct DownloadTarget: Sendable, Hashable {
+    /// The file the complete download is moved to.
+    public var destination: URL
+    /// Whether to continue an existing partial file.
+    public var resume: Bool
+
+    /// Creates a download target.
+    public init(destination: URL, resume: Bool = false) {
+        self.destination = destination
+        self.resume = resume
+    }
+
+    /// Where the download is written while it is in progress.
+    public var partialURL: URL { URL(fileURLWithPath: destination.path + ".part") }
+
+    /// Where the partial file's validator (ETag or Last-Modified) is kept for `If-Range`.
+    public var validatorURL: URL { URL(fileURLWithPath: destination.path + ".part.validator") }
+}
+
+/// Bytes moved so far in one direction.
+public struct TransferProgress: Sendable, Hashable {
+    /// Which way the bytes go.
+    public enum Direction: Sendable, Hashable {
+        case upload, download
+    }
+
+    /// Which way the bytes go.
+    public var direction: Direction
+    /// Bytes moved so far (for a resumed download, including what was already on disk).
+    public var completed: Int64
+    /// The expected total, when known.
+    public var total: Int64?
+
+    /// Creates a progress report.
+    public init(direction: Direction, completed: Int64, total: Int64?) {
+        self.direction = direction
+        self.completed = completed
+        self.total = total
+    }
+
+    /// The fraction done, when the total is known.
+    public var fraction: Double? {
+        guard let total, total > 0 else { return nil }
+        return Double(completed) / Double(total)
+    }
+}

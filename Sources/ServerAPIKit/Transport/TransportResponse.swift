@@ -1,0 +1,82 @@
+import Foundation
+
+/// What a transport got back.
+public struct TransportResponse: Sendable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The response headers, in order.
+    public var headers: HTTPHeaders
+    /// The body: bytes in memory, or the file a download was written to.
+    public var body: ResponseBody
+    /// The URL that answered, after redirects.
+    public var url: URL
+    /// What the transport measured.
+    public var metrics: TransportMetrics
+
+    /// Creates a response.
+    public init(
+        status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .data(Data()), url: URL,
+        metrics: TransportMetrics = TransportMetrics()
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+        self.metrics = metrics
+    }
+
+    /// The body bytes when they are in memory; `nil` for a download.
+    public var data: Data? {
+        if case .data(let data) = body { data } else { nil }
+    }
+
+    /// Whether the status is 2xx.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+}
+
+/// The body of a response.
+public enum ResponseBody: Sendable, Hashable {
+    /// The bytes, in memory.
+    case data(Data)
+    /// A completed download at `url`, `bytes` long.
+    case file(URL, bytes: Int64)
+}
+
+/// What a transport measured about one exchange; times are offsets from when the transport started it.
+public struct TransportMetrics: Sendable, Hashable {
+    /// The transport's name.
+    public var transport: String
+    /// When the connection was ready (TCP and TLS), if measured.
+    public var connected: Duration?
+    /// When the first response byte arrived, if measured.
+    public var firstByte: Duration?
+    /// When the exchange ended.
+    public var total: Duration
+    /// Request bytes sent (body).
+    public var bytesSent: Int64
+    /// Response bytes received (body, after decoding).
+    public var bytesReceived: Int64
+    /// Whether an existing connection was reused, when the transport knows.
+    public var reusedConnection: Bool?
+    /// Redirects followed.
+    public var redirects: Int
+    /// The HTTP version that answered, such as `"1.1"` or `"2"`, when known.
+    public var httpVersion: String?
+
+    /// Creates metrics.
+    public init(
+        transport: String = "", connected: Duration? = nil, firstByte: Duration? = nil, total: Duration = .zero,
+        bytesSent: Int64 = 0, bytesReceived: Int64 = 0, reusedConnection: Bool? = nil, redirects: Int = 0,
+        httpVersion: String? = nil
+    ) {
+        self.transport = transport
+        self.connected = connected
+        self.firstByte = firstByte
+        self.total = total
+        self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
+        self.reusedConnection = reusedConnection
+        self.redirects = redirects
+        self.httpVersion = httpVersion
+    }
+}
