@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ServerAPIKit", targets: ["ServerAPIKit"]),
         .library(name: "ServerAPITesting", targets: ["ServerAPITesting"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
+        .executable(name: "sapi", targets: ["sapi"]),
     ],
     targets: [
         .target(name: "ServerAPIKit", path: "Sources/ServerAPIKit"),
@@ -20,6 +21,16 @@ let package = Package(
             name: "serverapi-example",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
             path: "Sources/serverapi-example"
+        ),
+        .executableTarget(
+            name: "sapi",
+            dependencies: ["ServerAPIKit", "ServerAPITesting"],
+            path: "Sources/sapi"
+        ),
+        .testTarget(
+            name: "SapiTests",
+            dependencies: ["sapi", "ServerAPIKit"],
+            path: "Tests/SapiTests"
         ),
         .testTarget(
             name: "ServerAPIKitTests",

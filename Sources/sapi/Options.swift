@@ -1,0 +1,247 @@
+import Foundation
+import ServerAPIKit
+
+/// Everything the command line asked for.
+struct Options {
+    enum Backend: String, CaseIterable {
+        case curl, urlsession
+    }
+
+    enum CacheStore: String, CaseIterable {
+        case none, memory, file
+    }
+
+    var method: HTTPMethod?
+    var url = ""
+    var items: [RequestItem] = []
+    var backend: Backend?
+    var form = false
+    var timeout: Double?
+    var retry = 0
+    var keyPath: String?
+    var envelope = false
+    var codeKey = "code"
+    var messageKey = "msg"
+    var dataKey = "data"
+    var successCodes = ["0"]
+    var download: String?
+    var resume = false
+    var cache = CacheStore.none
+    var cacheDirectory: String?
+    var cacheMode: CacheMode?
+    var print: Set<Character> = ["B"]
+    var checkStatus = false
+    var extraCA: String?
+    var maxRedirects = 10
+    var showHelp = false
+    var showVersion = false
+
+    /// The methods `sapi` accepts as its first argument.
+    static let methods: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options]
+
+    static let cacheModes: [(String, CacheMode)] = [
+        ("never", .never), ("store-only", .storeOnly), ("return-cache-else-load", .returnCacheElseLoad),
+        ("return-cache-then-load", .returnCacheThenLoad), ("load-else-return-cache", .loadElseReturnCache),
+        ("cache-only", .cacheOnly),
+    ]
+}
+
+/// One command-line option: its names, whether it takes a value, its help line, and what it sets.
+struct OptionSpec: Sendable {
+    var names: [String]
+    var value: String?
+    var help: String
+    var apply: @Sendable (inout Options, String) throws -> Void
+}
+
+extension Options {
+    /// The option table: parsing and `--help` both read it.
+    static let specs: [OptionSpec] = [
+        OptionSpec(names: ["--backend"], value: "curl|urlsession", help: "the transport (default: curl)") {
+            guard let backend = Backend(rawValue: $1.lowercased()) else {
+                throw UsageError(message: "unknown backend \"\($1)\"", hint: "use curl or urlsession")
+            }
+            $0.backend = backend
+        },
+        OptionSpec(names: ["--form", "-f"], help: "send name=value fields as a form, not JSON") { o, _ in o.form = true },
+        OptionSpec(names: ["--timeout"], value: "SECONDS", help: "give up on an attempt after this long (default 60)") {
+            guard let seconds = Double($1), seconds > 0 else {
+                throw UsageError(message: "--timeout needs a positive number of seconds, not \"\($1)\"")
+            }
+            $0.timeout = seconds
+        },
+        OptionSpec(names: ["--retry"], value: "N", help: "retry failed attempts up to N times") {
+            guard let count = Int($1), count >= 0 else { throw UsageError(message: "--retry needs a count, not \"\($1)\"") }
+            $0.retry = count
+        },
+        OptionSpec(names: ["--key-path"], value: "PATH", help: "print only this part of the JSON (a.b[0].c)") {
+            $0.keyPath = $1
+        },
+        OptionSpec(names: ["--envelope"], help: "read a business envelope {code, msg, data}") { o, _ in o.envelope = true },
+        OptionSpec(names: ["--code-key"], value: "KEY", help: "the envelope's code key (default code)") {
+            $0.envelope = true
+            $0.codeKey = $1
+        },
+        OptionSpec(names: ["--msg-key"], value: "KEY", help: "the envelope's message key (default msg)") {
+            $0.envelope = true
+            $0.messageKey = $1
+        },
+        OptionSpec(names: ["--data-key"], value: "KEY", help: "the envelope's data key (default data)") {
+            $0.envelope = true
+            $0.dataKey = $1
+        },
+        OptionSpec(names: ["--success-codes"], value: "LIST", help: "the envelope's success codes (default 0)") {
+            $0.envelope = true
+            $0.successCodes = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        },
+        OptionSpec(names: ["--download", "-d"], value: "FILE", help: "save the body to FILE, with a progress bar") {
+            $0.download = $1
+        },
+        OptionSpec(names: ["--continue", "-c"], help: "resume a partial --download") { o, _ in o.resume = true },
+        OptionSpec(names: ["--cache"], value: "none|memory|file", help: "cache responses (default none)") {
+            guard let store = CacheStore(rawValue: $1.lowercased()) else {
+                throw UsageError(message: "unknown cache \"\($1)\"", hint: "use none, memory or file")
+            }
+            $0.cache = store
+        },
+        OptionSpec(names: ["--cache-dir"], value: "DIR", help: "the file cache's directory") { $0.cacheDirectory = $1 },
+        OptionSpec(
+            names: ["--cache-mode"], value: "MODE",
+            help: "never, store-only, return-cache-else-load (default), return-cache-then-load, load-else-return-cache, cache-only"
+        ) { options, value in
+            guard let mode = Options.cacheModes.first(where: { $0.0 == value.lowercased() })?.1 else {
+                throw UsageError(message: "unknown cache mode \"\(value)\"", hint: "see sapi --help")
+            }
+            options.cacheMode = mode
+        },
+        OptionSpec(names: ["--print", "-p"], value: "HB", help: "what to print: H response headers, B body") {
+            let wanted = Set($1.uppercased())
+            guard !wanted.isEmpty, wanted.isSubset(of: ["H", "B"]) else {
+                throw UsageError(message: "--print takes H and/or B, not \"\($1)\"")
+            }
+            $0.print = wanted
+        },
+        OptionSpec(names: ["--verbose", "-v"], help: "print headers and body") { o, _ in o.print = ["H", "B"] },
+        OptionSpec(names: ["--check-status"], help: "exit 2 when the status is 4xx or 5xx") { o, _ in o.checkStatus = true },
+        OptionSpec(names: ["--insecure-ca"], value: "FILE", help: "also trust the CA certificates in FILE") {
+            $0.extraCA = $1
+        },
+        OptionSpec(names: ["--max-redirects"], value: "N", help: "follow at most N redirects (default 10; 0: none)") {
+            guard let count = Int($1), count >= 0 else {
+                throw UsageError(message: "--max-redirects needs a count, not \"\($1)\"")
+            }
+            $0.maxRedirects = count
+        },
+        OptionSpec(names: ["--help", "-h"], help: "show this help") { o, _ in o.showHelp = true },
+        OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },
+    ]
+
+    /// Parses the arguments (without the program name).
+    static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+        var options = Options()
+        var positionals: [String] = []
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            guard let spec = specs.first(where: { $0.names.contains(name) }) else {
+                throw UsageError(message: "unknown option \(name)", hint: "see sapi --help")
+            }
+            if spec.value != nil {
+                let value: String
+                if let inlineValue {
+                    value = inlineValue
+                } else {
+                    guard index < arguments.count else { throw UsageError(message: "\(name) needs a value") }
+                    value = arguments[index]
+                    index += 1
+                }
+                try apply(spec, &options, value)
+            } else {
+                guard inlineValue == nil else { throw UsageError(message: "\(name) takes no value") }
+                try apply(spec, &options, "")
+            }
+        }
+        if options.showHelp || options.showVersion { return options }
+        guard !positionals.isEmpty else { throw UsageError(message: "no URL given", hint: "sapi [METHOD] URL [ITEM ...]") }
+        if positionals.count >= 2, let method = methods.first(where: { $0.rawValue == positionals[0].uppercased() }) {
+            options.method = method
+            positionals.removeFirst()
+        }
+        options.url = positionals.removeFirst()
+        for argument in positionals {
+            guard let item = RequestItem.parse(argument) else {
+                throw UsageError(
+                    message: "\"\(argument)\" is not a request item",
+                    hint: "items are name=value, name:=json, Header:Value, name==value or field@path")
+            }
+            options.items.append(item)
+        }
+        if options.resume && options.download == nil {
+            throw UsageError(message: "--continue needs --download FILE")
+        }
+        return options
+    }
+
+    private static func apply(_ spec: OptionSpec, _ options: inout Options, _ value: String) throws(UsageError) {
+        do {
+            try spec.apply(&options, value)
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            throw UsageError(message: "\(error)")
+        }
+    }
+
+    /// The `--help` text, built from the option table.
+    static var helpText: String {
+        var lines = [
+            "usage: sapi [METHOD] URL [ITEM ...] [OPTIONS]",
+            "",
+            "An HTTP client built on ServerAPIKit.",
+            "",
+            "  METHOD   GET (default; POST when there are body items), HEAD, POST, PUT, PATCH, DELETE, OPTIONS",
+            "  URL      a full URL, or :PORT/path for http://localhost:PORT/path (http:// when no scheme)",
+            "  ITEM     name=value      a string field (JSON body; form field with --form)",
+            "           name:=json      a raw JSON value (number, true, [1,2], {\"a\":1})",
+            "           Header:Value    a request header",
+            "           name==value     a query parameter",
+            "           field@path      a file part (makes the body multipart)",
+            "           A backslash escapes a separator: a\\=b=c is the field \"a=b\".",
+            "",
+            "options:",
+        ]
+        for spec in specs {
+            let left = spec.names.joined(separator: ", ") + (spec.value.map { " " + $0 } ?? "")
+            lines.append("  " + left.padding(toLength: max(28, left.count + 2), withPad: " ", startingAt: 0) + spec.help)
+        }
+        lines += [
+            "",
+            "exit codes:",
+            "  0    ok",
+            "  1    usage or invalid input",
+            "  2    HTTP error status (4xx, 5xx) with --check-status",
+            "  3    timed out",
+            "  4    cannot connect, TLS, network, too many redirects, response too large",
+            "  5    business-code failure with --envelope",
+            "  6    decoding failed, or --key-path not found",
+            "  130  interrupted (Ctrl-C); a partial --download is kept for --continue",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import ServerAPIKit
+
+/// Turns parsed options into a `ServerAPI`.
+enum RequestBuilder {
+    /// Expands `:PORT/path` to `http://localhost:PORT/path` and adds `http://` when there is no scheme.
+    static func expandURL(_ text: String) -> String {
+        if text.hasPrefix(":") {
+            let rest = text.dropFirst()
+            let port = rest.prefix { $0.isNumber }
+            let path = rest.dropFirst(port.count)
+            return "http://localhost" + (port.isEmpty ? "" : ":\(port)") + (path.hasPrefix("/") ? path : "/" + path)
+        }
+        return text.contains("://") ? text : "http://" + text
+    }
+
+    /// Builds the call the options describe.
+    static func build(_ options: Options) throws(UsageError) -> ServerAPI {
+        let urlText = expandURL(options.url)
+        guard let url = URL(string: urlText), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", url.host?.isEmpty == false
+        else {
+            throw UsageError(message: "\"\(options.url)\" is not a valid http(s) URL", hint: "e.g. https://example.com/path or :8080/path")
+        }
+        var api = ServerAPI(url: url)
+        var jsonFields: [(String, JSONValue)] = []
+        var formFields: [(String, String)] = []
+        var files: [(String, String)] = []
+        for item in options.items {
+            switch item {
+            case .header(let name, let value): api = api.header(name, value)
+            case .query(let name, let value): api = api.query(name, value)
+            case .field(let name, let value):
+                jsonFields.append((name, .string(value)))
+                formFields.append((name, value))
+            case .rawJSON(let name, let json):
+                guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)) else {
+                    throw UsageError(message: "\(name):=\(json) is not valid JSON", hint: "quote strings: name:='\"text\"'")
+                }
+                jsonFields.append((name, value))
+            case .file(let name, let path): files.append((name, path))
+            }
+        }
+        let hasRawJSON = options.items.contains { if case .rawJSON = $0 { true } else { false } }
+        if !files.isEmpty {
+            guard !hasRawJSON else { throw UsageError(message: "name:=json items cannot go in a multipart body") }
+            var parts = formFields.map { MultipartForm.Part.field($0.0, $0.1) }
+            for (name, path) in files {
+                let fileURL = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+                guard FileManager.default.isReadableFile(atPath: fileURL.path) else {
+                    throw UsageError(message: "cannot read the file \(path) for field \"\(name)\"")
+                }
+                parts.append(.file(name, url: fileURL, contentType: contentType(for: fileURL)))
+            }
+            api = api.body(.multipart(MultipartForm(parts)))
+        } else if options.form {
+            guard !hasRawJSON else { throw UsageError(message: "name:=json items need a JSON body, not --form") }
+            if !formFields.isEmpty { api = api.body(.form(formFields)) }
+        } else if !jsonFields.isEmpty {
+            let object = JSONValue.object(Dictionary(jsonFields, uniquingKeysWith: { _, last in last }))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            guard let data = try? encoder.encode(object) else { throw UsageError(message: "the JSON body cannot be encoded") }
+            api = api.body(.data(data, contentType: "application/json"))
+            if !api.headers.contains("Accept") { api = api.header("Accept", "application/json, */*;q=0.5") }
+        }
+        let hasBody = !jsonFields.isEmpty || !files.isEmpty || (options.form && !formFields.isEmpty)
+        api = api.method(options.method ?? (hasBody ? .post : .get))
+        if !api.headers.contains("User-Agent") { api = api.header("User-Agent", "sapi/\(Sapi.version)") }
+        if let timeout = options.timeout { api = api.timeout(.milliseconds(Int64(timeout * 1000))) }
+        if options.retry > 0 { api = api.retry(options.retry) }
+        api = api.keyPath(options.keyPath)
+        api = api.redirects(options.maxRedirects == 0 ? .none : .follow(max: options.maxRedirects))
+        // Every status reaches the printer, except those a retry is for: they must fail the attempt.
+        api = api.accept(options.retry > 0 ? .codes(Set(100...599).subtracting(api.retryPolicy.retryableStatuses)) : .any)
+        // The printer formats (envelope, key path) itself, so that error bodies are printed as they came.
+        api = api.format(.data)
+        if let download = options.download {
+            api = api.download(to: URL(fileURLWithPath: (download as NSString).expandingTildeInPath), resume: options.resume)
+        }
+        if options.cache != .none { api = api.cache(options.cacheMode ?? .returnCacheElseLoad) }
+        return api
+    }
+
+    static func contentType(for file: URL) -> String {
+        switch file.pathExtension.lowercased() {
+        case "json": "application/json"
+        case "txt", "md": "text/plain"
+        case "html", "htm": "text/html"
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "pdf": "application/pdf"
+        case "csv": "text/csv"
+        case "xml": "application/xml"
+        default: "application/octet-stream"
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Dispatch
+import Foundation
+import ServerAPIKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `sapi` command: parse, send, print, and exit with a documented code.
+enum Sapi {
+    static let version = "0.1.0"
+
+    /// Runs the command and returns its exit code.
+    static func main(_ arguments: [String]) async -> Int32 {
+        let options: Options
+        let api: ServerAPI
+        do {
+            options = try Options.parse(arguments)
+            if options.showHelp {
+                print(Options.helpText)
+                return ExitCode.ok.rawValue
+            }
+            if options.showVersion {
+                print("sapi \(version)")
+                return ExitCode.ok.rawValue
+            }
+            api = try RequestBuilder.build(options)
+        } catch {
+            report(error)
+            return ExitCode.usage.rawValue
+        }
+        let composed: Composition
+        do {
+            composed = try Composition(options)
+        } catch let error as UsageError {
+            report(error)
+            return ExitCode.usage.rawValue
+        } catch {
+            reportError(ServerAPIError.wrap(error))
+            return ExitCode(ServerAPIError.wrap(error)).rawValue
+        }
+        let terminalOut = isatty(1) != 0
+        let bar = isatty(2) != 0 && (options.download != nil || !api.body.isEmpty) ? ProgressBar() : nil
+        let printer = Printer(options: options, formatter: composed.formatter, colors: terminalOut)
+
+        let progress: (@Sendable (TransferProgress) -> Void)?
+        if let bar { progress = { bar.update($0) } } else { progress = nil }
+        let task = Task { () async -> Int32 in
+            var code = ExitCode.ok
+            do {
+                for try await result in composed.manager.updates(api, progress: progress) {
+                    bar?.finish()
+                    code = try printer.print(result, api: api)
+                }
+            } catch {
+                bar?.finish()
+                let failure = ServerAPIError.wrap(error)
+                reportError(failure, download: options.download)
+                return ExitCode(failure).rawValue
+            }
+            return code.rawValue
+        }
+        // Ctrl-C cancels the request cleanly; a partial download stays for --continue.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { task.cancel() }
+        interrupt.resume()
+        let code = await task.value
+        interrupt.cancel()
+        return code
+    }
+
+    static func report(_ error: any Error) {
+        if let usage = error as? UsageError {
+            var text = "sapi: error: \(usage.message)\n"
+            if let hint = usage.hint { text += "  try: \(hint)\n" }
+            FileHandle.standardError.write(Data(text.utf8))
+        } else {
+            reportError(ServerAPIError.wrap(error))
+        }
+    }
+
+    static func reportError(_ error: ServerAPIError, download: String? = nil) {
+        var text: String
+        switch error.kind {
+        case .cancelled:
+            text = "sapi: interrupted"
+            if let download { text += "; the partial download is kept: rerun with --download \(download) --continue" }
+        case .business:
+            text = "sapi: error: business code \(error.code ?? "?"): \(error.message)"
+        case .decoding:
+            text = "sapi: error: \(error.message)"
+            if let keyPath = error.keyPath, !error.message.contains(keyPath) { text += " (key path \(keyPath))" }
+        default:
+            text = "sapi: error: \(error.kind): \(error.message)"
+            if let url = error.url { text += " [\(url.absoluteString)]" }
+        }
+        if let hint = error.recoverySuggestion, error.kind != .cancelled { text += "\n  try: \(hint)" }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}

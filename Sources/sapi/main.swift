@@ -1,0 +1,3 @@
+import Foundation
+
+exit(await Sapi.main(Array(CommandLine.arguments.dropFirst())))

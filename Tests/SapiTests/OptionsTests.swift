@@ -1,0 +1,106 @@
+import Foundation
+import ServerAPIKit
+import Testing
+
+@testable import sapi
+
+@Suite("sapi: parsing the command line")
+struct OptionsTests {
+    @Test("items are told apart by their first separator", arguments: [
+        ("name=value", RequestItem.field(name: "name", value: "value")),
+        ("count:=42", .rawJSON(name: "count", json: "42")),
+        ("X-Token:abc=def", .header(name: "X-Token", value: "abc=def")),
+        ("q==a b", .query(name: "q", value: "a b")),
+        ("photo@~/a.png", .file(name: "photo", path: "~/a.png")),
+        ("url=http://x:1/a", .field(name: "url", value: "http://x:1/a")),
+        ("a\\=b=c", .field(name: "a=b", value: "c")),
+        ("tags:=[1,2]", .rawJSON(name: "tags", json: "[1,2]")),
+        ("empty=", .field(name: "empty", value: "")),
+    ])
+    func items(argument: String, expected: RequestItem) {
+        #expect(RequestItem.parse(argument) == expected)
+    }
+
+    @Test("an argument without a separator is not an item")
+    func notAnItem() {
+        #expect(RequestItem.parse("plain") == nil)
+        #expect(RequestItem.parse("=value") == nil)
+        #expect(throws: UsageError.self) { try Options.parse(["http://x.test", "plain"]) }
+    }
+
+    @Test("the method is optional and defaults to GET, or POST when there are body items")
+    func method() throws {
+        #expect(try Options.parse(["x.test"]).method == nil)
+        #expect(try Options.parse(["put", "x.test", "a=1"]).method == .put)
+        #expect(try RequestBuilder.build(Options.parse(["x.test"])).method == .get)
+        #expect(try RequestBuilder.build(Options.parse(["x.test", "a=1"])).method == .post)
+        #expect(try RequestBuilder.build(Options.parse(["x.test", "q==1", "H:v"])).method == .get)
+    }
+
+    @Test(":PORT/path means localhost, and http:// is the default scheme")
+    func urls() {
+        #expect(RequestBuilder.expandURL(":8080/get") == "http://localhost:8080/get")
+        #expect(RequestBuilder.expandURL(":/get") == "http://localhost/get")
+        #expect(RequestBuilder.expandURL(":3000") == "http://localhost:3000/")
+        #expect(RequestBuilder.expandURL("example.test/a") == "http://example.test/a")
+        #expect(RequestBuilder.expandURL("https://example.test") == "https://example.test")
+    }
+
+    @Test("options take values inline or as the next argument; unknown ones are usage errors")
+    func options() throws {
+        let options = try Options.parse([
+            "--timeout=2.5", "--retry", "3", "--key-path", "a.b", "-v", "--backend", "urlsession",
+            "--max-redirects", "0", "x.test",
+        ])
+        #expect(options.timeout == 2.5 && options.retry == 3 && options.keyPath == "a.b")
+        #expect(options.print == ["H", "B"] && options.backend == .urlsession && options.maxRedirects == 0)
+        #expect(throws: UsageError.self) { try Options.parse(["--bogus", "x.test"]) }
+        #expect(throws: UsageError.self) { try Options.parse(["--timeout", "-1", "x.test"]) }
+        #expect(throws: UsageError.self) { try Options.parse(["--timeout"]) }
+        #expect(throws: UsageError.self) { try Options.parse(["--continue", "x.test"]) }
+        #expect(throws: UsageError.self) { try Options.parse(["--backend", "carrier-pigeon", "x.test"]) }
+        #expect(throws: UsageError.self) { try Options.parse([]) }
+        #expect(try Options.parse(["--success-codes", "0, 200", "x.test"]).successCodes == ["0", "200"])
+    }
+
+    @Test("JSON fields make a sorted JSON body; raw JSON keeps its type")
+    func jsonBody() throws {
+        let api = try RequestBuilder.build(Options.parse(["x.test", "name=Ada", "age:=36", "admin:=true"]))
+        let request = try api.transportRequest()
+        #expect(String(decoding: request.body.inMemoryBytes ?? Data(), as: UTF8.self) == #"{"admin":true,"age":36,"name":"Ada"}"#)
+        #expect(request.headers["Content-Type"] == "application/json")
+        #expect(throws: UsageError.self) { try RequestBuilder.build(Options.parse(["x.test", "n:={bad"])) }
+    }
+
+    @Test("--form sends a form body; a file item makes it multipart")
+    func formAndMultipart() throws {
+        let form = try RequestBuilder.build(Options.parse(["--form", "x.test", "a=1", "b=x y"])).transportRequest()
+        #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded")
+        #expect(String(decoding: form.body.inMemoryBytes ?? Data(), as: UTF8.self) == "a=1&b=x%20y")
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-\(UUID().uuidString).txt")
+        try Data("hi".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let multipart = try RequestBuilder.build(Options.parse(["x.test", "a=1", "doc@\(file.path)"])).transportRequest()
+        #expect(multipart.method == .post)
+        #expect(multipart.headers["Content-Type"]?.hasPrefix("multipart/form-data; boundary=") == true)
+        #expect(throws: UsageError.self) { try RequestBuilder.build(Options.parse(["x.test", "doc@/nonexistent/file"])) }
+        #expect(throws: UsageError.self) { try RequestBuilder.build(Options.parse(["--form", "x.test", "n:=1"])) }
+    }
+
+    @Test("the help lists every option and every exit code")
+    func help() {
+        let help = Options.helpText
+        for spec in Options.specs { #expect(help.contains(spec.names[0])) }
+        for code in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "130"] { #expect(help.contains("  \(code)")) }
+    }
+
+    @Test("JSON prints with sorted keys and four-space indent")
+    func printer() {
+        let json: JSONValue = ["b": [1, 2.5, nil], "a": "x\"y", "c": [:]]
+        #expect(
+            JSONPrinter(colors: false).render(json)
+                == "{\n    \"a\": \"x\\\"y\",\n    \"b\": [\n        1,\n        2.5,\n        null\n    ],\n    \"c\": {}\n}")
+        #expect(JSONPrinter(colors: false).render(json, pretty: false) == #"{"a":"x\"y","b":[1,2.5,null],"c":{}}"#)
+    }
+}
