@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "ServerAPIKit", targets: ["ServerAPIKit"]),
         .library(name: "ServerAPITesting", targets: ["ServerAPITesting"]),
+        .library(name: "ServerAPICurl", targets: ["ServerAPICurl"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
     ],
     targets: [
@@ -15,6 +16,17 @@ let package = Package(
             name: "ServerAPITesting",
             dependencies: ["ServerAPIKit"],
             path: "Backends/ServerAPITesting"
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Backends/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .target(
+            name: "ServerAPICurl",
+            dependencies: ["ServerAPIKit", "CCurl"],
+            path: "Backends/ServerAPICurl"
         ),
         .executableTarget(
             name: "serverapi-example",
@@ -25,6 +37,12 @@ let package = Package(
             name: "ServerAPIKitTests",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
             path: "Tests/ServerAPIKitTests"
+        ),
+        .testTarget(
+            name: "ServerAPICurlTests",
+            dependencies: ["ServerAPIKit", "ServerAPICurl"],
+            path: "Tests/ServerAPICurlTests",
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]
