@@ -21,6 +21,8 @@ final class CurlLoop: Sendable {
     }
 
     private let inbox = Mutex(Inbox())
+    /// Transfers whose easy handle is in the multi handle (or between redirects), for tests and diagnostics.
+    let activeTransfers = Atomic<Int>(0)
     private let multi: CurlMultiHandle?
     /// Why the loop could not start, when it could not.
     private let startFailure: String?

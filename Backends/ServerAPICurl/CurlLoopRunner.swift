@@ -1,6 +1,7 @@
 internal import CCurl
 import Foundation
 import ServerAPIKit
+import Synchronization
 
 /// The loop thread's state and its loop: the multi handle, the transfers in flight and idle easy handles.
 ///
@@ -65,6 +66,7 @@ final class CurlLoopRunner {
             return job.fail(error)
         }
         transfers[job.control.id] = transfer
+        loop.activeTransfers.add(1, ordering: .relaxed)
     }
 
     private func add(_ transfer: CurlTransfer) throws(ServerAPIError) {
@@ -116,7 +118,9 @@ final class CurlLoopRunner {
 
     /// Forgets a transfer whose handle has left the multi handle, keeping the handle for the next one.
     private func end(_ transfer: CurlTransfer) {
-        transfers[transfer.job.control.id] = nil
+        if transfers.removeValue(forKey: transfer.job.control.id) != nil {
+            loop.activeTransfers.subtract(1, ordering: .relaxed)
+        }
         recycle(transfer.easy)
         transfer.releaseRequestResources()
     }

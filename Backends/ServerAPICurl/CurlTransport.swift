@@ -59,6 +59,9 @@ public final class CurlTransport: RequestPerforming {
 
     deinit { loop.shutDown() }
 
+    /// The transfers libcurl is working on now; 0 once every call has returned.
+    var activeTransferCount: Int { loop.activeTransfers.load(ordering: .relaxed) }
+
     /// Sends a request through libcurl and returns the response, whatever its status.
     /// - Parameter request: The resolved request.
     /// - Returns: Status, the final response's headers, the body (in memory, or in the download file)

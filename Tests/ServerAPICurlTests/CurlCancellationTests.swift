@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPICurl
+@testable import ServerAPICurl
 import ServerAPIKit
 import Synchronization
 import Testing
@@ -70,6 +70,7 @@ struct CurlCancellationTests {
             let after = try await transport.perform(TransportRequest(url: server.url("/bytes/10")))
             #expect(after.status == 200)
             #expect(tracker.late == 0)
+            #expect(transport.activeTransferCount == 0)
         }
     }
 
@@ -112,6 +113,7 @@ struct CurlCancellationTests {
             // At most 8 connections per host by default: all but a few calls reuse one.
             let reused = results.filter { $0.1.metrics.reusedConnection == true }.count
             #expect(reused >= 150)
+            #expect(transport.activeTransferCount == 0)
         }
     }
 
@@ -140,6 +142,7 @@ struct CurlCancellationTests {
             #expect(outcomes.allSatisfy { $0 == "ok" || $0 == "cancelled" }, "\(Set(outcomes))")
             let after = try await transport.perform(TransportRequest(url: server.url("/bytes/5")))
             #expect(after.data == patternBytes(5))
+            #expect(transport.activeTransferCount == 0)
         }
     }
 
@@ -168,6 +171,7 @@ struct CurlCancellationTests {
             #expect(kinds.allSatisfy { $0 == .cancelled })
             let after = try await transport.perform(TransportRequest(url: server.url("/bytes/5")))
             #expect(after.status == 200)
+            #expect(transport.activeTransferCount == 0)
         }
     }
 }
