@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "ServerAPIKit", targets: ["ServerAPIKit"]),
         .library(name: "ServerAPITesting", targets: ["ServerAPITesting"]),
+        .library(name: "ServerAPIMemoryCache", targets: ["ServerAPIMemoryCache"]),
+        .library(name: "ServerAPIFileCache", targets: ["ServerAPIFileCache"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
     ],
     targets: [
@@ -15,6 +17,16 @@ let package = Package(
             name: "ServerAPITesting",
             dependencies: ["ServerAPIKit"],
             path: "Backends/ServerAPITesting"
+        ),
+        .target(
+            name: "ServerAPIMemoryCache",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIMemoryCache"
+        ),
+        .target(
+            name: "ServerAPIFileCache",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIFileCache"
         ),
         .executableTarget(
             name: "serverapi-example",
@@ -25,6 +37,11 @@ let package = Package(
             name: "ServerAPIKitTests",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
             path: "Tests/ServerAPIKitTests"
+        ),
+        .testTarget(
+            name: "ServerAPICacheTests",
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache"],
+            path: "Tests/ServerAPICacheTests"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,10 +1,13 @@
 import Foundation
 
-/// SHA-256 (FIPS 180-4), for cache keys and body digests: the core has no crypto dependency.
+/// SHA-256 (FIPS 180-4), for cache keys, cache file names and body digests: the core has no
+/// crypto dependency.
+///
+/// Contiguous input (`Data`, `[UInt8]`, a string's UTF-8 view) is hashed a block at a time
+/// straight from its storage; other sequences go through a 64-byte buffer.
 public struct SHA256: Sendable {
-    private var state: [UInt32] = [
-        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-    ]
+    private var h0: UInt32 = 0x6a09_e667, h1: UInt32 = 0xbb67_ae85, h2: UInt32 = 0x3c6e_f372, h3: UInt32 = 0xa54f_f53a
+    private var h4: UInt32 = 0x510e_527f, h5: UInt32 = 0x9b05_688c, h6: UInt32 = 0x1f83_d9ab, h7: UInt32 = 0x5be0_cd19
     private var buffer: [UInt8] = []
     private var length: UInt64 = 0
 
@@ -12,62 +15,123 @@ public struct SHA256: Sendable {
     public init() { buffer.reserveCapacity(64) }
 
     /// Adds bytes.
+    /// - Parameter data: The bytes to hash, after those already added.
     public mutating func update(_ data: some Sequence<UInt8>) {
-        for byte in data {
-            buffer.append(byte)
-            length &+= 1
-            if buffer.count == 64 {
-                compress(buffer)
-                buffer.removeAll(keepingCapacity: true)
-            }
+        let handled: Void? = data.withContiguousStorageIfAvailable { bytes in
+            update(UnsafeRawBufferPointer(bytes))
         }
+        if handled != nil { return }
+        if let data = data as? Data {
+            data.withUnsafeBytes { update($0) }
+            return
+        }
+        for byte in data { append(byte) }
     }
 
     /// Finishes and returns the 32-byte digest.
+    /// - Returns: The digest, most significant byte first.
     public mutating func finalize() -> [UInt8] {
         let bitLength = length &* 8
-        update([0x80])
-        while buffer.count != 56 { update([0]) }
+        append(0x80)
+        while buffer.count != 56 { append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        compress(buffer)
+        compressBuffer()
         buffer.removeAll()
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - 8 * $0)) } }
+        var digest = [UInt8]()
+        digest.reserveCapacity(32)
+        for word in [h0, h1, h2, h3, h4, h5, h6, h7] {
+            digest.append(UInt8(truncatingIfNeeded: word >> 24))
+            digest.append(UInt8(truncatingIfNeeded: word >> 16))
+            digest.append(UInt8(truncatingIfNeeded: word >> 8))
+            digest.append(UInt8(truncatingIfNeeded: word))
+        }
+        return digest
     }
 
     /// The digest of `data` as lower-case hex.
+    /// - Parameter data: The bytes to hash.
+    /// - Returns: 64 hex digits.
     public static func hex(_ data: some Sequence<UInt8>) -> String {
         var hash = SHA256()
         hash.update(data)
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        let digest = hash.finalize()
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 64) { out in
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in digest.enumerated() {
+                    out[2 * index] = digits[Int(byte >> 4)]
+                    out[2 * index + 1] = digits[Int(byte & 0x0f)]
+                }
+            }
+            return 64
+        }
     }
 
-    private mutating func compress(_ block: [UInt8]) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] = UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8
-                | UInt32(block[4 * i + 3])
+    private mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard var base = bytes.baseAddress, !bytes.isEmpty else { return }
+        var remaining = bytes.count
+        length &+= UInt64(remaining)
+        // Top up a partial block first, then hash whole blocks in place.
+        if !buffer.isEmpty {
+            let take = min(64 - buffer.count, remaining)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
+            base += take
+            remaining -= take
+            if buffer.count == 64 { compressBuffer() }
         }
-        for i in 16..<64 {
-            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+        while remaining >= 64 {
+            compress(base)
+            base += 64
+            remaining -= 64
         }
-        var a = state[0], b = state[1], c = state[2], d = state[3]
-        var e = state[4], f = state[5], g = state[6], h = state[7]
-        for i in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ ch &+ Self.k[i] &+ w[i]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            h = g; g = f; f = e; e = d &+ t1
-            d = c; c = b; b = a; a = t1 &+ t2
-        }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+        if remaining > 0 { buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: remaining)) }
     }
 
+    private mutating func append(_ byte: UInt8) {
+        buffer.append(byte)
+        length &+= 1
+        if buffer.count == 64 { compressBuffer() }
+    }
+
+    /// Hashes the full 64-byte buffer and empties it.
+    private mutating func compressBuffer() {
+        // A copy (it shares storage) so that reading the block does not overlap the state's mutation.
+        let block = buffer
+        block.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress, bytes.count == 64 { compress(base) }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func compress(_ block: UnsafeRawPointer) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for i in 0..<16 {
+                w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self))
+            }
+            for i in 16..<64 {
+                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            }
+            var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
+            Self.k.withUnsafeBufferPointer { k in
+                for i in 0..<64 {
+                    let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ ch &+ k[i] &+ w[i]
+                    let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ maj
+                    h = g; g = f; f = e; e = d &+ t1
+                    d = c; c = b; b = a; a = t1 &+ t2
+                }
+            }
+            h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d
+            h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
+        }
+    }
+
+    @inline(__always)
     private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 
     private static let k: [UInt32] = [

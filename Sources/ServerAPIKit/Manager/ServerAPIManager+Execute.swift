@@ -34,8 +34,7 @@ extension ServerAPIManager {
     ) async throws -> T {
         let clockStart = ContinuousClock.now
         var metrics = RequestMetrics(attempts: 0, startedAt: startedAt)
-        let cacheKey: CacheKey? =
-            cache != nil && api.cacheMode != .never ? CacheKey(request: base, varying: api.varyingHeaders) : nil
+        let cacheKey = self.cacheKey(for: api, base: base)
 
         if let cache, let cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
             if let entry = try? await cache.lookup(cacheKey), api.cacheMode == .cacheOnly || entry.isFresh() {
@@ -47,7 +46,8 @@ extension ServerAPIManager {
             }
         }
         if api.cacheMode == .cacheOnly {
-            throw ServerAPIError(.cacheMiss, "no cache is configured for a cache-only call", requestID: api.id, url: base.url)
+            let reason = cache == nil ? "no cache is configured" : "\(api.method) responses are not cacheable for this call"
+            throw ServerAPIError(.cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: base.url)
         }
 
         do {
@@ -161,9 +161,8 @@ extension ServerAPIManager {
 
     /// The cached result of a call, fresh or not, formatted; `nil` when there is none.
     func cachedResult(for api: ServerAPI) async throws -> ServerResult? {
-        guard let cache else { return nil }
         let base = try api.transportRequest()
-        guard let entry = try? await cache.lookup(CacheKey(request: base, varying: api.varyingHeaders)) else {
+        guard let cache, let key = cacheKey(for: api, base: base), let entry = try? await cache.lookup(key) else {
             return nil
         }
         let formatter = self.formatter
@@ -188,7 +187,7 @@ extension ServerAPIManager {
 
     private func store(_ response: TransportResponse, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
         guard case .data(let body) = response.body, (200..<300).contains(response.status),
-            api.method == .get || api.method == .head
+            api.cacheableMethods.contains(api.method)
         else { return }
         let now = Date()
         let ttl = api.cacheTTL ?? configuration.defaultCacheTTL
