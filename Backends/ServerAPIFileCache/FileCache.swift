@@ -233,7 +233,10 @@ public final class FileCache: CachePolicy {
         }
     }
 
-    /// Removes every entry whose `expiresAt` has passed, and every damaged or foreign entry file.
+    /// Removes every entry whose `expiresAt` has passed, and every entry file whose header is
+    /// damaged or foreign or whose size disagrees with it.
+    ///
+    /// Only headers are read: a damaged body is found (and the file removed) by `lookup(_:)`.
     /// - Returns: How many files were removed.
     /// - Throws: `ServerAPIError` of kind `fileSystem` when the directory cannot be listed.
     @discardableResult
