@@ -1,6 +1,14 @@
 import Foundation
 import ServerAPIKit
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The layout of one cache file, version 1; every integer is little-endian.
 ///
 /// ```
@@ -47,9 +55,8 @@ enum CacheFileFormat {
         var fileSize: Int { CacheFileFormat.headerSize + metadataLength + bodyLength }
     }
 
-    /// What the metadata section holds.
+    /// What the metadata section holds (besides the key, which is only compared).
     struct Metadata: Equatable {
-        var key: String
         var url: String
         var status: Int
         var headers: HTTPHeaders
@@ -116,13 +123,26 @@ enum CacheFileFormat {
     }
 
     /// Decodes and checks the metadata section.
+    /// - Parameters:
+    ///   - key: The key the entry must have.
+    /// - Returns: The metadata, or `nil` when the file is a valid entry of another key.
     /// - Throws: `Invalid` when its checksum or structure is wrong.
-    static func decodeMetadata(_ bytes: UnsafeRawBufferPointer, header: Header) throws(Invalid) -> Metadata {
+    static func decodeMetadata(
+        _ bytes: UnsafeRawBufferPointer, header: Header, key: CacheKey
+    ) throws(Invalid) -> Metadata? {
         guard bytes.count == header.metadataLength, XXH64.hash(bytes) == header.metadataChecksum else {
             throw Invalid(reason: "metadata checksum mismatch")
         }
         var reader = ByteReader(bytes)
-        let key = try reader.string()
+        // Compared as bytes: no string is made for a key that is known already.
+        let storedKey = try reader.field()
+        var expected = key.rawValue
+        let matches = expected.withUTF8 { utf8 in
+            guard utf8.count == storedKey.count else { return false }
+            guard let mine = utf8.baseAddress, let theirs = storedKey.baseAddress else { return utf8.isEmpty }
+            return memcmp(mine, theirs, utf8.count) == 0
+        }
+        guard matches else { return nil }
         let url = try reader.string()
         let status = Int(Int64(bitPattern: try reader.uint64()))
         let count = Int(try reader.uint32())
@@ -133,7 +153,7 @@ enum CacheFileFormat {
             fields.append(HTTPHeaders.Field(name: name, value: try reader.string()))
         }
         guard reader.isAtEnd else { throw Invalid(reason: "trailing metadata") }
-        return Metadata(key: key, url: url, status: status, headers: HTTPHeaders(fields))
+        return Metadata(url: url, status: status, headers: HTTPHeaders(fields))
     }
 
     /// Checks the body against the header's checksum.
@@ -172,11 +192,16 @@ struct ByteReader {
     mutating func uint64() throws(CacheFileFormat.Invalid) -> UInt64 { try integer() }
 
     mutating func string() throws(CacheFileFormat.Invalid) -> String {
+        String(decoding: try field(), as: UTF8.self)
+    }
+
+    /// The bytes of a length-prefixed field.
+    mutating func field() throws(CacheFileFormat.Invalid) -> UnsafeRawBufferPointer {
         let length = Int(try uint32())
-        guard length <= bytes.count - offset else { throw CacheFileFormat.Invalid(reason: "string overruns") }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]), as: UTF8.self)
+        guard length <= bytes.count - offset else { throw CacheFileFormat.Invalid(reason: "field overruns") }
+        let field = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
         offset += length
-        return text
+        return field
     }
 
     private mutating func integer<T: FixedWidthInteger>() throws(CacheFileFormat.Invalid) -> T {

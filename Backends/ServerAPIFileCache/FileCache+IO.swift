@@ -13,8 +13,9 @@ import Synchronization
 extension FileCache {
     /// What reading an entry file found.
     enum ReadResult {
-        /// A valid entry of the key: the entry, the file's size and inode.
-        case hit(CacheEntry, size: Int64, inode: UInt64)
+        /// A valid entry of the key: the entry, the file's size and inode, and its identity if it
+        /// may be trusted without hashing its body next time.
+        case hit(CacheEntry, size: Int64, inode: UInt64, verified: FileIdentity?)
         /// No file.
         case missing
         /// A file that is not a valid entry (truncated, corrupted, foreign, another version).
@@ -31,7 +32,15 @@ extension FileCache {
 
     /// Reads and checks the entry file at `path`; on a hit, refreshes its modification time
     /// when it is older than `touchInterval`.
-    static func read(path: String, key: CacheKey, touchingAt date: Date?) -> ReadResult {
+    /// - Parameters:
+    ///   - trusted: The identity of a version of the file whose body was checked already: if the
+    ///     file still has it, its body is not hashed again.
+    ///   - trustDelay: How old (wall clock) a file's change time must be for it to be trusted later.
+    ///   - parseURL: Makes the entry's URL from its text.
+    static func read(
+        path: String, key: CacheKey, touchingAt date: Date?, trusted: FileIdentity? = nil, trustDelay: TimeInterval = 1,
+        parseURL: (String) -> URL? = { URL(string: $0) }
+    ) -> ReadResult {
         let file: SystemFile
         do {
             file = try SystemFile.openForReading(path)
@@ -41,10 +50,20 @@ extension FileCache {
         defer { file.close() }
         guard let status = try? file.status(), status.isRegularFile else { return .unreadable }
         let size = Int(clamping: status.size)
+        let identity = status.identity
+        let checksBody = identity != trusted
         do {
-            let entry = try size <= smallFileLimit ? readSmall(file, size: size, key: key) : readLarge(file, size: size, key: key)
-            if let date, abs(date.timeIntervalSince(status.modified)) >= touchInterval { file.touch(date) }
-            return .hit(entry, size: status.size, inode: status.inode)
+            let entry =
+                try size <= smallFileLimit
+                ? readSmall(file, size: size, key: key, checksBody: checksBody, parseURL: parseURL)
+                : readLarge(file, size: size, key: key, checksBody: checksBody, parseURL: parseURL)
+            var verified: FileIdentity? = Date().timeIntervalSince(status.changed) >= trustDelay ? identity : nil
+            if let date, abs(date.timeIntervalSince(status.modified)) >= touchInterval {
+                file.touch(date)
+                // Touching changed the change time: check the body again next time.
+                verified = nil
+            }
+            return .hit(entry, size: status.size, inode: status.inode, verified: verified)
         } catch is CacheFileFormat.Invalid {
             return .invalid(inode: status.inode)
         } catch is KeyMismatch {
@@ -55,7 +74,9 @@ extension FileCache {
     }
 
     /// Reads a small file in one call and copies its body out.
-    private static func readSmall(_ file: SystemFile, size: Int, key: CacheKey) throws -> CacheEntry {
+    private static func readSmall(
+        _ file: SystemFile, size: Int, key: CacheKey, checksBody: Bool, parseURL: (String) -> URL?
+    ) throws -> CacheEntry {
         let bytes = try [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             count = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
         }
@@ -65,17 +86,21 @@ extension FileCache {
             let header = try CacheFileFormat.decodeHeader(raw)
             guard header.fileSize == size else { throw CacheFileFormat.Invalid(reason: "length mismatch") }
             let metadataEnd = CacheFileFormat.headerSize + header.metadataLength
-            let metadata = try CacheFileFormat.decodeMetadata(
-                UnsafeRawBufferPointer(rebasing: raw[CacheFileFormat.headerSize..<metadataEnd]), header: header)
-            guard metadata.key == key.rawValue else { throw KeyMismatch() }
+            guard
+                let metadata = try CacheFileFormat.decodeMetadata(
+                    UnsafeRawBufferPointer(rebasing: raw[CacheFileFormat.headerSize..<metadataEnd]), header: header,
+                    key: key)
+            else { throw KeyMismatch() }
             let body = UnsafeRawBufferPointer(rebasing: raw[metadataEnd..<size])
-            try CacheFileFormat.checkBody(body, header: header)
-            return try makeEntry(header: header, metadata: metadata, body: Data(body))
+            if checksBody { try CacheFileFormat.checkBody(body, header: header) }
+            return try makeEntry(header: header, metadata: metadata, body: Data(body), parseURL: parseURL)
         }
     }
 
     /// Reads the header and metadata, then the body straight into a buffer of its own.
-    private static func readLarge(_ file: SystemFile, size: Int, key: CacheKey) throws -> CacheEntry {
+    private static func readLarge(
+        _ file: SystemFile, size: Int, key: CacheKey, checksBody: Bool, parseURL: (String) -> URL?
+    ) throws -> CacheEntry {
         let prefixLength = min(size, 4096)
         let prefix = try [UInt8](unsafeUninitializedCapacity: prefixLength) { buffer, count in
             count = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
@@ -91,15 +116,15 @@ extension FileCache {
                 count = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: Int64(CacheFileFormat.headerSize))
             }
         }
-        let metadata = try metadataBytes.withUnsafeBytes { try CacheFileFormat.decodeMetadata($0, header: header) }
-        guard metadata.key == key.rawValue else { throw KeyMismatch() }
+        let decoded = try metadataBytes.withUnsafeBytes { try CacheFileFormat.decodeMetadata($0, header: header, key: key) }
+        guard let metadata = decoded else { throw KeyMismatch() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, header.bodyLength), alignment: 16)
         let body: Data
         do {
             let read = try file.read(
                 into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<header.bodyLength]), at: Int64(metadataEnd))
             guard read == header.bodyLength else { throw CacheFileFormat.Invalid(reason: "truncated while reading") }
-            try CacheFileFormat.checkBody(UnsafeRawBufferPointer(rebasing: buffer[0..<read]), header: header)
+            if checksBody { try CacheFileFormat.checkBody(UnsafeRawBufferPointer(rebasing: buffer[0..<read]), header: header) }
             guard let base = buffer.baseAddress else { throw CacheFileFormat.Invalid(reason: "no buffer") }
             // The body keeps the buffer it was read into: no copy of a large body.
             body = Data(bytesNoCopy: base, count: read, deallocator: .custom { pointer, _ in pointer.deallocate() })
@@ -107,13 +132,13 @@ extension FileCache {
             buffer.deallocate()
             throw error
         }
-        return try makeEntry(header: header, metadata: metadata, body: body)
+        return try makeEntry(header: header, metadata: metadata, body: body, parseURL: parseURL)
     }
 
     private static func makeEntry(
-        header: CacheFileFormat.Header, metadata: CacheFileFormat.Metadata, body: Data
+        header: CacheFileFormat.Header, metadata: CacheFileFormat.Metadata, body: Data, parseURL: (String) -> URL?
     ) throws(CacheFileFormat.Invalid) -> CacheEntry {
-        guard let url = URL(string: metadata.url) else { throw CacheFileFormat.Invalid(reason: "bad URL") }
+        guard let url = parseURL(metadata.url) else { throw CacheFileFormat.Invalid(reason: "bad URL") }
         return CacheEntry(
             status: metadata.status, headers: metadata.headers, body: body, url: url, storedAt: header.storedAt,
             expiresAt: header.expiresAt)

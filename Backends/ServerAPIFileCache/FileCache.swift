@@ -42,6 +42,12 @@ public final class FileCache: CachePolicy {
         /// into place. Turning it off is faster; after a power loss an entry may then be missing or
         /// invalid (and is then treated as a miss), never wrong.
         public var synchronizesWrites: Bool
+        /// Whether every hit checks the body's checksum. When off (the default), a file this
+        /// instance has already checked, and which has not changed since (same inode, size,
+        /// modification and change time; the kernel sets the change time on any write, so a
+        /// rewrite cannot hide), is not hashed again: a hit then costs about a plain read of the
+        /// file. Header and metadata are always checked.
+        public var verifiesEveryRead: Bool
 
         /// Creates a configuration.
         /// - Parameters:
@@ -49,14 +55,16 @@ public final class FileCache: CachePolicy {
         ///   - defaultTTL: The lifetime of entries stored without an expiry (5 minutes by default).
         ///   - maxStaleAge: How long an expired entry is still returned; `nil` (the default) for until evicted.
         ///   - synchronizesWrites: Whether stores `fsync` before renaming (on by default).
+        ///   - verifiesEveryRead: Whether every hit hashes the body, changed or not (off by default).
         public init(
             sizeLimit: Int64 = 100 << 20, defaultTTL: Duration? = .seconds(300), maxStaleAge: Duration? = nil,
-            synchronizesWrites: Bool = true
+            synchronizesWrites: Bool = true, verifiesEveryRead: Bool = false
         ) {
             self.sizeLimit = max(0, sizeLimit)
             self.defaultTTL = defaultTTL
             self.maxStaleAge = maxStaleAge
             self.synchronizesWrites = synchronizesWrites
+            self.verifiesEveryRead = verifiesEveryRead
         }
     }
 
@@ -68,6 +76,10 @@ public final class FileCache: CachePolicy {
     let directoryPath: String
     let now: @Sendable () -> Date
     let index = Mutex(FileCacheIndex())
+    /// A checked file is trusted only once its change time is at least this old (on the wall
+    /// clock): a write within the file system's timestamp granularity of the previous one could
+    /// otherwise leave the change time as it was (git's "racily clean" problem).
+    let trustDelay: TimeInterval
 
     /// Files up to this size are read in one call and the body copied out; larger ones have their
     /// body read straight into its own buffer.
@@ -83,14 +95,19 @@ public final class FileCache: CachePolicy {
     ///   - directory: The directory; it is created (mode 0700, with its parents) on the first store.
     ///   - configuration: Limits and lifetimes.
     ///   - now: The clock that expiry and recency are measured on; tests pass one they control.
-    public init(
+    public convenience init(
         directory: URL, configuration: Configuration = Configuration(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.init(directory: directory, configuration: configuration, now: now, trustDelay: 1)
+    }
+
+    init(directory: URL, configuration: Configuration, now: @escaping @Sendable () -> Date, trustDelay: TimeInterval) {
         self.directory = directory.standardizedFileURL
         self.directoryPath = self.directory.path
         self.configuration = configuration
         self.now = now
+        self.trustDelay = trustDelay
     }
 
     /// Creates a cache in the platform's caches directory, in a folder named after the app.
@@ -128,7 +145,7 @@ public final class FileCache: CachePolicy {
     /// - Parameter key: The key.
     /// - Returns: The file URL (its name is the SHA-256 of the key, in hex).
     public func fileURL(for key: CacheKey) -> URL {
-        URL(fileURLWithPath: path(of: Self.fileName(for: key)), isDirectory: false)
+        URL(fileURLWithPath: path(of: fileName(for: key)), isDirectory: false)
     }
 
     // MARK: CachePolicy
@@ -139,11 +156,14 @@ public final class FileCache: CachePolicy {
     /// - Returns: The entry, or `nil`.
     public func lookup(_ key: CacheKey) async -> CacheEntry? {
         loadIndexIfNeeded()
-        let name = Self.fileName(for: key)
+        let name = fileName(for: key)
         let path = self.path(of: name)
         let date = now()
-        switch Self.read(path: path, key: key, touchingAt: date) {
-        case .hit(let entry, let size, let inode):
+        let trusted = configuration.verifiesEveryRead ? nil : index.withLock { $0.records[name]?.verified }
+        let result = Self.read(
+            path: path, key: key, touchingAt: date, trusted: trusted, trustDelay: trustDelay, parseURL: url(from:))
+        switch result {
+        case .hit(let entry, let size, let inode, let verified):
             if let maxStaleAge = configuration.maxStaleAge, let expiresAt = entry.expiresAt,
                 date >= expiresAt.addingTimeInterval(maxStaleAge.seconds)
             {
@@ -151,7 +171,7 @@ public final class FileCache: CachePolicy {
                 index.withLock { $0.forget(name) }
                 return nil
             }
-            index.withLock { $0.record(name, size: size, lastUsed: date) }
+            index.withLock { $0.record(name, size: size, lastUsed: date, verified: verified) }
             return entry
         case .missing:
             index.withLock { $0.forget(name) }
@@ -180,7 +200,7 @@ public final class FileCache: CachePolicy {
         if entry.expiresAt == nil, let ttl = configuration.defaultTTL {
             entry.expiresAt = date.addingTimeInterval(ttl.seconds)
         }
-        let name = Self.fileName(for: key)
+        let name = fileName(for: key)
         let path = self.path(of: name)
         let prefix = CacheFileFormat.encodePrefix(entry, key: key)
         let size = Int64(prefix.count + entry.body.count)
@@ -205,7 +225,7 @@ public final class FileCache: CachePolicy {
     /// - Parameter key: The key.
     /// - Throws: `ServerAPIError` of kind `fileSystem` when the file exists but cannot be removed.
     public func remove(_ key: CacheKey) async throws {
-        let name = Self.fileName(for: key)
+        let name = fileName(for: key)
         index.withLock { $0.forget(name) }
         do {
             try SystemFile.remove(path(of: name))
@@ -272,6 +292,22 @@ public final class FileCache: CachePolicy {
 
     /// The file name of a key: the SHA-256 of the key's text, in lower-case hex.
     static func fileName(for key: CacheKey) -> String { SHA256.hex(key.rawValue.utf8) }
+
+    /// The URL of an entry, remembered for the entries read recently.
+    func url(from text: String) -> URL? {
+        if let url = index.withLock({ $0.urls[text] }) { return url }
+        guard let url = URL(string: text) else { return nil }
+        index.withLock { $0.remember(url, for: text) }
+        return url
+    }
+
+    /// The file name of a key, remembered for the keys used recently.
+    func fileName(for key: CacheKey) -> String {
+        if let name = index.withLock({ $0.fileNames[key] }) { return name }
+        let name = Self.fileName(for: key)
+        index.withLock { $0.remember(name, for: key) }
+        return name
+    }
 
     /// Whether a directory item is an entry file: 64 lower-case hex digits, nothing else.
     static func isEntryName(_ name: String) -> Bool {

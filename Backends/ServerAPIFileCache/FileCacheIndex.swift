@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPIKit
 
 /// What a `FileCache` knows about its directory: each entry file's size and last use, and the
 /// total, so that the size limit is kept without listing the directory on every store.
@@ -11,9 +12,14 @@ struct FileCacheIndex {
     struct Record: Equatable {
         var size: Int64
         var lastUsed: Date
+        /// The identity of the file when this instance last checked its body, if it may be trusted.
+        var verified: FileIdentity?
     }
 
     private(set) var records: [String: Record] = [:]
+    /// File names of recently used keys: a SHA-256 costs more than a dictionary lookup.
+    private(set) var fileNames: [CacheKey: String] = [:]
+    static let maxRememberedNames = 4_096
     private(set) var totalSize: Int64 = 0
     /// Whether the directory has been listed.
     var isLoaded = false
@@ -21,9 +27,24 @@ struct FileCacheIndex {
     var directoryExists = false
 
     /// Records a file's size and last use, replacing what was known.
-    mutating func record(_ name: String, size: Int64, lastUsed: Date) {
+    mutating func record(_ name: String, size: Int64, lastUsed: Date, verified: FileIdentity? = nil) {
         totalSize += size - (records[name]?.size ?? 0)
-        records[name] = Record(size: size, lastUsed: lastUsed)
+        records[name] = Record(size: size, lastUsed: lastUsed, verified: verified)
+    }
+
+    /// Parsed URLs of recently read entries: parsing costs more than a dictionary lookup.
+    private(set) var urls: [String: URL] = [:]
+
+    /// Remembers a parsed URL (forgetting them all when there are too many).
+    mutating func remember(_ url: URL, for text: String) {
+        if urls.count >= Self.maxRememberedNames { urls.removeAll(keepingCapacity: true) }
+        urls[text] = url
+    }
+
+    /// Remembers the file name of a key (forgetting them all when there are too many).
+    mutating func remember(_ name: String, for key: CacheKey) {
+        if fileNames.count >= Self.maxRememberedNames { fileNames.removeAll(keepingCapacity: true) }
+        fileNames[key] = name
     }
 
     /// Marks a known file as used now.
@@ -59,4 +80,13 @@ struct FileCacheIndex {
         }
         return victims
     }
+}
+
+/// What identifies one version of a file: any write, truncation or replacement changes it,
+/// because the kernel sets the change time (`touch` cannot set it back).
+struct FileIdentity: Equatable {
+    var inode: UInt64
+    var size: Int64
+    var modified: Date
+    var changed: Date
 }

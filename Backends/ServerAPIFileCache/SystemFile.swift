@@ -41,6 +41,9 @@ struct SystemFile {
         var modified: Date
         /// When the file's data or metadata last changed: set by the kernel, never by `touch`.
         var changed: Date
+
+        /// The identity of this version of the file.
+        var identity: FileIdentity { FileIdentity(inode: inode, size: size, modified: modified, changed: changed) }
     }
 
     /// Opens an existing file for reading.

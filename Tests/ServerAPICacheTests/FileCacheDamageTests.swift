@@ -70,6 +70,41 @@ import Testing
         }
     }
 
+    @Test("a file checked and trusted is checked again once replaced or truncated")
+    func changedAfterTrust() async throws {
+        try await withTemporaryDirectory { directory in
+            // Trusted at once (no racy-timestamp delay), so that the second lookup skips the body hash.
+            let cache = FileCache(directory: directory, configuration: .init(), now: { Date() }, trustDelay: 0)
+            for name in ["a", "b"] {
+                try await cache.store(makeEntry(size: 100_000, seed: 1, expiresAt: .distantFuture), for: .test(name))
+                #expect(await cache.lookup(.test(name)) != nil)
+                #expect(await cache.lookup(.test(name)) != nil)
+            }
+            let a = cache.fileURL(for: .test("a"))
+            try Damage.flippedBodyByte.apply(to: Data(contentsOf: a)).write(to: a, options: .atomic)
+            #expect(await cache.lookup(.test("a")) == nil)
+            let b = try FileHandle(forWritingTo: cache.fileURL(for: .test("b")))
+            try b.truncate(atOffset: 90_000)
+            try b.close()
+            #expect(await cache.lookup(.test("b")) == nil)
+        }
+    }
+
+    @Test("with verifiesEveryRead, an overwrite in place of the same size is caught on the next hit")
+    func verifiesEveryRead() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = FileCache(
+                directory: directory, configuration: .init(verifiesEveryRead: true), now: { Date() }, trustDelay: 0)
+            try await cache.store(makeEntry(size: 100_000, seed: 1, expiresAt: .distantFuture), for: .test("a"))
+            #expect(await cache.lookup(.test("a")) != nil)
+            let handle = try FileHandle(forWritingTo: cache.fileURL(for: .test("a")))
+            try handle.seek(toOffset: 99_000)
+            try handle.write(contentsOf: Data([0xff, 0xfe, 0xfd]))
+            try handle.close()
+            #expect(await cache.lookup(.test("a")) == nil)
+        }
+    }
+
     @Test("a writer killed mid-write leaves the old entry readable and the half file unused")
     func killedWriter() async throws {
         try await withTemporaryDirectory { directory in

@@ -28,7 +28,7 @@ extension CacheKey {
         }
         for name in varying.map({ $0.lowercased() }).sorted() {
             let values = request.headers.values(for: name).joined(separator: ",")
-            text += " \(name)=" + SHA256.hex(Data(values.utf8))
+            text += " \(name)=" + SHA256.hex(values.utf8)
         }
         self.init(rawValue: text)
     }

@@ -8,11 +8,13 @@ import Foundation
 public struct SHA256: Sendable {
     private var h0: UInt32 = 0x6a09_e667, h1: UInt32 = 0xbb67_ae85, h2: UInt32 = 0x3c6e_f372, h3: UInt32 = 0xa54f_f53a
     private var h4: UInt32 = 0x510e_527f, h5: UInt32 = 0x9b05_688c, h6: UInt32 = 0x1f83_d9ab, h7: UInt32 = 0x5be0_cd19
-    private var buffer: [UInt8] = []
+    /// A partial block, kept inline (no allocation): `buffered` bytes of it are in use.
+    private var buffer: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    private var buffered = 0
     private var length: UInt64 = 0
 
     /// Creates an empty hash.
-    public init() { buffer.reserveCapacity(64) }
+    public init() {}
 
     /// Adds bytes.
     /// - Parameter data: The bytes to hash, after those already added.
@@ -25,27 +27,17 @@ public struct SHA256: Sendable {
             data.withUnsafeBytes { update($0) }
             return
         }
-        for byte in data { append(byte) }
+        for byte in data { withUnsafeBytes(of: byte) { update($0) } }
     }
 
     /// Finishes and returns the 32-byte digest.
     /// - Returns: The digest, most significant byte first.
     public mutating func finalize() -> [UInt8] {
-        let bitLength = length &* 8
-        append(0x80)
-        while buffer.count != 56 { append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        compressBuffer()
-        buffer.removeAll()
-        var digest = [UInt8]()
-        digest.reserveCapacity(32)
-        for word in [h0, h1, h2, h3, h4, h5, h6, h7] {
-            digest.append(UInt8(truncatingIfNeeded: word >> 24))
-            digest.append(UInt8(truncatingIfNeeded: word >> 16))
-            digest.append(UInt8(truncatingIfNeeded: word >> 8))
-            digest.append(UInt8(truncatingIfNeeded: word))
+        finish()
+        return [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
+            writeDigest(to: UnsafeMutableRawBufferPointer(digest))
+            count = 32
         }
-        return digest
     }
 
     /// The digest of `data` as lower-case hex.
@@ -54,17 +46,45 @@ public struct SHA256: Sendable {
     public static func hex(_ data: some Sequence<UInt8>) -> String {
         var hash = SHA256()
         hash.update(data)
-        let digest = hash.finalize()
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 64) { out in
-            digits.withUTF8Buffer { digits in
-                for (index, byte) in digest.enumerated() {
-                    out[2 * index] = digits[Int(byte >> 4)]
-                    out[2 * index + 1] = digits[Int(byte & 0x0f)]
+        hash.finish()
+        return withUnsafeTemporaryAllocation(byteCount: 32, alignment: 4) { digest in
+            hash.writeDigest(to: digest)
+            return String(unsafeUninitializedCapacity: 64) { out in
+                for index in 0..<32 {
+                    let byte = digest[index]
+                    out[2 * index] = hexDigit(byte >> 4)
+                    out[2 * index + 1] = hexDigit(byte & 0x0f)
                 }
+                return 64
             }
-            return 64
         }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x57 + value }
+
+    /// Pads the message and hashes the last block(s).
+    private mutating func finish() {
+        let bitLength = length &* 8
+        var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let padCount = buffered < 56 ? 56 - buffered : 120 - buffered
+        withUnsafeMutableBytes(of: &padding) { raw in
+            raw[0] = 0x80
+            for index in 0..<8 { raw[padCount + index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(56 - 8 * index)) }
+        }
+        let total = padCount + 8
+        withUnsafeBytes(of: &padding) { update(UnsafeRawBufferPointer(rebasing: $0[0..<total])) }
+    }
+
+    private func writeDigest(to digest: UnsafeMutableRawBufferPointer) {
+        digest.storeBytes(of: h0.bigEndian, toByteOffset: 0, as: UInt32.self)
+        digest.storeBytes(of: h1.bigEndian, toByteOffset: 4, as: UInt32.self)
+        digest.storeBytes(of: h2.bigEndian, toByteOffset: 8, as: UInt32.self)
+        digest.storeBytes(of: h3.bigEndian, toByteOffset: 12, as: UInt32.self)
+        digest.storeBytes(of: h4.bigEndian, toByteOffset: 16, as: UInt32.self)
+        digest.storeBytes(of: h5.bigEndian, toByteOffset: 20, as: UInt32.self)
+        digest.storeBytes(of: h6.bigEndian, toByteOffset: 24, as: UInt32.self)
+        digest.storeBytes(of: h7.bigEndian, toByteOffset: 28, as: UInt32.self)
     }
 
     private mutating func update(_ bytes: UnsafeRawBufferPointer) {
@@ -72,35 +92,33 @@ public struct SHA256: Sendable {
         var remaining = bytes.count
         length &+= UInt64(remaining)
         // Top up a partial block first, then hash whole blocks in place.
-        if !buffer.isEmpty {
-            let take = min(64 - buffer.count, remaining)
-            buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
+        if buffered > 0 {
+            let take = min(64 - buffered, remaining)
+            let offset = buffered
+            withUnsafeMutableBytes(of: &buffer) { raw in
+                raw.baseAddress.map { $0.advanced(by: offset).copyMemory(from: base, byteCount: take) }
+            }
+            buffered += take
             base += take
             remaining -= take
-            if buffer.count == 64 { compressBuffer() }
+            if buffered == 64 {
+                var block = buffer
+                withUnsafeBytes(of: &block) { raw in raw.baseAddress.map { compress($0) } }
+                buffered = 0
+            }
         }
         while remaining >= 64 {
             compress(base)
             base += 64
             remaining -= 64
         }
-        if remaining > 0 { buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: remaining)) }
-    }
-
-    private mutating func append(_ byte: UInt8) {
-        buffer.append(byte)
-        length &+= 1
-        if buffer.count == 64 { compressBuffer() }
-    }
-
-    /// Hashes the full 64-byte buffer and empties it.
-    private mutating func compressBuffer() {
-        // A copy (it shares storage) so that reading the block does not overlap the state's mutation.
-        let block = buffer
-        block.withUnsafeBytes { bytes in
-            if let base = bytes.baseAddress, bytes.count == 64 { compress(base) }
+        if remaining > 0 {
+            let count = remaining
+            withUnsafeMutableBytes(of: &buffer) { raw in
+                raw.baseAddress.map { $0.copyMemory(from: base, byteCount: count) }
+            }
+            buffered = remaining
         }
-        buffer.removeAll(keepingCapacity: true)
     }
 
     private mutating func compress(_ block: UnsafeRawPointer) {
