@@ -41,7 +41,7 @@ import Testing
             #expect(mock.requestCount == 2)
             let entry = try await cache.lookup(Self.key(api))
             #expect(entry?.body == Data("v2".utf8))
-            #expect(entry.flatMap { $0.expiresAt?.timeIntervalSince($0.storedAt) } == 1_000)
+            #expect(entry.flatMap { $0.expiresAt?.timeIntervalSince($0.storedAt).rounded() } == 1_000)
         }
     }
 

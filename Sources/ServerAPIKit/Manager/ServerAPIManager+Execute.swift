@@ -51,6 +51,11 @@ extension ServerAPIManager {
         }
 
         do {
+            if let revalidation = await revalidation(for: api, base: base, key: cacheKey) {
+                return try await attempts(
+                    revalidating: revalidation, api, progress: progress, clockStart: clockStart, metrics: &metrics,
+                    cacheKey: cacheKey, finish: finish)
+            }
             return try await attempts(
                 api, base: base, progress: progress, clockStart: clockStart, metrics: &metrics, cacheKey: cacheKey,
                 finish: finish)
@@ -185,15 +190,35 @@ extension ServerAPIManager {
         return value
     }
 
+    /// The attempts of a conditional call: a 304 is answered with the stored entry (marked as
+    /// from the cache, age zero), which is then stored again as fresh.
+    private func attempts<T: Sendable>(
+        revalidating revalidation: Revalidation, _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?,
+        clockStart: ContinuousClock.Instant, metrics: inout RequestMetrics, cacheKey: CacheKey?, finish: Finish<T>
+    ) async throws -> T {
+        let value = try await attempts(
+            revalidation.api, base: revalidation.base, progress: progress, clockStart: clockStart, metrics: &metrics,
+            cacheKey: cacheKey
+        ) { response, source, metrics in
+            guard response.status == 304 else { return try finish(response, source, metrics) }
+            revalidation.notModified.set(response.headers)
+            return try finish(revalidation.refreshedResponse(response), .cache(storedAt: Date(), age: .zero), metrics)
+        }
+        if let cache, let cacheKey { await refresh(revalidation, api: api, in: cache, key: cacheKey) }
+        return value
+    }
+
     private func store(_ response: TransportResponse, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
         guard case .data(let body) = response.body, (200..<300).contains(response.status),
             api.cacheableMethods.contains(api.method)
         else { return }
+        if configuration.honorsHTTPCacheHeaders, CacheControl(response.headers).noStore || CacheControl(api.headers).noStore {
+            return
+        }
         let now = Date()
-        let ttl = api.cacheTTL ?? configuration.defaultCacheTTL
         let entry = CacheEntry(
             status: response.status, headers: response.headers, body: body, url: response.url, storedAt: now,
-            expiresAt: now.addingTimeInterval(ttl.seconds))
+            expiresAt: expiry(of: response.headers, api: api, receivedAt: now))
         // A cache that cannot store (disk full, read-only) must not fail a call that succeeded.
         try? await cache.store(entry, for: key)
     }
