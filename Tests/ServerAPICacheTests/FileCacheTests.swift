@@ -63,7 +63,7 @@ import Testing
     @Test("the size limit evicts the least recently used entries, and a hit makes an entry recent")
     func eviction() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = TestClock()
+            let clock = ManualClock()
             let probe = FileCache(directory: directory.appendingPathComponent("probe"))
             try await probe.store(makeEntry(size: 10_000, seed: 0), for: .test("k0"))
             let entrySize = probe.totalSize
@@ -85,7 +85,7 @@ import Testing
     @Test("recency survives a restart: the next instance evicts what was least recently used before")
     func evictionAfterRestart() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = TestClock()
+            let clock = ManualClock()
             let size: Int64
             do {
                 let cache = FileCache(directory: directory, now: clock.provider)
@@ -120,7 +120,7 @@ import Testing
     @Test("the default TTL is applied on the cache's clock; removeExpired removes expired entries only")
     func ttl() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = TestClock()
+            let clock = ManualClock()
             let cache = FileCache(directory: directory, configuration: .init(defaultTTL: .seconds(60)), now: clock.provider)
             try await cache.store(makeEntry("a", storedAt: clock.now), for: .test("a"))
             try await cache.store(makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
@@ -138,7 +138,7 @@ import Testing
     @Test("an entry expired for longer than the maximum stale age is a miss, and its file is removed")
     func maxStaleAge() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = TestClock()
+            let clock = ManualClock()
             let cache = FileCache(
                 directory: directory, configuration: .init(defaultTTL: .seconds(10), maxStaleAge: .seconds(100)),
                 now: clock.provider)

@@ -61,7 +61,7 @@ import Testing
 
     @Test("entries without an expiry get the default TTL on the cache's clock; expired entries are stale until removed")
     func ttl() async {
-        let clock = TestClock()
+        let clock = ManualClock()
         let cache = MemoryCache(configuration: .init(defaultTTL: .seconds(60)), now: clock.provider)
         await cache.store(makeEntry("a", storedAt: clock.now), for: .test("a"))
         await cache.store(makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
@@ -79,7 +79,7 @@ import Testing
 
     @Test("a nil default TTL keeps entries fresh forever")
     func noDefaultTTL() async {
-        let clock = TestClock()
+        let clock = ManualClock()
         let cache = MemoryCache(configuration: .init(defaultTTL: nil), now: clock.provider)
         await cache.store(makeEntry("a"), for: .test("a"))
         clock.advance(1e9)
@@ -89,7 +89,7 @@ import Testing
 
     @Test("an entry expired for longer than the maximum stale age is a miss, and is removed")
     func maxStaleAge() async {
-        let clock = TestClock()
+        let clock = ManualClock()
         let cache = MemoryCache(
             configuration: .init(defaultTTL: .seconds(10), maxStaleAge: .seconds(100)), now: clock.provider)
         await cache.store(makeEntry("a"), for: .test("a"))

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// A clock the test moves by hand.
-final class TestClock: Sendable {
+final class ManualClock: Sendable {
     private let date = Mutex(Date(timeIntervalSinceReferenceDate: 700_000_000))
 
     /// The current time.
@@ -36,7 +36,7 @@ enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a fresh cache of this kind (a file cache in a scratch directory).
     func with<T>(
-        clock: TestClock? = nil, _ body: (any CachePolicy) async throws -> T
+        clock: ManualClock? = nil, _ body: (any CachePolicy) async throws -> T
     ) async throws -> T {
         let now: @Sendable () -> Date
         if let clock { now = clock.provider } else { now = { Date() } }
