@@ -84,6 +84,7 @@ public struct EnvelopeFormatter: ResponseFormatting {
                     return .json(.null)
                 }
             }
+            if data.isEmpty { throw ResponseReading.emptyBody(response, expected: "envelope") }
             let json = try ResponseReading.jsonBytes(of: data, in: response)
             // The key path matters only for `.json`; the other formats check the code alone.
             let readsJSON = api.resultFormat == .json
@@ -154,7 +155,8 @@ public struct EnvelopeFormatter: ResponseFormatting {
             throw ServerAPIError(
                 .decoding, "not a business envelope: the code \"\(codeKey)\" is \(kind.name), not a number or a string")
         case .text(let text):
-            code = text
+            // Numbers arrive normalized; a string that spells a number is normalized the same way.
+            code = JSONCursor.normalizedNumber(text)
         }
         guard successCodes.contains(code) else {
             var message = "the server answered with business code \(code)"

@@ -72,9 +72,9 @@ public struct PlainFormatter: ResponseFormatting {
                     T.self, from: Data("null".utf8), range: nil, keyPath: "", makeDecoder: makeDecoder)
             }
             let json = try ResponseReading.jsonBytes(of: data, in: response)
-            // Without a key path `JSONDecoder` validates the document itself; the scanner only
-            // steps in to say where malformed JSON is.
-            let range = keyPath.isEmpty ? nil : try JSONScanner.range(of: keyPath.components, in: json)
+            // The scanner validates the whole document even without a key path: `JSONDecoder` accepts
+            // trailing commas, leading zeros and lone surrogates, and says only *that* JSON is malformed.
+            let range = try JSONScanner.range(of: keyPath.components, in: json)
             return try ResponseReading.decode(
                 T.self, from: json, range: range, keyPath: JSONKeyPath.describe(keyPath.components),
                 makeDecoder: makeDecoder)
