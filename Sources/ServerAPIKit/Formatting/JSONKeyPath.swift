@@ -59,8 +59,38 @@ public struct JSONKeyPath: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter text: The key path, such as `data.items[0].name`.
     /// - Throws: `ServerAPIError` of kind `invalidRequest` naming the key path and what is wrong in it.
     public init(parsing text: String) throws(ServerAPIError) {
+        if let simple = Self.dottedKeys(text) {
+            self = simple
+            return
+        }
         var parser = Parser(text: text)
         self = try parser.parse()
+    }
+
+    /// The common case, `a.b.c` with no brackets, escapes or anchors, read without building
+    /// characters; `nil` sends anything else to the full parser (which also reports errors).
+    private static func dottedKeys(_ text: String) -> JSONKeyPath? {
+        var components: [Component] = []
+        var start = text.utf8.startIndex
+        let utf8 = text.utf8
+        var index = start
+        while index < utf8.endIndex {
+            switch utf8[index] {
+            case UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "#"),
+                UInt8(ascii: "~"):
+                return nil
+            case UInt8(ascii: "."):
+                guard start < index else { return nil }
+                components.append(.key(String(text[start..<index])))
+                start = utf8.index(after: index)
+            default:
+                break
+            }
+            index = utf8.index(after: index)
+        }
+        guard start < utf8.endIndex else { return nil }
+        components.append(.key(String(text[start..<utf8.endIndex])))
+        return JSONKeyPath(components: components)
     }
 
     /// Whether the path has no steps (it designates its anchor itself).

@@ -40,7 +40,8 @@ enum TextCharset: Hashable, Sendable {
 
     /// The `charset` parameter of a `Content-Type` value, unquoted, or `nil` when there is none.
     static func label(inContentType contentType: String?) -> String? {
-        guard let contentType else { return nil }
+        // Most responses have no parameters at all: one byte search answers them.
+        guard let contentType, contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
             let parts = parameter.split(separator: "=", maxSplits: 1)
             guard parts.count == 2,
