@@ -4,6 +4,9 @@ struct JSONSyntaxError: Error {
     var offset: Int
     /// What is wrong, such as `unexpected "}" (expected a value)`.
     var reason: String
+    /// Whether the text breaks the JSON grammar (`false`: valid JSON this library cannot represent,
+    /// such as a number beyond the range of `Double`).
+    var malformed = true
 }
 
 /// The kind of a JSON value, read from its first byte.

@@ -33,6 +33,7 @@ public struct JSONKeyPath: Sendable, Hashable, CustomStringConvertible {
         /// An element of an array, from 0.
         case index(Int)
 
+        /// The step as written in a key path: `name` (escaped as needed) or `[n]`.
         public var description: String {
             switch self {
             case .key(let key): JSONKeyPath.escaped(key)

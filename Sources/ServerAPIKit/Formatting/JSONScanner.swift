@@ -101,7 +101,10 @@ public enum JSONScanner {
 
     /// The `decoding` error for malformed JSON.
     static func syntaxError(_ error: JSONSyntaxError) -> ServerAPIError {
-        ServerAPIError(.decoding, "the response is not valid JSON: \(error.reason) at byte \(error.offset)")
+        ServerAPIError(
+            .decoding,
+            (error.malformed ? "the response is not valid JSON: " : "the response's JSON cannot be read: ")
+                + "\(error.reason) at byte \(error.offset)")
     }
 
     /// The `decoding` error for a key path that leads nowhere: it names the key path and what was found.
