@@ -16,7 +16,8 @@ enum CoreBenchmarks {
         let api = ServerAPI(host: "https://bench.test", path: "/ping").format(.data)
         let request = try api.transportRequest()
         let json = api.format(.json).keyPath("ok")
-        let envelopeManager = ServerAPIManager(transport: mock, formatter: .envelope(codeKey: "ok", successCodes: ["true"]))
+        let envelopeManager = ServerAPIManager(
+            transport: mock, formatter: .envelope(codeKey: "ok", successCodes: ["true"]))
         let envelopeAPI = api.format(.json).keyPath("~.ok")
 
         return try await Runner.compare(

@@ -63,10 +63,10 @@ func printTable(_ title: String, _ rows: [Measurement]) {
 }
 
 #if DEBUG
-let configuration = "debug"
-print("warning: this is a debug build; run with -c release for meaningful numbers")
+    let configuration = "debug"
+    print("warning: this is a debug build; run with -c release for meaningful numbers")
 #else
-let configuration = "release"
+    let configuration = "release"
 #endif
 
 let requests = option("--requests").flatMap(Int.init) ?? 20_000
@@ -75,7 +75,8 @@ let repetitions = option("--repetitions").flatMap(Int.init) ?? 15
 let only = option("--only")
 let benchmarksFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
-let output = option("--output").map { URL(fileURLWithPath: $0) }
+let output =
+    option("--output").map { URL(fileURLWithPath: $0) }
     ?? benchmarksFolder.appendingPathComponent("results/bench-core.json")
 let processInfo = ProcessInfo.processInfo
 print(

@@ -154,7 +154,9 @@ extension JSONKeyPath {
                 path.anchor = first == "#" ? .data : .root
                 position = 1
                 guard position == characters.count || characters[position] == "." || characters[position] == "[" else {
-                    throw failure("\"\(first)\" must be followed by \".\" or \"[\" (escape a key that starts with it: \\\(first))")
+                    throw failure(
+                        "\"\(first)\" must be followed by \".\" or \"[\" (escape a key that starts with it: \\\(first))"
+                    )
                 }
                 if position < characters.count, characters[position] == "." {
                     position += 1
@@ -169,7 +171,9 @@ extension JSONKeyPath {
                     expectKey = false
                 } else if character == "." {
                     guard !expectKey, position + 1 < characters.count else {
-                        throw failure(position + 1 == characters.count ? "it ends with \".\"" : "it has an empty key at offset \(position)")
+                        throw failure(
+                            position + 1 == characters.count
+                                ? "it ends with \".\"" : "it has an empty key at offset \(position)")
                     }
                     position += 1
                     expectKey = true

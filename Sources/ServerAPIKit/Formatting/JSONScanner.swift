@@ -116,7 +116,8 @@ public enum JSONScanner {
         let detail: String
         switch miss {
         case .noKey(let step, let objectStart):
-            let (keys, more) = (try? scan(data) { cursor in cursor.keys(ofObjectAt: objectStart, limit: 20) }) ?? ([], false)
+            let (keys, more) =
+                (try? scan(data) { cursor in cursor.keys(ofObjectAt: objectStart, limit: 20) }) ?? ([], false)
             let listed = keys.map { "\"\($0)\"" }.joined(separator: ", ") + (more ? ", …" : "")
             let wanted = if case .key(let key) = components[step] { key } else { "" }
             detail =

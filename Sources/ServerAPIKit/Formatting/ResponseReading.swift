@@ -62,7 +62,8 @@ enum ResponseReading {
             throw error
         } catch {
             throw ServerAPIError(
-                .decoding, "cannot decode \(T.self)\(place(keyPath)): \(error)", keyPath: keyPath.isEmpty ? nil : keyPath,
+                .decoding, "cannot decode \(T.self)\(place(keyPath)): \(error)",
+                keyPath: keyPath.isEmpty ? nil : keyPath,
                 underlying: error)
         }
     }

@@ -21,7 +21,8 @@ import Testing
         #"""
         {"code":0,"msg":"ok \u00e9\ud83d\ude00","data":{"shop":{"items":[1,-2.5e3,true,null,"a\"b",{"k":[]}],"名":"🍎"}},"n":12345678901234567890}
         """#.utf8)
-    static let alphabet = Array(#"{}[]:,"\\ u0123456789abcdefEtrunl.-+ "#.utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xED, 0xF4, 0xFF]
+    static let alphabet =
+        Array(#"{}[]:,"\\ u0123456789abcdefEtrunl.-+ "#.utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xED, 0xF4, 0xFF]
 
     static func mutate(_ data: Data, with generator: inout Generator) -> Data {
         var bytes = [UInt8](data)
