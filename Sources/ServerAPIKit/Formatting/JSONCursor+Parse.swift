@@ -62,7 +62,8 @@ extension JSONCursor {
         if integer, let value = Self.int64(literal) { return .int(value) }
         let text = String(decoding: literal, as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
-            throw JSONSyntaxError(offset: start, reason: "the number \(text) does not fit in a Double")
+            throw JSONSyntaxError(
+                offset: start, reason: "the number \(text) does not fit in a Double", malformed: false)
         }
         return .double(value)
     }

@@ -4,6 +4,9 @@ struct JSONSyntaxError: Error {
     var offset: Int
     /// What is wrong, such as `unexpected "}" (expected a value)`.
     var reason: String
+    /// Whether the text breaks the JSON grammar (`false`: valid JSON this library cannot represent,
+    /// such as a number beyond the range of `Double`).
+    var malformed = true
 }
 
 /// The kind of a JSON value, read from its first byte.
@@ -105,7 +108,8 @@ struct JSONCursor {
         guard position < end else {
             return JSONSyntaxError(offset: position, reason: "unexpected end of the body (expected \(expected))")
         }
-        return JSONSyntaxError(offset: position, reason: "unexpected \(Self.describe(byte: base[position])) (expected \(expected))")
+        return JSONSyntaxError(
+            offset: position, reason: "unexpected \(Self.describe(byte: base[position])) (expected \(expected))")
     }
 
     static func describe(byte: UInt8) -> String {
@@ -175,7 +179,9 @@ struct JSONCursor {
     /// After `{` or `[` and whitespace: consumes the closing bracket of an empty container.
     @inline(__always)
     mutating func isEmptyContainer(closing: UInt8) throws(JSONSyntaxError) -> Bool {
-        guard position < end else { throw unexpected(closing == UInt8(ascii: "}") ? "a key or \"}\"" : "a value or \"]\"") }
+        guard position < end else {
+            throw unexpected(closing == UInt8(ascii: "}") ? "a key or \"}\"" : "a value or \"]\"")
+        }
         if base[position] == closing {
             position += 1
             return true
@@ -188,7 +194,9 @@ struct JSONCursor {
     @inline(__always)
     mutating func endOfMember(closing: UInt8) throws(JSONSyntaxError) -> Bool {
         skipWhitespace()
-        guard position < end else { throw unexpected(closing == UInt8(ascii: "}") ? "\",\" or \"}\"" : "\",\" or \"]\"") }
+        guard position < end else {
+            throw unexpected(closing == UInt8(ascii: "}") ? "\",\" or \"}\"" : "\",\" or \"]\"")
+        }
         let byte = base[position]
         if byte == UInt8(ascii: ",") {
             position += 1
@@ -319,7 +327,8 @@ struct JSONCursor {
                 try skipEscape()
             } else if byte < 0x20 {
                 throw JSONSyntaxError(
-                    offset: position, reason: "a string has an unescaped control character (\(Self.describe(byte: byte)))")
+                    offset: position,
+                    reason: "a string has an unescaped control character (\(Self.describe(byte: byte)))")
             } else if byte >= 0x80 {
                 try skipUTF8Sequence()
             } else {
@@ -360,7 +369,8 @@ struct JSONCursor {
                 guard position + 1 < end, base[position] == UInt8(ascii: "\\"), base[position + 1] == UInt8(ascii: "u")
                 else {
                     throw JSONSyntaxError(
-                        offset: start, reason: "a string has a lone high surrogate \\u\(Self.hex(unit)) (no low surrogate follows)")
+                        offset: start,
+                        reason: "a string has a lone high surrogate \\u\(Self.hex(unit)) (no low surrogate follows)")
                 }
                 let lowStart = position
                 position += 1
@@ -368,13 +378,15 @@ struct JSONCursor {
                 guard (0xDC00...0xDFFF).contains(low) else {
                     throw JSONSyntaxError(
                         offset: start,
-                        reason: "a string has a high surrogate \\u\(Self.hex(unit)) followed by \\u\(Self.hex(low)), not a low surrogate")
+                        reason: "a string has a high surrogate \\u\(Self.hex(unit)) followed by "
+                            + "\\u\(Self.hex(low)), not a low surrogate")
                 }
             } else if (0xDC00...0xDFFF).contains(unit) {
                 throw JSONSyntaxError(offset: start, reason: "a string has a lone low surrogate \\u\(Self.hex(unit))")
             }
         default:
-            throw JSONSyntaxError(offset: start, reason: "a string has an invalid escape \\\(Self.describeEscaped(base[position]))")
+            throw JSONSyntaxError(
+                offset: start, reason: "a string has an invalid escape \\\(Self.describeEscaped(base[position]))")
         }
     }
 
@@ -415,12 +427,20 @@ struct JSONCursor {
         var high: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
+        case 0xE0:
+            length = 3
+            low = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
+        case 0xED:
+            length = 3
+            high = 0x9F
+        case 0xF0:
+            length = 4
+            low = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
+        case 0xF4:
+            length = 4
+            high = 0x8F
         default: throw invalidUTF8()
         }
         guard position + length <= end else { throw invalidUTF8() }

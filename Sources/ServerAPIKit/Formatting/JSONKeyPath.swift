@@ -33,6 +33,7 @@ public struct JSONKeyPath: Sendable, Hashable, CustomStringConvertible {
         /// An element of an array, from 0.
         case index(Int)
 
+        /// The step as written in a key path: `name` (escaped as needed) or `[n]`.
         public var description: String {
             switch self {
             case .key(let key): JSONKeyPath.escaped(key)
@@ -59,8 +60,38 @@ public struct JSONKeyPath: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter text: The key path, such as `data.items[0].name`.
     /// - Throws: `ServerAPIError` of kind `invalidRequest` naming the key path and what is wrong in it.
     public init(parsing text: String) throws(ServerAPIError) {
+        if let simple = Self.dottedKeys(text) {
+            self = simple
+            return
+        }
         var parser = Parser(text: text)
         self = try parser.parse()
+    }
+
+    /// The common case, `a.b.c` with no brackets, escapes or anchors, read without building
+    /// characters; `nil` sends anything else to the full parser (which also reports errors).
+    private static func dottedKeys(_ text: String) -> JSONKeyPath? {
+        var components: [Component] = []
+        var start = text.utf8.startIndex
+        let utf8 = text.utf8
+        var index = start
+        while index < utf8.endIndex {
+            switch utf8[index] {
+            case UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "#"),
+                UInt8(ascii: "~"):
+                return nil
+            case UInt8(ascii: "."):
+                guard start < index else { return nil }
+                components.append(.key(String(text[start..<index])))
+                start = utf8.index(after: index)
+            default:
+                break
+            }
+            index = utf8.index(after: index)
+        }
+        guard start < utf8.endIndex else { return nil }
+        components.append(.key(String(text[start..<utf8.endIndex])))
+        return JSONKeyPath(components: components)
     }
 
     /// Whether the path has no steps (it designates its anchor itself).
@@ -123,7 +154,9 @@ extension JSONKeyPath {
                 path.anchor = first == "#" ? .data : .root
                 position = 1
                 guard position == characters.count || characters[position] == "." || characters[position] == "[" else {
-                    throw failure("\"\(first)\" must be followed by \".\" or \"[\" (escape a key that starts with it: \\\(first))")
+                    throw failure(
+                        "\"\(first)\" must be followed by \".\" or \"[\" (escape a key that starts with it: \\\(first))"
+                    )
                 }
                 if position < characters.count, characters[position] == "." {
                     position += 1
@@ -138,7 +171,9 @@ extension JSONKeyPath {
                     expectKey = false
                 } else if character == "." {
                     guard !expectKey, position + 1 < characters.count else {
-                        throw failure(position + 1 == characters.count ? "it ends with \".\"" : "it has an empty key at offset \(position)")
+                        throw failure(
+                            position + 1 == characters.count
+                                ? "it ends with \".\"" : "it has an empty key at offset \(position)")
                     }
                     position += 1
                     expectKey = true

@@ -101,7 +101,10 @@ public enum JSONScanner {
 
     /// The `decoding` error for malformed JSON.
     static func syntaxError(_ error: JSONSyntaxError) -> ServerAPIError {
-        ServerAPIError(.decoding, "the response is not valid JSON: \(error.reason) at byte \(error.offset)")
+        ServerAPIError(
+            .decoding,
+            (error.malformed ? "the response is not valid JSON: " : "the response's JSON cannot be read: ")
+                + "\(error.reason) at byte \(error.offset)")
     }
 
     /// The `decoding` error for a key path that leads nowhere: it names the key path and what was found.
@@ -113,7 +116,8 @@ public enum JSONScanner {
         let detail: String
         switch miss {
         case .noKey(let step, let objectStart):
-            let (keys, more) = (try? scan(data) { cursor in cursor.keys(ofObjectAt: objectStart, limit: 20) }) ?? ([], false)
+            let (keys, more) =
+                (try? scan(data) { cursor in cursor.keys(ofObjectAt: objectStart, limit: 20) }) ?? ([], false)
             let listed = keys.map { "\"\($0)\"" }.joined(separator: ", ") + (more ? ", …" : "")
             let wanted = if case .key(let key) = components[step] { key } else { "" }
             detail =

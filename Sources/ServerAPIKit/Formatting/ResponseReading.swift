@@ -57,9 +57,13 @@ enum ResponseReading {
             return try makeDecoder().decode(T.self, from: slice)
         } catch let error as DecodingError {
             throw decodingError(error, type: T.self, keyPath: keyPath, document: data)
+        } catch let error as ServerAPIError {
+            // A model's own `init(from:)` may throw a typed error on purpose: it goes through as it is.
+            throw error
         } catch {
             throw ServerAPIError(
-                .decoding, "cannot decode \(T.self)\(place(keyPath)): \(error)", keyPath: keyPath.isEmpty ? nil : keyPath,
+                .decoding, "cannot decode \(T.self)\(place(keyPath)): \(error)",
+                keyPath: keyPath.isEmpty ? nil : keyPath,
                 underlying: error)
         }
     }

@@ -40,14 +40,17 @@ enum TextCharset: Hashable, Sendable {
 
     /// The `charset` parameter of a `Content-Type` value, unquoted, or `nil` when there is none.
     static func label(inContentType contentType: String?) -> String? {
-        guard let contentType else { return nil }
+        // Most responses have no parameters at all: one byte search answers them.
+        guard let contentType, contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
             let parts = parameter.split(separator: "=", maxSplits: 1)
             guard parts.count == 2,
                 parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset"
             else { continue }
             var value = parts[1].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             return value.isEmpty ? nil : value
         }
         return nil
@@ -80,7 +83,7 @@ enum TextCharset: Hashable, Sendable {
             if let index = data.firstIndex(where: { $0 >= 0x80 }) {
                 throw ServerAPIError(
                     .decoding,
-                    "the response is not valid US-ASCII text: byte 0x\(String(data[index], radix: 16, uppercase: true)) "
+                    "the response is not valid US-ASCII text: byte \(Self.hex(data[index])) "
                         + "at offset \(index - data.startIndex)")
             }
             return String(decoding: data, as: UTF8.self)
@@ -109,7 +112,7 @@ enum TextCharset: Hashable, Sendable {
         let offset = firstInvalidUTF8Offset(data)
         throw ServerAPIError(
             .decoding,
-            "the response is not valid UTF-8 text: invalid byte 0x\(String(data[data.startIndex + offset], radix: 16, uppercase: true)) "
+            "the response is not valid UTF-8 text: invalid byte \(hex(data[data.startIndex + offset])) "
                 + "at offset \(offset) (the body is not repaired; read it with the .data format, or have the server "
                 + "declare its real charset in Content-Type)")
     }
@@ -136,7 +139,8 @@ enum TextCharset: Hashable, Sendable {
 
     private static func decodeUTF16(_ data: Data, bigEndian: Bool?) throws(ServerAPIError) -> String {
         guard data.count % 2 == 0 else {
-            throw ServerAPIError(.decoding, "the response is not valid UTF-16 text: it has an odd number of bytes (\(data.count))")
+            throw ServerAPIError(
+                .decoding, "the response is not valid UTF-16 text: it has an odd number of bytes (\(data.count))")
         }
         var bytes = [UInt8](data)
         var big = bigEndian ?? true
@@ -166,7 +170,8 @@ enum TextCharset: Hashable, Sendable {
 
     private static func decodeUTF32(_ data: Data, bigEndian: Bool?) throws(ServerAPIError) -> String {
         guard data.count % 4 == 0 else {
-            throw ServerAPIError(.decoding, "the response is not valid UTF-32 text: its length (\(data.count)) is not a multiple of 4")
+            throw ServerAPIError(
+                .decoding, "the response is not valid UTF-32 text: its length (\(data.count)) is not a multiple of 4")
         }
         let bytes = [UInt8](data)
         var big = bigEndian ?? true
@@ -187,12 +192,19 @@ enum TextCharset: Hashable, Sendable {
             let value = big ? word : word.byteSwapped
             guard let scalar = Unicode.Scalar(value) else {
                 throw ServerAPIError(
-                    .decoding, "the response is not valid UTF-32 text: 0x\(String(value, radix: 16)) at offset \(index) is not a code point")
+                    .decoding,
+                    "the response is not valid UTF-32 text: 0x\(String(value, radix: 16)) at offset \(index) "
+                        + "is not a code point")
             }
             scalars.append(scalar)
             index += 4
         }
         return String(scalars)
+    }
+
+    /// A byte as `0xAB`.
+    private static func hex(_ byte: UInt8) -> String {
+        "0x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
     }
 
     /// Windows-1252: Latin-1 except 0x80–0x9F, which hold punctuation and a few letters

@@ -39,12 +39,15 @@ import Testing
     @Test("A business error without a message gets a default one; the business error comes before key path errors")
     func businessDefaults() {
         for body in [#"{"code":7}"#, #"{"code":7,"msg":null}"#, #"{"code":7,"msg":""}"#] {
-            let error = Fixture.error { _ = try formatter.format(Fixture.response(body), for: Fixture.api("no.such.path")) }
+            let error = Fixture.error {
+                _ = try formatter.format(Fixture.response(body), for: Fixture.api("no.such.path"))
+            }
             #expect(error?.kind == .business)
             #expect(error?.message == "the server answered with business code 7")
         }
         let decoding = Fixture.error {
-            _ = try formatter.decode([Int].self, from: Fixture.response(#"{"code":3,"msg":"no"}"#), for: Fixture.api("x"))
+            _ = try formatter.decode(
+                [Int].self, from: Fixture.response(#"{"code":3,"msg":"no"}"#), for: Fixture.api("x"))
         }
         #expect(decoding?.kind == .business)
         #expect(decoding?.code == "3")
@@ -52,7 +55,8 @@ import Testing
 
     @Test("Custom keys and success codes, including string and boolean codes")
     func customKeys() throws {
-        let custom = EnvelopeFormatter(codeKey: "status", messageKey: "message", dataKey: "result", successCodes: ["OK", "200"])
+        let custom = EnvelopeFormatter(
+            codeKey: "status", messageKey: "message", dataKey: "result", successCodes: ["OK", "200"])
         let ok = Fixture.response(#"{"status":"OK","message":"fine","result":{"v":[true]}}"#)
         #expect(try custom.format(ok, for: Fixture.api("v[0]")) == .json(true))
         #expect(try custom.format(Fixture.response(#"{"status":200.0,"result":1}"#), for: Fixture.api()) == .json(1))
@@ -65,7 +69,9 @@ import Testing
 
         let flag = EnvelopeFormatter(codeKey: "success", messageKey: "error", successCodes: ["true"])
         #expect(try flag.format(Fixture.response(#"{"success":true,"data":5}"#), for: Fixture.api()) == .json(5))
-        let denied = Fixture.error { _ = try flag.format(Fixture.response(#"{"success":false,"error":"denied"}"#), for: Fixture.api()) }
+        let denied = Fixture.error {
+            _ = try flag.format(Fixture.response(#"{"success":false,"error":"denied"}"#), for: Fixture.api())
+        }
         #expect(denied?.code == "false")
         #expect(denied?.message == "denied")
 
@@ -95,8 +101,14 @@ import Testing
             (#"{"data":{"code":0}}"#, #"not a business envelope: missing key "code""#),
             (#"{"code":null}"#, #"not a business envelope: the code "code" is null, not a number or a string"#),
             (#"{"code":{"v":0}}"#, #"not a business envelope: the code "code" is an object, not a number or a string"#),
-            (#"{"code":0,"data":[1,}"#, "the response is not valid JSON: unexpected \"}\" (expected a value) at byte 20"),
-            (#"{"code":0} trailing"#, "the response is not valid JSON: unexpected \"t\" (expected the end of the body after the JSON value) at byte 11"),
+            (
+                #"{"code":0,"data":[1,}"#,
+                "the response is not valid JSON: unexpected \"}\" (expected a value) at byte 20"
+            ),
+            (
+                #"{"code":0} trailing"#,
+                "the response is not valid JSON: unexpected \"t\" (expected the end of the body after the JSON value) at byte 11"
+            ),
             (#"{"code":0,"msg":"\ud800"}"#, "lone high surrogate"),
             (#"{"code":0,"data":{"#, "unexpected end of the body"),
         ])
@@ -115,7 +127,9 @@ import Testing
         #expect(try formatter.format(Fixture.response("", status: 204), for: Fixture.api()) == .json(.null))
         #expect(try formatter.format(Fixture.response(""), for: Fixture.api(method: .head)) == .json(.null))
         #expect(try formatter.decode(String?.self, from: Fixture.response("", status: 204), for: Fixture.api()) == nil)
-        let decodeEmpty = Fixture.error { _ = try formatter.decode(String.self, from: Fixture.response(""), for: Fixture.api()) }
+        let decodeEmpty = Fixture.error {
+            _ = try formatter.decode(String.self, from: Fixture.response(""), for: Fixture.api())
+        }
         #expect(decodeEmpty?.message == "the response body is empty (status 200), so it has no envelope")
     }
 
@@ -139,7 +153,9 @@ import Testing
     func arrayData() throws {
         let response = Fixture.response(#"{"code":0,"data":[{"n":1},{"n":2}]}"#)
         #expect(try formatter.format(response, for: Fixture.api("[1].n")) == .json(2))
-        #expect(try formatter.decode([Int].self, from: Fixture.response(#"{"code":0,"data":[4,5]}"#), for: Fixture.api()) == [4, 5])
+        #expect(
+            try formatter.decode([Int].self, from: Fixture.response(#"{"code":0,"data":[4,5]}"#), for: Fixture.api())
+                == [4, 5])
     }
 
     @Test("Without a data key the data value is null; a key path below it is an error naming the key path")
@@ -150,8 +166,12 @@ import Testing
         let error = Fixture.error { _ = try formatter.format(response, for: Fixture.api("items")) }
         #expect(error?.kind == .decoding)
         #expect(error?.keyPath == "data.items")
-        #expect(error?.message == #"key path "data.items": no key "data" in the object at the root, which has keys ["code", "msg"]"#)
-        let nullData = Fixture.error { _ = try formatter.format(Fixture.response(#"{"code":0,"data":null}"#), for: Fixture.api("items")) }
+        #expect(
+            error?.message
+                == #"key path "data.items": no key "data" in the object at the root, which has keys ["code", "msg"]"#)
+        let nullData = Fixture.error {
+            _ = try formatter.format(Fixture.response(#"{"code":0,"data":null}"#), for: Fixture.api("items"))
+        }
         #expect(nullData?.message == #"key path "data.items": expected an object at "data" but found null"#)
     }
 
@@ -159,9 +179,18 @@ import Testing
     func misses() {
         let response = Fixture.response(Self.body)
         let cases = [
-            ("shop.items", #"key path "data.shop.items": no key "items" in the object at "data.shop", which has keys ["id", "name", "products"]"#),
-            ("items[3]", #"key path "data.items[3]": index 3 is out of range: the array at "data.items" has 3 elements"#),
-            ("shop.name[0]", #"key path "data.shop.name[0]": expected an array at "data.shop.name" but found a string"#),
+            (
+                "shop.items",
+                #"key path "data.shop.items": no key "items" in the object at "data.shop", which has keys ["id", "name", "products"]"#
+            ),
+            (
+                "items[3]",
+                #"key path "data.items[3]": index 3 is out of range: the array at "data.items" has 3 elements"#
+            ),
+            (
+                "shop.name[0]",
+                #"key path "data.shop.name[0]": expected an array at "data.shop.name" but found a string"#
+            ),
             ("~.meta.page.x", #"key path "meta.page.x": expected an object at "meta.page" but found a number"#),
             ("~[0]", #"key path "[0]": expected an array at the root but found an object"#),
         ]
@@ -175,7 +204,8 @@ import Testing
     @Test("Data and string results are the whole body, once the code is checked")
     func dataAndString() throws {
         let response = Fixture.response(Self.body)
-        #expect(try formatter.format(response, for: Fixture.api("no.such", format: .data)) == .data(Data(Self.body.utf8)))
+        #expect(
+            try formatter.format(response, for: Fixture.api("no.such", format: .data)) == .data(Data(Self.body.utf8)))
         #expect(try formatter.format(response, for: Fixture.api(format: .string)) == .string(Self.body))
         let failed = Fixture.response(#"{"code":1,"msg":"no"}"#)
         let error = Fixture.error { _ = try formatter.format(failed, for: Fixture.api(format: .data)) }
@@ -206,13 +236,17 @@ import Testing
 
     @Test("A model that does not fit names the key path from the root and the coding path inside the model")
     func decodeMismatch() {
-        let body = #"{"code":0,"data":{"shop":{"products":[{"id":1,"name":"Tea","price":2.5},{"id":2,"name":"Cake"}]}}}"#
+        let body =
+            #"{"code":0,"data":{"shop":{"products":[{"id":1,"name":"Tea","price":2.5},{"id":2,"name":"Cake"}]}}}"#
         let error = Fixture.error {
-            _ = try formatter.decode([FixtureProduct].self, from: Fixture.response(body), for: Fixture.api("shop.products"))
+            _ = try formatter.decode(
+                [FixtureProduct].self, from: Fixture.response(body), for: Fixture.api("shop.products"))
         }
         #expect(error?.kind == .decoding)
         #expect(error?.keyPath == "data.shop.products[1].price")
-        #expect(error?.message.contains(#"cannot decode Array<FixtureProduct> at key path "data.shop.products""#) == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.contains(#"cannot decode Array<FixtureProduct> at key path "data.shop.products""#) == true,
+            "\(error?.message ?? "")")
         #expect(error?.message.contains(#"no key "price""#) == true)
     }
 }

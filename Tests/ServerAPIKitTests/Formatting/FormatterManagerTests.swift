@@ -55,7 +55,8 @@ import Testing
         } catch let error as ServerAPIError {
             #expect(error.kind == .decoding)
             #expect(error.keyPath == "data.shop.items")
-            #expect(error.message.contains(#"no key "items" in the object at "data.shop", which has keys ["products"]"#))
+            #expect(
+                error.message.contains(#"no key "items" in the object at "data.shop", which has keys ["products"]"#))
             #expect(error.requestID == missing.id)
         }
     }
@@ -63,7 +64,9 @@ import Testing
     @Test("Through the manager: the plain formatter returns text in the declared charset")
     func plainEndToEnd() async throws {
         let mock = MockTransport()
-        mock.stub(.get, "/motd", .data(Data([0x63, 0x61, 0x66, 0xE9]), headers: ["Content-Type": "text/plain; charset=ISO-8859-1"]))
+        mock.stub(
+            .get, "/motd",
+            .data(Data([0x63, 0x61, 0x66, 0xE9]), headers: ["Content-Type": "text/plain; charset=ISO-8859-1"]))
         let manager = ServerAPIManager(transport: mock)
         let result = try await manager.send(ServerAPI(host: "https://shop.test", path: "/motd").format(.string))
         #expect(result.string == "café")

@@ -15,7 +15,9 @@ enum FormattingFixture {
     }
 
     /// A response with raw bytes.
-    static func response(_ body: Data, status: Int = 200, contentType: String? = "application/json") -> TransportResponse {
+    static func response(_ body: Data, status: Int = 200, contentType: String? = "application/json")
+        -> TransportResponse
+    {
         var headers: HTTPHeaders = [:]
         if let contentType { headers.add(name: "Content-Type", value: contentType) }
         return TransportResponse(status: status, headers: headers, body: .data(body), url: url)

@@ -47,7 +47,9 @@ import Testing
 
     @Test("Invalid UTF-8 inside a string is rejected, with the offset of the bad byte")
     func invalidUTF8() {
-        for bytes: [UInt8] in [[0xFF], [0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x28, 0xA1]] {
+        for bytes: [UInt8] in [
+            [0xFF], [0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x28, 0xA1],
+        ] {
             let body = Data([UInt8(ascii: "\""), UInt8(ascii: "x")] + bytes + [UInt8(ascii: "\"")])
             let error = FormattingFixture.error { try JSONScanner.validate(body) }
             #expect(error?.message.contains("not valid UTF-8 at byte 2") == true, "\(bytes): \(error?.message ?? "")")
@@ -79,7 +81,8 @@ import Testing
             let parseError = FormattingFixture.error { _ = try JSONValue(parsing: nested(depth)) }
             #expect(parseError?.kind == .decoding)
         }
-        let deepObject = Data((String(repeating: #"{"a":"#, count: 300) + "1" + String(repeating: "}", count: 300)).utf8)
+        let deepObject = Data(
+            (String(repeating: #"{"a":"#, count: 300) + "1" + String(repeating: "}", count: 300)).utf8)
         let path = JSONKeyPath(components: Array(repeating: .key("a"), count: 300))
         #expect(try JSONScanner.value(at: path, in: deepObject) == .int(1))
     }
@@ -155,7 +158,8 @@ import Testing
         #expect(error?.keyPath == "data.shop.items")
         #expect(
             error?.message
-                == #"key path "data.shop.items": no key "items" in the object at "data.shop", which has keys ["id", "name"]"#)
+                == #"key path "data.shop.items": no key "items" in the object at "data.shop", which has keys ["id", "name"]"#
+        )
     }
 
     @Test("A wrong type names the key path, what was expected and what was found")
@@ -179,8 +183,12 @@ import Testing
         let error = FormattingFixture.error {
             _ = try JSONScanner.value(at: JSONKeyPath(parsing: "data.list[5]"), in: Data(Self.document.utf8))
         }
-        #expect(error?.message == #"key path "data.list[5]": index 5 is out of range: the array at "data.list" has 3 elements"#)
-        let empty = FormattingFixture.error { _ = try JSONScanner.value(at: JSONKeyPath(parsing: "[0]"), in: Data("[]".utf8)) }
+        #expect(
+            error?.message
+                == #"key path "data.list[5]": index 5 is out of range: the array at "data.list" has 3 elements"#)
+        let empty = FormattingFixture.error {
+            _ = try JSONScanner.value(at: JSONKeyPath(parsing: "[0]"), in: Data("[]".utf8))
+        }
         #expect(empty?.message == #"key path "[0]": index 0 is out of range: the array at the root has 0 elements"#)
     }
 
@@ -199,7 +207,8 @@ import Testing
         let missing = FormattingFixture.error { _ = try value.value(at: JSONKeyPath(parsing: "data.shop.items")) }
         #expect(
             missing?.message
-                == #"key path "data.shop.items": no key "items" in the object at "data.shop", which has keys ["id", "name"]"#)
+                == #"key path "data.shop.items": no key "items" in the object at "data.shop", which has keys ["id", "name"]"#
+        )
         let range = FormattingFixture.error { _ = try value.value(at: JSONKeyPath(parsing: "data.list[3]")) }
         #expect(range?.message.contains("index 3 is out of range") == true)
     }

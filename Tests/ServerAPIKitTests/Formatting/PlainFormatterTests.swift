@@ -61,7 +61,8 @@ import Testing
 
     // MARK: JSON
 
-    static let body = #"{"data":{"items":[{"id":1,"name":"Ada","price":9.5},{"id":2,"name":"Bob","price":3}]},"page":2}"#
+    static let body =
+        #"{"data":{"items":[{"id":1,"name":"Ada","price":9.5},{"id":2,"name":"Bob","price":3}]},"page":2}"#
 
     @Test("JSON is the value at the call's key path, from the root")
     func json() throws {
@@ -77,7 +78,9 @@ import Testing
 
     @Test("JSON in another declared charset is transcoded before it is read")
     func jsonInLatin1() throws {
-        let response = Fixture.response(Data([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xE9, 0x22, 0x7D]), contentType: "application/json; charset=iso-8859-1")
+        let response = Fixture.response(
+            Data([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xE9, 0x22, 0x7D]),
+            contentType: "application/json; charset=iso-8859-1")
         #expect(try formatter.format(response, for: Fixture.api("a")) == .json("é"))
     }
 
@@ -87,17 +90,23 @@ import Testing
         let missing = Fixture.error { _ = try formatter.format(response, for: Fixture.api("data.shop")) }
         #expect(missing?.kind == .decoding)
         #expect(missing?.keyPath == "data.shop")
-        #expect(missing?.message == #"key path "data.shop": no key "shop" in the object at "data", which has keys ["items"]"#)
+        #expect(
+            missing?.message
+                == #"key path "data.shop": no key "shop" in the object at "data", which has keys ["items"]"#)
         #expect(missing?.bodyExcerpt == Self.body)
         let range = Fixture.error { _ = try formatter.format(response, for: Fixture.api("data.items[2]")) }
-        #expect(range?.message == #"key path "data.items[2]": index 2 is out of range: the array at "data.items" has 2 elements"#)
+        #expect(
+            range?.message
+                == #"key path "data.items[2]": index 2 is out of range: the array at "data.items" has 2 elements"#)
         let type = Fixture.error { _ = try formatter.format(response, for: Fixture.api("page.number")) }
         #expect(type?.message == #"key path "page.number": expected an object at "page" but found a number"#)
     }
 
     @Test("A key path with bad syntax is an invalid-request error")
     func badKeyPath() {
-        let error = Fixture.error { _ = try formatter.format(Fixture.response(Self.body), for: Fixture.api("data..items")) }
+        let error = Fixture.error {
+            _ = try formatter.format(Fixture.response(Self.body), for: Fixture.api("data..items"))
+        }
         #expect(error?.kind == .invalidRequest)
         #expect(error?.keyPath == "data..items")
     }
@@ -117,7 +126,9 @@ import Testing
         #expect(try formatter.format(Fixture.response("", status: 204), for: Fixture.api()) == .json(.null))
         #expect(try formatter.format(Fixture.response("", status: 304), for: Fixture.api()) == .json(.null))
         #expect(try formatter.format(Fixture.response(""), for: Fixture.api(method: .head)) == .json(.null))
-        let withKeyPath = Fixture.error { _ = try formatter.format(Fixture.response("", status: 204), for: Fixture.api("a")) }
+        let withKeyPath = Fixture.error {
+            _ = try formatter.format(Fixture.response("", status: 204), for: Fixture.api("a"))
+        }
         #expect(withKeyPath?.kind == .decoding)
         #expect(try formatter.format(Fixture.response(""), for: Fixture.api(format: .data)) == .data(Data()))
         #expect(try formatter.format(Fixture.response(""), for: Fixture.api(format: .string)) == .string(""))
@@ -137,7 +148,8 @@ import Testing
     func decode() throws {
         let response = Fixture.response(Self.body)
         let items = try formatter.decode([FixtureProduct].self, from: response, for: Fixture.api("data.items"))
-        #expect(items == [FixtureProduct(id: 1, name: "Ada", price: 9.5), FixtureProduct(id: 2, name: "Bob", price: 3)])
+        #expect(
+            items == [FixtureProduct(id: 1, name: "Ada", price: 9.5), FixtureProduct(id: 2, name: "Bob", price: 3)])
         let item = try formatter.decode(FixtureProduct.self, from: response, for: Fixture.api("data.items[1]"))
         #expect(item.name == "Bob")
         #expect(try formatter.decode(Int.self, from: response, for: Fixture.api("page")) == 2)
@@ -145,8 +157,12 @@ import Testing
 
     @Test("The model's bytes are decoded as they are, not re-serialized: a UInt64 beyond Int64 stays exact")
     func noReserialization() throws {
-        struct Big: Decodable { var id: UInt64; var amount: Decimal }
-        let response = Fixture.response(#"{"data":{"id":18446744073709551615,"amount":0.1000000000000000055511151231257827}}"#)
+        struct Big: Decodable {
+            var id: UInt64
+            var amount: Decimal
+        }
+        let response = Fixture.response(
+            #"{"data":{"id":18446744073709551615,"amount":0.1000000000000000055511151231257827}}"#)
         let big = try formatter.decode(Big.self, from: response, for: Fixture.api("data"))
         #expect(big.id == .max)
         #expect(big.amount == Decimal(string: "0.1000000000000000055511151231257827"))
@@ -156,7 +172,8 @@ import Testing
     func decodeMismatch() {
         let body = #"{"data":{"items":[{"id":1,"name":"Ada","price":9.5},{"id":2,"name":"Bob","price":"free"}]}}"#
         let error = Fixture.error {
-            _ = try formatter.decode([FixtureProduct].self, from: Fixture.response(body), for: Fixture.api("data.items"))
+            _ = try formatter.decode(
+                [FixtureProduct].self, from: Fixture.response(body), for: Fixture.api("data.items"))
         }
         #expect(error?.kind == .decoding)
         #expect(error?.keyPath == "data.items[1].price")
@@ -176,7 +193,8 @@ import Testing
     func decodeMalformed() {
         for keyPath in [nil, "a"] {
             let error = Fixture.error {
-                _ = try formatter.decode([Int].self, from: Fixture.response(#"{"a":[1,2,]}"#), for: Fixture.api(keyPath))
+                _ = try formatter.decode(
+                    [Int].self, from: Fixture.response(#"{"a":[1,2,]}"#), for: Fixture.api(keyPath))
             }
             #expect(error?.kind == .decoding)
             #expect(error?.message.contains("at byte 10") == true, "\(error?.message ?? "")")
@@ -185,7 +203,10 @@ import Testing
 
     @Test("Models use the decoder the formatter makes")
     func customDecoder() throws {
-        struct Account: Decodable, Equatable { var userName: String; var createdAt: Date }
+        struct Account: Decodable, Equatable {
+            var userName: String
+            var createdAt: Date
+        }
         let formatter = PlainFormatter.plain {
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
@@ -200,9 +221,13 @@ import Testing
     @Test("An empty body decodes as null for HEAD and 204, and is an error otherwise")
     func decodeEmpty() throws {
         #expect(try formatter.decode(Int?.self, from: Fixture.response("", status: 204), for: Fixture.api()) == nil)
-        let required = Fixture.error { _ = try formatter.decode(Int.self, from: Fixture.response("", status: 204), for: Fixture.api()) }
+        let required = Fixture.error {
+            _ = try formatter.decode(Int.self, from: Fixture.response("", status: 204), for: Fixture.api())
+        }
         #expect(required?.kind == .decoding)
-        let error = Fixture.error { _ = try formatter.decode(Int?.self, from: Fixture.response(""), for: Fixture.api()) }
+        let error = Fixture.error {
+            _ = try formatter.decode(Int?.self, from: Fixture.response(""), for: Fixture.api())
+        }
         #expect(error?.message == "the response body is empty (status 200), so it has no Optional<Int> to decode")
     }
 
@@ -213,7 +238,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         let response = TransportResponse(status: 200, body: .file(file, bytes: 10), url: Fixture.url)
         #expect(try formatter.decode(String.self, from: response, for: Fixture.api("data.items[0].name")) == "Ada")
-        let missing = TransportResponse(status: 200, body: .file(file.appendingPathExtension("gone"), bytes: 1), url: Fixture.url)
+        let missing = TransportResponse(
+            status: 200, body: .file(file.appendingPathExtension("gone"), bytes: 1), url: Fixture.url)
         let error = Fixture.error { _ = try formatter.decode(String.self, from: missing, for: Fixture.api()) }
         #expect(error?.kind == .fileSystem)
     }
