@@ -1,14 +1,22 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Benchmarks live in their own package so that the main package keeps no dependencies.
+// The benchmarks live in their own package so that the library never depends on anything they use.
 let package = Package(
     name: "ServerAPIKitBenchmarks",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "ServerAPIKit", path: "..")
     ],
     targets: [
+        .executableTarget(
+            name: "serverapi-bench",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPITesting", package: "ServerAPIKit"),
+            ],
+            path: "Sources/serverapi-bench"
+        ),
         .executableTarget(
             name: "serverapi-cache-bench",
             dependencies: [
@@ -17,7 +25,7 @@ let package = Package(
                 .product(name: "ServerAPIFileCache", package: "ServerAPIKit"),
             ],
             path: "Sources/serverapi-cache-bench"
-        )
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

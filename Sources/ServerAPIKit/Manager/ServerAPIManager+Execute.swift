@@ -12,11 +12,26 @@ extension ServerAPIManager {
         let base = try api.transportRequest()
         let startedAt = Date()
         let info = InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: base.url, startedAt: startedAt)
-        let task = Task<T, any Error> {
+        // Registered before the task exists, so that no cancellation can slip between the two.
+        let canceller = TaskCanceller()
+        let token = registry.add(info) { canceller.cancel() }
+        defer { registry.remove(token) }
+        let operation: @Sendable () async throws -> T = {
             try await self.execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
         }
-        let token = registry.add(info) { task.cancel() }
-        defer { registry.remove(token) }
+        let task: Task<T, any Error>
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *),
+            !Task.isCancelled && !canceller.isCancelled
+        {
+            // An immediate task runs on this thread until it first suspends: a call the transport
+            // answers without suspending (a stub, a cache hit) costs no thread hop. It is still a
+            // task of its own, cancelled by the registry and by the caller as before.
+            task = Task.immediate(operation: operation)
+        } else {
+            // Already cancelled: the task must see it from its first line, as before.
+            task = Task(operation: operation)
+        }
+        canceller.set { task.cancel() }
         do {
             return try await withTaskCancellationHandler {
                 try await task.value

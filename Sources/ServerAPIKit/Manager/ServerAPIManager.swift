@@ -136,17 +136,19 @@ public final class ServerAPIManager: Sendable {
     /// (if there is one) and then the network result; with every other mode, the one result.
     ///
     /// Ending the iteration early cancels the call.
-    public func updates(_ api: ServerAPI) -> AsyncThrowingStream<ServerResult, any Error> {
+    public func updates(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) -> AsyncThrowingStream<ServerResult, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     guard api.cacheMode == .returnCacheThenLoad else {
-                        continuation.yield(try await self.send(api))
+                        continuation.yield(try await self.send(api, progress: progress))
                         continuation.finish()
                         return
                     }
                     if let cached = try await self.cachedResult(for: api) { continuation.yield(cached) }
-                    continuation.yield(try await self.send(api.cache(.storeOnly)))
+                    continuation.yield(try await self.send(api.cache(.storeOnly), progress: progress))
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: ServerAPIError.wrap(error))
