@@ -113,10 +113,13 @@ extension FileCache {
             metadataBytes = Array(prefix[CacheFileFormat.headerSize..<metadataEnd])
         } else {
             metadataBytes = try [UInt8](unsafeUninitializedCapacity: header.metadataLength) { buffer, count in
-                count = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: Int64(CacheFileFormat.headerSize))
+                count = try file.read(
+                    into: UnsafeMutableRawBufferPointer(buffer), at: Int64(CacheFileFormat.headerSize))
             }
         }
-        let decoded = try metadataBytes.withUnsafeBytes { try CacheFileFormat.decodeMetadata($0, header: header, key: key) }
+        let decoded = try metadataBytes.withUnsafeBytes {
+            try CacheFileFormat.decodeMetadata($0, header: header, key: key)
+        }
         guard let metadata = decoded else { throw KeyMismatch() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, header.bodyLength), alignment: 16)
         let body: Data
@@ -124,7 +127,9 @@ extension FileCache {
             let read = try file.read(
                 into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<header.bodyLength]), at: Int64(metadataEnd))
             guard read == header.bodyLength else { throw CacheFileFormat.Invalid(reason: "truncated while reading") }
-            if checksBody { try CacheFileFormat.checkBody(UnsafeRawBufferPointer(rebasing: buffer[0..<read]), header: header) }
+            if checksBody {
+                try CacheFileFormat.checkBody(UnsafeRawBufferPointer(rebasing: buffer[0..<read]), header: header)
+            }
             guard let base = buffer.baseAddress else { throw CacheFileFormat.Invalid(reason: "no buffer") }
             // The body keeps the buffer it was read into: no copy of a large body.
             body = Data(bytesNoCopy: base, count: read, deallocator: .custom { pointer, _ in pointer.deallocate() })
@@ -170,7 +175,8 @@ extension FileCache {
 
     /// Writes the file next to its destination under a temporary name, flushes it, and renames it into place.
     func writeAtomically(prefix: [UInt8], body: Data, to path: String, modified: Date) throws(ServerAPIError) {
-        let temporary = directoryPath + "/" + Self.temporaryPrefix + "\(getpid())-"
+        let temporary =
+            directoryPath + "/" + Self.temporaryPrefix + "\(getpid())-"
             + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         let file = try createTemporary(temporary)
         var failure: (any Error)?
@@ -249,7 +255,9 @@ extension FileCache {
         let names = (try? SystemFile.contentsOfDirectory(directoryPath)) ?? []
         for name in names {
             if Self.isEntryName(name) {
-                guard let status = try? SystemFile.status(atPath: path(of: name)), status.isRegularFile else { continue }
+                guard let status = try? SystemFile.status(atPath: path(of: name)), status.isRegularFile else {
+                    continue
+                }
                 found.append((name, FileCacheIndex.Record(size: status.size, lastUsed: status.modified)))
             } else if isAbandonedTemporary(name) {
                 try? SystemFile.remove(path(of: name))
@@ -271,7 +279,7 @@ extension FileCache {
     func listDirectory() throws(ServerAPIError) -> [String] {
         do {
             return try SystemFile.contentsOfDirectory(directoryPath)
-        } catch where error.isMissing {
+        } catch  where error.isMissing {
             return []
         } catch {
             throw ServerAPIError(.fileSystem, "cannot list the cache directory: \(error)", underlying: error)

@@ -133,7 +133,8 @@ public final class FileCache: CachePolicy {
             if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
                 base = URL(fileURLWithPath: xdg, isDirectory: true)
             } else {
-                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache", isDirectory: true)
+                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                    ".cache", isDirectory: true)
             }
         #endif
         var name = appName.replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "\0", with: "_")

@@ -8,7 +8,8 @@ import Testing
         "https://api.example.com", "https://api.example.com/", "HTTPS://API.Example.COM/Items?b=2&a=1",
         "http://api.example.com:80/x", "https://api.example.com:443/x", "https://api.example.com:8443/x?z",
         "http://api.example.com:443/x", "https://api.example.com/a/b%20c/?q=a%26b&q=a&p", "https://h/p?a=&a&a=1",
-        "https://h/p?b=1#frag", "https://h/p#frag?x=1", "https://h/p?a=1&&b=2", "https://h/p?", "https://user:pw@h/p?b&a",
+        "https://h/p?b=1#frag", "https://h/p#frag?x=1", "https://h/p?a=1&&b=2", "https://h/p?",
+        "https://user:pw@h/p?b&a",
         "https://[::1]:8080/p?b&a", "https://my_host/p", "https://h/p?x=%2F&x=%2f&X=1", "https://h:0080/p",
         "https://h/p?émoji=✓&a=1", "https://sub.domain-name.example/path;params?c=3&b=2&a=1",
     ]
@@ -56,11 +57,15 @@ import Testing
     @Test("requests that differ in method, URL, body or a varying header have different keys")
     func distinctKeys() throws {
         let base = ServerAPI(host: "https://api.test", path: "/items").query("a", "1")
-        func key(_ api: ServerAPI) throws -> CacheKey { CacheKey(request: try api.transportRequest(), varying: api.varyingHeaders) }
+        func key(_ api: ServerAPI) throws -> CacheKey {
+            CacheKey(request: try api.transportRequest(), varying: api.varyingHeaders)
+        }
         #expect(try key(base) == key(ServerAPI(host: "https://API.test", path: "/items").query("a", "1")))
         #expect(try key(base) != key(base.method(.head)))
         #expect(try key(base) != key(base.query("b", "2")))
-        #expect(try key(base.method(.post).body(.data(Data("x".utf8)))) != key(base.method(.post).body(.data(Data("y".utf8)))))
+        #expect(
+            try key(base.method(.post).body(.data(Data("x".utf8))))
+                != key(base.method(.post).body(.data(Data("y".utf8)))))
         let varying = base.varying("Authorization")
         #expect(try key(varying.setHeader("Authorization", "a")) != key(varying.setHeader("Authorization", "b")))
         #expect(try key(base.setHeader("Authorization", "a")) == key(base.setHeader("Authorization", "b")))

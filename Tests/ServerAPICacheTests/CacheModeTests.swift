@@ -45,7 +45,9 @@ import Testing
         }
     }
 
-    @Test("returnCacheElseLoad: a fresh entry answers without the transport; a stale one is reloaded", arguments: CacheKind.allCases)
+    @Test(
+        "returnCacheElseLoad: a fresh entry answers without the transport; a stale one is reloaded",
+        arguments: CacheKind.allCases)
     func returnCacheElseLoad(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -70,7 +72,8 @@ import Testing
 
             // Expired: the call loads again and stores the new response.
             let old = Date().addingTimeInterval(-600)
-            try await cache.store(makeEntry("old", storedAt: old, expiresAt: old.addingTimeInterval(60)), for: Self.key(api))
+            try await cache.store(
+                makeEntry("old", storedAt: old, expiresAt: old.addingTimeInterval(60)), for: Self.key(api))
             let reloaded = try await manager.send(api)
             #expect(reloaded.string == "v2")
             #expect(!reloaded.isFromCache)
@@ -79,7 +82,9 @@ import Testing
         }
     }
 
-    @Test("returnCacheThenLoad: the stream yields the cached result, then the network's, which is stored", arguments: CacheKind.allCases)
+    @Test(
+        "returnCacheThenLoad: the stream yields the cached result, then the network's, which is stored",
+        arguments: CacheKind.allCases)
     func returnCacheThenLoad(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -114,7 +119,9 @@ import Testing
         }
     }
 
-    @Test("loadElseReturnCache: when the network fails, the cached entry answers, marked with its age", arguments: CacheKind.allCases, Outage.allCases)
+    @Test(
+        "loadElseReturnCache: when the network fails, the cached entry answers, marked with its age",
+        arguments: CacheKind.allCases, Outage.allCases)
     func loadElseReturnCache(kind: CacheKind, outage: Outage) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -125,7 +132,8 @@ import Testing
 
             // An old, expired entry still stands in.
             let storedAt = Date().addingTimeInterval(-120)
-            try await cache.store(makeEntry("saved", storedAt: storedAt, expiresAt: storedAt.addingTimeInterval(1)), for: Self.key(api))
+            try await cache.store(
+                makeEntry("saved", storedAt: storedAt, expiresAt: storedAt.addingTimeInterval(1)), for: Self.key(api))
             let fallback = try await manager.send(api)
             #expect(fallback.string == "saved")
             #expect(mock.requestCount == 2)
@@ -155,7 +163,9 @@ import Testing
         }
     }
 
-    @Test("cacheOnly: a hit answers, even stale, without the transport; a miss is a cacheMiss error", arguments: CacheKind.allCases)
+    @Test(
+        "cacheOnly: a hit answers, even stale, without the transport; a miss is a cacheMiss error",
+        arguments: CacheKind.allCases)
     func cacheOnly(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -166,7 +176,8 @@ import Testing
             #expect(miss?.kind == .cacheMiss)
 
             let old = Date().addingTimeInterval(-600)
-            try await cache.store(makeEntry("stale", storedAt: old, expiresAt: old.addingTimeInterval(1)), for: Self.key(api))
+            try await cache.store(
+                makeEntry("stale", storedAt: old, expiresAt: old.addingTimeInterval(1)), for: Self.key(api))
             let hit = try await manager.send(api)
             #expect(hit.string == "stale")
             #expect(hit.isFromCache)
@@ -183,7 +194,9 @@ import Testing
         #expect(mock.requestCount == 0)
     }
 
-    @Test("two users with different Authorization never share an entry when the header is varying", arguments: CacheKind.allCases)
+    @Test(
+        "two users with different Authorization never share an entry when the header is varying",
+        arguments: CacheKind.allCases)
     func twoUsers(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -224,7 +237,8 @@ import Testing
         }
     }
 
-    @Test("a header not listed as varying is not part of the key (so list Authorization)", arguments: CacheKind.allCases)
+    @Test(
+        "a header not listed as varying is not part of the key (so list Authorization)", arguments: CacheKind.allCases)
     func unlistedHeaderIsShared(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -232,23 +246,30 @@ import Testing
             let manager = ServerAPIManager(transport: mock, cache: cache)
             let api = Self.items.cache(.returnCacheElseLoad)
             _ = try await manager.send(api.setHeader("Authorization", "Bearer alice"))
-            #expect(try await manager.send(api.setHeader("Authorization", "Bearer bob")).string == "data of Bearer alice")
+            #expect(
+                try await manager.send(api.setHeader("Authorization", "Bearer bob")).string == "data of Bearer alice")
             #expect(mock.requestCount == 1)
         }
     }
 
-    @Test("only GET and HEAD are cached unless the call opts in; the body is part of the key", arguments: CacheKind.allCases)
+    @Test(
+        "only GET and HEAD are cached unless the call opts in; the body is part of the key",
+        arguments: CacheKind.allCases)
     func methods(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
-            mock.stub { request in .text("answer to \(String(decoding: request.body.inMemoryBytes ?? Data(), as: UTF8.self))") }
+            mock.stub { request in
+                .text("answer to \(String(decoding: request.body.inMemoryBytes ?? Data(), as: UTF8.self))")
+            }
             let manager = ServerAPIManager(transport: mock, cache: cache)
             let search = ServerAPI(host: "https://api.test", path: "/search", method: .post)
                 .format(.string).body(.data(Data("swift".utf8), contentType: "text/plain")).cache(.returnCacheElseLoad)
             _ = try await manager.send(search)
             _ = try await manager.send(search)
             #expect(mock.requestCount == 2)
-            let notCacheable = await #expect(throws: ServerAPIError.self) { try await manager.send(search.cache(.cacheOnly)) }
+            let notCacheable = await #expect(throws: ServerAPIError.self) {
+                try await manager.send(search.cache(.cacheOnly))
+            }
             #expect(notCacheable?.kind == .cacheMiss)
 
             let cacheable = search.cacheable(methods: .post)
@@ -296,7 +317,8 @@ import Testing
             try Data().write(to: blocker)
             let mock = MockTransport()
             mock.stub(.get, "/items", .text("v1"))
-            let manager = ServerAPIManager(transport: mock, cache: FileCache(directory: blocker.appendingPathComponent("cache")))
+            let manager = ServerAPIManager(
+                transport: mock, cache: FileCache(directory: blocker.appendingPathComponent("cache")))
             let api = Self.items.cache(.returnCacheElseLoad)
             #expect(try await manager.send(api).string == "v1")
             #expect(try await manager.send(api).string == "v1")

@@ -58,7 +58,8 @@ import Testing
                 try await FileCache(directory: directory).store(makeEntry(size: 3_000, seed: 1), for: .test(name))
             }
             let paths = FileCache(directory: directory)
-            let a = paths.fileURL(for: .test("a")), b = paths.fileURL(for: .test("b"))
+            let a = paths.fileURL(for: .test("a"))
+            let b = paths.fileURL(for: .test("b"))
             try Damage.flippedHeaderByte.apply(to: Data(contentsOf: a)).write(to: a)
             try Damage.flippedBodyByte.apply(to: Data(contentsOf: b)).write(to: b)
             let restarted = FileCache(directory: directory)
@@ -149,7 +150,9 @@ import Testing
             let blocker = root.appendingPathComponent("blocker")
             try Data("file".utf8).write(to: blocker)
             let cache = FileCache(directory: blocker.appendingPathComponent("cache"))
-            let error = await #expect(throws: ServerAPIError.self) { try await cache.store(makeEntry("a"), for: .test("a")) }
+            let error = await #expect(throws: ServerAPIError.self) {
+                try await cache.store(makeEntry("a"), for: .test("a"))
+            }
             #expect(error?.kind == .fileSystem)
             #expect(error?.message.contains(blocker.path) == true)
             #expect(await cache.lookup(.test("a")) == nil)
@@ -162,17 +165,23 @@ import Testing
             let path = root.appendingPathComponent("cache")
             try Data("file".utf8).write(to: path)
             let cache = FileCache(directory: path)
-            let error = await #expect(throws: ServerAPIError.self) { try await cache.store(makeEntry("a"), for: .test("a")) }
+            let error = await #expect(throws: ServerAPIError.self) {
+                try await cache.store(makeEntry("a"), for: .test("a"))
+            }
             #expect(error?.kind == .fileSystem)
             #expect(error?.message.contains("not a directory") == true)
         }
     }
 
-    @Test("a read-only file system is a clear file-system error", .enabled(if: FileManager.default.fileExists(atPath: "/proc/self")))
+    @Test(
+        "a read-only file system is a clear file-system error",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self")))
     func readOnlyFileSystem() async throws {
         // /proc refuses new files to everyone, root included.
         let cache = FileCache(directory: URL(fileURLWithPath: "/proc/self"))
-        let error = await #expect(throws: ServerAPIError.self) { try await cache.store(makeEntry("a"), for: .test("a")) }
+        let error = await #expect(throws: ServerAPIError.self) {
+            try await cache.store(makeEntry("a"), for: .test("a"))
+        }
         #expect(error?.kind == .fileSystem)
         #expect(await cache.lookup(.test("a")) == nil)
     }
@@ -180,8 +189,10 @@ import Testing
     @Test("two instances on one directory, storing and reading at once, never corrupt each other")
     func twoInstances() async throws {
         try await withTemporaryDirectory { directory in
-            let first = FileCache(directory: directory, configuration: .init(sizeLimit: 1 << 20, synchronizesWrites: false))
-            let second = FileCache(directory: directory, configuration: .init(sizeLimit: 1 << 20, synchronizesWrites: false))
+            let first = FileCache(
+                directory: directory, configuration: .init(sizeLimit: 1 << 20, synchronizesWrites: false))
+            let second = FileCache(
+                directory: directory, configuration: .init(sizeLimit: 1 << 20, synchronizesWrites: false))
             let problems = await withTaskGroup(of: Int.self) { group in
                 for worker in 0..<8 {
                     let cache = worker % 2 == 0 ? first : second
@@ -193,9 +204,13 @@ import Testing
                             let version = UInt8((worker + step) % 2)
                             let size = version == 0 ? 3_000 : 90_000
                             if step % 3 == 0 {
-                                do { try await cache.store(makeEntry(size: size, seed: version), for: .test(name)) } catch { problems += 1 }
+                                do {
+                                    try await cache.store(makeEntry(size: size, seed: version), for: .test(name))
+                                } catch { problems += 1 }
                             } else if let entry = await cache.lookup(.test(name)) {
-                                let expected = entry.body.count == 3_000 ? makeEntry(size: 3_000, seed: 0) : makeEntry(size: 90_000, seed: 1)
+                                let expected =
+                                    entry.body.count == 3_000
+                                    ? makeEntry(size: 3_000, seed: 0) : makeEntry(size: 90_000, seed: 1)
                                 if entry.body != expected.body || entry.headers != expected.headers { problems += 1 }
                             }
                         }

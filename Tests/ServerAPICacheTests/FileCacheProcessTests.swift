@@ -36,7 +36,8 @@ import Testing
         switch Self.childTask {
         case "store":
             for (index, size) in Self.sizes.enumerated() {
-                try await cache.store(makeEntry(size: size, seed: UInt8(index), expiresAt: .distantFuture), for: .test("k\(index)"))
+                try await cache.store(
+                    makeEntry(size: size, seed: UInt8(index), expiresAt: .distantFuture), for: .test("k\(index)"))
             }
         case "churn":
             // Stores until killed (bounded, should the parent die first), saying so after each store.
@@ -60,7 +61,10 @@ import Testing
             let cache = FileCache(directory: directory)
             for (index, size) in Self.sizes.enumerated() {
                 let entry = await cache.lookup(.test("k\(index)"))
-                #expect(entry == makeEntry(size: size, seed: UInt8(index), expiresAt: .distantFuture).with(storedAt: entry?.storedAt))
+                #expect(
+                    entry
+                        == makeEntry(size: size, seed: UInt8(index), expiresAt: .distantFuture).with(
+                            storedAt: entry?.storedAt))
             }
         }
     }

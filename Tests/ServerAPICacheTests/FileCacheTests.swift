@@ -5,9 +5,11 @@ import Testing
 @testable import ServerAPIFileCache
 
 @Suite struct FileCacheTests {
-    @Test("an entry reads back exactly as stored, small or large, with many headers or none", arguments: [
-        0, 1, 4_000, 64 << 10, (64 << 10) + 1, 1 << 20,
-    ])
+    @Test(
+        "an entry reads back exactly as stored, small or large, with many headers or none",
+        arguments: [
+            0, 1, 4_000, 64 << 10, (64 << 10) + 1, 1 << 20,
+        ])
     func roundTrip(bodySize: Int) async throws {
         try await withTemporaryDirectory { directory in
             let cache = FileCache(directory: directory)
@@ -21,7 +23,9 @@ import Testing
             #expect(await cache.lookup(.test("a")) == entry)
             // Headers large enough that the metadata does not fit the first read of a large file.
             var bulky = entry
-            for index in 0..<300 { bulky.headers.add(name: "X-Filler-\(index)", value: String(repeating: "v", count: 20)) }
+            for index in 0..<300 {
+                bulky.headers.add(name: "X-Filler-\(index)", value: String(repeating: "v", count: 20))
+            }
             try await cache.store(bulky, for: .test("bulky"))
             #expect(await cache.lookup(.test("bulky")) == bulky)
         }
@@ -39,7 +43,8 @@ import Testing
             let names = try manager.contentsOfDirectory(atPath: directory.path)
             #expect(names == [SHA256.hex(CacheKey.test("x").rawValue.utf8)])
             #expect(cache.fileURL(for: .test("x")).lastPathComponent == names.first)
-            let fileMode = try manager.attributesOfItem(atPath: cache.fileURL(for: .test("x")).path)[.posixPermissions] as? Int
+            let fileMode =
+                try manager.attributesOfItem(atPath: cache.fileURL(for: .test("x")).path)[.posixPermissions] as? Int
             #expect(fileMode == 0o600)
         }
     }
@@ -67,7 +72,9 @@ import Testing
             let probe = FileCache(directory: directory.appendingPathComponent("probe"))
             try await probe.store(makeEntry(size: 10_000, seed: 0), for: .test("k0"))
             let entrySize = probe.totalSize
-            let cache = FileCache(directory: directory.appendingPathComponent("cache"), configuration: .init(sizeLimit: entrySize * 3), now: clock.provider)
+            let cache = FileCache(
+                directory: directory.appendingPathComponent("cache"), configuration: .init(sizeLimit: entrySize * 3),
+                now: clock.provider)
             for index in 0..<3 {
                 try await cache.store(makeEntry(size: 10_000, seed: UInt8(index)), for: .test("k\(index)"))
                 clock.advance(100)
@@ -121,9 +128,11 @@ import Testing
     func ttl() async throws {
         try await withTemporaryDirectory { directory in
             let clock = ManualClock()
-            let cache = FileCache(directory: directory, configuration: .init(defaultTTL: .seconds(60)), now: clock.provider)
+            let cache = FileCache(
+                directory: directory, configuration: .init(defaultTTL: .seconds(60)), now: clock.provider)
             try await cache.store(makeEntry("a", storedAt: clock.now), for: .test("a"))
-            try await cache.store(makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
+            try await cache.store(
+                makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
             #expect(await cache.lookup(.test("a"))?.expiresAt == clock.now.addingTimeInterval(60))
             clock.advance(61)
             let stale = await cache.lookup(.test("a"))
@@ -185,9 +194,12 @@ import Testing
         #expect(url.lastPathComponent == "com.example_shop")
         #if os(Linux)
             let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"]
-            let base = xdg.flatMap { $0.hasPrefix("/") ? $0 : nil }
+            let base =
+                xdg.flatMap { $0.hasPrefix("/") ? $0 : nil }
                 ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache").path
-            #expect(url.deletingLastPathComponent().standardizedFileURL.path == URL(fileURLWithPath: base).standardizedFileURL.path)
+            #expect(
+                url.deletingLastPathComponent().standardizedFileURL.path
+                    == URL(fileURLWithPath: base).standardizedFileURL.path)
         #endif
         #expect(FileCache.defaultDirectory(appName: "..").lastPathComponent == "ServerAPIKit")
     }
@@ -195,7 +207,8 @@ import Testing
     @Test("many tasks storing, reading and removing at once never read back a wrong or partial entry")
     func concurrency() async throws {
         try await withTemporaryDirectory { directory in
-            let cache = FileCache(directory: directory, configuration: .init(sizeLimit: 400_000, synchronizesWrites: false))
+            let cache = FileCache(
+                directory: directory, configuration: .init(sizeLimit: 400_000, synchronizesWrites: false))
             let problems = await withTaskGroup(of: Int.self) { group in
                 for worker in 0..<8 {
                     group.addTask {
@@ -205,11 +218,15 @@ import Testing
                             let size = Int(seed) * 5_000 + 100
                             switch step % 4 {
                             case 0:
-                                do { try await cache.store(makeEntry(size: size, seed: seed), for: .test("k\(seed)")) } catch { problems += 1 }
+                                do {
+                                    try await cache.store(makeEntry(size: size, seed: seed), for: .test("k\(seed)"))
+                                } catch { problems += 1 }
                             case 3:
                                 do { try await cache.remove(.test("k\(seed)")) } catch { problems += 1 }
                             default:
-                                if let entry = await cache.lookup(.test("k\(seed)")), entry.body != makeEntry(size: size, seed: seed).body {
+                                if let entry = await cache.lookup(.test("k\(seed)")),
+                                    entry.body != makeEntry(size: size, seed: seed).body
+                                {
                                     problems += 1
                                 }
                             }

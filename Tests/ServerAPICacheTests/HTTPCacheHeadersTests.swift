@@ -19,7 +19,9 @@ import Testing
 
     static func lifetime(_ entry: CacheEntry?) -> TimeInterval? {
         // Rounded to the millisecond: the dates are floating-point.
-        entry.flatMap { entry in entry.expiresAt.map { ($0.timeIntervalSince(entry.storedAt) * 1_000).rounded() / 1_000 } }
+        entry.flatMap { entry in
+            entry.expiresAt.map { ($0.timeIntervalSince(entry.storedAt) * 1_000).rounded() / 1_000 }
+        }
     }
 
     @Test("Cache-Control is parsed as a client cache needs it")
@@ -44,7 +46,8 @@ import Testing
             let entry = try await cache.lookup(Self.key(api))
             #expect(Self.lifetime(entry) == 300)
             let old = Date().addingTimeInterval(-1_000)
-            try await cache.store(makeEntry("old", storedAt: old, expiresAt: old, headers: ["ETag": "\"a\""]), for: Self.key(api))
+            try await cache.store(
+                makeEntry("old", storedAt: old, expiresAt: old, headers: ["ETag": "\"a\""]), for: Self.key(api))
             _ = try await manager.send(api)
             #expect(mock.requests.last?.headers["If-None-Match"] == nil)
         }
@@ -66,7 +69,9 @@ import Testing
         }
     }
 
-    @Test("max-age less Age sets the lifetime, a call's own TTL wins over it, no-cache wins over both", arguments: CacheKind.allCases)
+    @Test(
+        "max-age less Age sets the lifetime, a call's own TTL wins over it, no-cache wins over both",
+        arguments: CacheKind.allCases)
     func lifetimes(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -86,7 +91,9 @@ import Testing
         }
     }
 
-    @Test("a stale entry with an ETag is revalidated; a 304 answers from the cache and refreshes the entry", arguments: CacheKind.allCases)
+    @Test(
+        "a stale entry with an ETag is revalidated; a 304 answers from the cache and refreshes the entry",
+        arguments: CacheKind.allCases)
     func etagRevalidation(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -114,7 +121,9 @@ import Testing
         }
     }
 
-    @Test("Last-Modified is sent back as If-Modified-Since; a changed resource replaces the entry", arguments: CacheKind.allCases)
+    @Test(
+        "Last-Modified is sent back as If-Modified-Since; a changed resource replaces the entry",
+        arguments: CacheKind.allCases)
     func lastModified(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -133,7 +142,9 @@ import Testing
         }
     }
 
-    @Test("loadElseReturnCache revalidates even a fresh entry, and still falls back when offline", arguments: CacheKind.allCases)
+    @Test(
+        "loadElseReturnCache revalidates even a fresh entry, and still falls back when offline",
+        arguments: CacheKind.allCases)
     func loadElseReturnCache(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
@@ -154,7 +165,8 @@ import Testing
     func ownValidator(kind: CacheKind) async throws {
         try await kind.with { cache async throws in
             let mock = MockTransport()
-            mock.stub(.get, "/items", .text("v1", headers: ["ETag": "\"e\"", "Cache-Control": "no-cache"]), .status(304))
+            mock.stub(
+                .get, "/items", .text("v1", headers: ["ETag": "\"e\"", "Cache-Control": "no-cache"]), .status(304))
             let manager = Self.manager(mock, cache)
             let api = Self.items.cache(.returnCacheElseLoad)
             _ = try await manager.send(api)

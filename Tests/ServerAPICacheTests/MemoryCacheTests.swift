@@ -64,7 +64,8 @@ import Testing
         let clock = ManualClock()
         let cache = MemoryCache(configuration: .init(defaultTTL: .seconds(60)), now: clock.provider)
         await cache.store(makeEntry("a", storedAt: clock.now), for: .test("a"))
-        await cache.store(makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
+        await cache.store(
+            makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
         let stored = await cache.lookup(.test("a"))
         #expect(stored?.expiresAt == clock.now.addingTimeInterval(60))
         #expect(stored?.isFresh(at: clock.now) == true)
@@ -129,7 +130,9 @@ import Testing
                         case 4:
                             await cache.remove(.test(name))
                         default:
-                            if let entry = await cache.lookup(.test(name)), entry.body != Data(name.utf8) { mixedUp += 1 }
+                            if let entry = await cache.lookup(.test(name)), entry.body != Data(name.utf8) {
+                                mixedUp += 1
+                            }
                         }
                     }
                     return mixedUp

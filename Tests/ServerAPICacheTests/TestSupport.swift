@@ -53,7 +53,8 @@ enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
 /// An entry with a body made from `text`.
 func makeEntry(
-    _ text: String, storedAt: Date = Date(), expiresAt: Date? = nil, headers: HTTPHeaders = ["Content-Type": "text/plain"],
+    _ text: String, storedAt: Date = Date(), expiresAt: Date? = nil,
+    headers: HTTPHeaders = ["Content-Type": "text/plain"],
     status: Int = 200
 ) -> CacheEntry {
     CacheEntry(

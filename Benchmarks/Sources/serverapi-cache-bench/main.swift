@@ -24,7 +24,8 @@ struct Row: Codable {
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Nanoseconds per operation of `iterations` runs of `operation`.
@@ -57,7 +58,8 @@ func entry(size: Int, seed: Int) -> CacheEntry {
             "Content-Type": "application/json; charset=utf-8", "Cache-Control": "max-age=300",
             "ETag": "\"\(seed)-abcdef\"", "Date": "Sat, 21 Nov 2026 10:00:00 GMT",
         ],
-        body: body, url: URL(string: "https://api.example.com/v1/shops/1/products") ?? URL(fileURLWithPath: "/"), storedAt: Date(),
+        body: body, url: URL(string: "https://api.example.com/v1/shops/1/products") ?? URL(fileURLWithPath: "/"),
+        storedAt: Date(),
         expiresAt: Date().addingTimeInterval(3600))
 }
 
@@ -66,10 +68,15 @@ func entry(size: Int, seed: Int) -> CacheEntry {
 func benchmark() async throws -> [Row] {
     var rows: [Row] = []
 
-    func report(_ name: String, _ samples: [Double], baseline: String? = nil, baselineSamples: [Double]? = nil, goal: String? = nil) {
+    func report(
+        _ name: String, _ samples: [Double], baseline: String? = nil, baselineSamples: [Double]? = nil,
+        goal: String? = nil
+    ) {
         let value = median(samples)
         let ratio = baselineSamples.map { value / median($0) }
-        rows.append(Row(name: name, nanosecondsPerOperation: value, runs: samples, baseline: baseline, ratio: ratio, goal: goal))
+        rows.append(
+            Row(name: name, nanosecondsPerOperation: value, runs: samples, baseline: baseline, ratio: ratio, goal: goal)
+        )
     }
 
     // MARK: Memory cache
@@ -92,17 +99,20 @@ func benchmark() async throws -> [Row] {
     let memoryIterations = quick ? 100_000 : 1_000_000
     for _ in 0..<runs {
         var found = 0
-        memoryHits.append(await measure(iterations: memoryIterations) { index in
-            if await memory.lookup(keys[index % keyCount]) != nil { found += 1 }
-        })
+        memoryHits.append(
+            await measure(iterations: memoryIterations) { index in
+                if await memory.lookup(keys[index % keyCount]) != nil { found += 1 }
+            })
         precondition(found == memoryIterations, "every lookup must hit")
         // Storing over existing keys at the count limit: replacement and promotion, no growth.
-        memoryStores.append(await measure(iterations: memoryIterations / 4) { index in
-            await memory.store(smallEntry, for: keys[index % keyCount])
-        })
-        keyMaking.append(await measure(iterations: 20_000) { index in
-            _ = CacheKey(request: requests[index % requests.count], varying: ["Authorization"])
-        })
+        memoryStores.append(
+            await measure(iterations: memoryIterations / 4) { index in
+                await memory.store(smallEntry, for: keys[index % keyCount])
+            })
+        keyMaking.append(
+            await measure(iterations: 20_000) { index in
+                _ = CacheKey(request: requests[index % requests.count], varying: ["Authorization"])
+            })
     }
     report("memory cache hit (1 KB entry)", memoryHits, goal: "< 2000 ns")
     report("memory cache store (1 KB entry, at the count limit)", memoryStores)
@@ -141,15 +151,18 @@ func benchmark() async throws -> [Row] {
         for _ in 0..<runs {
             var bytes = 0
             var rawBytes = 0
-            cacheHits.append(await measure(iterations: iterations) { _ in
-                bytes &+= await files.lookup(key)?.body.count ?? 0
-            })
-            rawReads.append(try await measure(iterations: iterations) { _ in
-                rawBytes &+= try Data(contentsOf: url).count
-            })
-            hashedHits.append(await measure(iterations: iterations) { _ in
-                bytes &+= await hashing.lookup(key)?.body.count ?? 0
-            })
+            cacheHits.append(
+                await measure(iterations: iterations) { _ in
+                    bytes &+= await files.lookup(key)?.body.count ?? 0
+                })
+            rawReads.append(
+                try await measure(iterations: iterations) { _ in
+                    rawBytes &+= try Data(contentsOf: url).count
+                })
+            hashedHits.append(
+                await measure(iterations: iterations) { _ in
+                    bytes &+= await hashing.lookup(key)?.body.count ?? 0
+                })
             precondition(bytes == 2 * iterations * check.body.count, "every lookup must hit")
             precondition(rawBytes > iterations * check.body.count)
         }
@@ -168,9 +181,10 @@ func benchmark() async throws -> [Row] {
             configuration: .init(sizeLimit: 1 << 30, synchronizesWrites: synchronizes))
         var samples: [Double] = []
         for _ in 0..<runs {
-            samples.append(try await measure(iterations: quick ? 50 : 200) { index in
-                try await store.store(smallEntry, for: keys[index % 100])
-            })
+            samples.append(
+                try await measure(iterations: quick ? 50 : 200) { index in
+                    try await store.store(smallEntry, for: keys[index % 100])
+                })
         }
         report("file cache store (1 KB, fsync \(synchronizes ? "on" : "off"))", samples)
     }

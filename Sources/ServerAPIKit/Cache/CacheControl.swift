@@ -23,8 +23,10 @@ public struct CacheControl: Sendable, Hashable {
                 let parts = directive.split(separator: "=", maxSplits: 1)
                 guard let first = parts.first else { continue }
                 let name = first.trimmingCharacters(in: .whitespaces).lowercased()
-                let argument = parts.count > 1
-                    ? parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                let argument =
+                    parts.count > 1
+                    ? parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(
+                        in: CharacterSet(charactersIn: "\""))
                     : nil
                 switch name {
                 case "no-store": noStore = true

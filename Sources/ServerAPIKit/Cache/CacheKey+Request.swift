@@ -18,12 +18,14 @@ extension CacheKey {
                 text += " body:" + SHA256.hex(bytes)
             } else {
                 // A streamed body is identified by its files' paths and sizes, never read here.
-                text += " body:" + body.segments.map { segment in
-                    switch segment {
-                    case .data(let data): SHA256.hex(data)
-                    case .file(let url): "file:\(url.path):\((try? BodySource.fileSize(url)) ?? -1)"
-                    }
-                }.joined(separator: ",")
+                text +=
+                    " body:"
+                    + body.segments.map { segment in
+                        switch segment {
+                        case .data(let data): SHA256.hex(data)
+                        case .file(let url): "file:\(url.path):\((try? BodySource.fileSize(url)) ?? -1)"
+                        }
+                    }.joined(separator: ",")
             }
         }
         for name in varying.map({ $0.lowercased() }).sorted() {
@@ -50,7 +52,9 @@ extension CacheKey {
         let scheme = text[..<colon]
         var rest = text[colon...].utf8.dropFirst()
         guard rest.starts(with: "//".utf8), !scheme.isEmpty,
-            scheme.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+            scheme.utf8.allSatisfy({
+                isAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+            })
         else { return nil }
         rest = rest.dropFirst(2)
         if let hash = rest.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
@@ -94,7 +98,8 @@ extension CacheKey {
             for item in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false) {
                 guard !item.isEmpty else { return nil }
                 if let equals = item.firstIndex(of: UInt8(ascii: "=")) {
-                    items.append((String(Substring(item[..<equals])), String(Substring(item[item.index(after: equals)...]))))
+                    items.append(
+                        (String(Substring(item[..<equals])), String(Substring(item[item.index(after: equals)...]))))
                 } else {
                     items.append((String(Substring(item)), nil))
                 }
@@ -115,7 +120,8 @@ extension CacheKey {
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
     }
 
@@ -126,7 +132,9 @@ extension CacheKey {
         }
         components.scheme = components.scheme?.lowercased()
         components.host = components.host?.lowercased()
-        if (components.scheme == "http" && components.port == 80) || (components.scheme == "https" && components.port == 443) {
+        if (components.scheme == "http" && components.port == 80)
+            || (components.scheme == "https" && components.port == 443)
+        {
             components.port = nil
         }
         components.fragment = nil

@@ -66,11 +66,15 @@ public struct SHA256: Sendable {
     /// Pads the message and hashes the last block(s).
     private mutating func finish() {
         let bitLength = length &* 8
-        var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (
+            0, 0, 0, 0, 0, 0, 0, 0, 0
+        )
         let padCount = buffered < 56 ? 56 - buffered : 120 - buffered
         withUnsafeMutableBytes(of: &padding) { raw in
             raw[0] = 0x80
-            for index in 0..<8 { raw[padCount + index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(56 - 8 * index)) }
+            for index in 0..<8 {
+                raw[padCount + index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(56 - 8 * index))
+            }
         }
         let total = padCount + 8
         withUnsafeBytes(of: &padding) { update(UnsafeRawBufferPointer(rebasing: $0[0..<total])) }
@@ -131,7 +135,14 @@ public struct SHA256: Sendable {
                 let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
                 w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
             }
-            var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
+            var a = h0
+            var b = h1
+            var c = h2
+            var d = h3
+            var e = h4
+            var f = h5
+            var g = h6
+            var h = h7
             Self.k.withUnsafeBufferPointer { k in
                 for i in 0..<64 {
                     let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
@@ -140,12 +151,24 @@ public struct SHA256: Sendable {
                     let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
                     let maj = (a & b) ^ (a & c) ^ (b & c)
                     let t2 = s0 &+ maj
-                    h = g; g = f; f = e; e = d &+ t1
-                    d = c; c = b; b = a; a = t1 &+ t2
+                    h = g
+                    g = f
+                    f = e
+                    e = d &+ t1
+                    d = c
+                    c = b
+                    b = a
+                    a = t1 &+ t2
                 }
             }
-            h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d
-            h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
+            h0 &+= a
+            h1 &+= b
+            h2 &+= c
+            h3 &+= d
+            h4 &+= e
+            h5 &+= f
+            h6 &+= g
+            h7 &+= h
         }
     }
 
