@@ -61,12 +61,16 @@ extension ServerAPIManager {
             }
         }
         if api.cacheMode == .cacheOnly {
-            let reason = cache == nil ? "no cache is configured" : "\(api.method) responses are not cacheable for this call"
-            throw ServerAPIError(.cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: base.url)
+            let reason =
+                cache == nil ? "no cache is configured" : "\(api.method) responses are not cacheable for this call"
+            throw ServerAPIError(
+                .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: base.url)
         }
 
         do {
-            if let revalidation = await revalidation(for: api, base: base, key: cacheKey) {
+            if configuration.honorsHTTPCacheHeaders,
+                let revalidation = await revalidation(for: api, base: base, key: cacheKey)
+            {
                 return try await attempts(
                     revalidating: revalidation, api, progress: progress, clockStart: clockStart, metrics: &metrics,
                     cacheKey: cacheKey, finish: finish)
@@ -227,7 +231,9 @@ extension ServerAPIManager {
         guard case .data(let body) = response.body, (200..<300).contains(response.status),
             api.cacheableMethods.contains(api.method)
         else { return }
-        if configuration.honorsHTTPCacheHeaders, CacheControl(response.headers).noStore || CacheControl(api.headers).noStore {
+        if configuration.honorsHTTPCacheHeaders,
+            CacheControl(response.headers).noStore || CacheControl(api.headers).noStore
+        {
             return
         }
         let now = Date()
