@@ -23,6 +23,7 @@ let package = Package(
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPIMemoryCache", package: "ServerAPIKit"),
                 .product(name: "ServerAPIFileCache", package: "ServerAPIKit"),
+                .product(name: "ServerAPITesting", package: "ServerAPIKit"),
             ],
             path: "Sources/serverapi-cache-bench"
         ),

@@ -2,6 +2,7 @@ import Foundation
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
+import ServerAPITesting
 
 // Cache latency: memory cache hit and store, file cache hit (1 KB and 1 MB) against reading the
 // same file with `Data(contentsOf:)`. Each figure is the median of several runs of many operations;
@@ -117,6 +118,48 @@ func benchmark() async throws -> [Row] {
     report("memory cache hit (1 KB entry)", memoryHits, goal: "< 2000 ns")
     report("memory cache store (1 KB entry, at the count limit)", memoryStores)
     report("CacheKey(request:), GET with a query and a varying header", keyMaking)
+
+    // MARK: Through the manager
+
+    // A whole call answered by each cache (`returnCacheElseLoad`, fresh entry), against the same
+    // call answered by the mock transport with no cache.
+    let mock = MockTransport()
+    mock.setRecording(false)
+    mock.stub(
+        .get, "/v1/shops/1/products", .json(String(repeating: "{\"id\":12345,\"name\":\"tea\"},", count: 30) + "{}"))
+    let call = ServerAPI(host: "https://api.example.com/v1", path: "/shops/1/products").format(.data)
+    let managerDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "serverapi-cache-bench-manager-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: managerDirectory) }
+    let managers: [(String, ServerAPIManager, ServerAPI)] = [
+        ("manager send, no cache (mock transport)", ServerAPIManager(transport: mock), call),
+        (
+            "manager send, memory cache hit", ServerAPIManager(transport: mock, cache: MemoryCache()),
+            call.cache(.returnCacheElseLoad, ttl: .seconds(3600))
+        ),
+        (
+            "manager send, file cache hit",
+            ServerAPIManager(transport: mock, cache: FileCache(directory: managerDirectory)),
+            call.cache(.returnCacheElseLoad, ttl: .seconds(3600))
+        ),
+    ]
+    var managerSamples = Array(repeating: [Double](), count: managers.count)
+    for (_, manager, api) in managers { _ = try await manager.send(api) }
+    try await Task.sleep(for: .milliseconds(1_100))
+    let managerIterations = quick ? 5_000 : 20_000
+    for _ in 0..<runs {
+        for (index, (_, manager, api)) in managers.enumerated() {
+            managerSamples[index].append(
+                try await measure(iterations: managerIterations) { _ in
+                    _ = try await manager.send(api)
+                })
+        }
+    }
+    for (index, (name, _, _)) in managers.enumerated() {
+        report(
+            name, managerSamples[index], baseline: index == 0 ? nil : managers[0].0,
+            baselineSamples: index == 0 ? nil : managerSamples[0])
+    }
 
     // MARK: File cache
 
