@@ -69,16 +69,35 @@ struct FileCacheIndex {
     ///   - keeping: A file never chosen (the one just stored).
     /// - Returns: The names to remove from the directory.
     mutating func evict(toFit limit: Int64, keeping: String?) -> [String] {
-        guard totalSize > limit else { return [] }
-        let candidates = records.filter { $0.key != keeping }.sorted {
-            ($0.value.lastUsed, $0.key) < ($1.value.lastUsed, $1.key)
-        }
         var victims: [String] = []
+        // Usually one or two files go: a scan for the oldest each time costs less than sorting them all.
+        while totalSize > limit, victims.count < 8 {
+            guard let oldest = oldest(excluding: keeping) else { return victims }
+            forget(oldest)
+            victims.append(oldest)
+        }
+        guard totalSize > limit else { return victims }
+        let candidates = records.filter { $0.key != keeping }.sorted { Self.isOlder($0, than: $1) }
         for (name, _) in candidates where totalSize > limit {
             forget(name)
             victims.append(name)
         }
         return victims
+    }
+
+    private func oldest(excluding keeping: String?) -> String? {
+        var oldest: (key: String, value: Record)?
+        for record in records where record.key != keeping {
+            if let current = oldest, !Self.isOlder(record, than: current) { continue }
+            oldest = record
+        }
+        return oldest?.key
+    }
+
+    /// Least recently used first; the name breaks ties, so that the order is the same every time.
+    private static func isOlder(_ left: (key: String, value: Record), than right: (key: String, value: Record)) -> Bool
+    {
+        (left.value.lastUsed, left.key) < (right.value.lastUsed, right.key)
     }
 }
 

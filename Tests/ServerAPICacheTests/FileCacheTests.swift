@@ -243,3 +243,20 @@ import Testing
         }
     }
 }
+
+@Suite struct FileCacheIndexTests {
+    @Test("eviction takes the least recently used files first, many at once if need be", arguments: [1, 5, 30])
+    func evictionOrder(victimCount: Int) {
+        var index = FileCacheIndex()
+        let start = Date(timeIntervalSinceReferenceDate: 0)
+        // Recorded out of order, so that the order must come from the last uses.
+        for number in (0..<40).shuffled() {
+            index.record("f\(number)", size: 100, lastUsed: start.addingTimeInterval(Double(number)))
+        }
+        index.record("new", size: 100, lastUsed: start)
+        let victims = index.evict(toFit: Int64(4_100 - 100 * victimCount), keeping: "new")
+        #expect(victims == (0..<victimCount).map { "f\($0)" })
+        #expect(index.totalSize == Int64(4_100 - 100 * victimCount))
+        #expect(index.records["new"] != nil)
+    }
+}
