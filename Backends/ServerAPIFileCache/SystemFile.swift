@@ -46,9 +46,9 @@ struct SystemFile {
         var identity: FileIdentity { FileIdentity(inode: inode, size: size, modified: modified, changed: changed) }
     }
 
-    /// Opens an existing file for reading.
+    /// Opens an existing file for reading; a symbolic link is refused (`ELOOP`), never followed.
     static func openForReading(_ path: String) throws(SystemCallError) -> SystemFile {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw SystemCallError(operation: "open", path: path, code: errno) }
         return SystemFile(descriptor: descriptor, path: path)
     }

@@ -106,6 +106,28 @@ import Testing
         }
     }
 
+    @Test("a symbolic link in place of an entry is never followed, and a store replaces the link, not its target")
+    func symbolicLink() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = FileCache(directory: directory.appendingPathComponent("cache"))
+            let entryFile = cache.fileURL(for: .test("a"))
+            try await cache.store(makeEntry("a", expiresAt: .distantFuture), for: .test("a"))
+            // A valid entry for the very key, reached through a link: still not read.
+            let target = directory.appendingPathComponent("elsewhere")
+            try FileManager.default.moveItem(at: entryFile, to: target)
+            try FileManager.default.createSymbolicLink(at: entryFile, withDestinationURL: target)
+            let original = try Data(contentsOf: target)
+            #expect(await cache.lookup(.test("a")) == nil)
+            #expect(FileManager.default.fileExists(atPath: target.path))
+
+            try await cache.store(makeEntry("b", expiresAt: .distantFuture), for: .test("a"))
+            #expect(await cache.lookup(.test("a"))?.body == Data("b".utf8))
+            let type = try FileManager.default.attributesOfItem(atPath: entryFile.path)[.type] as? FileAttributeType
+            #expect(type == .typeRegular)
+            #expect(try Data(contentsOf: target) == original)
+        }
+    }
+
     @Test("a writer killed mid-write leaves the old entry readable and the half file unused")
     func killedWriter() async throws {
         try await withTemporaryDirectory { directory in
