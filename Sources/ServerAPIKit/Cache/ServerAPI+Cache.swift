@@ -16,11 +16,17 @@ extension ServerAPI {
     /// - Returns: The modified copy.
     public func cacheable(methods: HTTPMethod...) -> ServerAPI {
         var copy = self
-        copy.cacheableMethods.formUnion(methods)
+        copy.additionalCacheableMethods.formUnion(methods)
         return copy
+    }
+
+    /// Whether responses to this call's method may be cached: GET, HEAD, or a method the call
+    /// opted in with `cacheable(methods:)`.
+    public var isCacheableMethod: Bool {
+        method == .get || method == .head || additionalCacheableMethods.contains(method)
     }
 
     /// Whether the manager's cache takes part in this call: its mode reads or writes the cache
     /// and its method is cacheable.
-    public var usesCache: Bool { cacheMode != .never && cacheableMethods.contains(method) }
+    public var usesCache: Bool { cacheMode != .never && isCacheableMethod }
 }

@@ -229,7 +229,7 @@ extension ServerAPIManager {
 
     private func store(_ response: TransportResponse, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
         guard case .data(let body) = response.body, (200..<300).contains(response.status),
-            api.cacheableMethods.contains(api.method)
+            api.isCacheableMethod
         else { return }
         if configuration.honorsHTTPCacheHeaders,
             CacheControl(response.headers).noStore || CacheControl(api.headers).noStore

@@ -47,9 +47,9 @@ public struct ServerAPI: Sendable, Hashable {
     public var cacheMode: CacheMode
     /// How long a stored response stays fresh; `nil` uses the manager's `defaultCacheTTL`.
     public var cacheTTL: Duration?
-    /// The methods whose responses the cache may answer and store: GET and HEAD unless the call
-    /// opts in to more with `cacheable(methods:)`.
-    public var cacheableMethods: Set<HTTPMethod>
+    /// Methods besides GET and HEAD whose responses the cache may answer and store for this call
+    /// (empty unless the call opts in with `cacheable(methods:)`).
+    public var additionalCacheableMethods: Set<HTTPMethod>
     /// Request headers whose values are part of the cache key (such as `Authorization`, `Accept-Language`).
     public var varyingHeaders: [String]
     /// Where to write the body, for a download.
@@ -82,7 +82,7 @@ public struct ServerAPI: Sendable, Hashable {
         self.acceptableStatus = .successful
         self.cacheMode = .never
         self.cacheTTL = nil
-        self.cacheableMethods = [.get, .head]
+        self.additionalCacheableMethods = []
         self.varyingHeaders = []
         self.download = nil
         self.maxResponseSize = nil
