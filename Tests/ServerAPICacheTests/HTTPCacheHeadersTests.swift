@@ -111,6 +111,7 @@ import Testing
             #expect(revalidated.headers["X-Fresh"] == "yes")
             #expect(revalidated.source == .cache(storedAt: revalidated.source.storedAt ?? .distantPast, age: .zero))
             let entry = try await cache.lookup(Self.key(api))
+            #expect(entry?.storedAt == revalidated.source.storedAt)
             #expect(Self.lifetime(entry) == 100)
             #expect(entry?.headers["X-Fresh"] == "yes")
             #expect(entry?.body == Data("v1".utf8))

@@ -220,8 +220,9 @@ extension ServerAPIManager {
             cacheKey: cacheKey
         ) { response, source, metrics in
             guard response.status == 304 else { return try finish(response, source, metrics) }
-            revalidation.notModified.set(response.headers)
-            return try finish(revalidation.refreshedResponse(response), .cache(storedAt: Date(), age: .zero), metrics)
+            let now = Date()
+            revalidation.notModified.set(response.headers, receivedAt: now)
+            return try finish(revalidation.refreshedResponse(response), .cache(storedAt: now, age: .zero), metrics)
         }
         if let cache, let cacheKey { await refresh(revalidation, api: api, in: cache, key: cacheKey) }
         return value

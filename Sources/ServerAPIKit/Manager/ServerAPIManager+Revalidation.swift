@@ -33,11 +33,12 @@ extension ServerAPIManager {
         }
     }
 
-    /// Holds the headers of a 304 between the formatting of the result and the refresh of the entry.
+    /// Holds the headers of a 304, and when it arrived, between the formatting of the result and
+    /// the refresh of the entry.
     final class NotModifiedHeaders: Sendable {
-        private let headers = Mutex<HTTPHeaders?>(nil)
-        var value: HTTPHeaders? { headers.withLock { $0 } }
-        func set(_ value: HTTPHeaders) { headers.withLock { $0 = value } }
+        private let state = Mutex<(headers: HTTPHeaders, receivedAt: Date)?>(nil)
+        var value: (headers: HTTPHeaders, receivedAt: Date)? { state.withLock { $0 } }
+        func set(_ headers: HTTPHeaders, receivedAt date: Date) { state.withLock { $0 = (headers, date) } }
     }
 
     /// The conditional request for a call, or `nil`: HTTP cache headers are not honoured, the
@@ -66,12 +67,11 @@ extension ServerAPIManager {
 
     /// After a 304: stores the entry again as just received, with the 304's headers merged in.
     func refresh(_ revalidation: Revalidation, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
-        guard let update = revalidation.notModified.value else { return }
+        guard let (update, receivedAt) = revalidation.notModified.value else { return }
         var entry = revalidation.entry
         entry.headers = Revalidation.merge(entry.headers, update)
-        let now = Date()
-        entry.storedAt = now
-        entry.expiresAt = expiry(of: entry.headers, api: api, receivedAt: now)
+        entry.storedAt = receivedAt
+        entry.expiresAt = expiry(of: entry.headers, api: api, receivedAt: receivedAt)
         try? await cache.store(entry, for: key)
     }
 
