@@ -11,7 +11,7 @@ import Synchronization
 /// let items = try await manager.send(api.cache(.loadElseReturnCache))
 /// ```
 /// - Each entry is a file named by the SHA-256 of its key; the full key is stored inside and
-///   compared on read, so a collision is a miss. The format (see `CacheFileFormat`) has a
+///   compared on read, so a collision is a miss. The format (documented in `CacheFileFormat.swift`) has a
 ///   versioned header, exact lengths and XXH64 checksums: a truncated, corrupted or foreign
 ///   file is a miss and is removed, never an error and never a wrong answer.
 /// - A store writes a temporary file in the same directory, flushes it (`fsync`, unless
