@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "ServerAPIKit", targets: ["ServerAPIKit"]),
         .library(name: "ServerAPITesting", targets: ["ServerAPITesting"]),
         .library(name: "ServerAPICurl", targets: ["ServerAPICurl"]),
+        .library(name: "ServerAPIMemoryCache", targets: ["ServerAPIMemoryCache"]),
+        .library(name: "ServerAPIFileCache", targets: ["ServerAPIFileCache"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
     ],
     targets: [
@@ -28,6 +30,16 @@ let package = Package(
             dependencies: ["ServerAPIKit", "CCurl"],
             path: "Backends/ServerAPICurl"
         ),
+        .target(
+            name: "ServerAPIMemoryCache",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIMemoryCache"
+        ),
+        .target(
+            name: "ServerAPIFileCache",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIFileCache"
+        ),
         .executableTarget(
             name: "serverapi-example",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
@@ -43,6 +55,11 @@ let package = Package(
             dependencies: ["ServerAPIKit", "ServerAPICurl"],
             path: "Tests/ServerAPICurlTests",
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "ServerAPICacheTests",
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache"],
+            path: "Tests/ServerAPICacheTests"
         ),
     ],
     swiftLanguageModes: [.v6]
