@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .library(name: "ServerAPIKit", targets: ["ServerAPIKit"]),
         .library(name: "ServerAPITesting", targets: ["ServerAPITesting"]),
+        .library(name: "ServerAPICurl", targets: ["ServerAPICurl"]),
+        .library(name: "ServerAPIMemoryCache", targets: ["ServerAPIMemoryCache"]),
+        .library(name: "ServerAPIFileCache", targets: ["ServerAPIFileCache"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
         .executable(name: "sapi", targets: ["sapi"]),
     ],
@@ -16,6 +19,27 @@ let package = Package(
             name: "ServerAPITesting",
             dependencies: ["ServerAPIKit"],
             path: "Backends/ServerAPITesting"
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Backends/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .target(
+            name: "ServerAPICurl",
+            dependencies: ["ServerAPIKit", "CCurl"],
+            path: "Backends/ServerAPICurl"
+        ),
+        .target(
+            name: "ServerAPIMemoryCache",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIMemoryCache"
+        ),
+        .target(
+            name: "ServerAPIFileCache",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIFileCache"
         ),
         .executableTarget(
             name: "serverapi-example",
@@ -36,6 +60,17 @@ let package = Package(
             name: "ServerAPIKitTests",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
             path: "Tests/ServerAPIKitTests"
+        ),
+        .testTarget(
+            name: "ServerAPICurlTests",
+            dependencies: ["ServerAPIKit", "ServerAPICurl"],
+            path: "Tests/ServerAPICurlTests",
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "ServerAPICacheTests",
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache"],
+            path: "Tests/ServerAPICacheTests"
         ),
     ],
     swiftLanguageModes: [.v6]

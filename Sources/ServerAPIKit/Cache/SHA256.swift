@@ -1,73 +1,178 @@
 import Foundation
 
-/// SHA-256 (FIPS 180-4), for cache keys and body digests: the core has no crypto dependency.
+/// SHA-256 (FIPS 180-4), for cache keys, cache file names and body digests: the core has no
+/// crypto dependency.
+///
+/// Contiguous input (`Data`, `[UInt8]`, a string's UTF-8 view) is hashed a block at a time
+/// straight from its storage; other sequences go through a 64-byte buffer.
 public struct SHA256: Sendable {
-    private var state: [UInt32] = [
-        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-    ]
-    private var buffer: [UInt8] = []
+    private var h0: UInt32 = 0x6a09_e667, h1: UInt32 = 0xbb67_ae85, h2: UInt32 = 0x3c6e_f372, h3: UInt32 = 0xa54f_f53a
+    private var h4: UInt32 = 0x510e_527f, h5: UInt32 = 0x9b05_688c, h6: UInt32 = 0x1f83_d9ab, h7: UInt32 = 0x5be0_cd19
+    /// A partial block, kept inline (no allocation): `buffered` bytes of it are in use.
+    private var buffer: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    private var buffered = 0
     private var length: UInt64 = 0
 
     /// Creates an empty hash.
-    public init() { buffer.reserveCapacity(64) }
+    public init() {}
 
     /// Adds bytes.
+    /// - Parameter data: The bytes to hash, after those already added.
     public mutating func update(_ data: some Sequence<UInt8>) {
-        for byte in data {
-            buffer.append(byte)
-            length &+= 1
-            if buffer.count == 64 {
-                compress(buffer)
-                buffer.removeAll(keepingCapacity: true)
+        let handled: Void? = data.withContiguousStorageIfAvailable { bytes in
+            update(UnsafeRawBufferPointer(bytes))
+        }
+        if handled != nil { return }
+        if let data = data as? Data {
+            data.withUnsafeBytes { update($0) }
+            return
+        }
+        for byte in data { withUnsafeBytes(of: byte) { update($0) } }
+    }
+
+    /// Finishes and returns the 32-byte digest.
+    /// - Returns: The digest, most significant byte first.
+    public mutating func finalize() -> [UInt8] {
+        finish()
+        return [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
+            writeDigest(to: UnsafeMutableRawBufferPointer(digest))
+            count = 32
+        }
+    }
+
+    /// The digest of `data` as lower-case hex.
+    /// - Parameter data: The bytes to hash.
+    /// - Returns: 64 hex digits.
+    public static func hex(_ data: some Sequence<UInt8>) -> String {
+        var hash = SHA256()
+        hash.update(data)
+        hash.finish()
+        return withUnsafeTemporaryAllocation(byteCount: 32, alignment: 4) { digest in
+            hash.writeDigest(to: digest)
+            return String(unsafeUninitializedCapacity: 64) { out in
+                for index in 0..<32 {
+                    let byte = digest[index]
+                    out[2 * index] = hexDigit(byte >> 4)
+                    out[2 * index + 1] = hexDigit(byte & 0x0f)
+                }
+                return 64
             }
         }
     }
 
-    /// Finishes and returns the 32-byte digest.
-    public mutating func finalize() -> [UInt8] {
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x57 + value }
+
+    /// Pads the message and hashes the last block(s).
+    private mutating func finish() {
         let bitLength = length &* 8
-        update([0x80])
-        while buffer.count != 56 { update([0]) }
-        for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        compress(buffer)
-        buffer.removeAll()
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - 8 * $0)) } }
+        var padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (
+            0, 0, 0, 0, 0, 0, 0, 0, 0
+        )
+        let padCount = buffered < 56 ? 56 - buffered : 120 - buffered
+        withUnsafeMutableBytes(of: &padding) { raw in
+            raw[0] = 0x80
+            for index in 0..<8 {
+                raw[padCount + index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(56 - 8 * index))
+            }
+        }
+        let total = padCount + 8
+        withUnsafeBytes(of: &padding) { update(UnsafeRawBufferPointer(rebasing: $0[0..<total])) }
     }
 
-    /// The digest of `data` as lower-case hex.
-    public static func hex(_ data: some Sequence<UInt8>) -> String {
-        var hash = SHA256()
-        hash.update(data)
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    private func writeDigest(to digest: UnsafeMutableRawBufferPointer) {
+        digest.storeBytes(of: h0.bigEndian, toByteOffset: 0, as: UInt32.self)
+        digest.storeBytes(of: h1.bigEndian, toByteOffset: 4, as: UInt32.self)
+        digest.storeBytes(of: h2.bigEndian, toByteOffset: 8, as: UInt32.self)
+        digest.storeBytes(of: h3.bigEndian, toByteOffset: 12, as: UInt32.self)
+        digest.storeBytes(of: h4.bigEndian, toByteOffset: 16, as: UInt32.self)
+        digest.storeBytes(of: h5.bigEndian, toByteOffset: 20, as: UInt32.self)
+        digest.storeBytes(of: h6.bigEndian, toByteOffset: 24, as: UInt32.self)
+        digest.storeBytes(of: h7.bigEndian, toByteOffset: 28, as: UInt32.self)
     }
 
-    private mutating func compress(_ block: [UInt8]) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] = UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8
-                | UInt32(block[4 * i + 3])
+    private mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard var base = bytes.baseAddress, !bytes.isEmpty else { return }
+        var remaining = bytes.count
+        length &+= UInt64(remaining)
+        // Top up a partial block first, then hash whole blocks in place.
+        if buffered > 0 {
+            let take = min(64 - buffered, remaining)
+            let offset = buffered
+            withUnsafeMutableBytes(of: &buffer) { raw in
+                raw.baseAddress.map { $0.advanced(by: offset).copyMemory(from: base, byteCount: take) }
+            }
+            buffered += take
+            base += take
+            remaining -= take
+            if buffered == 64 {
+                var block = buffer
+                withUnsafeBytes(of: &block) { raw in raw.baseAddress.map { compress($0) } }
+                buffered = 0
+            }
         }
-        for i in 16..<64 {
-            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+        while remaining >= 64 {
+            compress(base)
+            base += 64
+            remaining -= 64
         }
-        var a = state[0], b = state[1], c = state[2], d = state[3]
-        var e = state[4], f = state[5], g = state[6], h = state[7]
-        for i in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ ch &+ Self.k[i] &+ w[i]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            h = g; g = f; f = e; e = d &+ t1
-            d = c; c = b; b = a; a = t1 &+ t2
+        if remaining > 0 {
+            let count = remaining
+            withUnsafeMutableBytes(of: &buffer) { raw in
+                raw.baseAddress.map { $0.copyMemory(from: base, byteCount: count) }
+            }
+            buffered = remaining
         }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
     }
 
+    private mutating func compress(_ block: UnsafeRawPointer) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for i in 0..<16 {
+                w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self))
+            }
+            for i in 16..<64 {
+                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            }
+            var a = h0
+            var b = h1
+            var c = h2
+            var d = h3
+            var e = h4
+            var f = h5
+            var g = h6
+            var h = h7
+            Self.k.withUnsafeBufferPointer { k in
+                for i in 0..<64 {
+                    let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ ch &+ k[i] &+ w[i]
+                    let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ maj
+                    h = g
+                    g = f
+                    f = e
+                    e = d &+ t1
+                    d = c
+                    c = b
+                    b = a
+                    a = t1 &+ t2
+                }
+            }
+            h0 &+= a
+            h1 &+= b
+            h2 &+= c
+            h3 &+= d
+            h4 &+= e
+            h5 &+= f
+            h6 &+= g
+            h7 &+= h
+        }
+    }
+
+    @inline(__always)
     private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 
     private static let k: [UInt32] = [

@@ -3,16 +3,40 @@ import Synchronization
 
 /// A request the manager is running.
 public struct InFlightRequest: Sendable, Hashable {
-    /// The call's id.
+    /// What runs: one call, or a group of calls.
+    public enum Kind: Sendable, Hashable {
+        /// One call.
+        case call
+        /// A `BatchRequest`.
+        case batch
+        /// A `ChainRequest`.
+        case chain
+    }
+
+    /// The call's (or group's) id.
     public var id: RequestID
-    /// The call's tag.
+    /// The call's (or group's) tag.
     public var tag: String?
-    /// The method.
-    public var method: HTTPMethod
-    /// The URL, when it could be resolved.
+    /// The method; `nil` for a group.
+    public var method: HTTPMethod?
+    /// The URL; `nil` for a group.
     public var url: URL?
     /// When the manager accepted it.
     public var startedAt: Date
+    /// A call, a batch or a chain.
+    public var kind: Kind
+
+    /// Creates a description.
+    public init(
+        id: RequestID, tag: String?, method: HTTPMethod?, url: URL?, startedAt: Date, kind: Kind = .call
+    ) {
+        self.id = id
+        self.tag = tag
+        self.method = method
+        self.url = url
+        self.startedAt = startedAt
+        self.kind = kind
+    }
 }
 
 /// The requests in flight, in the order they started, each with a way to cancel it.

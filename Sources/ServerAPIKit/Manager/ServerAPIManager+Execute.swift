@@ -12,11 +12,26 @@ extension ServerAPIManager {
         let base = try api.transportRequest()
         let startedAt = Date()
         let info = InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: base.url, startedAt: startedAt)
-        let task = Task<T, any Error> {
+        // Registered before the task exists, so that no cancellation can slip between the two.
+        let canceller = TaskCanceller()
+        let token = registry.add(info) { canceller.cancel() }
+        defer { registry.remove(token) }
+        let operation: @Sendable () async throws -> T = {
             try await self.execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
         }
-        let token = registry.add(info) { task.cancel() }
-        defer { registry.remove(token) }
+        let task: Task<T, any Error>
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *),
+            !Task.isCancelled && !canceller.isCancelled
+        {
+            // An immediate task runs on this thread until it first suspends: a call the transport
+            // answers without suspending (a stub, a cache hit) costs no thread hop. It is still a
+            // task of its own, cancelled by the registry and by the caller as before.
+            task = Task.immediate(operation: operation)
+        } else {
+            // Already cancelled: the task must see it from its first line, as before.
+            task = Task(operation: operation)
+        }
+        canceller.set { task.cancel() }
         do {
             return try await withTaskCancellationHandler {
                 try await task.value
@@ -34,8 +49,7 @@ extension ServerAPIManager {
     ) async throws -> T {
         let clockStart = ContinuousClock.now
         var metrics = RequestMetrics(attempts: 0, startedAt: startedAt)
-        let cacheKey: CacheKey? =
-            cache != nil && api.cacheMode != .never ? CacheKey(request: base, varying: api.varyingHeaders) : nil
+        let cacheKey = self.cacheKey(for: api, base: base)
 
         if let cache, let cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
             if let entry = try? await cache.lookup(cacheKey), api.cacheMode == .cacheOnly || entry.isFresh() {
@@ -47,10 +61,20 @@ extension ServerAPIManager {
             }
         }
         if api.cacheMode == .cacheOnly {
-            throw ServerAPIError(.cacheMiss, "no cache is configured for a cache-only call", requestID: api.id, url: base.url)
+            let reason =
+                cache == nil ? "no cache is configured" : "\(api.method) responses are not cacheable for this call"
+            throw ServerAPIError(
+                .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: base.url)
         }
 
         do {
+            if configuration.honorsHTTPCacheHeaders,
+                let revalidation = await revalidation(for: api, base: base, key: cacheKey)
+            {
+                return try await attempts(
+                    revalidating: revalidation, api, progress: progress, clockStart: clockStart, metrics: &metrics,
+                    cacheKey: cacheKey, finish: finish)
+            }
             return try await attempts(
                 api, base: base, progress: progress, clockStart: clockStart, metrics: &metrics, cacheKey: cacheKey,
                 finish: finish)
@@ -161,9 +185,8 @@ extension ServerAPIManager {
 
     /// The cached result of a call, fresh or not, formatted; `nil` when there is none.
     func cachedResult(for api: ServerAPI) async throws -> ServerResult? {
-        guard let cache else { return nil }
         let base = try api.transportRequest()
-        guard let entry = try? await cache.lookup(CacheKey(request: base, varying: api.varyingHeaders)) else {
+        guard let cache, let key = cacheKey(for: api, base: base), let entry = try? await cache.lookup(key) else {
             return nil
         }
         let formatter = self.formatter
@@ -186,15 +209,38 @@ extension ServerAPIManager {
         return value
     }
 
+    /// The attempts of a conditional call: a 304 is answered with the stored entry (marked as
+    /// from the cache, age zero), which is then stored again as fresh.
+    private func attempts<T: Sendable>(
+        revalidating revalidation: Revalidation, _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?,
+        clockStart: ContinuousClock.Instant, metrics: inout RequestMetrics, cacheKey: CacheKey?, finish: Finish<T>
+    ) async throws -> T {
+        let value = try await attempts(
+            revalidation.api, base: revalidation.base, progress: progress, clockStart: clockStart, metrics: &metrics,
+            cacheKey: cacheKey
+        ) { response, source, metrics in
+            guard response.status == 304 else { return try finish(response, source, metrics) }
+            let now = Date()
+            revalidation.notModified.set(response.headers, receivedAt: now)
+            return try finish(revalidation.refreshedResponse(response), .cache(storedAt: now, age: .zero), metrics)
+        }
+        if let cache, let cacheKey { await refresh(revalidation, api: api, in: cache, key: cacheKey) }
+        return value
+    }
+
     private func store(_ response: TransportResponse, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
         guard case .data(let body) = response.body, (200..<300).contains(response.status),
-            api.method == .get || api.method == .head
+            api.isCacheableMethod
         else { return }
+        if configuration.honorsHTTPCacheHeaders,
+            CacheControl(response.headers).noStore || CacheControl(api.headers).noStore
+        {
+            return
+        }
         let now = Date()
-        let ttl = api.cacheTTL ?? configuration.defaultCacheTTL
         let entry = CacheEntry(
             status: response.status, headers: response.headers, body: body, url: response.url, storedAt: now,
-            expiresAt: now.addingTimeInterval(ttl.seconds))
+            expiresAt: expiry(of: response.headers, api: api, receivedAt: now))
         // A cache that cannot store (disk full, read-only) must not fail a call that succeeded.
         try? await cache.store(entry, for: key)
     }

@@ -20,6 +20,9 @@ public final class ServerAPIManager: Sendable {
         public var maxPluginRetries: Int
         /// The clock retry waits are measured on; tests pass a clock they control.
         public var clock: any Clock<Duration>
+        /// Whether the cache follows the server's `Cache-Control` (`no-store`, `no-cache`, `max-age`)
+        /// and revalidates stored entries with `ETag` / `Last-Modified`; off by default. See `CacheControl`.
+        public var honorsHTTPCacheHeaders = false
 
         /// Creates a configuration.
         public init(

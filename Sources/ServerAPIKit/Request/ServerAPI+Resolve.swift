@@ -7,14 +7,14 @@ extension ServerAPI {
         var base: String
         if let url {
             base = url.absoluteString
-        } else if path.contains("://") {
+        } else if Self.hasScheme(path) {
             base = path
         } else {
-            let trimmedHost = host.trimmingCharacters(in: .whitespaces)
+            let trimmedHost = Self.trimmingWhitespace(host)
             guard !trimmedHost.isEmpty else {
                 throw ServerAPIError(.invalidRequest, "the call has neither a host nor a URL")
             }
-            var root = trimmedHost.contains("://") ? trimmedHost : "https://" + trimmedHost
+            var root = Self.hasScheme(trimmedHost) ? trimmedHost : "https://" + trimmedHost
             while root.hasSuffix("/") { root.removeLast() }
             var tail = Substring(path)
             while tail.hasPrefix("/") { tail.removeFirst() }
@@ -60,6 +60,28 @@ extension ServerAPI {
         } catch {
             throw error.with(requestID: id, url: url)
         }
+    }
+
+    /// Whether the text contains `://`. A byte search: Foundation's `contains` costs a bridge per call.
+    private static func hasScheme(_ text: String) -> Bool {
+        var matched = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: matched == 0 ? ":" : "/") {
+                matched += 1
+                if matched == 3 { return true }
+            } else {
+                matched = byte == UInt8(ascii: ":") ? 1 : 0
+            }
+        }
+        return false
+    }
+
+    /// The text without leading and trailing `CharacterSet.whitespaces`; a host rarely has any, so
+    /// Foundation (slow on Linux) is asked only when the first or last character may be one.
+    private static func trimmingWhitespace(_ text: String) -> String {
+        guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+        func plain(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x80 }
+        return plain(first) && plain(last) ? text : text.trimmingCharacters(in: .whitespaces)
     }
 
     private static func splitQuery(_ path: String) -> (String, String?) {

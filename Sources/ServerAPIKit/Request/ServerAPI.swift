@@ -45,8 +45,11 @@ public struct ServerAPI: Sendable, Hashable {
     public var acceptableStatus: StatusValidation
     /// How the manager's cache is used for this call.
     public var cacheMode: CacheMode
-    /// How long a stored response stays fresh; `nil` uses the cache's default.
+    /// How long a stored response stays fresh; `nil` uses the manager's `defaultCacheTTL`.
     public var cacheTTL: Duration?
+    /// Methods besides GET and HEAD whose responses the cache may answer and store for this call
+    /// (empty unless the call opts in with `cacheable(methods:)`).
+    public var additionalCacheableMethods: Set<HTTPMethod>
     /// Request headers whose values are part of the cache key (such as `Authorization`, `Accept-Language`).
     public var varyingHeaders: [String]
     /// Where to write the body, for a download.
@@ -79,6 +82,7 @@ public struct ServerAPI: Sendable, Hashable {
         self.acceptableStatus = .successful
         self.cacheMode = .never
         self.cacheTTL = nil
+        self.additionalCacheableMethods = []
         self.varyingHeaders = []
         self.download = nil
         self.maxResponseSize = nil

@@ -1,0 +1,113 @@
+internal import CCurl
+import ServerAPIKit
+
+/// One libcurl easy handle with the error buffer it writes its messages to.
+///
+/// - Important: Loop thread only, like every libcurl handle the transport owns. The handle is
+///   cleaned up and the buffer freed in `deinit`, so an easy handle can never outlive its buffer.
+final class CurlEasyHandle {
+    /// The `CURL *`.
+    let raw: UnsafeMutableRawPointer
+    /// `CURL_ERROR_SIZE` bytes for `CURLOPT_ERRORBUFFER`.
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// Makes a handle; `nil` when libcurl cannot allocate one.
+    init?() {
+        guard let raw = curl_easy_init() else { return nil }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        errorBuffer.deallocate()
+    }
+
+    /// Forgets every option (keeping the connection and DNS caches the multi handle shares) and
+    /// points libcurl at the error buffer again, ready for the next transfer.
+    func reset() {
+        curl_easy_reset(raw)
+        errorBuffer[0] = 0
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    /// What libcurl wrote to the error buffer for the last failure, if anything.
+    var errorMessage: String? {
+        let message = String(cString: errorBuffer).trimmingTrailingWhitespace()
+        return message.isEmpty ? nil : message
+    }
+
+    // MARK: Options
+
+    func set(_ option: CURLoption, _ value: Int) throws(ServerAPIError) {
+        try check(ccurl_easy_setopt_long(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, _ value: Bool) throws(ServerAPIError) {
+        try check(ccurl_easy_setopt_long(raw, option, value ? 1 : 0), option)
+    }
+
+    func set(_ option: CURLoption, offset value: Int64) throws(ServerAPIError) {
+        try check(ccurl_easy_setopt_off_t(raw, option, curl_off_t(value)), option)
+    }
+
+    /// Sets a string option; libcurl copies the string.
+    func set(_ option: CURLoption, _ value: String) throws(ServerAPIError) {
+        try check(value.withCString { ccurl_easy_setopt_string(raw, option, $0) }, option)
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(ServerAPIError) {
+        try check(ccurl_easy_setopt_pointer(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, list value: UnsafeMutablePointer<curl_slist>?) throws(ServerAPIError) {
+        try check(ccurl_easy_setopt_slist(raw, option, value), option)
+    }
+
+    /// Sets an option a libcurl older than the one we build against may not know; ignored there.
+    func setIfSupported(_ option: CURLoption, _ value: String) {
+        _ = value.withCString { ccurl_easy_setopt_string(raw, option, $0) }
+    }
+
+    /// Sets an option a libcurl older than the one we build against may not know; ignored there.
+    func setIfSupported(_ option: CURLoption, _ value: Int) {
+        _ = ccurl_easy_setopt_long(raw, option, value)
+    }
+
+    func check(_ code: CURLcode, _ option: CURLoption) throws(ServerAPIError) {
+        guard code == CURLE_OK else {
+            throw ServerAPIError(
+                .invalidRequest,
+                "libcurl refused option \(option.rawValue) of the request: \(String(cString: curl_easy_strerror(code)))"
+            )
+        }
+    }
+
+    // MARK: Info
+
+    func long(_ info: CURLINFO) -> Int? {
+        var value = 0
+        return ccurl_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : nil
+    }
+
+    func offset(_ info: CURLINFO) -> Int64? {
+        var value: curl_off_t = 0
+        return ccurl_easy_getinfo_off_t(raw, info, &value) == CURLE_OK ? Int64(value) : nil
+    }
+
+    func string(_ info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard ccurl_easy_getinfo_string(raw, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+}
+
+extension String {
+    func trimmingTrailingWhitespace() -> String {
+        var scalars = Substring(self)
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+}

@@ -1,0 +1,33 @@
+import ServerAPIKit
+import Synchronization
+
+/// One call handed from `CurlTransport.perform` to the loop thread: Sendable values only.
+struct CurlJob: Sendable {
+    /// The flag the caller's cancellation handler sets.
+    let control: CurlJobControl
+    /// The request, as the caller resolved it.
+    let request: TransportRequest
+    /// Resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never took.
+    let continuation: CheckedContinuation<TransportResponse, any Error>
+
+    /// Resumes the caller with a failure, filling in the call's id and URL.
+    func fail(_ error: ServerAPIError) {
+        continuation.resume(throwing: error.with(requestID: request.id, url: request.url))
+    }
+}
+
+/// The part of a call that both the caller's thread and the loop thread touch.
+final class CurlJobControl: Sendable {
+    /// Unique among the loop's calls: how a cancellation finds its transfer.
+    let id: UInt64
+    private let cancelled = Atomic<Bool>(false)
+
+    init() { id = Self.counter.add(1, ordering: .relaxed).newValue }
+
+    /// Whether the caller's task was cancelled.
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    func markCancelled() { cancelled.store(true, ordering: .releasing) }
+
+    private static let counter = Atomic<UInt64>(0)
+}

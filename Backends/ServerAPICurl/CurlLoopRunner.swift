@@ -1,0 +1,143 @@
+internal import CCurl
+import Foundation
+import ServerAPIKit
+import Synchronization
+
+/// The loop thread's state and its loop: the multi handle, the transfers in flight and idle easy handles.
+///
+/// - Important: Made on the loop thread and used only there; nothing in it is shared.
+final class CurlLoopRunner {
+    private let loop: CurlLoop
+    private let multi: UnsafeMutableRawPointer
+    private let settings: CurlSettings
+    /// The strong references to transfers libcurl knows by unretained pointer, by job id.
+    private var transfers: [UInt64: CurlTransfer] = [:]
+    /// Reset easy handles ready for the next transfer (saves an allocation and libcurl's set-up).
+    private var idleHandles: [CurlEasyHandle] = []
+    private static let maxIdleHandles = 64
+    /// How long `curl_multi_poll` waits when libcurl has no earlier timer (a wake-up ends it early).
+    private static let pollMilliseconds: Int32 = 1000
+
+    init(loop: CurlLoop, multi: CurlMultiHandle, configuration: CurlTransport.Configuration) {
+        self.loop = loop
+        self.multi = multi.raw
+        settings = CurlSettings(configuration)
+        _ = ccurl_multi_setopt_long(self.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maxConnections))
+        _ = ccurl_multi_setopt_long(
+            self.multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))
+    }
+
+    /// Runs until the transport is released, then ends every transfer and frees the multi handle.
+    func run() {
+        var jobs: [CurlJob] = []
+        var cancellations: [UInt64] = []
+        while true {
+            let shuttingDown = loop.takeWork(jobs: &jobs, cancellations: &cancellations)
+            for id in cancellations { cancelTransfer(id: id) }
+            cancellations.removeAll(keepingCapacity: true)
+            for job in jobs { start(job) }
+            jobs.removeAll(keepingCapacity: true)
+            if shuttingDown { break }
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            collectFinishedTransfers()
+            _ = curl_multi_poll(multi, nil, 0, Self.pollMilliseconds, nil)
+        }
+        for job in loop.close() { job.fail(.cancelled("the transport was shut down")) }
+        for id in Array(transfers.keys) { cancelTransfer(id: id, reason: .cancelled("the transport was shut down")) }
+        idleHandles.removeAll()
+        curl_multi_cleanup(multi)
+    }
+
+    // MARK: Starting
+
+    private func start(_ job: CurlJob) {
+        if job.control.isCancelled { return job.fail(.cancelled()) }
+        guard let easy = idleHandles.popLast() ?? CurlEasyHandle() else {
+            return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
+        }
+        let transfer = CurlTransfer(job: job, easy: easy, settings: settings)
+        do throws(ServerAPIError) {
+            try transfer.begin()
+            try add(transfer)
+        } catch {
+            transfer.abandon()
+            recycle(transfer.easy)
+            return job.fail(error)
+        }
+        transfers[job.control.id] = transfer
+        loop.activeTransfers.add(1, ordering: .relaxed)
+    }
+
+    private func add(_ transfer: CurlTransfer) throws(ServerAPIError) {
+        let code = curl_multi_add_handle(multi, transfer.easy.raw)
+        guard code == CURLM_OK else {
+            throw ServerAPIError(
+                .network, "libcurl could not start the transfer: \(String(cString: curl_multi_strerror(code)))")
+        }
+    }
+
+    // MARK: Finishing
+
+    private func collectFinishedTransfers() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            // The message is invalid once its handle leaves the multi handle: copy what we need first.
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var context: UnsafeMutableRawPointer?
+            guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
+                continue
+            }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            finish(transfer, code: code)
+        }
+    }
+
+    private func finish(_ transfer: CurlTransfer, code: CURLcode) {
+        _ = curl_multi_remove_handle(multi, transfer.easy.raw)
+        switch transfer.complete(code: code) {
+        case .again:
+            transfer.easy.reset()
+            do throws(ServerAPIError) {
+                try transfer.configure()
+                try add(transfer)
+            } catch {
+                transfer.abandon()
+                end(transfer)
+                transfer.job.fail(error)
+            }
+        case .response(let response):
+            end(transfer)
+            transfer.job.continuation.resume(returning: response)
+        case .failure(let error):
+            end(transfer)
+            transfer.job.fail(error)
+        }
+    }
+
+    /// Forgets a transfer whose handle has left the multi handle, keeping the handle for the next one.
+    private func end(_ transfer: CurlTransfer) {
+        if transfers.removeValue(forKey: transfer.job.control.id) != nil {
+            loop.activeTransfers.subtract(1, ordering: .relaxed)
+        }
+        recycle(transfer.easy)
+        transfer.releaseRequestResources()
+    }
+
+    private func cancelTransfer(id: UInt64, reason: ServerAPIError = .cancelled()) {
+        guard let transfer = transfers[id] else { return }
+        _ = curl_multi_remove_handle(multi, transfer.easy.raw)
+        transfer.abandon()
+        end(transfer)
+        transfer.job.fail(reason)
+    }
+
+    /// Resets a handle that has left the multi handle and keeps it for the next transfer.
+    private func recycle(_ easy: CurlEasyHandle) {
+        // The reset clears every pointer to the transfer (callbacks' context, PRIVATE) before the
+        // transfer can be released.
+        easy.reset()
+        if idleHandles.count < Self.maxIdleHandles { idleHandles.append(easy) }
+    }
+}

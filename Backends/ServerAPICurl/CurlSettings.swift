@@ -1,0 +1,40 @@
+internal import CCurl
+import Foundation
+
+/// A transport's configuration in the form every transfer applies it, worked out once.
+struct CurlSettings {
+    var httpVersion: Int
+    var automaticDecompression: Bool
+    var connectTimeout: Duration?
+    var caFile: String?
+    /// Lower-cased host names whose certificates are not verified.
+    var insecureHosts: Set<String>
+    var tcpKeepAlive: Bool
+    /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
+    var copyBodyLimit: Int64 = 1 << 20
+
+    init(_ configuration: CurlTransport.Configuration) {
+        switch configuration.httpVersion {
+        case .http1: httpVersion = CURL_HTTP_VERSION_1_1
+        case .http2OverTLS: httpVersion = CURL_HTTP_VERSION_2TLS
+        }
+        automaticDecompression = configuration.automaticDecompression
+        connectTimeout = configuration.connectTimeout
+        caFile = configuration.additionalTrustedCAFile?.path
+        insecureHosts = Set(configuration.insecureHosts.map { $0.lowercased() })
+        tcpKeepAlive = configuration.tcpKeepAlive
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up so that a tiny positive duration never becomes libcurl's "no limit" 0.
+    var curlMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        guard seconds < Int64.max / 1000 - 1 else { return Int.max }
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int(clamping: max(1, milliseconds))
+    }
+
+    /// A duration from libcurl's microsecond timings.
+    static func curlMicroseconds(_ value: Int64) -> Duration { .microseconds(value) }
+}

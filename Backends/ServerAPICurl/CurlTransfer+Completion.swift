@@ -1,0 +1,121 @@
+internal import CCurl
+import Foundation
+import ServerAPIKit
+
+extension CurlTransfer {
+    /// Decides what a finished transfer means (its handle has left the multi handle).
+    /// - Parameter code: libcurl's result.
+    /// - Returns: The response, the failure, or `.again` when `request` must be sent again (a redirect,
+    ///   or a download that must start over); the caller then resets the handle and calls `configure`.
+    func complete(code: CURLcode) -> Outcome {
+        if restartDownload, failure == nil, let download {
+            _ = download.prepare(&request)
+            return .again
+        }
+        if let failure { return fail(failure) }
+        guard code == CURLE_OK else { return fail(.curl(code, detail: easy.errorMessage, status: status)) }
+        if followsRedirect {
+            do throws(ServerAPIError) {
+                try prepareRedirect()
+                return .again
+            } catch {
+                return fail(error)
+            }
+        }
+        if status == 0 { status = easy.long(CURLINFO_RESPONSE_CODE) ?? 0 }
+        var responseBody = ResponseBody.data(body)
+        if let download {
+            do throws(ServerAPIError) {
+                if disposition == nil { disposition = try download.receiveHead(status: status, headers: headers) }
+                responseBody = try download.finish()
+            } catch {
+                return fail(error)
+            }
+        }
+        let uploaded = easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0
+        reportFinalProgress(uploaded: uploaded)
+        body = Data()
+        return .response(
+            TransportResponse(
+                status: status, headers: headers, body: responseBody, url: request.url,
+                metrics: metrics(uploaded: uploaded)))
+    }
+
+    private func fail(_ error: ServerAPIError) -> Outcome {
+        download?.abandon()
+        return .failure(error)
+    }
+
+    /// What libcurl measured for the last request, with offsets from the start of the call.
+    private func metrics(uploaded: Int64) -> TransportMetrics {
+        func offset(_ info: CURLINFO) -> Duration? {
+            guard let microseconds = easy.offset(info), microseconds > 0 else { return nil }
+            return hopStarted + .microseconds(microseconds)
+        }
+        let tcp = offset(CURLINFO_CONNECT_TIME_T)
+        let tls = offset(CURLINFO_APPCONNECT_TIME_T)
+        return TransportMetrics(
+            transport: "curl",
+            connected: [tcp, tls].compactMap { $0 }.max(),
+            firstByte: offset(CURLINFO_STARTTRANSFER_TIME_T),
+            total: ContinuousClock.now - started,
+            bytesSent: earlierBytesSent + uploaded,
+            bytesReceived: download.map { disposition == .file ? $0.bytesOnDisk : bodyBytes } ?? bodyBytes,
+            // libcurl counts the connections it had to open for this request: none means one was reused.
+            reusedConnection: easy.long(CURLINFO_NUM_CONNECTS).map { $0 == 0 },
+            redirects: redirects,
+            httpVersion: easy.long(CURLINFO_HTTP_VERSION).flatMap(Self.versionName))
+    }
+
+    private static func versionName(_ version: Int) -> String? {
+        switch version {
+        case CURL_HTTP_VERSION_1_0: "1.0"
+        case CURL_HTTP_VERSION_1_1: "1.1"
+        case CURL_HTTP_VERSION_2_0: "2"
+        case CURL_HTTP_VERSION_3: "3"
+        default: nil
+        }
+    }
+
+    // MARK: Redirects
+
+    /// Turns `request` into the request the redirect asks for, as browsers and URLSession do:
+    /// 303 (and 301/302 after a POST) becomes a GET without body; 307 and 308 keep method and body;
+    /// `Authorization` and `Cookie` are dropped when the redirect leaves the origin.
+    private func prepareRedirect() throws(ServerAPIError) {
+        let location = headers["Location"] ?? ""
+        guard let target = easy.string(CURLINFO_REDIRECT_URL), let next = URL(string: target),
+            let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = next.host, !host.isEmpty
+        else {
+            throw ServerAPIError(
+                .network, "the server redirected to \"\(location)\", which is not an http(s) URL", status: status)
+        }
+        earlierBytesSent += easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0
+        redirects += 1
+        var redirected = request
+        redirected.url = next
+        let becomesGet =
+            (status == 303 && request.method != .head) || ((status == 301 || status == 302) && request.method == .post)
+        if becomesGet {
+            redirected.method = .get
+            redirected.body = .empty
+            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
+                redirected.headers.remove(name: name)
+            }
+        }
+        if !Self.sameOrigin(request.url, next) {
+            redirected.headers.remove(name: "Authorization")
+            redirected.headers.remove(name: "Cookie")
+        }
+        request = redirected
+    }
+
+    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(a) == origin(b)
+    }
+}

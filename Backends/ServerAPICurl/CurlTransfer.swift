@@ -1,0 +1,234 @@
+internal import CCurl
+import Foundation
+import ServerAPIKit
+
+/// One call on the loop thread: its easy handle, what it sends and what it has received so far.
+///
+/// - Important: Loop thread only. libcurl holds an unretained pointer to it (callbacks' context and
+///   `CURLOPT_PRIVATE`) while its easy handle is in the multi handle; `CurlLoopRunner` keeps it alive
+///   until the handle has left and been reset.
+final class CurlTransfer {
+    /// What happened when libcurl said the transfer was done.
+    enum Outcome {
+        case response(TransportResponse)
+        case failure(ServerAPIError)
+        /// Send `request` again (to the redirect's target, or for a download that must start over).
+        case again
+    }
+
+    let job: CurlJob
+    let easy: CurlEasyHandle
+    let settings: CurlSettings
+    /// The request being sent: the caller's, then each redirect's.
+    var request: TransportRequest
+    /// When the call started, for the timeout and metrics.
+    let started: ContinuousClock.Instant
+    /// When the current request (after redirects) started, as an offset from `started`.
+    var hopStarted: Duration = .zero
+    /// Redirects followed so far.
+    var redirects = 0
+    /// Request body bytes sent by earlier hops.
+    var earlierBytesSent: Int64 = 0
+
+    /// The header list handed to libcurl (`CURLOPT_HTTPHEADER`); freed by `releaseRequestResources`.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    /// Streams a body that is not handed to libcurl in one copy.
+    var reader: BodyReader?
+
+    // The response of the current hop.
+    var status = 0
+    var headers = HTTPHeaders()
+    /// The final (non-1xx) response head has been received.
+    var headComplete = false
+    /// The current response is a redirect that will be followed: its body is dropped.
+    var followsRedirect = false
+    var body = Data()
+    /// The decoded body length the server announced, when it did.
+    var expectedLength: Int64?
+    /// Body bytes received (after decoding), kept or not.
+    var bodyBytes: Int64 = 0
+    /// Why a callback stopped the transfer.
+    var failure: ServerAPIError?
+
+    /// The download writer, for a call with a download target.
+    var download: (any CurlDownloadWriting)?
+    var disposition: CurlDownloadDisposition?
+    /// The download must be sent again from the start (see `DownloadFileWriter.Disposition.restart`).
+    var restartDownload = false
+
+    /// The last progress reported, to report only changes.
+    var reportedUpload: Int64 = -1
+    var reportedDownload: Int64 = -1
+
+    init(job: CurlJob, easy: CurlEasyHandle, settings: CurlSettings) {
+        self.job = job
+        self.easy = easy
+        self.settings = settings
+        request = job.request
+        started = .now
+    }
+
+    /// Prepares the first send: the download's `Range`, then the easy handle.
+    func begin() throws(ServerAPIError) {
+        if let target = request.download {
+            let writer = try makeDownloadWriter(target: target, requestID: request.id, url: request.url)
+            _ = writer.prepare(&request)
+            download = writer
+        }
+        try configure()
+    }
+
+    /// Ends a transfer that will not complete (failure, cancellation, shutdown): the download keeps its
+    /// partial file for a resume, and the header list is freed.
+    func abandon() {
+        download?.abandon()
+        releaseRequestResources()
+    }
+
+    /// Frees what libcurl read while sending (the handle must have left the multi handle).
+    func releaseRequestResources() {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        reader = nil
+    }
+
+    // MARK: Setting up the easy handle
+
+    /// Sets every option of the easy handle for `request`.
+    func configure() throws(ServerAPIError) {
+        releaseRequestResources()
+        resetResponse()
+        hopStarted = ContinuousClock.now - started
+        let remaining = request.timeout - hopStarted
+        guard remaining > .zero else {
+            throw ServerAPIError(.timedOut, "the request timed out after \(request.timeout)")
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        try easy.set(CURLOPT_URL, request.url.absoluteString)
+        try easy.set(CURLOPT_PRIVATE, pointer: context)
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        easy.setIfSupported(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_TIMEOUT_MS, remaining.curlMilliseconds)
+        if let connect = request.connectTimeout ?? settings.connectTimeout {
+            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
+        }
+        try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
+        // Redirects are followed by `followRedirect`, not by libcurl: libcurl 7.x keeps a
+        // CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and we want the same method
+        // rewriting and credential stripping as every other transport.
+        try easy.set(CURLOPT_FOLLOWLOCATION, false)
+        if settings.automaticDecompression { try easy.set(CURLOPT_ACCEPT_ENCODING, "") }
+        try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
+        // With HTTP/2, wait for a connection that can multiplex rather than opening another.
+        try easy.set(CURLOPT_PIPEWAIT, true)
+        if settings.tcpKeepAlive { try easy.set(CURLOPT_TCP_KEEPALIVE, true) }
+        if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+        if let host = request.url.host?.lowercased(), settings.insecureHosts.contains(host) {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, false)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        try installCallbacks(context: context)
+        let sendsBody = try configureMethodAndBody(context: context)
+        try configureHeaders(sendsBody: sendsBody)
+    }
+
+    private func resetResponse() {
+        status = 0
+        headers = HTTPHeaders()
+        headComplete = false
+        followsRedirect = false
+        body = Data()
+        expectedLength = nil
+        bodyBytes = 0
+        failure = nil
+        disposition = nil
+        restartDownload = false
+        reportedUpload = -1
+        reportedDownload = -1
+    }
+
+    /// Sets the method and the body; returns whether a body (perhaps empty) is sent.
+    private func configureMethodAndBody(context: UnsafeMutableRawPointer) throws(ServerAPIError) -> Bool {
+        let method = request.method.rawValue
+        let length = try request.body.contentLength()
+        if method == "HEAD" {
+            guard length == 0 else { throw ServerAPIError(.invalidRequest, "a HEAD request cannot have a body") }
+            try easy.set(CURLOPT_NOBODY, true)
+            return false
+        }
+        // POST, PUT and PATCH always say how long their body is, even when it is empty (servers
+        // answer 411 to a PUT without Content-Length); other methods send a body only when they have one.
+        guard length > 0 || method == "POST" || method == "PUT" || method == "PATCH" else {
+            if method != "GET" { try easy.set(CURLOPT_CUSTOMREQUEST, method) }
+            return false
+        }
+        try easy.set(CURLOPT_POST, true)
+        try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: length)
+        if length == 0 {
+            try easy.set(CURLOPT_COPYPOSTFIELDS, "")
+        } else if length <= settings.copyBodyLimit, let bytes = inMemoryBody() {
+            // libcurl copies the bytes (POSTFIELDSIZE first: they may hold NULs), so nothing of ours
+            // needs to outlive this call.
+            let code = bytes.withUnsafeBytes { buffer in
+                ccurl_easy_setopt_pointer(easy.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress))
+            }
+            try easy.check(code, CURLOPT_COPYPOSTFIELDS)
+        } else {
+            reader = try request.body.makeReader()
+            try easy.check(ccurl_easy_setopt_read_function(easy.raw, curlReadCallback), CURLOPT_READFUNCTION)
+            try easy.set(CURLOPT_READDATA, pointer: context)
+            // libcurl rewinds the body when it resends the request on a new connection.
+            try easy.check(ccurl_easy_setopt_seek_function(easy.raw, curlSeekCallback), CURLOPT_SEEKFUNCTION)
+            try easy.set(CURLOPT_SEEKDATA, pointer: context)
+        }
+        if method != "POST" { try easy.set(CURLOPT_CUSTOMREQUEST, method) }
+        return true
+    }
+
+    private func inMemoryBody() -> Data? {
+        switch request.body {
+        case .empty: Data()
+        case .data(let data): data
+        case .file: nil
+        case .segments: request.body.inMemoryBytes
+        }
+    }
+
+    /// Sends exactly `request.headers`: libcurl's own `Accept: */*`, `Expect: 100-continue` and form
+    /// `Content-Type` are removed unless the request sets them (an empty value removes a header in libcurl).
+    private func configureHeaders(sendsBody: Bool) throws(ServerAPIError) {
+        for field in request.headers {
+            // "Name;" is libcurl's way to send a header with an empty value.
+            try appendHeader(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        if !request.headers.contains("Accept") { try appendHeader("Accept:") }
+        if sendsBody {
+            if !request.headers.contains("Expect") { try appendHeader("Expect:") }
+            if !request.headers.contains("Content-Type") { try appendHeader("Content-Type:") }
+        }
+        try easy.set(CURLOPT_HTTPHEADER, list: headerList)
+    }
+
+    private func appendHeader(_ line: String) throws(ServerAPIError) {
+        // On failure curl_slist_append returns NULL and leaves the list as it was: still ours to free.
+        guard let list = curl_slist_append(headerList, line) else {
+            throw ServerAPIError(.invalidRequest, "libcurl could not allocate the request's headers")
+        }
+        headerList = list
+    }
+
+    private func installCallbacks(context: UnsafeMutableRawPointer) throws(ServerAPIError) {
+        try easy.check(
+            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, curlWriteCallback), CURLOPT_WRITEFUNCTION)
+        try easy.set(CURLOPT_WRITEDATA, pointer: context)
+        try easy.check(
+            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback),
+            CURLOPT_HEADERFUNCTION)
+        try easy.set(CURLOPT_HEADERDATA, pointer: context)
+        if request.progress != nil {
+            try easy.check(ccurl_easy_setopt_xferinfo_function(easy.raw, curlProgressCallback), CURLOPT_XFERINFOFUNCTION)
+            try easy.set(CURLOPT_XFERINFODATA, pointer: context)
+            try easy.set(CURLOPT_NOPROGRESS, false)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+public import Foundation
+
+extension CurlTransport {
+    /// How a `CurlTransport` connects: limits, TLS trust, decoding and default timeouts.
+    public struct Configuration: Sendable, Hashable {
+        /// The most connections open at once, to every host together; 0 means no limit.
+        public var maxConnections: Int
+        /// The most connections open at once to one host; 0 means no limit. Requests beyond it wait
+        /// for a free connection (their timeout runs while they wait).
+        public var maxConnectionsPerHost: Int
+        /// Whether to ask for and decode gzip, deflate and brotli bodies (`Accept-Encoding`), unless the
+        /// request sets its own `Accept-Encoding`.
+        public var automaticDecompression: Bool
+        /// The HTTP versions to use.
+        public var httpVersion: HTTPVersion
+        /// The connect timeout for requests that do not set one; `nil` leaves only the request's timeout.
+        public var connectTimeout: Duration?
+        /// A PEM file of extra certificate authorities to trust, such as a company's private CA.
+        ///
+        /// - Important: libcurl reads this file instead of its default CA bundle. On Debian and Ubuntu
+        ///   (OpenSSL) the system's authorities stay trusted through the default CA directory
+        ///   (`/etc/ssl/certs`); on platforms whose libcurl has no CA directory, put the system bundle
+        ///   and your authorities in one file.
+        public var additionalTrustedCAFile: URL?
+        /// Hosts whose TLS certificate and host name are NOT verified: for a development server only.
+        ///
+        /// - Important: Every other host is verified. Never list a production host: anyone on the path
+        ///   could read and change its traffic.
+        public var insecureHosts: Set<String>
+        /// Whether idle connections send TCP keep-alive probes, so dead peers are noticed.
+        public var tcpKeepAlive: Bool
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - maxConnections: The most connections at once, in total; 0 means no limit.
+        ///   - maxConnectionsPerHost: The most connections at once to one host; 0 means no limit.
+        ///   - automaticDecompression: Whether to ask for and decode compressed bodies.
+        ///   - httpVersion: The HTTP versions to use.
+        ///   - connectTimeout: The connect timeout for requests that set none.
+        ///   - additionalTrustedCAFile: A PEM file of extra authorities to trust.
+        ///   - insecureHosts: Hosts whose certificates are not verified (development only).
+        ///   - tcpKeepAlive: Whether to send TCP keep-alive probes.
+        public init(
+            maxConnections: Int = 0,
+            maxConnectionsPerHost: Int = 8,
+            automaticDecompression: Bool = true,
+            httpVersion: HTTPVersion = .http2OverTLS,
+            connectTimeout: Duration? = nil,
+            additionalTrustedCAFile: URL? = nil,
+            insecureHosts: Set<String> = [],
+            tcpKeepAlive: Bool = true
+        ) {
+            self.maxConnections = maxConnections
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.automaticDecompression = automaticDecompression
+            self.httpVersion = httpVersion
+            self.connectTimeout = connectTimeout
+            self.additionalTrustedCAFile = additionalTrustedCAFile
+            self.insecureHosts = insecureHosts
+            self.tcpKeepAlive = tcpKeepAlive
+        }
+
+        /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.
+        public static var `default`: Configuration { Configuration() }
+    }
+
+    /// The HTTP versions a `CurlTransport` speaks.
+    public enum HTTPVersion: Sendable, Hashable {
+        /// HTTP/1.1 only.
+        case http1
+        /// HTTP/2 when TLS negotiates it (ALPN), HTTP/1.1 otherwise: the default.
+        case http2OverTLS
+    }
+}

@@ -1,0 +1,83 @@
+// Ownership and threading in the libcurl backend
+//
+// - A `CurlTransport` owns one `CurlLoop`: one libcurl multi handle driven by one dedicated thread
+//   (`CurlLoopRunner.run`), which serves every request of that transport concurrently, with
+//   libcurl's connection cache reusing connections between them.
+// - `perform` runs on the caller's task. It hands the loop a `CurlJob`, a Sendable value (the request,
+//   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a Mutex-locked
+//   inbox, then wakes the loop with `curl_multi_wakeup`: the only libcurl call made off the loop thread.
+//   Cancellation goes through the same inbox. A job cancelled before the loop took it is taken out of
+//   the inbox and resumed by the canceller; one cancelled before it was even submitted is refused by
+//   `submit` (the flag is checked under the inbox lock, so one of the two always sees the other).
+// - Everything that is not Sendable lives on the loop thread and is created there: each
+//   `CurlTransfer` (the per-call state: easy handle, header list, body reader, response buffer,
+//   download file), the pool of idle `CurlEasyHandle`s, and the multi handle's use.
+// - libcurl calls back into Swift through non-capturing `@convention(c)` closures. Their context
+//   pointer (`CURLOPT_WRITEDATA`, `HEADERDATA`, `READDATA`, `SEEKDATA`, `XFERINFODATA`, `PRIVATE`) is
+//   an unretained `Unmanaged<CurlTransfer>`. The runner's `transfers` table holds the strong
+//   reference from `curl_multi_add_handle` until after `curl_multi_remove_handle` and
+//   `curl_easy_reset`, so libcurl never holds a pointer to a freed transfer.
+// - A transfer's continuation is resumed exactly once, on the loop thread, after its easy handle
+//   has left the multi handle: no callback (progress included) can run after `perform` returns.
+// - Memory: the header `curl_slist` is freed when a transfer ends or is redirected; request bodies
+//   in memory are copied by libcurl (`CURLOPT_COPYPOSTFIELDS`) or streamed by a `BodyReader`; easy
+//   handles and their error buffers are freed together in `CurlEasyHandle.deinit`; the multi handle
+//   is cleaned up by the loop thread when the transport is released.
+
+import Foundation
+public import ServerAPIKit
+import Synchronization
+
+/// A transport built on libcurl's multi interface: one thread per transport drives every request,
+/// with HTTP/2 over TLS, keep-alive connection reuse, gzip/deflate/brotli decoding, streamed uploads
+/// and downloads, progress and prompt cancellation.
+///
+/// ```swift
+/// let transport = CurlTransport()
+/// let manager = ServerAPIManager(transport: transport)
+/// let result = try await manager.send(ServerAPI(host: "https://api.example.com", path: "/v1/items"))
+/// ```
+///
+/// - Important: Create one transport and share it: each one runs its own thread and connection cache.
+///   Progress closures run on that thread; keep them short. The transport ignores `SIGPIPE` for the
+///   whole process (libcurl cannot guard it from a multi-threaded program), as SwiftNIO does.
+public final class CurlTransport: RequestPerforming {
+    /// The transport's name in metrics: `"curl"`.
+    public var name: String { "curl" }
+
+    /// The settings the transport was made with.
+    public let configuration: Configuration
+
+    private let loop: CurlLoop
+
+    /// Creates a transport and starts its thread.
+    /// - Parameter configuration: Connection limits, TLS trust, decoding and timeouts.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        loop = CurlLoop(configuration: configuration)
+    }
+
+    deinit { loop.shutDown() }
+
+    /// The transfers libcurl is working on now; 0 once every call has returned.
+    var activeTransferCount: Int { loop.activeTransfers.load(ordering: .relaxed) }
+
+    /// Sends a request through libcurl and returns the response, whatever its status.
+    /// - Parameter request: The resolved request.
+    /// - Returns: Status, the final response's headers, the body (in memory, or in the download file)
+    ///   and libcurl's timings.
+    /// - Throws: `ServerAPIError`: `cancelled` when the task is cancelled (the connection is torn down
+    ///   at once), `timedOut`, `cannotConnect`, `tls`, `network`, `tooManyRedirects`,
+    ///   `responseTooLarge`, `fileSystem` or `invalidRequest`, with libcurl's own message.
+    public func perform(_ request: TransportRequest) async throws -> TransportResponse {
+        let control = CurlJobControl()
+        let loop = self.loop
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                loop.submit(CurlJob(control: control, request: request, continuation: continuation))
+            }
+        } onCancel: {
+            loop.cancel(control)
+        }
+    }
+}

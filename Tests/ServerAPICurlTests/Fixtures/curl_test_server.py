@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""A small HTTP/1.1 server for the libcurl backend's tests (standard library only).
+
+Started by the tests on a free loopback port; prints "PORT <n>" on its first line once it listens.
+With --certfile/--keyfile it serves HTTPS instead.
+
+Routes (any method unless said):
+  /echo                   JSON: method, path, query, headers (in order), body (base64), body_length
+  /status/<code>          that status, a short text body
+  /redirect/<n>           302 to /redirect/<n-1>; /redirect/0 answers like /echo
+  /redirect-to?url=U&status=S   S (default 302) with Location: U
+  /loop                   302 to /loop, forever
+  /gzip                   a gzip-encoded JSON body (Content-Encoding: gzip)
+  /bytes/<n>              n bytes (byte i is i % 251) with Content-Length; ?chunked=1 streams without it
+  /delay?seconds=S        waits S seconds (or until the client goes away), then answers 200
+  /drip?bytes=N&seconds=S sends N bytes one at a time over S seconds
+  /informational          a 103 Early Hints head, then the real 200 head and body
+  /headers                repeated response headers (two Set-Cookie), for header parsing
+  /close                  closes the connection without answering
+  /truncate               announces 1000 bytes, sends 10, closes
+  /cookie-echo            like /echo (used as a cross-host redirect target)
+"""
+
+import argparse
+import base64
+import gzip
+import json
+import select
+import socket
+import ssl
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "curl-test-server"
+    sys_version = ""
+
+    def log_message(self, format, *args):  # keep test output clean
+        pass
+
+    # Every method goes through one dispatcher.
+    def do_GET(self):
+        self.dispatch()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_GET
+
+    def __getattr__(self, name):
+        # Custom methods such as PROPFIND.
+        if name.startswith("do_"):
+            return self.dispatch
+        raise AttributeError(name)
+
+    def read_body(self):
+        length = self.headers.get("Content-Length")
+        if length is not None:
+            return self.rfile.read(int(length))
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().strip().split(b";")[0], 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        return b""
+
+    def send(self, status, body=b"", content_type="text/plain", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def echo(self, body):
+        split = urlsplit(self.path)
+        payload = {
+            "method": self.command,
+            "path": split.path,
+            "query": split.query,
+            "headers": [[name, value] for name, value in self.headers.items()],
+            "body": base64.b64encode(body).decode("ascii"),
+            "body_length": len(body),
+        }
+        self.send(200, json.dumps(payload).encode(), "application/json")
+
+    def client_gone(self, timeout):
+        readable, _, _ = select.select([self.connection], [], [], timeout)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def dispatch(self):
+        split = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(split.query).items()}
+        parts = [p for p in split.path.split("/") if p]
+        body = self.read_body()
+        route = parts[0] if parts else ""
+
+        if route in ("echo", "cookie-echo"):
+            return self.echo(body)
+        if route == "status" and len(parts) > 1:
+            code = int(parts[1])
+            return self.send(code, f"status {code}".encode())
+        if route == "redirect" and len(parts) > 1:
+            n = int(parts[1])
+            if n <= 0:
+                return self.echo(body)
+            return self.send(302, b"redirecting", headers=[("Location", f"/redirect/{n - 1}")])
+        if route == "redirect-to":
+            status = int(query.get("status", "302"))
+            return self.send(status, b"redirecting", headers=[("Location", query["url"])])
+        if route == "loop":
+            return self.send(302, b"again", headers=[("Location", "/loop")])
+        if route == "gzip":
+            payload = json.dumps({"gzipped": True, "filler": "x" * 2000}).encode()
+            return self.send(200, gzip.compress(payload), "application/json", [("Content-Encoding", "gzip")])
+        if route == "bytes" and len(parts) > 1:
+            n = int(parts[1])
+            data = bytes(i % 251 for i in range(n))
+            if query.get("chunked") == "1":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for start in range(0, n, 65536):
+                    chunk = data[start:start + 65536]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            return self.send(200, data, "application/octet-stream")
+        if route == "delay":
+            deadline = time.monotonic() + float(query.get("seconds", "1"))
+            while time.monotonic() < deadline:
+                if self.client_gone(min(0.05, max(0, deadline - time.monotonic()))):
+                    self.close_connection = True
+                    return
+            return self.send(200, b"late")
+        if route == "drip":
+            n = int(query.get("bytes", "10"))
+            pause = float(query.get("seconds", "1")) / max(n, 1)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            try:
+                for _ in range(n):
+                    self.wfile.write(b"*")
+                    self.wfile.flush()
+                    time.sleep(pause)
+            except OSError:
+                self.close_connection = True
+            return
+        if route == "informational":
+            self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\nX-Early: yes\r\n\r\n")
+            return self.send(200, b"final", headers=[("X-Final", "yes")])
+        if route == "headers":
+            return self.send(
+                200, b"ok", headers=[("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"), ("X-Spaced", "  padded value  ")])
+        if route == "close":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if route == "truncate":
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"0123456789")
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        return self.send(404, b"no such route")
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512
+
+    def handle_error(self, request, client_address):
+        # Clients that cancel close their connections mid-request: expected, not worth a traceback.
+        if isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--certfile")
+    parser.add_argument("--keyfile")
+    args = parser.parse_args()
+    server = Server(("127.0.0.1", args.port), Handler)
+    if args.certfile:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.certfile, args.keyfile)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    print(f"PORT {server.server_address[1]}", flush=True)
+    # End with the test process: stdin closes when the parent goes away.
+    import threading
+
+    def watch_parent():
+        sys.stdin.read()
+        server.shutdown()
+
+    threading.Thread(target=watch_parent, daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
