@@ -48,7 +48,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sapi",
-            dependencies: ["ServerAPIKit", "ServerAPITesting"],
+            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIMemoryCache", "ServerAPIFileCache"],
             path: "Sources/sapi"
         ),
         .testTarget(

@@ -1,14 +1,49 @@
 import Foundation
+import ServerAPICurl
+import ServerAPIFileCache
 import ServerAPIKit
-import ServerAPITesting
+import ServerAPIMemoryCache
 
-/// TEMPORARY
+/// The manager `sapi` sends through: the chosen transport, formatter and cache.
 struct Composition {
     var manager: ServerAPIManager
     var formatter: any ResponseFormatting
 
     init(_ options: Options) throws {
-        formatter = PlainFormatter()
-        manager = ServerAPIManager(transport: MockTransport())
+        if options.envelope {
+            formatter = EnvelopeFormatter(
+                codeKey: options.codeKey, messageKey: options.messageKey, dataKey: options.dataKey,
+                successCodes: Set(options.successCodes))
+        } else {
+            formatter = PlainFormatter()
+        }
+        let cache: (any CachePolicy)?
+        switch options.cache {
+        case .none: cache = nil
+        case .memory: cache = MemoryCache()
+        case .file:
+            cache = options.cacheDirectory.map { FileCache(directory: URL(fileURLWithPath: $0)) }
+                ?? FileCache(appName: "sapi")
+        }
+        let transport = try Self.transport(options)
+        manager = ServerAPIManager(transport: transport, formatter: formatter, cache: cache)
+    }
+
+    static func transport(_ options: Options) throws -> any RequestPerforming {
+        var extraCA: URL?
+        if let path = options.extraCA {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw UsageError(message: "cannot read the CA file \(path)")
+            }
+            extraCA = URL(fileURLWithPath: path)
+        }
+        switch options.backend ?? .curl {
+        case .curl:
+            var configuration = CurlTransport.Configuration()
+            configuration.additionalTrustedCAFile = extraCA
+            return CurlTransport(configuration: configuration)
+        case .urlsession:
+            throw UsageError(message: "the urlsession backend is not built into this sapi yet", hint: "--backend curl")
+        }
     }
 }
