@@ -1,6 +1,39 @@
 #!/usr/bin/env bash
-# Runs the whole test suite, the way CI does: builds with warnings as errors, then runs every test.
+# Runs the whole test suite, the way CI does, on a machine that has only the Swift toolchain,
+# python3 and apt: installs what is missing, builds with warnings as errors, starts the local
+# test servers (httpbin and the fault fixture, see scripts/test-server.sh), runs every test with
+# their URLs in the environment, and always stops the servers again.
+#
+#   scripts/test.sh                       # everything
+#   scripts/test.sh --filter Conformance  # arguments go to `swift test`
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+apt_install() {
+    if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
+        echo "test.sh: missing system packages ($*) and no apt-get as root to install them" >&2
+        exit 1
+    fi
+    if [ -z "${APT_UPDATED:-}" ]; then
+        apt-get update -qq
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+
+# --- System packages ---------------------------------------------------------------------------
+# The test servers need a working `python3 -m venv` (Debian splits it into python3-venv);
+# scripts/test-server.sh installs it when creating the venv fails.
+# The curl backend (Backends/CCurl) builds against libcurl found through pkg-config.
+if ! command -v pkg-config >/dev/null 2>&1; then apt_install pkg-config; fi
+if ! pkg-config --exists libcurl; then apt_install libcurl4-openssl-dev; fi
+# -----------------------------------------------------------------------------------------------
+
 swift build --build-tests -Xswiftc -warnings-as-errors
+
+# Integration and conformance tests fail (never skip) without these servers.
+trap 'scripts/test-server.sh stop' EXIT
+scripts/test-server.sh start
+eval "$(scripts/test-server.sh env)"
+
 swift test --skip-build "$@"
