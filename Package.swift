@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "ServerAPIKit", targets: ["ServerAPIKit"]),
         .library(name: "ServerAPITesting", targets: ["ServerAPITesting"]),
+        .library(name: "ServerAPIURLSession", targets: ["ServerAPIURLSession"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
     ],
     targets: [
@@ -15,6 +16,11 @@ let package = Package(
             name: "ServerAPITesting",
             dependencies: ["ServerAPIKit"],
             path: "Backends/ServerAPITesting"
+        ),
+        .target(
+            name: "ServerAPIURLSession",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIURLSession"
         ),
         .executableTarget(
             name: "serverapi-example",
@@ -25,6 +31,11 @@ let package = Package(
             name: "ServerAPIKitTests",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
             path: "Tests/ServerAPIKitTests"
+        ),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession"],
+            path: "Tests/ConformanceTests"
         ),
     ],
     swiftLanguageModes: [.v6]
