@@ -53,8 +53,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard let transfer = transfer(for: task) else { return completionHandler(nil) }
-        completionHandler(transfer.redirect(response, to: request, task: task))
+        // No transfer: the task was cancelled or replaced. Answering a cancelled task's redirect
+        // crashes FoundationNetworking ("not waiting for it"), so it is left unanswered.
+        transfer(for: task)?.redirect(response, to: request, task: task, reply: completionHandler)
     }
 
     func urlSession(
@@ -64,6 +65,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // InputStream is not Sendable, but FoundationNetworking only reads it on the task's own queue.
         nonisolated(unsafe) let stream = transfer(for: task)?.newBodyStream()
         completionHandler(stream)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard challenge.failureResponse != nil, let transfer = transfer(for: task) else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        // A 401 with WWW-Authenticate: on Linux the task waits forever for credentials unless the
+        // challenge is cancelled (swift-corelibs-foundation#5456). Authentication is the caller's
+        // business (headers, plugins), so the 401 is returned as the response it is.
+        unregister(task.taskIdentifier)
+        transfer.didComplete(task: task, error: nil)
+        // Cancelling the challenge cancels the task, which must not happen on the session's thread.
+        DispatchQueue.global().async { completionHandler(.cancelAuthenticationChallenge, nil) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

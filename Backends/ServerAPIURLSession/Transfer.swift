@@ -9,10 +9,11 @@ internal import FoundationNetworking
 /// One request in flight on a `URLSessionTransport`: its task, its body, its download file,
 /// its counters, and the one continuation it resumes.
 ///
-/// Every task callback arrives on the transport's serial callback queue, and the transfer
-/// completes only there, so no progress report can follow the completion. A failure decided
-/// elsewhere (the Swift task was cancelled, the timeout fired) is recorded under the lock at
-/// once, tears the connection down at once, and completes through the callback queue.
+/// Task callbacks arrive one at a time, in order (see CallbackQueue). A failure decided
+/// elsewhere (the Swift task was cancelled, the timeout fired) is recorded under the lock,
+/// tears the connection down, and completes the transfer at once, unless a callback is
+/// between its decision and its progress report: then that callback completes it when it
+/// ends, so no report ever follows the completion.
 final class Transfer: Sendable {
     private enum Phase {
         case ready, running, finished
@@ -40,6 +41,12 @@ final class Transfer: Sendable {
         var redirects = 0
         var firstByte: Duration?
         var restarts = 0
+        /// Set when a redirect broke the rules; the task ends with the 3xx, then the transfer fails with this.
+        var redirectFailure: ServerAPIError?
+        /// A callback is between deciding and reporting: completing now could put a report after the return.
+        var inCallback = false
+        /// A failure arrived during a callback, which completes the transfer when it ends.
+        var completeAfterCallback = false
     }
 
     /// What a callback decided to do once the lock is released.
@@ -47,13 +54,12 @@ final class Transfer: Sendable {
         case none
         case progress(TransferProgress)
         case complete(Result<TransportResponse, ServerAPIError>)
-        case restart(old: URLSessionTask?, new: URLSessionTask)
+        case restart(old: URLSessionTask?, request: TransportRequest)
     }
 
     private let state: Mutex<State>
     private let session: URLSession
     private let delegate: SessionDelegate
-    private let callbackQueue: OperationQueue
     private let configuration: URLSessionTransport.Configuration
     private let progress: (@Sendable (TransferProgress) -> Void)?
     private let streamFailure = BodyInputStream.FailureBox()
@@ -64,7 +70,6 @@ final class Transfer: Sendable {
     init(request: TransportRequest, transport: URLSessionTransport) throws(ServerAPIError) {
         session = transport.session
         delegate = transport.delegate
-        callbackQueue = transport.callbackQueue
         configuration = transport.configuration
         progress = request.progress
         id = request.id
@@ -85,48 +90,47 @@ final class Transfer: Sendable {
 
     /// Starts the transfer, or resumes the continuation at once if it was cancelled before starting.
     func start(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
-        let outcome: Result<URLSessionTask, ServerAPIError> = state.withLock { state in
+        let outcome: Result<TransportRequest, ServerAPIError> = state.withLock { state in
             if let failure = state.pendingFailure {
                 state.phase = .finished
                 return .failure(failure)
             }
-            do throws(ServerAPIError) {
-                let task = try makeTask(for: state.request)
-                state.continuation = continuation
-                state.phase = .running
-                state.task = task
-                let limit = state.request.timeout
-                state.timeout = Task { [weak self] in
-                    guard (try? await Task.sleep(for: limit)) != nil else { return }
-                    self?.fail(ServerAPIError(.timedOut, "the request timed out after \(Self.describe(limit))"))
-                }
-                return .success(task)
-            } catch {
-                state.phase = .finished
-                return .failure(error)
+            state.continuation = continuation
+            state.phase = .running
+            let limit = state.request.timeout
+            state.timeout = Task { [weak self] in
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                self?.fail(ServerAPIError(.timedOut, "the request timed out after \(Self.describe(limit))"))
             }
+            return .success(state.request)
         }
         switch outcome {
-        case .success(let task): task.resume()
-        case .failure(let error): continuation.resume(throwing: error.with(requestID: id, url: originalURL))
+        case .success(let request):
+            // Creating and resuming a task waits for the session's thread (busy writing downloads,
+            // see CallbackQueue): a dispatch thread waits for it, not the Swift concurrency pool.
+            DispatchQueue.global().async { self.launch(request) }
+        case .failure(let error):
+            continuation.resume(throwing: error.with(requestID: id, url: originalURL))
         }
     }
 
     /// Ends the transfer with `error` as soon as possible, from any thread: the connection is
-    /// torn down now and the continuation resumed from the callback queue.
+    /// torn down and the continuation resumed now (or when the running callback ends).
     func fail(_ error: ServerAPIError) {
-        let task: URLSessionTask? = state.withLock { state in
-            guard state.phase != .finished, state.pendingFailure == nil else { return nil }
+        let (completeNow, task): (Bool, URLSessionTask?) = state.withLock { state in
+            guard state.phase != .finished, state.pendingFailure == nil else { return (false, nil) }
             state.pendingFailure = error.with(requestID: id, url: originalURL)
-            return state.task
+            // During a callback, the callback completes the transfer when it ends (after its report).
+            if state.inCallback { state.completeAfterCallback = true }
+            // Not running yet: `start` finds the failure and resumes the continuation itself.
+            return (state.phase == .running && !state.inCallback, state.task)
         }
-        guard let task else { return }
-        task.cancel()
-        callbackQueue.addOperation { self.complete(nil) }
+        task.map(Self.cancel)
+        if completeNow { complete(nil) }
     }
 
     /// Completes the transfer once: with `result`, or with the pending failure when there is one.
-    /// Runs on the callback queue (or in `start`, before any task exists).
+    /// The writer is only touched under the lock, so this may run on any thread.
     private func complete(_ result: Result<TransportResponse, ServerAPIError>?) {
         let finished = state.withLock { state -> (CheckedContinuation<TransportResponse, any Error>?, Result<TransportResponse, ServerAPIError>, URLSessionTask?)? in
             guard state.phase == .running else { return nil }
@@ -143,7 +147,7 @@ final class Transfer: Sendable {
         guard let (continuation, outcome, task) = finished else { return }
         if let task {
             delegate.unregister(task.taskIdentifier)
-            if case .failure = outcome { task.cancel() }
+            if case .failure = outcome { Self.cancel(task) }
         }
         switch outcome {
         case .success(let response): continuation?.resume(returning: response)
@@ -154,8 +158,8 @@ final class Transfer: Sendable {
     // MARK: Callbacks (on the callback queue)
 
     func didReceive(_ response: URLResponse, task: URLSessionTask) {
-        let action: Action = state.withLock { state in
-            guard isCurrent(task, in: state) else { return .none }
+        callback { state in
+            guard isReceiving(task, in: state) else { return .none }
             guard let http = response as? HTTPURLResponse else {
                 return .complete(.failure(ServerAPIError(.network, "the server's response is not HTTP")))
             }
@@ -186,21 +190,19 @@ final class Transfer: Sendable {
                 case .restart:
                     state.restarts += 1
                     writer.prepare(&state.request)
-                    let replacement = try makeTask(for: state.request)
                     let old = state.task
-                    state.task = replacement
-                    return .restart(old: old, new: replacement)
+                    state.task = nil
+                    return .restart(old: old, request: state.request)
                 }
             } catch {
                 return .complete(.failure(error))
             }
         }
-        perform(action)
     }
 
     func didReceive(_ data: Data, task: URLSessionTask) {
-        let action: Action = state.withLock { state in
-            guard isCurrent(task, in: state) else { return .none }
+        callback { state in
+            guard isReceiving(task, in: state) else { return .none }
             state.received += Int64(data.count)
             if let limit = state.request.maxResponseSize, state.received > limit {
                 return .complete(.failure(Self.tooLarge(state.received, limit: limit, status: state.status)))
@@ -216,42 +218,54 @@ final class Transfer: Sendable {
             state.body.append(data)
             return .progress(TransferProgress(direction: .download, completed: state.received, total: state.expectedLength))
         }
-        perform(action)
     }
 
     func didSend(_ bytes: Int64, task: URLSessionTask) {
-        let action: Action = state.withLock { state in
+        callback { state in
             guard isCurrent(task, in: state) else { return .none }
             // Counted here: task.countOfBytesSent and task.progress are not kept up to date on Linux.
             state.sent += bytes
             return .progress(TransferProgress(direction: .upload, completed: state.sent, total: state.bodyLength))
         }
-        perform(action)
     }
 
-    /// The request to follow a redirect with, or `nil` to return the redirect as the response.
-    func redirect(_ response: HTTPURLResponse, to proposed: URLRequest, task: URLSessionTask) -> URLRequest? {
-        let decision: (URLRequest?, ServerAPIError?) = state.withLock { state in
-            guard isCurrent(task, in: state) else { return (nil, nil) }
+    /// Answers a redirect: `reply` gets the request to follow it with, or `nil` to return the
+    /// redirect as the response.
+    ///
+    /// - Important: FoundationNetworking crashes when a redirect is answered after its task was
+    ///   cancelled, so `reply` is called under the lock, only while the task is live; `fail`
+    ///   cancels the task only after marking the transfer under the same lock. An unanswered
+    ///   redirect is harmless: the cancellation completes the task.
+    func redirect(
+        _ response: HTTPURLResponse, to proposed: URLRequest, task: URLSessionTask,
+        reply: @Sendable (URLRequest?) -> Void
+    ) {
+        state.withLock { state in
+            guard state.phase == .running, state.pendingFailure == nil, state.task === task else { return }
+            guard state.redirectFailure == nil else { return reply(nil) }
             let maxRedirects = state.request.redirects.maxRedirects
-            guard maxRedirects > 0, var next = proposed.url.map({ _ in proposed }), let target = next.url else {
-                return (nil, nil)
-            }
+            var next = proposed
+            guard maxRedirects > 0, let target = next.url else { return reply(nil) }
             guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                return (nil, ServerAPIError(.network, "the server redirected to \(target.absoluteString), which is not http(s)"))
+                state.redirectFailure = ServerAPIError(
+                    .network, "the server redirected to \(target.absoluteString), which is not http(s)",
+                    status: response.statusCode)
+                return reply(nil)
             }
             let method = (next.httpMethod ?? "GET").uppercased()
             let keepsBody = method != "GET" && method != "HEAD"
             if keepsBody && state.bodyLength > 0 {
                 // FoundationNetworking re-sends a redirected request without its body; rather than
                 // send a POST/PUT with a wrong body, the redirect is returned as the response.
-                return (nil, nil)
+                return reply(nil)
             }
             state.redirects += 1
             if state.redirects > maxRedirects {
-                return (nil, ServerAPIError(
+                // Not cancelled here (see above): the 3xx completes the task, which then fails.
+                state.redirectFailure = ServerAPIError(
                     .tooManyRedirects, "the request was redirected more than \(maxRedirects) times",
-                    status: response.statusCode))
+                    status: response.statusCode)
+                return reply(nil)
             }
             if !keepsBody {
                 for name in ["Content-Length", "Content-Type", "Transfer-Encoding"] {
@@ -266,10 +280,8 @@ final class Transfer: Sendable {
                     next.setValue(nil, forHTTPHeaderField: name)
                 }
             }
-            return (next, nil)
+            reply(next)
         }
-        if let failure = decision.1 { complete(.failure(failure)) }
-        return decision.0
     }
 
     /// A fresh stream over the request body, for when URLSession must send it again.
@@ -282,6 +294,7 @@ final class Transfer: Sendable {
     func didComplete(task: URLSessionTask, error: (any Error)?) {
         let result: Result<TransportResponse, ServerAPIError>? = state.withLock { state in
             guard isCurrent(task, in: state) else { return nil }
+            if let failure = state.redirectFailure { return .failure(failure) }
             if let error {
                 if let failure = streamFailure.error.withLock({ $0 }) { return .failure(failure) }
                 return .failure(URLErrorMapping.map(error, request: state.request))
@@ -309,6 +322,29 @@ final class Transfer: Sendable {
         state.phase == .running && state.pendingFailure == nil && state.task === task
     }
 
+    /// Whether body callbacks of `task` still matter (not after a redirect failure).
+    private func isReceiving(_ task: URLSessionTask, in state: State) -> Bool {
+        isCurrent(task, in: state) && state.redirectFailure == nil
+    }
+
+    /// Runs one task callback: `decide` under the lock, then its action outside it, then the
+    /// completion a failure asked for while the callback ran.
+    private func callback(_ decide: (inout State) -> Action) {
+        let action: Action = state.withLock { state in
+            let action = decide(&state)
+            if case .none = action {} else { state.inCallback = true }
+            return action
+        }
+        if case .none = action { return }
+        perform(action)
+        let completeNow = state.withLock { state -> Bool in
+            state.inCallback = false
+            defer { state.completeAfterCallback = false }
+            return state.completeAfterCallback
+        }
+        if completeNow { complete(nil) }
+    }
+
     private func perform(_ action: Action) {
         switch action {
         case .none:
@@ -317,11 +353,40 @@ final class Transfer: Sendable {
             progress?(report)
         case .complete(let result):
             complete(result)
-        case .restart(let old, let new):
+        case .restart(let old, let request):
             old.map { delegate.unregister($0.taskIdentifier) }
-            old?.cancel()
-            new.resume()
+            old.map(Self.cancel)
+            // Creating and resuming a task waits for the session's thread, where this callback runs.
+            DispatchQueue.global().async { self.launch(request) }
         }
+    }
+
+    /// Creates the task for `request` and resumes it, unless the transfer ended meanwhile.
+    private func launch(_ request: TransportRequest) {
+        let task: URLSessionTask
+        do {
+            task = try makeTask(for: request)
+        } catch {
+            complete(.failure(error))
+            return
+        }
+        let live = state.withLock { state -> Bool in
+            guard state.phase == .running, state.pendingFailure == nil else { return false }
+            state.task = task
+            return true
+        }
+        if live {
+            task.resume()
+        } else {
+            delegate.unregister(task.taskIdentifier)
+            Self.cancel(task)
+        }
+    }
+
+    /// Cancels a task from another thread: `URLSessionTask.cancel()` waits for the session's
+    /// thread, where the callbacks run (see CallbackQueue), so calling it there deadlocks.
+    private static func cancel(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 
     private func makeTask(for request: TransportRequest) throws(ServerAPIError) -> URLSessionTask {
@@ -360,6 +425,12 @@ final class Transfer: Sendable {
             } else {
                 if !request.headers.contains("Content-Length") {
                     urlRequest.setValue(String(try request.body.contentLength()), forHTTPHeaderField: "Content-Length")
+                }
+                // FoundationNetworking gives libcurl no length for a body stream, so libcurl would add
+                // "Transfer-Encoding: chunked" next to our Content-Length. A blank Transfer-Encoding
+                // header is libcurl's way to turn chunking off, and a blank header is never sent.
+                if !request.headers.contains("Transfer-Encoding") {
+                    urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
                 }
                 urlRequest.httpBodyStream = BodyInputStream(reader: try request.body.makeReader(), failureBox: streamFailure)
             }

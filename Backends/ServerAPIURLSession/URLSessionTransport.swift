@@ -29,7 +29,7 @@ public final class URLSessionTransport: RequestPerforming {
     let session: URLSession
     let delegate: SessionDelegate
     /// The serial queue every delegate callback of the session runs on.
-    let callbackQueue: OperationQueue
+    let callbackQueue: CallbackQueue
 
     /// Creates a transport with its own session.
     /// - Parameter configuration: The session's settings.
@@ -52,18 +52,16 @@ public final class URLSessionTransport: RequestPerforming {
             }
             sessionConfiguration.httpAdditionalHeaders = headers
         }
-        let queue = OperationQueue()
-        queue.name = "ServerAPIURLSession.callbacks"
-        // One serial queue: a transfer's callbacks, its completion and its progress reports never overlap.
-        queue.maxConcurrentOperationCount = 1
-        callbackQueue = queue
+        callbackQueue = CallbackQueue(name: "ServerAPIURLSession.callbacks")
         delegate = SessionDelegate()
-        session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
+        session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: callbackQueue)
     }
 
     deinit {
-        // The session holds its delegate until it is invalidated.
-        session.invalidateAndCancel()
+        // The session holds its delegate until it is invalidated. Invalidating waits for the
+        // session's thread, and the last reference may go away in a callback running there.
+        let session = self.session
+        DispatchQueue.global().async { session.invalidateAndCancel() }
     }
 
     /// Sends a request through the session and returns the response, whatever its status.

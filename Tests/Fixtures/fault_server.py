@@ -37,6 +37,8 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /echo (any method)               JSON: method, path, query, headers, body length, SHA-256 and
                                    the body (base64) when at most 16 MiB
   /upload-sink (any method)        reads the body streaming; JSON: length and SHA-256 only
+        &range_start=A&range_length=N  also the SHA-256 of body bytes [A, A+N) (a multipart file part)
+        &keep_head=K&keep_tail=K   also the first / last K bytes (base64)
   /gzip                            a gzip-encoded JSON body (Content-Encoding: gzip)
   /status/CODE                     status CODE with a short text body
   /connections                     JSON: connections accepted so far
@@ -175,7 +177,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.dispatch()
 
-    do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_GET
+    do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_PROPFIND = do_GET
 
     def dispatch(self):
         parts = urlsplit(self.path)
@@ -483,9 +485,27 @@ class Handler(BaseHTTPRequestHandler):
         hasher = hashlib.sha256()
         length = 0
         kept = bytearray() if keep_body else None
+        # Optional: hash only bytes [range_start, range_start + range_length) (a multipart file part),
+        # and keep the first keep_head / last keep_tail bytes (its framing).
+        range_start = self.int_arg("range_start", -1)
+        range_end = range_start + self.int_arg("range_length", 0)
+        range_hasher = hashlib.sha256() if range_start >= 0 else None
+        keep_head = self.int_arg("keep_head", 0)
+        keep_tail = self.int_arg("keep_tail", 0)
+        head = bytearray()
+        tail = bytearray()
         for piece in self.body_chunks():
             hasher.update(piece)
+            if range_hasher is not None:
+                lower = max(range_start, length)
+                upper = min(range_end, length + len(piece))
+                if lower < upper:
+                    range_hasher.update(piece[lower - length:upper - length])
             length += len(piece)
+            if len(head) < keep_head:
+                head += piece[:keep_head - len(head)]
+            if keep_tail:
+                tail = (tail + piece)[-keep_tail:]
             if kept is not None:
                 if len(kept) + len(piece) <= ECHO_BODY_LIMIT:
                     kept += piece
@@ -499,6 +519,12 @@ class Handler(BaseHTTPRequestHandler):
             "length": length,
             "sha256": hasher.hexdigest(),
         }
+        if range_hasher is not None:
+            answer["range_sha256"] = range_hasher.hexdigest()
+        if keep_head:
+            answer["head_base64"] = base64.b64encode(bytes(head)).decode("ascii")
+        if keep_tail:
+            answer["tail_base64"] = base64.b64encode(bytes(tail)).decode("ascii")
         if keep_body:
             answer["body_base64"] = base64.b64encode(bytes(kept)).decode("ascii") if kept is not None else None
         self.send_json(200, answer)

@@ -307,12 +307,20 @@ public final class DownloadFileWriter {
             removeValidator()
             return
         }
-        do {
-            try Data(validator.utf8).write(to: target.validatorURL, options: .atomic)
-        } catch {
-            throw ServerAPIError(
-                .fileSystem, "cannot write \(target.validatorURL.path)", requestID: requestID, url: url,
-                underlying: error)
+        // Written to a temporary name and renamed, without Data.write's fsync: this runs in the
+        // transport's receive path, and an fsync on a busy disk stalls it for a long time.
+        let path = target.validatorURL.path
+        let temporary = path + ".tmp"
+        let file = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard file >= 0 else { throw fileError("cannot write \(temporary)") }
+        let bytes = Array(validator.utf8)
+        let written = bytes.withUnsafeBytes { Self.systemWrite(file, $0.baseAddress!, $0.count) }
+        let failed = written != bytes.count
+        _ = close(file)
+        if failed || rename(temporary, path) != 0 {
+            let error = fileError("cannot write \(path)")
+            _ = unlink(temporary)
+            throw error
         }
     }
 
