@@ -40,7 +40,6 @@ final class Transfer: Sendable {
         var bodyLength: Int64 = 0
         var redirects = 0
         var firstByte: Duration?
-        var restarts = 0
         /// Set when a redirect broke the rules; the task ends with the 3xx, then the transfer fails with this.
         var redirectFailure: ServerAPIError?
         /// A callback is between deciding and reporting: completing now could put a report after the return.
@@ -165,13 +164,14 @@ final class Transfer: Sendable {
             }
             state.firstByte = state.firstByte ?? ContinuousClock.now - started
             state.status = http.statusCode
-            state.headers = Self.headers(of: http)
+            state.headers = RequestConversion.headers(of: http)
             state.responseURL = http.url
             state.body = Data()
             state.received = 0
-            state.expectedLength = Self.decodedLength(state.headers)
-            if let limit = state.request.maxResponseSize, let length = Self.announcedLength(state.headers),
-                length > limit
+            state.expectedLength = RequestConversion.decodedLength(state.headers)
+            // A HEAD response announces the length of a body it does not carry.
+            if let limit = state.request.maxResponseSize, state.request.method != .head,
+                let length = RequestConversion.announcedLength(state.headers), length > limit
             {
                 return .complete(.failure(Self.tooLarge(length, limit: limit, status: http.statusCode)))
             }
@@ -188,7 +188,6 @@ final class Transfer: Sendable {
                     state.status = 200
                     return .complete(.success(makeResponse(state, body: body)))
                 case .restart:
-                    state.restarts += 1
                     writer.prepare(&state.request)
                     let old = state.task
                     state.task = nil
@@ -274,7 +273,7 @@ final class Transfer: Sendable {
                 next.httpBodyStream = nil
             }
             let from = response.url ?? state.responseURL ?? state.request.url
-            if !Self.sameOrigin(from, target) {
+            if !RequestConversion.sameOrigin(from, target) {
                 // Credentials are for the host they were given to.
                 for name in ["Authorization", "Cookie", "Proxy-Authorization"] {
                     next.setValue(nil, forHTTPHeaderField: name)
@@ -390,52 +389,11 @@ final class Transfer: Sendable {
     }
 
     private func makeTask(for request: TransportRequest) throws(ServerAPIError) -> URLSessionTask {
-        let urlRequest = try makeURLRequest(request)
+        let urlRequest = try RequestConversion.urlRequest(
+            for: request, configuration: configuration, failureBox: streamFailure)
         let task = session.dataTask(with: urlRequest)
         delegate.register(task, for: self)
         return task
-    }
-
-    private func makeURLRequest(_ request: TransportRequest) throws(ServerAPIError) -> URLRequest {
-        var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method.rawValue
-        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
-        urlRequest.httpShouldHandleCookies = configuration.handlesCookies
-        // FoundationNetworking's timeoutInterval is an inactivity timer in whole seconds (0.5 would be 0 ms);
-        // the total timeout is enforced by the transfer's own timer, which this one must not beat.
-        let idle = configuration.idleTimeout ?? request.timeout + .seconds(1)
-        urlRequest.timeoutInterval = max(1, (Self.seconds(idle)).rounded(.up))
-        var seen = Set<String>()
-        for field in request.headers {
-            if seen.insert(field.name.lowercased()).inserted {
-                urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
-            } else {
-                // URLRequest keeps one field per name: repeated headers are sent comma-joined (RFC 9110 §5.3).
-                urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
-            }
-        }
-        switch request.body {
-        case .empty:
-            break
-        case .data(let data):
-            urlRequest.httpBody = data
-        case .file, .segments:
-            if let bytes = request.body.inMemoryBytes {
-                urlRequest.httpBody = bytes
-            } else {
-                if !request.headers.contains("Content-Length") {
-                    urlRequest.setValue(String(try request.body.contentLength()), forHTTPHeaderField: "Content-Length")
-                }
-                // FoundationNetworking gives libcurl no length for a body stream, so libcurl would add
-                // "Transfer-Encoding: chunked" next to our Content-Length. A blank Transfer-Encoding
-                // header is libcurl's way to turn chunking off, and a blank header is never sent.
-                if !request.headers.contains("Transfer-Encoding") {
-                    urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
-                }
-                urlRequest.httpBodyStream = BodyInputStream(reader: try request.body.makeReader(), failureBox: streamFailure)
-            }
-        }
-        return urlRequest
     }
 
     private func makeResponse(_ state: State, body: ResponseBody) -> TransportResponse {
@@ -452,45 +410,14 @@ final class Transfer: Sendable {
                 reusedConnection: nil, redirects: state.redirects, httpVersion: nil))
     }
 
-    private static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
-        var pairs: [(String, String)] = []
-        for (name, value) in response.allHeaderFields {
-            pairs.append((String(describing: name), String(describing: value)))
-        }
-        // The session hands headers over as a dictionary: sort them so the order is at least stable.
-        pairs.sort { $0.0.lowercased() < $1.0.lowercased() }
-        return HTTPHeaders(pairs)
-    }
-
-    private static func announcedLength(_ headers: HTTPHeaders) -> Int64? {
-        headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-    }
-
-    /// The announced length when it is the length of the body as delivered (not gzip-encoded).
-    private static func decodedLength(_ headers: HTTPHeaders) -> Int64? {
-        if let encoding = headers["Content-Encoding"], encoding.lowercased() != "identity" { return nil }
-        return announcedLength(headers)
-    }
-
     private static func tooLarge(_ bytes: Int64, limit: Int64, status: Int) -> ServerAPIError {
         ServerAPIError(
             .responseTooLarge, "the response is \(bytes) bytes or more, more than the limit of \(limit)",
             status: status == 0 ? nil : status)
     }
 
-    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
-        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
-            && port(a) == port(b)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
-
     static func describe(_ duration: Duration) -> String {
-        let value = seconds(duration)
+        let value = RequestConversion.seconds(duration)
         return value == value.rounded() ? "\(Int(value)) s" : String(format: "%.3g s", value)
     }
 }

@@ -96,5 +96,8 @@ public final class URLSessionTransport: RequestPerforming {
             throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
         }
         try request.headers.validate()
+        if request.method == .get, try request.body.contentLength() > 0 {
+            throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
+        }
     }
 }
