@@ -21,6 +21,8 @@ START_TIMEOUT=${SAPI_SERVER_START_TIMEOUT:-60}
 
 log() { echo "test-server: $*" >&2; }
 
+STARTING=""
+
 fail() {
     log "$1"
     for file in "$STATE"/*.log; do
@@ -28,6 +30,8 @@ fail() {
         echo "----- $file (last 40 lines) -----" >&2
         tail -n 40 "$file" >&2 || true
     done
+    # A half-started pair of servers is stopped, not left running.
+    if [ -n "$STARTING" ]; then cmd_stop; fi
     exit 1
 }
 
@@ -151,6 +155,7 @@ cmd_start() {
         return
     fi
     cmd_stop
+    STARTING=1
     ensure_venv
     start_httpbin
     start_fixture

@@ -44,7 +44,7 @@ struct ConcurrencyConformanceTests {
                         $0.download = target
                     }
                     #expect(response.body == .file(target.destination, bytes: Int64(50_000 + index)))
-                    #expect(try FixturePayload(seed: index).matches(fileAt: target.destination, size: 50_000 + index))
+                    #expect(try await FixturePayload(seed: index).verify(fileAt: target.destination, size: 50_000 + index))
                 }
             }
             try await group.waitForAll()

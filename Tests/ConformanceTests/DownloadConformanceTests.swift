@@ -26,7 +26,7 @@ struct DownloadConformanceTests {
         recorder.markReturned()
         #expect(response.status == 200)
         #expect(response.body == .file(target.destination, bytes: Int64(Self.size)))
-        #expect(try FixturePayload(seed: 3).matches(fileAt: target.destination, size: Self.size))
+        #expect(try await FixturePayload(seed: 3).verify(fileAt: target.destination, size: Self.size))
         #expect(!scratch.exists(target.partialURL))
         #expect(!scratch.exists(target.validatorURL))
         let reports = recorder.reports(.download)
@@ -71,7 +71,7 @@ struct DownloadConformanceTests {
         #expect(response.body == .file(target.destination, bytes: Int64(Self.size)))
         #expect(recorder.reports(.download).first?.completed == kept)
         let expected = try await transport.send(try TestServers.fixture("/resource/sha256?size=\(Self.size)&seed=11"))
-        #expect(try Self.sha256(of: target.destination) == String(decoding: expected.data ?? Data(), as: UTF8.self))
+        #expect(try await Self.sha256(of: target.destination) == String(decoding: expected.data ?? Data(), as: UTF8.self))
         #expect(!scratch.exists(target.partialURL))
         #expect(!scratch.exists(target.validatorURL))
     }
@@ -83,7 +83,7 @@ struct DownloadConformanceTests {
         try writeFile(Data(repeating: 0xEE, count: 400_000), to: target.partialURL)
         let response = try await download(kind.make(), "/resource/norange?size=\(Self.size)&seed=4", to: target)
         #expect(response.status == 200)
-        #expect(try FixturePayload(seed: 4).matches(fileAt: target.destination, size: Self.size))
+        #expect(try await FixturePayload(seed: 4).verify(fileAt: target.destination, size: Self.size))
     }
 
     @Test("a stale validator makes the server send the whole file, which replaces the partial one", arguments: TransportKind.allCases)
@@ -94,7 +94,7 @@ struct DownloadConformanceTests {
         try writeFile(Data("\"an-old-version\"".utf8), to: target.validatorURL)
         let response = try await download(kind.make(), "/resource?size=\(Self.size)&seed=6", to: target)
         #expect(response.status == 200)
-        #expect(try FixturePayload(seed: 6).matches(fileAt: target.destination, size: Self.size))
+        #expect(try await FixturePayload(seed: 6).verify(fileAt: target.destination, size: Self.size))
     }
 
     @Test("a 416 for a partial file that is already whole completes it", arguments: TransportKind.allCases)
@@ -105,7 +105,7 @@ struct DownloadConformanceTests {
         let response = try await download(kind.make(), "/resource?size=100000&seed=8", to: target)
         #expect(response.status == 200)
         #expect(response.body == .file(target.destination, bytes: 100_000))
-        #expect(try FixturePayload(seed: 8).matches(fileAt: target.destination, size: 100_000))
+        #expect(try await FixturePayload(seed: 8).verify(fileAt: target.destination, size: 100_000))
         #expect(!scratch.exists(target.partialURL))
     }
 
@@ -116,7 +116,7 @@ struct DownloadConformanceTests {
         try writeFile(Data(repeating: 0xEE, count: 200_000), to: target.partialURL)
         let response = try await download(kind.make(), "/resource?size=100000&seed=2", to: target)
         #expect(response.status == 200)
-        #expect(try FixturePayload(seed: 2).matches(fileAt: target.destination, size: 100_000))
+        #expect(try await FixturePayload(seed: 2).verify(fileAt: target.destination, size: 100_000))
     }
 
     @Test("a 416 that is not about the partial file is an error response and removes nothing else", arguments: TransportKind.allCases)
@@ -137,7 +137,7 @@ struct DownloadConformanceTests {
         let result = try await manager.send(
             ServerAPI(url: try TestServers.fixture("/resource?size=300000&seed=12")).download(to: destination))
         #expect(result.fileURL == destination)
-        #expect(try FixturePayload(seed: 12).matches(fileAt: destination, size: 300_000))
+        #expect(try await FixturePayload(seed: 12).verify(fileAt: destination, size: 300_000))
 
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await manager.send(ServerAPI(url: try TestServers.fixture("/resource/error/404")).download(to: destination))
@@ -146,14 +146,17 @@ struct DownloadConformanceTests {
         #expect(error?.status == 404)
         #expect(error?.bodyExcerpt?.contains("error 404") == true)
         // The earlier, complete download is still there and unchanged.
-        #expect(try FixturePayload(seed: 12).matches(fileAt: destination, size: 300_000))
+        #expect(try await FixturePayload(seed: 12).verify(fileAt: destination, size: 300_000))
     }
 
-    static func sha256(of url: URL) throws -> String {
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        var hash = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(chunk) }
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    /// The file's SHA-256 (the core's implementation), computed off the Swift concurrency pool.
+    static func sha256(of url: URL) async throws -> String {
+        try await offThePool {
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            var hash = SHA256()
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(chunk) }
+            return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        }
     }
 }

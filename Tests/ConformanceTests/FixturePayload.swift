@@ -6,7 +6,8 @@ struct FixturePayload: Sendable {
     static let blockSize = 65536
 
     let seed: Int
-    private let block: [UInt8]
+    // Data, not [UInt8]: appending a Data slice is a copy of memory, even in a debug build.
+    private let block: Data
 
     init(seed: Int = 1) {
         self.seed = seed
@@ -21,7 +22,7 @@ struct FixturePayload: Sendable {
             let word = x &* 0x2545_F491_4F6C_DD1D
             for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
         }
-        block = bytes
+        block = Data(bytes)
     }
 
     /// The bytes in `range` of the resource.
@@ -35,10 +36,10 @@ struct FixturePayload: Sendable {
             let take = min(Self.blockSize - within, range.upperBound - offset)
             let begin = (within + rotation) % Self.blockSize
             if begin + take <= Self.blockSize {
-                data.append(contentsOf: block[begin..<(begin + take)])
+                data.append(block[begin..<(begin + take)])
             } else {
-                data.append(contentsOf: block[begin...])
-                data.append(contentsOf: block[..<(take - (Self.blockSize - begin))])
+                data.append(block[begin...])
+                data.append(block[..<(take - (Self.blockSize - begin))])
             }
             offset += take
         }
@@ -73,5 +74,11 @@ struct FixturePayload: Sendable {
             offset = end
         }
         return try handle.read(upToCount: 1)?.isEmpty ?? true
+    }
+
+    /// `matches(fileAt:size:)`, run off the Swift concurrency pool (see `offThePool`).
+    func verify(fileAt url: URL, size: Int) async throws -> Bool {
+        let payload = self
+        return try await offThePool { try payload.matches(fileAt: url, size: size) }
     }
 }

@@ -36,7 +36,7 @@ struct LargeTransferTests {
         #expect(reports.last?.completed == Int64(Self.size))
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.completed <= $1.completed })
         let destination = target.destination
-        #expect(try await offThePool { try FixturePayload(seed: 21).matches(fileAt: destination, size: Self.size) })
+        #expect(try await FixturePayload(seed: 21).verify(fileAt: destination, size: Self.size))
     }
 
     @Test("a 200 MB file upload streams from disk, in bounded memory", arguments: TransportKind.allCases)

@@ -39,7 +39,8 @@ public final class DownloadFileWriter {
         case file
         /// A non-2xx body: kept in memory (bounded), the files untouched.
         case memory
-        /// A 416 that says the partial file already is the whole resource: ignore the body and finish.
+        /// A 416 that says the partial file already is the whole resource: ignore the body, call
+        /// `finish()`, and report the response as a 200 (the download is complete).
         case alreadyComplete
         /// The range asked for cannot be used: ignore this response and send the request again
         /// after calling `prepare(_:)`, which now asks for the whole resource.
