@@ -131,7 +131,11 @@ final class Transfer: Sendable {
     /// Completes the transfer once: with `result`, or with the pending failure when there is one.
     /// The writer is only touched under the lock, so this may run on any thread.
     private func complete(_ result: Result<TransportResponse, ServerAPIError>?) {
-        let finished = state.withLock { state -> (CheckedContinuation<TransportResponse, any Error>?, Result<TransportResponse, ServerAPIError>, URLSessionTask?)? in
+        typealias Ending = (
+            continuation: CheckedContinuation<TransportResponse, any Error>?,
+            outcome: Result<TransportResponse, ServerAPIError>, task: URLSessionTask?
+        )
+        let finished = state.withLock { state -> Ending? in
             guard state.phase == .running else { return nil }
             state.phase = .finished
             let outcome = state.pendingFailure.map { .failure($0) } ?? result ?? .failure(.cancelled())
@@ -215,7 +219,8 @@ final class Transfer: Sendable {
                 return .progress(writer.progress)
             }
             state.body.append(data)
-            return .progress(TransferProgress(direction: .download, completed: state.received, total: state.expectedLength))
+            return .progress(
+                TransferProgress(direction: .download, completed: state.received, total: state.expectedLength))
         }
     }
 

@@ -84,7 +84,9 @@ struct BodyConformanceTests {
         #expect(response.metrics.bytesSent == Int64(expected.count))
     }
 
-    @Test("httpbin reads form, JSON and multipart bodies as the server-side frameworks expect", arguments: TransportKind.allCases)
+    @Test(
+        "httpbin reads form, JSON and multipart bodies as the server-side frameworks expect",
+        arguments: TransportKind.allCases)
     func httpbinParses(kind: TransportKind) async throws {
         let scratch = try Scratch()
         let transport = kind.make()
@@ -105,7 +107,10 @@ struct BodyConformanceTests {
         try writeFile(Data("file contents\n".utf8), to: file)
         let multipart = try await transport.perform(
             try ServerAPI(url: base, method: .post)
-                .body(.multipart(MultipartForm([.field("field", "value"), .file("doc", url: file, contentType: "text/plain")])))
+                .body(
+                    .multipart(
+                        MultipartForm([.field("field", "value"), .file("doc", url: file, contentType: "text/plain")]))
+                )
                 .transportRequest())
         let multipartJSON = try JSONDecoder().decode(JSONValue.self, from: multipart.data ?? Data())
         #expect(multipartJSON["form"] == ["field": "value"])
@@ -118,7 +123,9 @@ struct BodyConformanceTests {
         let file = scratch.file("progress.bin")
         try FixturePayload().write(size: 3_000_000, to: file)
         let recorder = ProgressRecorder()
-        let response = try await kind.make().send(try TestServers.fixture("/upload-sink"), method: .put, body: .file(file)) {
+        let response = try await kind.make().send(
+            try TestServers.fixture("/upload-sink"), method: .put, body: .file(file)
+        ) {
             $0.progress = recorder.record
         }
         #expect(try Echo(response).length == 3_000_000)

@@ -12,8 +12,11 @@ struct ConcurrencyConformanceTests {
         let answers = try await withThrowingTaskGroup(of: (Int, Int, JSONValue?).self) { group in
             for index in 0..<200 {
                 group.addTask {
-                    let response = try await transport.send(URL(string: "\(base)/anything?i=\(index)")!, timeout: .seconds(60))
-                    return (index, response.status, try? JSONDecoder().decode(JSONValue.self, from: response.data ?? Data()))
+                    let response = try await transport.send(
+                        URL(string: "\(base)/anything?i=\(index)")!, timeout: .seconds(60))
+                    return (
+                        index, response.status, try? JSONDecoder().decode(JSONValue.self, from: response.data ?? Data())
+                    )
                 }
             }
             var answers: [(Int, Int, JSONValue?)] = []
@@ -34,17 +37,22 @@ struct ConcurrencyConformanceTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<20 {
                 group.addTask {
-                    let body = Data("body \(index) ".utf8) + FixturePayload(seed: index).bytes(0..<(10_000 * (index + 1)))
-                    let echo = try Echo(try await transport.send(try TestServers.fixture("/echo"), method: .post, body: .data(body)))
+                    let body =
+                        Data("body \(index) ".utf8) + FixturePayload(seed: index).bytes(0..<(10_000 * (index + 1)))
+                    let echo = try Echo(
+                        try await transport.send(try TestServers.fixture("/echo"), method: .post, body: .data(body)))
                     #expect(echo.body == body)
                 }
                 group.addTask {
                     let target = DownloadTarget(destination: scratch.file("file-\(index).bin"))
-                    let response = try await transport.send(try TestServers.fixture("/resource?size=\(50_000 + index)&seed=\(index)")) {
+                    let response = try await transport.send(
+                        try TestServers.fixture("/resource?size=\(50_000 + index)&seed=\(index)")
+                    ) {
                         $0.download = target
                     }
                     #expect(response.body == .file(target.destination, bytes: Int64(50_000 + index)))
-                    #expect(try await FixturePayload(seed: index).verify(fileAt: target.destination, size: 50_000 + index))
+                    #expect(
+                        try await FixturePayload(seed: index).verify(fileAt: target.destination, size: 50_000 + index))
                 }
             }
             try await group.waitForAll()

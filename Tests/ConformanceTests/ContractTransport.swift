@@ -36,10 +36,12 @@ enum ContractTransport: Sendable, CustomStringConvertible, CaseIterable {
                     return .text("status \(status)\n", status: status)
                 }
                 if path.hasPrefix("/resource/error/"), let status = Int(path.dropFirst("/resource/error/".count)) {
-                    return .text("error \(status): this body must never be written into a download file\n", status: status)
+                    return .text(
+                        "error \(status): this body must never be written into a download file\n", status: status)
                 }
                 if path == "/resource" {
-                    let size = request.url.query?.split(separator: "&").first { $0.hasPrefix("size=") }
+                    let size =
+                        request.url.query?.split(separator: "&").first { $0.hasPrefix("size=") }
                         .flatMap { Int($0.dropFirst(5)) } ?? 1024
                     return .data(FixturePayload().bytes(0..<size), headers: ["Content-Length": "\(size)"])
                 }

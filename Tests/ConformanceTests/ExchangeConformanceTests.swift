@@ -87,7 +87,8 @@ struct ExchangeConformanceTests {
         headers.add(name: "X-Repeat", value: "second")
         headers.add(name: "x-repeat", value: "third")
         let echo = try Echo(try await kind.make().send(try TestServers.fixture("/headers"), headers: headers))
-        // Separate fields or one comma-joined field are the same header (RFC 9110 §5.3); the values and their order are the contract.
+        // Separate fields or one comma-joined field are the same header (RFC 9110 §5.3):
+        // the values and their order are the contract.
         let values = echo.values("X-Repeat").flatMap { $0.split(separator: ",") }.map {
             $0.trimmingCharacters(in: .whitespaces)
         }
@@ -117,13 +118,16 @@ struct ExchangeConformanceTests {
 
     @Test("response headers are read, case-insensitively", arguments: TransportKind.allCases)
     func responseHeaders(kind: TransportKind) async throws {
-        let response = try await kind.make().send(try TestServers.httpbin("/response-headers?X-One=1&X-Two=two%20words"))
+        let response = try await kind.make().send(
+            try TestServers.httpbin("/response-headers?X-One=1&X-Two=two%20words"))
         #expect(response.headers["x-one"] == "1")
         #expect(response.headers["X-TWO"] == "two words")
         #expect(response.headers["Content-Type"]?.hasPrefix("application/json") == true)
     }
 
-    static let sampleStatuses = [200, 201, 202, 204, 301, 302, 304, 400, 401, 403, 404, 409, 418, 429, 500, 502, 503, 599]
+    static let sampleStatuses = [
+        200, 201, 202, 204, 301, 302, 304, 400, 401, 403, 404, 409, 418, 429, 500, 502, 503, 599,
+    ]
 
     @Test("an HTTP status is a response, never an error", arguments: TransportKind.allCases, sampleStatuses)
     func statuses(kind: TransportKind, status: Int) async throws {
@@ -153,7 +157,8 @@ struct ExchangeConformanceTests {
     @Test("metrics name the transport and count the bytes", arguments: TransportKind.allCases)
     func metrics(kind: TransportKind) async throws {
         let body = Data(repeating: 0x41, count: 1000)
-        let response = try await kind.make().send(try TestServers.fixture("/upload-sink"), method: .post, body: .data(body))
+        let response = try await kind.make().send(
+            try TestServers.fixture("/upload-sink"), method: .post, body: .data(body))
         #expect(response.metrics.transport == kind.rawValue)
         #expect(response.metrics.bytesSent == 1000)
         #expect(response.metrics.bytesReceived == Int64(response.data?.count ?? -1))

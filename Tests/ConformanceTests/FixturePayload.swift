@@ -20,7 +20,9 @@ struct FixturePayload: Sendable {
             x ^= x << 25
             x ^= x >> 27
             let word = x &* 0x2545_F491_4F6C_DD1D
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
         }
         block = Data(bytes)
     }

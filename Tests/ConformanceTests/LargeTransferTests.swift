@@ -21,7 +21,9 @@ struct LargeTransferTests {
         let probe = MemoryProbe()
         probe.start()
         let started = ContinuousClock.now
-        let response = try await transport.send(try TestServers.fixture("/resource?size=\(Self.size)&seed=21"), timeout: .seconds(120)) {
+        let response = try await transport.send(
+            try TestServers.fixture("/resource?size=\(Self.size)&seed=21"), timeout: .seconds(120)
+        ) {
             $0.download = target
             $0.progress = recorder.record
         }
@@ -63,7 +65,9 @@ struct LargeTransferTests {
         #expect(response.metrics.bytesSent == Int64(Self.size))
     }
 
-    @Test("a 200 MB multipart upload streams its file part from disk, in bounded memory", arguments: TransportKind.allCases)
+    @Test(
+        "a 200 MB multipart upload streams its file part from disk, in bounded memory",
+        arguments: TransportKind.allCases)
     func uploadMultipart(kind: TransportKind) async throws {
         let scratch = try Scratch()
         let transport = kind.make()
@@ -75,13 +79,16 @@ struct LargeTransferTests {
             Issue.record("unexpected segments: \(segments)")
             return
         }
-        let path = "/upload-sink?range_start=\(head.count)&range_length=\(Self.size)&keep_head=\(head.count)&keep_tail=\(tail.count)"
+        let path =
+            "/upload-sink?range_start=\(head.count)&range_length=\(Self.size)&keep_head=\(head.count)&keep_tail=\(tail.count)"
         let probe = MemoryProbe()
         probe.start()
         let started = ContinuousClock.now
         let response = try await transport.perform(
-            try ServerAPI(url: try TestServers.fixture(path), method: .post).body(.multipart(form)).timeout(.seconds(120))
-                .transportRequest())
+            try ServerAPI(url: try TestServers.fixture(path), method: .post).body(.multipart(form)).timeout(
+                .seconds(120)
+            )
+            .transportRequest())
         let elapsed = ContinuousClock.now - started
         let growth = probe.stop()
         print("200 MB multipart upload [\(kind)]: \(elapsed), resident memory grew by \(mebibytes(growth))")

@@ -43,7 +43,8 @@ struct MockJoinedConformanceTests {
         #expect(error?.kind == .responseTooLarge)
     }
 
-    @Test("a call whose task is already cancelled is cancelled before it is sent", arguments: ContractTransport.allCases)
+    @Test(
+        "a call whose task is already cancelled is cancelled before it is sent", arguments: ContractTransport.allCases)
     func cancelledBeforeStart(transport: ContractTransport) async throws {
         let client = transport.make()
         let url = URL(string: "\(try transport.base())/status/200")!

@@ -33,7 +33,9 @@ struct RedirectConformanceTests {
         #expect(error?.kind == .tooManyRedirects)
     }
 
-    @Test("with redirects off, the 3xx itself is the response", arguments: TransportKind.allCases, [301, 302, 303, 307, 308])
+    @Test(
+        "with redirects off, the 3xx itself is the response", arguments: TransportKind.allCases,
+        [301, 302, 303, 307, 308])
     func notFollowed(kind: TransportKind, status: Int) async throws {
         let response = try await kind.make().send(
             try TestServers.fixture("/redirect-to?url=/headers&status=\(status)")
@@ -43,12 +45,14 @@ struct RedirectConformanceTests {
         #expect(response.metrics.redirects == 0)
     }
 
-    @Test("Authorization and Cookie are kept on the same host and dropped for another", arguments: TransportKind.allCases)
+    @Test(
+        "Authorization and Cookie are kept on the same host and dropped for another", arguments: TransportKind.allCases)
     func credentialsStayWithTheirHost(kind: TransportKind) async throws {
         let transport = kind.make()
         let headers: HTTPHeaders = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
 
-        let sameHost = try Echo(try await transport.send(try TestServers.fixture("/redirect-chain/2"), headers: headers))
+        let sameHost = try Echo(
+            try await transport.send(try TestServers.fixture("/redirect-chain/2"), headers: headers))
         #expect(sameHost.values("Authorization") == ["Bearer secret"])
         #expect(sameHost.values("Cookie") == ["session=1"])
 

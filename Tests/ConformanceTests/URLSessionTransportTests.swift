@@ -21,7 +21,8 @@ struct URLSessionTransportTests {
         let transport = URLSessionTransport(configuration: .init(idleTimeout: .seconds(1)))
         let started = ContinuousClock.now
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await transport.send(try TestServers.fixture("/hang-body?size=100000&after=100"), timeout: .seconds(30))
+            _ = try await transport.send(
+                try TestServers.fixture("/hang-body?size=100000&after=100"), timeout: .seconds(30))
         }
         #expect(error?.kind == .timedOut)
         #expect(ContinuousClock.now - started < .seconds(10))

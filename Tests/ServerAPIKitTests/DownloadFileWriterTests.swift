@@ -244,7 +244,9 @@ struct DownloadFileWriterTests {
         var req = request()
         first.prepare(&req)
         _ = try first.receiveHead(
-            status: 200, headers: headers(("Content-Length", "100"), ("ETag", "W/\"weak\""), ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT")))
+            status: 200,
+            headers: headers(
+                ("Content-Length", "100"), ("ETag", "W/\"weak\""), ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT")))
         try first.write(whole.prefix(60))
         first.abandon()
         #expect(!scratch.exists(target.destination))
@@ -279,7 +281,8 @@ struct DownloadFileWriterTests {
     func encodedLength() throws {
         let scratch = try Scratch()
         let writer = DownloadFileWriter(target: scratch.target(), requestID: RequestID.next(), url: url)
-        _ = try writer.receiveHead(status: 200, headers: headers(("Content-Length", "20"), ("Content-Encoding", "gzip")))
+        _ = try writer.receiveHead(
+            status: 200, headers: headers(("Content-Length", "20"), ("Content-Encoding", "gzip")))
         #expect(writer.expectedTotal == nil)
         try writer.write(whole)
         #expect(try writer.finish() == .file(scratch.target().destination, bytes: 100))
@@ -327,15 +330,17 @@ struct DownloadFileWriterTests {
         #expect(throws: ServerAPIError.self) { try writer.finish() }
     }
 
-    @Test("Content-Range values parse", arguments: [
-        ("bytes 0-99/100", ContentRange?.some(ContentRange(start: 0, end: 99, total: 100))),
-        ("bytes 5-9/*", ContentRange(start: 5, end: 9, total: nil)),
-        ("bytes */100", ContentRange(start: nil, end: nil, total: 100)),
-        ("bytes */*", nil),
-        ("bytes 9-5/100", nil),
-        ("items 0-1/2", nil),
-        ("bytes 0-x/2", nil),
-    ])
+    @Test(
+        "Content-Range values parse",
+        arguments: [
+            ("bytes 0-99/100", ContentRange?.some(ContentRange(start: 0, end: 99, total: 100))),
+            ("bytes 5-9/*", ContentRange(start: 5, end: 9, total: nil)),
+            ("bytes */100", ContentRange(start: nil, end: nil, total: 100)),
+            ("bytes */*", nil),
+            ("bytes 9-5/100", nil),
+            ("items 0-1/2", nil),
+            ("bytes 0-x/2", nil),
+        ])
     func contentRange(text: String, expected: ContentRange?) {
         #expect(ContentRange(text) == expected)
     }

@@ -6,13 +6,17 @@ import Testing
 struct HTTPHeadersValidationTests {
     @Test("ASCII values, spaces, tabs and empty values are valid")
     func valid() throws {
-        let headers: HTTPHeaders = ["X-A": "plain value", "X-B": "tab\there", "X-C": "", "X-D": "!#$%&'*+-.^_`|~\"(),/:;<=>?@[\\]{}"]
+        let headers: HTTPHeaders = [
+            "X-A": "plain value", "X-B": "tab\there", "X-C": "", "X-D": "!#$%&'*+-.^_`|~\"(),/:;<=>?@[\\]{}",
+        ]
         try headers.validate()
     }
 
-    @Test("a value that is not ASCII, or has a control character, is rejected and named", arguments: [
-        "café", "naïve", "✓", "line\nbreak", "carriage\rreturn", "nul\u{0}", "bell\u{7}", "delete\u{7F}",
-    ])
+    @Test(
+        "a value that is not ASCII, or has a control character, is rejected and named",
+        arguments: [
+            "café", "naïve", "✓", "line\nbreak", "carriage\rreturn", "nul\u{0}", "bell\u{7}", "delete\u{7F}",
+        ])
     func invalidValue(value: String) {
         let error = #expect(throws: ServerAPIError.self) { try HTTPHeaders([("X-Bad", value)]).validate() }
         #expect(error?.kind == .invalidRequest)
