@@ -14,6 +14,13 @@ internal import FoundationNetworking
 // @unchecked: NSObject is not Sendable; the only state is the Mutex-protected table.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let transfers = Mutex<[Int: Transfer]>([:])
+    private let control: DispatchQueue
+
+    /// Creates the delegate.
+    /// - Parameter control: The transport's queue for calls that wait for FoundationNetworking's thread.
+    init(control: DispatchQueue) {
+        self.control = control
+    }
 
     /// Routes the callbacks of `task` to `transfer`.
     func register(_ task: URLSessionTask, for transfer: Transfer) {
@@ -79,8 +86,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // business (headers, plugins), so the 401 is returned as the response it is.
         unregister(task.taskIdentifier)
         transfer.didComplete(task: task, error: nil)
-        // Cancelling the challenge cancels the task, which must not happen on the session's thread.
-        DispatchQueue.global().async { completionHandler(.cancelAuthenticationChallenge, nil) }
+        // Cancelling the challenge cancels the task, which waits for FoundationNetworking's thread.
+        control.async { completionHandler(.cancelAuthenticationChallenge, nil) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -9,7 +9,7 @@ internal import FoundationNetworking
 /// One request in flight on a `URLSessionTransport`: its task, its body, its download file,
 /// its counters, and the one continuation it resumes.
 ///
-/// Task callbacks arrive one at a time, in order (see CallbackQueue). A failure decided
+/// Task callbacks arrive one at a time, in order, on the callback queue. A failure decided
 /// elsewhere (the Swift task was cancelled, the timeout fired) is recorded under the lock,
 /// tears the connection down, and completes the transfer at once, unless a callback is
 /// between its decision and its progress report: then that callback completes it when it
@@ -59,6 +59,7 @@ final class Transfer: Sendable {
     private let state: Mutex<State>
     private let session: URLSession
     private let delegate: SessionDelegate
+    private let control: DispatchQueue
     private let configuration: URLSessionTransport.Configuration
     private let progress: (@Sendable (TransferProgress) -> Void)?
     private let streamFailure = BodyInputStream.FailureBox()
@@ -69,6 +70,7 @@ final class Transfer: Sendable {
     init(request: TransportRequest, transport: URLSessionTransport) throws(ServerAPIError) {
         session = transport.session
         delegate = transport.delegate
+        control = transport.control
         configuration = transport.configuration
         progress = request.progress
         id = request.id
@@ -105,9 +107,8 @@ final class Transfer: Sendable {
         }
         switch outcome {
         case .success(let request):
-            // Creating and resuming a task waits for the session's thread (busy writing downloads,
-            // see CallbackQueue): a dispatch thread waits for it, not the Swift concurrency pool.
-            DispatchQueue.global().async { self.launch(request) }
+            // Creating and resuming a task waits for FoundationNetworking's thread (see CallbackQueue).
+            control.async { self.launch(request) }
         case .failure(let error):
             continuation.resume(throwing: error.with(requestID: id, url: originalURL))
         }
@@ -124,7 +125,7 @@ final class Transfer: Sendable {
             // Not running yet: `start` finds the failure and resumes the continuation itself.
             return (state.phase == .running && !state.inCallback, state.task)
         }
-        task.map(Self.cancel)
+        task.map(cancel)
         if completeNow { complete(nil) }
     }
 
@@ -150,7 +151,7 @@ final class Transfer: Sendable {
         guard let (continuation, outcome, task) = finished else { return }
         if let task {
             delegate.unregister(task.taskIdentifier)
-            if case .failure = outcome { Self.cancel(task) }
+            if case .failure = outcome { cancel(task) }
         }
         switch outcome {
         case .success(let response): continuation?.resume(returning: response)
@@ -359,9 +360,8 @@ final class Transfer: Sendable {
             complete(result)
         case .restart(let old, let request):
             old.map { delegate.unregister($0.taskIdentifier) }
-            old.map(Self.cancel)
-            // Creating and resuming a task waits for the session's thread, where this callback runs.
-            DispatchQueue.global().async { self.launch(request) }
+            old.map(cancel)
+            control.async { self.launch(request) }
         }
     }
 
@@ -383,14 +383,14 @@ final class Transfer: Sendable {
             task.resume()
         } else {
             delegate.unregister(task.taskIdentifier)
-            Self.cancel(task)
+            cancel(task)
         }
     }
 
-    /// Cancels a task from another thread: `URLSessionTask.cancel()` waits for the session's
-    /// thread, where the callbacks run (see CallbackQueue), so calling it there deadlocks.
-    private static func cancel(_ task: URLSessionTask) {
-        DispatchQueue.global().async { task.cancel() }
+    /// Cancels a task on the control queue: `URLSessionTask.cancel()` waits for
+    /// FoundationNetworking's thread (see CallbackQueue).
+    private func cancel(_ task: URLSessionTask) {
+        control.async { task.cancel() }
     }
 
     private func makeTask(for request: TransportRequest) throws(ServerAPIError) -> URLSessionTask {

@@ -30,6 +30,9 @@ public final class URLSessionTransport: RequestPerforming {
     let delegate: SessionDelegate
     /// The serial queue every delegate callback of the session runs on.
     let callbackQueue: CallbackQueue
+    /// Where tasks are created, resumed and cancelled: those calls wait for FoundationNetworking's
+    /// thread, so they never run on the Swift concurrency pool or in a callback (see CallbackQueue).
+    let control = DispatchQueue(label: "ServerAPIURLSession.control")
 
     /// Creates a transport with its own session.
     /// - Parameter configuration: The session's settings.
@@ -53,15 +56,15 @@ public final class URLSessionTransport: RequestPerforming {
             sessionConfiguration.httpAdditionalHeaders = headers
         }
         callbackQueue = CallbackQueue(name: "ServerAPIURLSession.callbacks")
-        delegate = SessionDelegate()
+        delegate = SessionDelegate(control: control)
         session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: callbackQueue)
     }
 
     deinit {
-        // The session holds its delegate until it is invalidated. Invalidating waits for the
-        // session's thread, and the last reference may go away in a callback running there.
+        // The session holds its delegate until it is invalidated; invalidating waits for
+        // FoundationNetworking's thread, so it happens on the control queue.
         let session = self.session
-        DispatchQueue.global().async { session.invalidateAndCancel() }
+        control.async { session.invalidateAndCancel() }
     }
 
     /// Sends a request through the session and returns the response, whatever its status.

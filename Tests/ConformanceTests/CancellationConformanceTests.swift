@@ -89,6 +89,42 @@ struct CancellationConformanceTests {
     }
 
     @Test(
+        "hundreds of requests cancelled at every moment of their lives each end cleanly",
+        arguments: TransportKind.allCases)
+    func cancellationStorm(kind: TransportKind) async throws {
+        let transport = kind.make()
+        let base = try TestServers.fixture()
+        // Redirects, slow bodies, downloads, loops, echoes and hangs: cancelled anywhere from before
+        // the connection to after the completion, which is where races between the two live.
+        let paths = [
+            "/redirect-chain/5", "/drip?size=200&interval_ms=5", "/resource?size=300000", "/redirect-loop", "/echo",
+            "/hang",
+        ]
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<400 {
+                group.addTask {
+                    let url = URL(string: base + paths[index % paths.count])!
+                    let call = Task { try await transport.send(url, timeout: .seconds(10)) }
+                    // Not a synchronisation: it spreads the cancellations over the requests' lifetimes.
+                    try? await Task.sleep(for: .milliseconds(index % 41))
+                    call.cancel()
+                    switch await call.result {
+                    case .success(let response): return "response \(response.status)"
+                    case .failure(let error): return "\((error as? ServerAPIError)?.kind.rawValue ?? "\(error)")"
+                    }
+                }
+            }
+            var outcomes: [String: Int] = [:]
+            for await outcome in group { outcomes[outcome, default: 0] += 1 }
+            return outcomes
+        }
+        let allowed: Set = ["response 200", "cancelled", "too many redirects"]
+        #expect(Set(outcomes.keys).isSubset(of: allowed), "\(outcomes)")
+        #expect(outcomes.values.reduce(0, +) == 400)
+        #expect((outcomes["cancelled"] ?? 0) > 0)
+    }
+
+    @Test(
         "a call cancelled through its handle completes exactly once, with cancelled",
         arguments: ContractTransport.allCases)
     func cancelThroughManager(transport: ContractTransport) async throws {
