@@ -31,8 +31,11 @@ if ! pkg-config --exists libcurl; then apt_install libcurl4-openssl-dev; fi
 
 swift build --build-tests -Xswiftc -warnings-as-errors
 
-# Integration and conformance tests fail (never skip) without these servers.
-trap 'scripts/test-server.sh stop' EXIT
+# Integration and conformance tests fail (never skip) without these servers. Servers that
+# were already running (started by hand) are used and left running.
+if ! scripts/test-server.sh status >/dev/null 2>&1; then
+    trap 'scripts/test-server.sh stop' EXIT
+fi
 scripts/test-server.sh start
 eval "$(scripts/test-server.sh env)"
 
