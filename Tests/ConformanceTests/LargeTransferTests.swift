@@ -5,7 +5,7 @@ import Testing
 /// 200 MB each way in bounded memory. Serialized, so the transfers do not overlap and each
 /// one's memory growth is its own.
 ///
-/// Re-run alone: `scripts/test.sh --filter LargeTransfer` (memory numbers are printed).
+/// Re-run alone: `scripts/test.sh --filter LargeTransferTests` (memory numbers are printed).
 @Suite("Conformance: large transfers", .serialized)
 struct LargeTransferTests {
     static let size = 200 * 1024 * 1024
