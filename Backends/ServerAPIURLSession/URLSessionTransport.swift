@@ -16,10 +16,10 @@ internal import FoundationNetworking
 /// is reported in both directions, and cancelling the Swift task tears the connection down.
 ///
 /// - Important: Keep one transport per configuration and share it: it is safe to use from any
-///   task. On Linux, FoundationNetworking cannot pause a transfer, so when the disk is slower
-///   than the network the received chunks wait in memory; repeated response headers arrive
-///   joined into one field; a 307/308 redirect of a request with a body is not followed (the
-///   3xx response is returned) because FoundationNetworking would drop the body.
+///   task. Keep `progress` closures short: on Linux they hold up FoundationNetworking's one
+///   thread when data piles up. Also on Linux: repeated response headers arrive joined into one
+///   field; a 307/308 redirect of a request with a body is not followed (the 3xx response is
+///   returned) because FoundationNetworking would drop the body; a GET with a body is refused.
 public final class URLSessionTransport: RequestPerforming {
     /// `"urlsession"`.
     public let name = "urlsession"
