@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ServerAPICurl", targets: ["ServerAPICurl"]),
         .library(name: "ServerAPIMemoryCache", targets: ["ServerAPIMemoryCache"]),
         .library(name: "ServerAPIFileCache", targets: ["ServerAPIFileCache"]),
+        .library(name: "ServerAPIURLSession", targets: ["ServerAPIURLSession"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
         .executable(name: "sapi", targets: ["sapi"]),
     ],
@@ -41,6 +42,11 @@ let package = Package(
             dependencies: ["ServerAPIKit"],
             path: "Backends/ServerAPIFileCache"
         ),
+        .target(
+            name: "ServerAPIURLSession",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIURLSession"
+        ),
         .executableTarget(
             name: "serverapi-example",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
@@ -71,6 +77,11 @@ let package = Package(
             name: "ServerAPICacheTests",
             dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache"],
             path: "Tests/ServerAPICacheTests"
+        ),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession"],
+            path: "Tests/ConformanceTests"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,12 +1,11 @@
 import Foundation
 @testable import ServerAPICurl
 import ServerAPIKit
-import Synchronization
 import Testing
 
 /// Counts callbacks, and those that came after the call returned (there must be none).
 final class CallbackTracker: Sendable {
-    private let state = Mutex<(returned: Bool, total: Int, late: Int)>((false, 0, 0))
+    private let state = Locked<(returned: Bool, total: Int, late: Int)>((false, 0, 0))
     func callback() { state.withLock { $0.total += 1; if $0.returned { $0.late += 1 } } }
     func markReturned() { state.withLock { $0.returned = true } }
     var late: Int { state.withLock { $0.late } }
