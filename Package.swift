@@ -54,7 +54,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "sapi",
-            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIMemoryCache", "ServerAPIFileCache"],
+            dependencies: [
+                "ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache",
+            ],
             path: "Sources/sapi"
         ),
         .testTarget(

@@ -3,6 +3,7 @@ import ServerAPICurl
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
+import ServerAPIURLSession
 
 /// The manager `sapi` sends through: the chosen transport, formatter and cache.
 struct Composition {
@@ -43,7 +44,12 @@ struct Composition {
             configuration.additionalTrustedCAFile = extraCA
             return CurlTransport(configuration: configuration)
         case .urlsession:
-            throw UsageError(message: "the urlsession backend is not built into this sapi yet", hint: "--backend curl")
+            guard extraCA == nil else {
+                // FoundationNetworking on Linux has no way to add a trusted CA per session.
+                throw UsageError(
+                    message: "--insecure-ca is not supported by the urlsession backend", hint: "--backend curl")
+            }
+            return URLSessionTransport()
         }
     }
 }

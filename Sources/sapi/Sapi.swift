@@ -14,6 +14,8 @@ enum Sapi {
 
     /// Runs the command and returns its exit code.
     static func main(_ arguments: [String]) async -> Int32 {
+        // Ctrl-C must never kill the process mid-write: it is turned into a cancellation below.
+        signal(SIGINT, SIG_IGN)
         let options: Options
         let api: ServerAPI
         do {
@@ -50,10 +52,14 @@ enum Sapi {
         let task = Task { () async -> Int32 in
             var code = ExitCode.ok
             do {
+                var results = 0
                 for try await result in composed.manager.updates(api, progress: progress) {
                     bar?.finish()
                     code = try printer.print(result, api: api)
+                    results += 1
                 }
+                // A stream whose consumer is cancelled ends without an error: that is an interrupt.
+                if Task.isCancelled || results == 0 { throw ServerAPIError.cancelled() }
             } catch {
                 bar?.finish()
                 let failure = ServerAPIError.wrap(error)
@@ -63,7 +69,6 @@ enum Sapi {
             return code.rawValue
         }
         // Ctrl-C cancels the request cleanly; a partial download stays for --continue.
-        signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         interrupt.setEventHandler { task.cancel() }
         interrupt.resume()
