@@ -2,7 +2,8 @@
 # Starts and stops the local test servers the integration and conformance tests talk to:
 #   httpbin (from PyPI, in the virtual environment .venv-test/, served by gunicorn), and
 #   the fault fixture server (Tests/Fixtures/fault_server.py, standard library only).
-# Both listen on 127.0.0.1 on ports the kernel picks; their URLs are written to
+# Both listen on 127.0.0.1 on ports the kernel picks (SAPI_HTTPBIN_PORT=N fixes httpbin's, as the
+# README's set-up does for its `sapi :8765/...` examples); their URLs are written to
 # .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=….
 #
 #   scripts/test-server.sh start   # create the venv if needed, start both, wait until they answer
@@ -95,7 +96,7 @@ start_httpbin() {
     local log_file="$STATE/httpbin.log" pidfile="$STATE/httpbin.pid" deadline port=""
     : >"$log_file"
     # gthread workers: the conformance suite keeps many requests open at once (delays, hangs, 200 in parallel).
-    setsid "$VENV/bin/gunicorn" --bind 127.0.0.1:0 --workers 2 --worker-class gthread --threads 64 \
+    setsid "$VENV/bin/gunicorn" --bind "127.0.0.1:${SAPI_HTTPBIN_PORT:-0}" --workers 2 --worker-class gthread --threads 64 \
         --timeout 300 --graceful-timeout 2 --backlog 2048 --error-logfile "$log_file" --pid "$pidfile.gunicorn" \
         httpbin:app >>"$log_file" 2>&1 </dev/null &
     echo $! >"$pidfile"
