@@ -71,7 +71,7 @@ final class CurlTransfer {
     /// Prepares the first send: the download's `Range`, then the easy handle.
     func begin() throws(ServerAPIError) {
         if let target = request.download {
-            let writer = try makeDownloadWriter(target: target, requestID: request.id, url: request.url)
+            let writer = try settings.makeDownloadWriter(target, request.id, request.url)
             _ = writer.prepare(&request)
             download = writer
         }

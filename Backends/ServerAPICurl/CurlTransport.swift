@@ -54,7 +54,13 @@ public final class CurlTransport: RequestPerforming {
     /// - Parameter configuration: Connection limits, TLS trust, decoding and timeouts.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlLoop(configuration: configuration)
+        loop = CurlLoop(configuration: configuration, makeDownloadWriter: CurlDownloads.defaultFactory)
+    }
+
+    /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).
+    init(configuration: Configuration = Configuration(), makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
+        self.configuration = configuration
+        loop = CurlLoop(configuration: configuration, makeDownloadWriter: makeDownloadWriter)
     }
 
     deinit { loop.shutDown() }
