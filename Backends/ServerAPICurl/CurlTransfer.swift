@@ -170,7 +170,8 @@ final class CurlTransfer {
             // libcurl copies the bytes (POSTFIELDSIZE first: they may hold NULs), so nothing of ours
             // needs to outlive this call.
             let code = bytes.withUnsafeBytes { buffer in
-                ccurl_easy_setopt_pointer(easy.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress))
+                ccurl_easy_setopt_pointer(
+                    easy.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress))
             }
             try easy.check(code, CURLOPT_COPYPOSTFIELDS)
         } else {
@@ -226,7 +227,8 @@ final class CurlTransfer {
             CURLOPT_HEADERFUNCTION)
         try easy.set(CURLOPT_HEADERDATA, pointer: context)
         if request.progress != nil {
-            try easy.check(ccurl_easy_setopt_xferinfo_function(easy.raw, curlProgressCallback), CURLOPT_XFERINFOFUNCTION)
+            try easy.check(
+                ccurl_easy_setopt_xferinfo_function(easy.raw, curlProgressCallback), CURLOPT_XFERINFOFUNCTION)
             try easy.set(CURLOPT_XFERINFODATA, pointer: context)
             try easy.set(CURLOPT_NOPROGRESS, false)
         }

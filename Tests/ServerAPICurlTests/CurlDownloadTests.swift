@@ -1,8 +1,9 @@
 import Foundation
-@testable import ServerAPICurl
 import ServerAPIKit
 import Synchronization
 import Testing
+
+@testable import ServerAPICurl
 
 /// What a test writer was asked to do, in order.
 final class WriterLog: Sendable {
@@ -89,11 +90,14 @@ struct CurlDownloadTests {
                 let progress = ProgressLog()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                 let response = try await transport(log: log).perform(
-                    TransportRequest(url: server.url("/bytes/300000"), download: target, progress: { progress.append($0) }))
+                    TransportRequest(
+                        url: server.url("/bytes/300000"), download: target, progress: { progress.append($0) }))
                 #expect(response.body == .file(target.destination, bytes: 300_000))
                 #expect(try Data(contentsOf: target.destination) == patternBytes(300_000))
                 #expect(log.all == ["prepare", "head 200", "finish"])
-                #expect(progress.of(.download).last == TransferProgress(direction: .download, completed: 300_000, total: 300_000))
+                #expect(
+                    progress.of(.download).last
+                        == TransferProgress(direction: .download, completed: 300_000, total: 300_000))
                 #expect(response.metrics.bytesReceived == 300_000)
             }
         }
@@ -154,9 +158,11 @@ struct CurlDownloadTests {
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                 let task = Task {
                     try await transport.perform(
-                        TransportRequest(url: server.url("/drip?bytes=500&seconds=60"), download: target, progress: {
-                            if $0.direction == .download, $0.completed > 0 { arrived.fire() }
-                        }))
+                        TransportRequest(
+                            url: server.url("/drip?bytes=500&seconds=60"), download: target,
+                            progress: {
+                                if $0.direction == .download, $0.completed > 0 { arrived.fire() }
+                            }))
                 }
                 await arrived.wait()
                 task.cancel()
