@@ -113,6 +113,9 @@ final class CurlTransfer {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
         }
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
+        // Connect directly: libcurl would otherwise pick a proxy from http_proxy/https_proxy in the
+        // environment, which no other transport does.
+        try easy.set(CURLOPT_PROXY, "")
         // Redirects are followed by `followRedirect`, not by libcurl: libcurl 7.x keeps a
         // CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and we want the same method
         // rewriting and credential stripping as every other transport.

@@ -31,6 +31,7 @@ struct CurlRequestTests {
                 #expect(echo.method == method.rawValue)
                 #expect(echo.query == "q=a%20b")
                 #expect(echo.bodyBytes == expected)
+                #expect(response.metrics.bytesSent == Int64(expected.count))
                 #expect(echo.bodyLength == expected.count)
                 if !expected.isEmpty || [.post, .put, .patch].contains(method) {
                     #expect(echo.values("Content-Length") == ["\(expected.count)"])
