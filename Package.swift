@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ServerAPICurl", targets: ["ServerAPICurl"]),
         .library(name: "ServerAPIMemoryCache", targets: ["ServerAPIMemoryCache"]),
         .library(name: "ServerAPIFileCache", targets: ["ServerAPIFileCache"]),
+        .library(name: "ServerAPIURLSession", targets: ["ServerAPIURLSession"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
     ],
     targets: [
@@ -40,6 +41,11 @@ let package = Package(
             dependencies: ["ServerAPIKit"],
             path: "Backends/ServerAPIFileCache"
         ),
+        .target(
+            name: "ServerAPIURLSession",
+            dependencies: ["ServerAPIKit"],
+            path: "Backends/ServerAPIURLSession"
+        ),
         .executableTarget(
             name: "serverapi-example",
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
@@ -60,6 +66,11 @@ let package = Package(
             name: "ServerAPICacheTests",
             dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache"],
             path: "Tests/ServerAPICacheTests"
+        ),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession"],
+            path: "Tests/ConformanceTests"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,23 +1,53 @@
 #!/usr/bin/env bash
-# Runs the whole test suite, the way CI does: installs the system packages the build needs when they
-# are missing (as root, with apt), builds with warnings as errors, then runs every test.
+# Runs the whole test suite, the way CI does, on a machine that has only the Swift toolchain,
+# python3 and apt: installs what is missing, builds with warnings as errors, starts the local
+# test servers (httpbin and the fault fixture, see scripts/test-server.sh), runs every test with
+# their URLs in the environment, and always stops the servers again.
+#
+#   scripts/test.sh                       # everything
+#   scripts/test.sh --filter Conformance  # arguments go to `swift test`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The curl backend (Backends/CCurl) builds against libcurl, found through pkg-config; its TLS tests
-# make certificates with openssl.
-missing=()
-command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libcurl; then missing+=(libcurl4-openssl-dev); fi
-command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-if [ ${#missing[@]} -gt 0 ]; then
+apt_install() {
     if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
-        echo "test.sh: missing system packages (${missing[*]}) and no apt-get as root to install them" >&2
+        echo "test.sh: missing system packages ($*) and no apt-get as root to install them" >&2
         exit 1
     fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
-fi
+    if [ -z "${APT_UPDATED:-}" ]; then
+        apt-get update -qq
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+
+# --- System packages ---------------------------------------------------------------------------
+# The test servers need a working `python3 -m venv` (Debian splits it into python3-venv);
+# scripts/test-server.sh installs it when creating the venv fails.
+# The curl backend (Backends/CCurl) builds against libcurl found through pkg-config.
+if ! command -v pkg-config >/dev/null 2>&1; then apt_install pkg-config; fi
+if ! pkg-config --exists libcurl; then apt_install libcurl4-openssl-dev; fi
+# The curl backend's TLS tests make their certificates with openssl.
+if ! command -v openssl >/dev/null 2>&1; then apt_install openssl; fi
+# -----------------------------------------------------------------------------------------------
 
 swift build --build-tests -Xswiftc -warnings-as-errors
-swift test --skip-build "$@"
+
+# Integration and conformance tests fail (never skip) without these servers. Servers that
+# were already running (started by hand) are used and left running.
+if ! scripts/test-server.sh status >/dev/null 2>&1; then
+    trap 'scripts/test-server.sh stop' EXIT
+fi
+scripts/test-server.sh start
+eval "$(scripts/test-server.sh env)"
+
+if [ $# -gt 0 ]; then
+    swift test --skip-build "$@"
+else
+    # Three processes, one after the other. The conformance suite checks cancellation promptness
+    # and timeouts against real servers: it gets the machine to itself instead of sharing two
+    # cores with the unit and cache suites. The 200 MB transfers measure this process's memory.
+    swift test --skip-build --skip ConformanceTests
+    swift test --skip-build --filter ConformanceTests --skip LargeTransferTests
+    swift test --skip-build --filter LargeTransferTests
+fi

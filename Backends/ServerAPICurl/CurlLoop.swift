@@ -20,7 +20,7 @@ final class CurlLoop: Sendable {
         var closed = false
     }
 
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     /// Transfers whose easy handle is in the multi handle (or between redirects), for tests and diagnostics.
     let activeTransfers = Atomic<Int>(0)
     private let multi: CurlMultiHandle?

@@ -4,7 +4,7 @@
 //   (`CurlLoopRunner.run`), which serves every request of that transport concurrently, with
 //   libcurl's connection cache reusing connections between them.
 // - `perform` runs on the caller's task. It hands the loop a `CurlJob`, a Sendable value (the request,
-//   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a Mutex-locked
+//   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a lock-protected (`Locked`)
 //   inbox, then wakes the loop with `curl_multi_wakeup`: the only libcurl call made off the loop thread.
 //   Cancellation goes through the same inbox. A job cancelled before the loop took it is taken out of
 //   the inbox and resumed by the canceller; one cancelled before it was even submitted is refused by
@@ -26,7 +26,6 @@
 
 import Foundation
 public import ServerAPIKit
-import Synchronization
 
 /// A transport built on libcurl's multi interface: one thread per transport drives every request,
 /// with HTTP/2 over TLS, keep-alive connection reuse, gzip/deflate/brotli decoding, streamed uploads

@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 
 /// A `CachePolicy` on disk: one file per entry, written atomically, with a time to live and a
 /// total size limit kept by evicting the least recently used entries.
@@ -75,7 +74,7 @@ public final class FileCache: CachePolicy {
 
     let directoryPath: String
     let now: @Sendable () -> Date
-    let index = Mutex(FileCacheIndex())
+    let index = Locked(FileCacheIndex())
     /// A checked file is trusted only once its change time is at least this old (on the wall
     /// clock): a write within the file system's timestamp granularity of the previous one could
     /// otherwise leave the change time as it was (git's "racily clean" problem).

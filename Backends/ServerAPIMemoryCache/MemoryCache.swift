@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 
 /// An in-memory `CachePolicy`: least-recently-used eviction by entry count and by bytes, and a
 /// time to live per entry.
@@ -48,7 +47,7 @@ public final class MemoryCache: CachePolicy {
     /// The limits and lifetimes.
     public let configuration: Configuration
     private let now: @Sendable () -> Date
-    private let storage = Mutex(LRUStorage<CacheKey, CacheEntry>())
+    private let storage = Locked(LRUStorage<CacheKey, CacheEntry>())
 
     /// Creates an empty cache.
     /// - Parameters:

@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 
 /// A transport for unit tests: answers from stubs, records every request, never touches the network.
 ///
@@ -33,7 +32,7 @@ public final class MockTransport: RequestPerforming {
         var recording = true
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The transport's name in metrics.
     public let name: String

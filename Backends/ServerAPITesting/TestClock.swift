@@ -1,4 +1,4 @@
-import Synchronization
+import ServerAPIKit
 
 /// A clock that stands still until a test moves it, so retry waits, throttling intervals and
 /// TTLs run deterministically without sleeping.
@@ -38,7 +38,7 @@ public final class TestClock: Clock, Sendable {
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a clock at offset zero.
     public init() {}

@@ -1,7 +1,6 @@
 import Foundation
 import ServerAPIFileCache
 import ServerAPIKit
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -107,7 +106,7 @@ extension CacheEntry {
 /// This test binary, run again as a child process with one task.
 final class Child: Sendable {
     private let process: Process
-    private let output = Mutex(Data())
+    private let output = Locked(Data())
     private let lines = AsyncStream<Void>.makeStream()
     private let exited: AsyncStream<Int32>
 

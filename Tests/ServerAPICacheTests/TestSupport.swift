@@ -2,12 +2,11 @@ import Foundation
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
-import Synchronization
 import Testing
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
-    private let date = Mutex(Date(timeIntervalSinceReferenceDate: 700_000_000))
+    private let date = Locked(Date(timeIntervalSinceReferenceDate: 700_000_000))
 
     /// The current time.
     var now: Date { date.withLock { $0 } }

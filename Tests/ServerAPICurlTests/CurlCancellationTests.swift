@@ -1,13 +1,12 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 import Testing
 
 @testable import ServerAPICurl
 
 /// Counts callbacks, and those that came after the call returned (there must be none).
 final class CallbackTracker: Sendable {
-    private let state = Mutex<(returned: Bool, total: Int, late: Int)>((false, 0, 0))
+    private let state = Locked<(returned: Bool, total: Int, late: Int)>((false, 0, 0))
     func callback() {
         state.withLock { state in
             state.total += 1

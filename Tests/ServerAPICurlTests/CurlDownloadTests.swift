@@ -1,13 +1,12 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 import Testing
 
 @testable import ServerAPICurl
 
 /// What a test writer was asked to do, in order.
 final class WriterLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
     func append(_ entry: String) { entries.withLock { $0.append(entry) } }
     var all: [String] { entries.withLock { $0 } }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 import Testing
 
 /// A running `Fixtures/curl_test_server.py`: one per test, on a free loopback port.
@@ -146,7 +145,7 @@ func expectError(
 
 /// A one-shot signal a callback on any thread fires and a test awaits, without sleeping.
 final class Signal: Sendable {
-    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func fire() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -174,7 +173,7 @@ final class Signal: Sendable {
 
 /// A thread-safe list of progress reports.
 final class ProgressLog: Sendable {
-    private let reports = Mutex<[TransferProgress]>([])
+    private let reports = Locked<[TransferProgress]>([])
     func append(_ report: TransferProgress) { reports.withLock { $0.append(report) } }
     var all: [TransferProgress] { reports.withLock { $0 } }
     func of(_ direction: TransferProgress.Direction) -> [TransferProgress] { all.filter { $0.direction == direction } }

@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPITesting
-import Synchronization
 import Testing
 
 @testable import ServerAPIKit
@@ -128,7 +127,7 @@ struct ManagerCancellationTests {
         let entered = EventCounter()
         let manager = ServerAPIManager(transport: hangingMock(entered))
         let done = EventCounter()
-        let outcome = Mutex<[Result<ServerResult, ServerAPIError>]>([])
+        let outcome = Locked<[Result<ServerResult, ServerAPIError>]>([])
         let handle = manager.send(.test()) { result in
             outcome.withLock { $0.append(result) }
             done.fire()
@@ -154,8 +153,8 @@ struct ManagerCancellationTests {
         })
         let manager = ServerAPIManager(transport: mock)
         let done = EventCounter()
-        let counts = Mutex<[Int: Int]>([:])
-        let outcomes = Mutex<(ok: Int, cancelled: Int, wrong: Int)>((0, 0, 0))
+        let counts = Locked<[Int: Int]>([:])
+        let outcomes = Locked<(ok: Int, cancelled: Int, wrong: Int)>((0, 0, 0))
         var handles: [RequestHandle] = []
         for n in 0..<1000 {
             handles.append(

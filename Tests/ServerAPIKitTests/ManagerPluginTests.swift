@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPITesting
-import Synchronization
 import Testing
 
 @testable import ServerAPIKit
@@ -67,7 +66,7 @@ struct ManagerPluginTests {
     @Test("shouldRetry refreshes a token: the retry carries the new token even with no retry count")
     func tokenRefresh() async throws {
         final class TokenPlugin: ServerAPIPlugin {
-            let token = Mutex("old")
+            let token = Locked("old")
             func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
                 var request = request
                 request.headers.replaceOrAdd(name: "Authorization", value: "Bearer \(token.withLock { $0 })")

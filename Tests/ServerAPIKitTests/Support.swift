@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 
 /// Counts events and lets a test wait until a number of them happened, without sleeping.
 final class EventCounter: Sendable {
@@ -9,7 +8,7 @@ final class EventCounter: Sendable {
         var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var count: Int { state.withLock { $0.count } }
 
@@ -38,7 +37,7 @@ final class EventCounter: Sendable {
 
 /// A thread-safe log of strings.
 final class Log: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
     func append(_ entry: String) { entries.withLock { $0.append(entry) } }
     var all: [String] { entries.withLock { $0 } }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A request the manager is running.
 public struct InFlightRequest: Sendable, Hashable {
@@ -57,7 +56,7 @@ final class InFlightRegistry: Sendable {
         var orderStart = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Registers a request and returns the token to remove it with.
     func add(_ info: InFlightRequest, cancel: @escaping @Sendable () -> Void) -> UInt64 {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension ServerAPIManager {
     /// A conditional request made from a stored entry's validators (`ETag`, `Last-Modified`),
@@ -36,7 +35,7 @@ extension ServerAPIManager {
     /// Holds the headers of a 304, and when it arrived, between the formatting of the result and
     /// the refresh of the entry.
     final class NotModifiedHeaders: Sendable {
-        private let state = Mutex<(headers: HTTPHeaders, receivedAt: Date)?>(nil)
+        private let state = Locked<(headers: HTTPHeaders, receivedAt: Date)?>(nil)
         var value: (headers: HTTPHeaders, receivedAt: Date)? { state.withLock { $0 } }
         func set(_ headers: HTTPHeaders, receivedAt date: Date) { state.withLock { $0 = (headers, date) } }
     }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Cancels the task that runs a call, even when the cancellation arrives before the task exists.
 ///
@@ -12,7 +11,7 @@ final class TaskCanceller: Sendable {
         case cancelled
     }
 
-    private let state = Mutex(State.waiting)
+    private let state = Locked(State.waiting)
 
     /// Whether a cancellation arrived before the task was handed over.
     var isCancelled: Bool {

@@ -93,7 +93,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
     }
 
-    /// Checks that every name is an RFC 9110 token and no value carries CR, LF or NUL.
+    /// Checks that every name is an RFC 9110 token and every value is visible ASCII, spaces and tabs.
+    ///
+    /// Non-ASCII values are rejected rather than encoded, the same way by every transport:
+    /// servers read header bytes as Latin-1 or reject them, so the caller chooses an encoding
+    /// (percent-encoding, or RFC 8187's `name*=UTF-8''…` for parameters).
     /// - Throws: `ServerAPIError` of kind `invalidRequest` naming the bad field.
     public func validate() throws(ServerAPIError) {
         for field in fields {
@@ -103,6 +107,16 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
                 throw ServerAPIError(
                     .invalidRequest, "header \"\(field.name)\" has a line break or NUL in its value")
+            }
+            if field.value.utf8.contains(where: { $0 >= 0x80 }) {
+                throw ServerAPIError(
+                    .invalidRequest,
+                    "header \"\(field.name)\" has a non-ASCII character in its value; header values are ASCII: "
+                        + "percent-encode the value or use RFC 8187 encoding")
+            }
+            if field.value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+                throw ServerAPIError(
+                    .invalidRequest, "header \"\(field.name)\" has a control character in its value")
             }
         }
     }

@@ -1,14 +1,13 @@
 import Foundation
 import ServerAPIKit
 import ServerAPITesting
-import Synchronization
 import Testing
 
 /// The manager starts each call's task immediately (no thread hop when the transport answers at
 /// once); these check that cancellation and the registry behave as with any task.
 @Suite struct ManagerTaskStartTests {
     final class CompletionCounter: ServerAPIPlugin {
-        let completions = Mutex<[ServerAPIError?]>([])
+        let completions = Locked<[ServerAPIError?]>([])
         func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
             completions.withLock { $0.append(error) }
         }

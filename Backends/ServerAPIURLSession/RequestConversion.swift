@@ -1,0 +1,91 @@
+import Foundation
+import ServerAPIKit
+
+#if canImport(FoundationNetworking)
+internal import FoundationNetworking
+#endif
+
+/// Conversions between ServerAPIKit's transport values and Foundation's URL loading types.
+enum RequestConversion {
+    /// The `URLRequest` that sends `request`: method, headers, body (streamed when it has files).
+    static func urlRequest(
+        for request: TransportRequest, configuration: URLSessionTransport.Configuration,
+        failureBox: BodyInputStream.FailureBox
+    ) throws(ServerAPIError) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        urlRequest.httpShouldHandleCookies = configuration.handlesCookies
+        // FoundationNetworking's timeoutInterval is an inactivity timer in whole seconds (0.5 would be 0 ms);
+        // the total timeout is enforced by the transfer's own timer, which this one must not beat.
+        let idle = configuration.idleTimeout ?? request.timeout + .seconds(1)
+        urlRequest.timeoutInterval = max(1, seconds(idle).rounded(.up))
+        var seen = Set<String>()
+        for field in request.headers {
+            if seen.insert(field.name.lowercased()).inserted {
+                urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+            } else {
+                // URLRequest keeps one field per name: repeated headers are sent comma-joined (RFC 9110 §5.3).
+                urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+            }
+        }
+        switch request.body {
+        case .empty:
+            break
+        case .data(let data):
+            urlRequest.httpBody = data
+        case .file, .segments:
+            if let bytes = request.body.inMemoryBytes {
+                urlRequest.httpBody = bytes
+                break
+            }
+            if !request.headers.contains("Content-Length") {
+                urlRequest.setValue(String(try request.body.contentLength()), forHTTPHeaderField: "Content-Length")
+            }
+            // FoundationNetworking gives libcurl no length for a body stream, so libcurl would add
+            // "Transfer-Encoding: chunked" next to our Content-Length. A blank Transfer-Encoding
+            // header is libcurl's way to turn chunking off, and a blank header is never sent.
+            if !request.headers.contains("Transfer-Encoding") {
+                urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+            }
+            urlRequest.httpBodyStream = BodyInputStream(reader: try request.body.makeReader(), failureBox: failureBox)
+        }
+        return urlRequest
+    }
+
+    /// A response's headers. FoundationNetworking hands them over as a dictionary (repeated
+    /// fields already joined), so they are sorted by name to keep the order stable.
+    static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
+        var pairs: [(String, String)] = []
+        for (name, value) in response.allHeaderFields {
+            pairs.append((String(describing: name), String(describing: value)))
+        }
+        pairs.sort { $0.0.lowercased() < $1.0.lowercased() }
+        return HTTPHeaders(pairs)
+    }
+
+    /// The `Content-Length` a response announces.
+    static func announcedLength(_ headers: HTTPHeaders) -> Int64? {
+        headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// The announced length when it is the length of the body as delivered (not gzip-encoded:
+    /// URLSession decodes it).
+    static func decodedLength(_ headers: HTTPHeaders) -> Int64? {
+        if let encoding = headers["Content-Encoding"], encoding.lowercased() != "identity" { return nil }
+        return announcedLength(headers)
+    }
+
+    /// Whether two URLs have the same scheme, host and port.
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
+        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && port(a) == port(b)
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        let parts = duration.components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import ServerAPIKit
+import Synchronization
+
+#if canImport(FoundationNetworking)
+internal import FoundationNetworking
+#endif
+
+/// The session's one delegate: hands every task callback to the `Transfer` that owns the task.
+///
+/// A session-level *data* delegate, not a download delegate and not per-task delegates: on
+/// Linux a per-task download delegate writes the body twice and a session-level download
+/// delegate leaves its temporary file behind, so transfers write files themselves.
+// @unchecked: NSObject is not Sendable; the only state is the Mutex-protected table.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let transfers = Locked<[Int: Transfer]>([:])
+    private let control: DispatchQueue
+
+    /// Creates the delegate.
+    /// - Parameter control: The transport's queue for calls that wait for FoundationNetworking's thread.
+    init(control: DispatchQueue) {
+        self.control = control
+    }
+
+    /// Routes the callbacks of `task` to `transfer`.
+    func register(_ task: URLSessionTask, for transfer: Transfer) {
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    /// Stops routing the callbacks of a task.
+    func unregister(_ taskIdentifier: Int) {
+        _ = transfers.withLock { $0.removeValue(forKey: taskIdentifier) }
+    }
+
+    private func transfer(for task: URLSessionTask) -> Transfer? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        // FoundationNetworking on Linux ignores the disposition; transfers cancel the task instead.
+        completionHandler(.allow)
+        transfer(for: dataTask)?.didReceive(response, task: dataTask)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(for: dataTask)?.didReceive(data, task: dataTask)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        transfer(for: task)?.didSend(bytesSent, task: task)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // No transfer: the task was cancelled or replaced. Answering a cancelled task's redirect
+        // crashes FoundationNetworking ("not waiting for it"), so it is left unanswered.
+        transfer(for: task)?.redirect(response, to: request, task: task, reply: completionHandler)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        // InputStream is not Sendable, but FoundationNetworking only reads it on the task's own queue.
+        nonisolated(unsafe) let stream = transfer(for: task)?.newBodyStream()
+        completionHandler(stream)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard challenge.failureResponse != nil, let transfer = transfer(for: task) else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        // A 401 with WWW-Authenticate: on Linux the task waits forever for credentials unless the
+        // challenge is cancelled (swift-corelibs-foundation#5456). Authentication is the caller's
+        // business (headers, plugins), so the 401 is returned as the response it is.
+        unregister(task.taskIdentifier)
+        transfer.didComplete(task: task, error: nil)
+        // Cancelling the challenge cancels the task, which waits for FoundationNetworking's thread.
+        control.async { completionHandler(.cancelAuthenticationChallenge, nil) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfer(for: task)
+        unregister(task.taskIdentifier)
+        transfer?.didComplete(task: task, error: error)
+    }
+}

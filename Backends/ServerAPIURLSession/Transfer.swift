@@ -1,0 +1,427 @@
+import Foundation
+import ServerAPIKit
+
+#if canImport(FoundationNetworking)
+internal import FoundationNetworking
+#endif
+
+/// One request in flight on a `URLSessionTransport`: its task, its body, its download file,
+/// its counters, and the one continuation it resumes.
+///
+/// Task callbacks arrive one at a time, in order, on the callback queue. A failure decided
+/// elsewhere (the Swift task was cancelled, the timeout fired) is recorded under the lock,
+/// tears the connection down, and completes the transfer at once, unless a callback is
+/// between its decision and its progress report: then that callback completes it when it
+/// ends, so no report ever follows the completion.
+final class Transfer: Sendable {
+    private enum Phase {
+        case ready, running, finished
+    }
+
+    private struct State {
+        var phase = Phase.ready
+        var request: TransportRequest
+        var continuation: CheckedContinuation<TransportResponse, any Error>?
+        var task: URLSessionTask?
+        /// A failure decided outside the callbacks; the transfer completes with it.
+        var pendingFailure: ServerAPIError?
+        var timeout: Task<Void, Never>?
+        var writer: DownloadFileWriter?
+        var status = 0
+        var headers = HTTPHeaders()
+        var responseURL: URL?
+        var body = Data()
+        /// Body bytes of the current response, decoded.
+        var received: Int64 = 0
+        /// The current response's announced body length, when it is the decoded length.
+        var expectedLength: Int64?
+        var sent: Int64 = 0
+        var bodyLength: Int64 = 0
+        var redirects = 0
+        var firstByte: Duration?
+        /// Set when a redirect broke the rules; the task ends with the 3xx, then the transfer fails with this.
+        var redirectFailure: ServerAPIError?
+        /// A callback is between deciding and reporting: completing now could put a report after the return.
+        var inCallback = false
+        /// A failure arrived during a callback, which completes the transfer when it ends.
+        var completeAfterCallback = false
+    }
+
+    /// What a callback decided to do once the lock is released.
+    private enum Action {
+        case none
+        case progress(TransferProgress)
+        case complete(Result<TransportResponse, ServerAPIError>)
+        case restart(old: URLSessionTask?, request: TransportRequest)
+    }
+
+    private let state: Locked<State>
+    private let session: URLSession
+    private let delegate: SessionDelegate
+    private let control: DispatchQueue
+    private let configuration: URLSessionTransport.Configuration
+    private let progress: (@Sendable (TransferProgress) -> Void)?
+    private let streamFailure = BodyInputStream.FailureBox()
+    private let started = ContinuousClock.now
+    private let id: RequestID
+    private let originalURL: URL
+
+    init(request: TransportRequest, transport: URLSessionTransport) throws(ServerAPIError) {
+        session = transport.session
+        delegate = transport.delegate
+        control = transport.control
+        configuration = transport.configuration
+        progress = request.progress
+        id = request.id
+        originalURL = request.url
+        var initial = State(request: request)
+        initial.bodyLength = try request.body.contentLength()
+        if let target = request.download {
+            let writer = DownloadFileWriter(
+                target: target, requestID: request.id, url: request.url,
+                maxErrorBodySize: configuration.maxErrorBodySize)
+            writer.prepare(&initial.request)
+            initial.writer = writer
+        }
+        state = Locked(initial)
+    }
+
+    // MARK: Start and stop
+
+    /// Starts the transfer, or resumes the continuation at once if it was cancelled before starting.
+    func start(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
+        let outcome: Result<TransportRequest, ServerAPIError> = state.withLock { state in
+            if let failure = state.pendingFailure {
+                state.phase = .finished
+                return .failure(failure)
+            }
+            state.continuation = continuation
+            state.phase = .running
+            let limit = state.request.timeout
+            state.timeout = Task { [weak self] in
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                self?.fail(ServerAPIError(.timedOut, "the request timed out after \(Self.describe(limit))"))
+            }
+            return .success(state.request)
+        }
+        switch outcome {
+        case .success(let request):
+            // Creating and resuming a task waits for FoundationNetworking's thread (see CallbackQueue).
+            control.async { self.launch(request) }
+        case .failure(let error):
+            continuation.resume(throwing: error.with(requestID: id, url: originalURL))
+        }
+    }
+
+    /// Ends the transfer with `error` as soon as possible, from any thread: the connection is
+    /// torn down and the continuation resumed now (or when the running callback ends).
+    func fail(_ error: ServerAPIError) {
+        let (completeNow, task): (Bool, URLSessionTask?) = state.withLock { state in
+            guard state.phase != .finished, state.pendingFailure == nil else { return (false, nil) }
+            state.pendingFailure = error.with(requestID: id, url: originalURL)
+            // During a callback, the callback completes the transfer when it ends (after its report).
+            if state.inCallback { state.completeAfterCallback = true }
+            // Not running yet: `start` finds the failure and resumes the continuation itself.
+            return (state.phase == .running && !state.inCallback, state.task)
+        }
+        task.map(cancel)
+        if completeNow { complete(nil) }
+    }
+
+    /// Completes the transfer once: with `result`, or with the pending failure when there is one.
+    /// The writer is only touched under the lock, so this may run on any thread.
+    private func complete(_ result: Result<TransportResponse, ServerAPIError>?) {
+        typealias Ending = (
+            continuation: CheckedContinuation<TransportResponse, any Error>?,
+            outcome: Result<TransportResponse, ServerAPIError>, task: URLSessionTask?
+        )
+        let finished = state.withLock { state -> Ending? in
+            guard state.phase == .running else { return nil }
+            state.phase = .finished
+            let outcome = state.pendingFailure.map { .failure($0) } ?? result ?? .failure(.cancelled())
+            if case .failure = outcome { state.writer?.abandon() }
+            state.writer = nil
+            state.timeout?.cancel()
+            state.timeout = nil
+            let continuation = state.continuation
+            state.continuation = nil
+            return (continuation, outcome, state.task)
+        }
+        guard let (continuation, outcome, task) = finished else { return }
+        if let task {
+            delegate.unregister(task.taskIdentifier)
+            if case .failure = outcome { cancel(task) }
+        }
+        switch outcome {
+        case .success(let response): continuation?.resume(returning: response)
+        case .failure(let error): continuation?.resume(throwing: error.with(requestID: id, url: originalURL))
+        }
+    }
+
+    // MARK: Callbacks (on the callback queue)
+
+    func didReceive(_ response: URLResponse, task: URLSessionTask) {
+        callback { state in
+            guard isReceiving(task, in: state) else { return .none }
+            guard let http = response as? HTTPURLResponse else {
+                return .complete(.failure(ServerAPIError(.network, "the server's response is not HTTP")))
+            }
+            state.firstByte = state.firstByte ?? ContinuousClock.now - started
+            state.status = http.statusCode
+            state.headers = RequestConversion.headers(of: http)
+            state.responseURL = http.url
+            state.body = Data()
+            state.received = 0
+            state.expectedLength = RequestConversion.decodedLength(state.headers)
+            // A HEAD response announces the length of a body it does not carry.
+            if let limit = state.request.maxResponseSize, state.request.method != .head,
+                let length = RequestConversion.announcedLength(state.headers), length > limit
+            {
+                return .complete(.failure(Self.tooLarge(length, limit: limit, status: http.statusCode)))
+            }
+            guard let writer = state.writer else {
+                return .progress(TransferProgress(direction: .download, completed: 0, total: state.expectedLength))
+            }
+            do throws(ServerAPIError) {
+                switch try writer.receiveHead(status: http.statusCode, headers: state.headers) {
+                case .file, .memory:
+                    return .progress(writer.progress)
+                case .alreadyComplete:
+                    let body = try writer.finish()
+                    state.writer = nil
+                    state.status = 200
+                    return .complete(.success(makeResponse(state, body: body)))
+                case .restart:
+                    writer.prepare(&state.request)
+                    let old = state.task
+                    state.task = nil
+                    return .restart(old: old, request: state.request)
+                }
+            } catch {
+                return .complete(.failure(error))
+            }
+        }
+    }
+
+    func didReceive(_ data: Data, task: URLSessionTask) {
+        callback { state in
+            guard isReceiving(task, in: state) else { return .none }
+            state.received += Int64(data.count)
+            if let limit = state.request.maxResponseSize, state.received > limit {
+                return .complete(.failure(Self.tooLarge(state.received, limit: limit, status: state.status)))
+            }
+            if let writer = state.writer {
+                do throws(ServerAPIError) {
+                    try writer.write(data)
+                } catch {
+                    return .complete(.failure(error))
+                }
+                return .progress(writer.progress)
+            }
+            state.body.append(data)
+            return .progress(
+                TransferProgress(direction: .download, completed: state.received, total: state.expectedLength))
+        }
+    }
+
+    func didSend(_ bytes: Int64, task: URLSessionTask) {
+        callback { state in
+            guard isCurrent(task, in: state) else { return .none }
+            // Counted here: task.countOfBytesSent and task.progress are not kept up to date on Linux.
+            state.sent += bytes
+            return .progress(TransferProgress(direction: .upload, completed: state.sent, total: state.bodyLength))
+        }
+    }
+
+    /// Answers a redirect: `reply` gets the request to follow it with, or `nil` to return the
+    /// redirect as the response.
+    ///
+    /// - Important: FoundationNetworking crashes when a redirect is answered after its task was
+    ///   cancelled, so `reply` is called under the lock, only while the task is live; `fail`
+    ///   cancels the task only after marking the transfer under the same lock. An unanswered
+    ///   redirect is harmless: the cancellation completes the task.
+    func redirect(
+        _ response: HTTPURLResponse, to proposed: URLRequest, task: URLSessionTask,
+        reply: @Sendable (URLRequest?) -> Void
+    ) {
+        state.withLock { state in
+            guard state.phase == .running, state.pendingFailure == nil, state.task === task else { return }
+            guard state.redirectFailure == nil else { return reply(nil) }
+            let maxRedirects = state.request.redirects.maxRedirects
+            var next = proposed
+            guard maxRedirects > 0, let target = next.url else { return reply(nil) }
+            guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                state.redirectFailure = ServerAPIError(
+                    .network, "the server redirected to \(target.absoluteString), which is not http(s)",
+                    status: response.statusCode)
+                return reply(nil)
+            }
+            let method = (next.httpMethod ?? "GET").uppercased()
+            let keepsBody = method != "GET" && method != "HEAD"
+            if keepsBody && state.bodyLength > 0 {
+                // FoundationNetworking re-sends a redirected request without its body; rather than
+                // send a POST/PUT with a wrong body, the redirect is returned as the response.
+                return reply(nil)
+            }
+            state.redirects += 1
+            if state.redirects > maxRedirects {
+                // Not cancelled here (see above): the 3xx completes the task, which then fails.
+                state.redirectFailure = ServerAPIError(
+                    .tooManyRedirects, "the request was redirected more than \(maxRedirects) times",
+                    status: response.statusCode)
+                return reply(nil)
+            }
+            if !keepsBody {
+                for name in ["Content-Length", "Content-Type", "Transfer-Encoding"] {
+                    next.setValue(nil, forHTTPHeaderField: name)
+                }
+                next.httpBodyStream = nil
+            }
+            let from = response.url ?? state.responseURL ?? state.request.url
+            if !RequestConversion.sameOrigin(from, target) {
+                // Credentials are for the host they were given to.
+                for name in ["Authorization", "Cookie", "Proxy-Authorization"] {
+                    next.setValue(nil, forHTTPHeaderField: name)
+                }
+            }
+            reply(next)
+        }
+    }
+
+    /// A fresh stream over the request body, for when URLSession must send it again.
+    func newBodyStream() -> InputStream? {
+        let body = state.withLock { $0.request.body }
+        guard let reader = try? body.makeReader() else { return nil }
+        return BodyInputStream(reader: reader, failureBox: streamFailure)
+    }
+
+    func didComplete(task: URLSessionTask, error: (any Error)?) {
+        let result: Result<TransportResponse, ServerAPIError>? = state.withLock { state in
+            guard isCurrent(task, in: state) else { return nil }
+            if let failure = state.redirectFailure { return .failure(failure) }
+            if let error {
+                if let failure = streamFailure.error.withLock({ $0 }) { return .failure(failure) }
+                return .failure(URLErrorMapping.map(error, request: state.request))
+            }
+            guard state.status != 0 else {
+                return .failure(ServerAPIError(.network, "the request completed without a response"))
+            }
+            var body = ResponseBody.data(state.body)
+            if let writer = state.writer {
+                do throws(ServerAPIError) {
+                    body = try writer.finish()
+                } catch {
+                    return .failure(error)
+                }
+                state.writer = nil
+            }
+            return .success(makeResponse(state, body: body))
+        }
+        if let result { complete(result) }
+    }
+
+    // MARK: Helpers
+
+    private func isCurrent(_ task: URLSessionTask, in state: State) -> Bool {
+        state.phase == .running && state.pendingFailure == nil && state.task === task
+    }
+
+    /// Whether body callbacks of `task` still matter (not after a redirect failure).
+    private func isReceiving(_ task: URLSessionTask, in state: State) -> Bool {
+        isCurrent(task, in: state) && state.redirectFailure == nil
+    }
+
+    /// Runs one task callback: `decide` under the lock, then its action outside it, then the
+    /// completion a failure asked for while the callback ran.
+    private func callback(_ decide: (inout State) -> Action) {
+        let action: Action = state.withLock { state in
+            let action = decide(&state)
+            if case .none = action {} else { state.inCallback = true }
+            return action
+        }
+        if case .none = action { return }
+        perform(action)
+        let completeNow = state.withLock { state -> Bool in
+            state.inCallback = false
+            defer { state.completeAfterCallback = false }
+            return state.completeAfterCallback
+        }
+        if completeNow { complete(nil) }
+    }
+
+    private func perform(_ action: Action) {
+        switch action {
+        case .none:
+            break
+        case .progress(let report):
+            progress?(report)
+        case .complete(let result):
+            complete(result)
+        case .restart(let old, let request):
+            old.map { delegate.unregister($0.taskIdentifier) }
+            old.map(cancel)
+            control.async { self.launch(request) }
+        }
+    }
+
+    /// Creates the task for `request` and resumes it, unless the transfer ended meanwhile.
+    private func launch(_ request: TransportRequest) {
+        let task: URLSessionTask
+        do {
+            task = try makeTask(for: request)
+        } catch {
+            complete(.failure(error))
+            return
+        }
+        let live = state.withLock { state -> Bool in
+            guard state.phase == .running, state.pendingFailure == nil else { return false }
+            state.task = task
+            return true
+        }
+        if live {
+            task.resume()
+        } else {
+            delegate.unregister(task.taskIdentifier)
+            cancel(task)
+        }
+    }
+
+    /// Cancels a task on the control queue: `URLSessionTask.cancel()` waits for
+    /// FoundationNetworking's thread (see CallbackQueue).
+    private func cancel(_ task: URLSessionTask) {
+        control.async { task.cancel() }
+    }
+
+    private func makeTask(for request: TransportRequest) throws(ServerAPIError) -> URLSessionTask {
+        let urlRequest = try RequestConversion.urlRequest(
+            for: request, configuration: configuration, failureBox: streamFailure)
+        let task = session.dataTask(with: urlRequest)
+        delegate.register(task, for: self)
+        return task
+    }
+
+    private func makeResponse(_ state: State, body: ResponseBody) -> TransportResponse {
+        let bytes: Int64
+        switch body {
+        case .data(let data): bytes = Int64(data.count)
+        case .file: bytes = state.received
+        }
+        return TransportResponse(
+            status: state.status, headers: state.headers, body: body, url: state.responseURL ?? state.request.url,
+            metrics: TransportMetrics(
+                transport: "urlsession", connected: nil, firstByte: state.firstByte,
+                total: ContinuousClock.now - started, bytesSent: state.sent, bytesReceived: bytes,
+                reusedConnection: nil, redirects: state.redirects, httpVersion: nil))
+    }
+
+    private static func tooLarge(_ bytes: Int64, limit: Int64, status: Int) -> ServerAPIError {
+        ServerAPIError(
+            .responseTooLarge, "the response is \(bytes) bytes or more, more than the limit of \(limit)",
+            status: status == 0 ? nil : status)
+    }
+
+    static func describe(_ duration: Duration) -> String {
+        let value = RequestConversion.seconds(duration)
+        return value == value.rounded() ? "\(Int(value)) s" : String(format: "%.3g s", value)
+    }
+}

@@ -1,0 +1,43 @@
+import ServerAPIKit
+
+extension URLSessionTransport {
+    /// The settings of one transport: the options of its `URLSession`, as plain values.
+    public struct Configuration: Sendable {
+        /// The most connections open to one host at a time; requests past it wait for a free one.
+        public var maxConnectionsPerHost: Int
+        /// Headers added to every request that does not set them itself.
+        public var additionalHeaders: HTTPHeaders
+        /// Whether the session stores cookies it receives and sends them back (off: the transport
+        /// sends exactly the request's headers).
+        public var handlesCookies: Bool
+        /// How long a connection may stay silent before the request fails with `timedOut`, whatever
+        /// the request's own (total) timeout; `nil` uses the request's timeout.
+        public var idleTimeout: Duration?
+        /// The most bytes of an error response (404, 500, …) kept in memory during a download.
+        public var maxErrorBodySize: Int
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - maxConnectionsPerHost: The most connections open to one host at a time (6).
+        ///   - additionalHeaders: Headers added to every request that does not set them.
+        ///   - handlesCookies: Whether the session keeps and sends cookies (no).
+        ///   - idleTimeout: How long a connection may stay silent; `nil` for the request's timeout.
+        ///   - maxErrorBodySize: The most bytes of a download's error response kept (1 MiB).
+        public init(
+            maxConnectionsPerHost: Int = 6,
+            additionalHeaders: HTTPHeaders = [:],
+            handlesCookies: Bool = false,
+            idleTimeout: Duration? = nil,
+            maxErrorBodySize: Int = 1 << 20
+        ) {
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.additionalHeaders = additionalHeaders
+            self.handlesCookies = handlesCookies
+            self.idleTimeout = idleTimeout
+            self.maxErrorBodySize = maxErrorBodySize
+        }
+
+        /// The defaults: 6 connections per host, no cookies, the request's timeout.
+        public static var `default`: Configuration { Configuration() }
+    }
+}

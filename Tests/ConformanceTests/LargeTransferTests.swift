@@ -1,0 +1,107 @@
+import Foundation
+import ServerAPIKit
+import Testing
+
+/// 200 MB each way in bounded memory. Serialized, so the transfers do not overlap and each
+/// one's memory growth is its own.
+///
+/// Re-run alone: `scripts/test.sh --filter LargeTransferTests` (memory numbers are printed).
+@Suite("Conformance: large transfers", .serialized)
+struct LargeTransferTests {
+    static let size = 200 * 1024 * 1024
+    /// The most resident memory a transfer may add, whatever its size.
+    static let memoryBound: Int64 = 64 * 1024 * 1024
+
+    @Test("a 200 MB download goes to disk as it arrives, in bounded memory", arguments: TransportKind.allCases)
+    func download(kind: TransportKind) async throws {
+        let scratch = try Scratch()
+        let transport = kind.make()
+        let target = DownloadTarget(destination: scratch.file("big.bin"))
+        let recorder = ProgressRecorder()
+        let probe = MemoryProbe()
+        probe.start()
+        let started = ContinuousClock.now
+        let response = try await transport.send(
+            try TestServers.fixture("/resource?size=\(Self.size)&seed=21"), timeout: .seconds(120)
+        ) {
+            $0.download = target
+            $0.progress = recorder.record
+        }
+        let elapsed = ContinuousClock.now - started
+        let growth = probe.stop()
+        print("200 MB download [\(kind)]: \(elapsed), resident memory grew by \(mebibytes(growth))")
+        #expect(response.status == 200)
+        #expect(response.body == .file(target.destination, bytes: Int64(Self.size)))
+        #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
+        let reports = recorder.reports(.download)
+        #expect(reports.count > 10)
+        #expect(reports.last?.completed == Int64(Self.size))
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+        let destination = target.destination
+        #expect(try await FixturePayload(seed: 21).verify(fileAt: destination, size: Self.size))
+    }
+
+    @Test("a 200 MB file upload streams from disk, in bounded memory", arguments: TransportKind.allCases)
+    func uploadFile(kind: TransportKind) async throws {
+        let scratch = try Scratch()
+        let transport = kind.make()
+        let file = scratch.file("upload.bin")
+        try await offThePool { try FixturePayload(seed: 22).write(size: Self.size, to: file) }
+        let recorder = ProgressRecorder()
+        let probe = MemoryProbe()
+        probe.start()
+        let started = ContinuousClock.now
+        let response = try await transport.send(
+            try TestServers.fixture("/upload-sink"), method: .put, body: .file(file), timeout: .seconds(120)
+        ) { $0.progress = recorder.record }
+        let elapsed = ContinuousClock.now - started
+        let growth = probe.stop()
+        print("200 MB file upload [\(kind)]: \(elapsed), resident memory grew by \(mebibytes(growth))")
+        let echo = try Echo(response)
+        #expect(echo.length == Self.size)
+        #expect(echo.sha256 == (try await Self.expectedDigest(seed: 22, transport: transport)))
+        #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
+        #expect(recorder.reports(.upload).last?.completed == Int64(Self.size))
+        #expect(response.metrics.bytesSent == Int64(Self.size))
+    }
+
+    @Test(
+        "a 200 MB multipart upload streams its file part from disk, in bounded memory",
+        arguments: TransportKind.allCases)
+    func uploadMultipart(kind: TransportKind) async throws {
+        let scratch = try Scratch()
+        let transport = kind.make()
+        let file = scratch.file("part.bin")
+        try await offThePool { try FixturePayload(seed: 23).write(size: Self.size, to: file) }
+        let form = MultipartForm([.field("title", "big"), .file("upload", url: file)], boundary: "LargeBoundary")
+        let segments = try form.encodedSegments()
+        guard case .data(let head) = segments.first, case .data(let tail) = segments.last, segments.count == 3 else {
+            Issue.record("unexpected segments: \(segments)")
+            return
+        }
+        let path =
+            "/upload-sink?range_start=\(head.count)&range_length=\(Self.size)&keep_head=\(head.count)&keep_tail=\(tail.count)"
+        let probe = MemoryProbe()
+        probe.start()
+        let started = ContinuousClock.now
+        let response = try await transport.perform(
+            try ServerAPI(url: try TestServers.fixture(path), method: .post).body(.multipart(form)).timeout(
+                .seconds(120)
+            )
+            .transportRequest())
+        let elapsed = ContinuousClock.now - started
+        let growth = probe.stop()
+        print("200 MB multipart upload [\(kind)]: \(elapsed), resident memory grew by \(mebibytes(growth))")
+        let json = try JSONDecoder().decode(JSONValue.self, from: response.data ?? Data())
+        #expect(json["length"]?.intValue == Int64(head.count + Self.size + tail.count))
+        #expect(json["range_sha256"]?.stringValue == (try await Self.expectedDigest(seed: 23, transport: transport)))
+        #expect(json["head_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) } == head)
+        #expect(json["tail_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) } == tail)
+        #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
+    }
+
+    static func expectedDigest(seed: Int, transport: any RequestPerforming) async throws -> String {
+        let response = try await transport.send(try TestServers.fixture("/resource/sha256?size=\(size)&seed=\(seed)"))
+        return String(decoding: response.data ?? Data(), as: UTF8.self)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import ServerAPIKit
+import Testing
+
+/// Redirects: followed up to the limit, or returned; loops end; credentials stay with their host.
+@Suite("Conformance: redirects")
+struct RedirectConformanceTests {
+    @Test("redirects are followed up to the limit", arguments: TransportKind.allCases)
+    func followed(kind: TransportKind) async throws {
+        let response = try await kind.make().send(try TestServers.httpbin("/redirect/3")) {
+            $0.redirects = .follow(max: 3)
+        }
+        #expect(response.status == 200)
+        #expect(response.url.path == "/get")
+        #expect(response.metrics.redirects == 3)
+    }
+
+    @Test("one redirect more than allowed is tooManyRedirects", arguments: TransportKind.allCases)
+    func overLimit(kind: TransportKind) async throws {
+        let transport = kind.make()
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await transport.send(try TestServers.httpbin("/redirect/4")) { $0.redirects = .follow(max: 3) }
+        }
+        #expect(error?.kind == .tooManyRedirects)
+    }
+
+    @Test("a redirect loop ends with tooManyRedirects", arguments: TransportKind.allCases)
+    func loop(kind: TransportKind) async throws {
+        let transport = kind.make()
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await transport.send(try TestServers.fixture("/redirect-loop"), timeout: .seconds(20))
+        }
+        #expect(error?.kind == .tooManyRedirects)
+    }
+
+    @Test(
+        "with redirects off, the 3xx itself is the response", arguments: TransportKind.allCases,
+        [301, 302, 303, 307, 308])
+    func notFollowed(kind: TransportKind, status: Int) async throws {
+        let response = try await kind.make().send(
+            try TestServers.fixture("/redirect-to?url=/headers&status=\(status)")
+        ) { $0.redirects = .none }
+        #expect(response.status == status)
+        #expect(response.headers["Location"] == "/headers")
+        #expect(response.metrics.redirects == 0)
+    }
+
+    @Test(
+        "Authorization and Cookie are kept on the same host and dropped for another", arguments: TransportKind.allCases)
+    func credentialsStayWithTheirHost(kind: TransportKind) async throws {
+        let transport = kind.make()
+        let headers: HTTPHeaders = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
+
+        let sameHost = try Echo(
+            try await transport.send(try TestServers.fixture("/redirect-chain/2"), headers: headers))
+        #expect(sameHost.values("Authorization") == ["Bearer secret"])
+        #expect(sameHost.values("Cookie") == ["session=1"])
+
+        let otherHost = try await transport.send(try TestServers.fixture("/redirect-cross-host"), headers: headers)
+        #expect(otherHost.status == 200)
+        #expect(otherHost.url.host == "localhost")
+        let echo = try Echo(otherHost)
+        #expect(echo.values("Authorization").isEmpty)
+        #expect(echo.values("Cookie").isEmpty)
+        #expect(echo.values("X-Other") == ["kept"])
+    }
+
+    @Test("a POST answered 303 is followed with a GET without a body", arguments: TransportKind.allCases)
+    func seeOther(kind: TransportKind) async throws {
+        let response = try await kind.make().send(
+            try TestServers.fixture("/redirect-to?url=/echo&status=303"), method: .post,
+            headers: ["Content-Type": "text/plain"], body: .data(Data("a body".utf8)))
+        let echo = try Echo(response)
+        #expect(echo.method == "GET")
+        #expect(echo.length == 0)
+        #expect(echo.values("Content-Type").isEmpty)
+        #expect(echo.values("Content-Length").allSatisfy { $0 == "0" })
+    }
+}

@@ -1,0 +1,16 @@
+import ServerAPIKit
+import ServerAPIURLSession
+
+/// The transports the conformance suite holds to one contract. Adding a backend is one case here.
+enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case urlsession
+
+    /// A new transport of this kind.
+    func make() -> any RequestPerforming {
+        switch self {
+        case .urlsession: URLSessionTransport()
+        }
+    }
+
+    var description: String { rawValue }
+}

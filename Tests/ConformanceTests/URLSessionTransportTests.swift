@@ -1,0 +1,52 @@
+import Foundation
+import ServerAPIKit
+import ServerAPIURLSession
+import Testing
+
+/// What only the URLSession backend has: its configuration and its documented limits.
+@Suite("URLSessionTransport")
+struct URLSessionTransportTests {
+    @Test("additional headers are sent, and a request's own header wins")
+    func additionalHeaders() async throws {
+        let transport = URLSessionTransport(
+            configuration: .init(additionalHeaders: ["X-App": "demo", "X-Override": "session"]))
+        let echo = try Echo(
+            try await transport.send(try TestServers.fixture("/headers"), headers: ["X-Override": "request"]))
+        #expect(echo.values("X-App") == ["demo"])
+        #expect(echo.values("X-Override") == ["request"])
+    }
+
+    @Test("the idle timeout ends a silent transfer before its total timeout")
+    func idleTimeout() async throws {
+        let transport = URLSessionTransport(configuration: .init(idleTimeout: .seconds(1)))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await transport.send(
+                try TestServers.fixture("/hang-body?size=100000&after=100"), timeout: .seconds(30))
+        }
+        #expect(error?.kind == .timedOut)
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test("a GET with a body is refused before anything is sent")
+    func getWithBody() async throws {
+        let transport = URLSessionTransport()
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await transport.send(try TestServers.fixture("/echo"), body: .data(Data("x".utf8)))
+        }
+        #expect(error?.kind == .invalidRequest)
+    }
+
+    @Test("a redirected POST with a body is returned as the 307 rather than re-sent without its body")
+    func temporaryRedirectWithBody() async throws {
+        let response = try await URLSessionTransport().send(
+            try TestServers.fixture("/redirect-to?url=/echo&status=307"), method: .post, body: .data(Data("x".utf8)))
+        #expect(response.status == 307)
+        #expect(response.headers["Location"] == "/echo")
+    }
+
+    @Test("the transport is named urlsession")
+    func name() {
+        #expect(URLSessionTransport().name == "urlsession")
+    }
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Starts and stops the local test servers the integration and conformance tests talk to:
+#   httpbin (from PyPI, in the virtual environment .venv-test/, served by gunicorn), and
+#   the fault fixture server (Tests/Fixtures/fault_server.py, standard library only).
+# Both listen on 127.0.0.1 on ports the kernel picks; their URLs are written to
+# .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=….
+#
+#   scripts/test-server.sh start   # create the venv if needed, start both, wait until they answer
+#   scripts/test-server.sh stop    # stop both (by pid)
+#   scripts/test-server.sh env     # print `export …` lines: eval "$(scripts/test-server.sh env)"
+#   scripts/test-server.sh status
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+VENV="$ROOT/.venv-test"
+REQUIREMENTS="$ROOT/scripts/requirements-test.txt"
+STATE="$ROOT/.build/test-servers"
+ENV_FILE="$ROOT/.build/test-servers.env"
+START_TIMEOUT=${SAPI_SERVER_START_TIMEOUT:-60}
+
+log() { echo "test-server: $*" >&2; }
+
+STARTING=""
+
+fail() {
+    log "$1"
+    for file in "$STATE"/*.log; do
+        [ -f "$file" ] || continue
+        echo "----- $file (last 40 lines) -----" >&2
+        tail -n 40 "$file" >&2 || true
+    done
+    # A half-started pair of servers is stopped, not left running.
+    if [ -n "$STARTING" ]; then cmd_stop; fi
+    exit 1
+}
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# Debian's python3 ships without ensurepip; python3-venv brings it.
+ensure_venv_support() {
+    local probe
+    probe=$(mktemp -d)
+    if python3 -m venv "$probe/venv" >/dev/null 2>&1; then
+        rm -rf "$probe"
+        return
+    fi
+    rm -rf "$probe"
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        log "python3 -m venv does not work here: installing python3-venv with apt-get"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+    else
+        fail "python3 -m venv does not work and python3-venv cannot be installed (needs apt-get as root)"
+    fi
+}
+
+ensure_venv() {
+    local stamp="$VENV/.requirements.sha256" wanted
+    wanted=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
+    if [ -x "$VENV/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
+        return
+    fi
+    if [ ! -x "$VENV/bin/python" ]; then
+        ensure_venv_support
+        log "creating $VENV"
+        python3 -m venv "$VENV"
+    fi
+    log "installing the test servers' Python packages"
+    "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQUIREMENTS" >&2 \
+        || fail "pip could not install scripts/requirements-test.txt"
+    "$VENV/bin/python" -c "import httpbin, gunicorn" >"$STATE/venv-check.log" 2>&1 \
+        || fail "httpbin or gunicorn does not import"
+    echo "$wanted" >"$stamp"
+}
+
+# Prints the URL once the server answers GET $2 with 200, or fails.
+wait_for() {
+    local name=$1 url=$2 pidfile=$3 deadline=$((SECONDS + START_TIMEOUT))
+    while [ $SECONDS -lt $deadline ]; do
+        alive "$pidfile" || fail "$name exited while starting"
+        if "$VENV/bin/python" - "$url" <<'EOF' 2>/dev/null; then
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=2) as response:
+    sys.exit(0 if response.status == 200 else 1)
+EOF
+            return
+        fi
+        sleep 0.2
+    done
+    fail "$name did not answer $url within ${START_TIMEOUT}s"
+}
+
+start_httpbin() {
+    local log_file="$STATE/httpbin.log" pidfile="$STATE/httpbin.pid" deadline port=""
+    : >"$log_file"
+    # gthread workers: the conformance suite keeps many requests open at once (delays, hangs, 200 in parallel).
+    setsid "$VENV/bin/gunicorn" --bind 127.0.0.1:0 --workers 2 --worker-class gthread --threads 64 \
+        --timeout 300 --graceful-timeout 2 --backlog 2048 --error-logfile "$log_file" --pid "$pidfile.gunicorn" \
+        httpbin:app >>"$log_file" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    deadline=$((SECONDS + START_TIMEOUT))
+    while [ -z "$port" ] && [ $SECONDS -lt $deadline ]; do
+        alive "$pidfile" || fail "httpbin (gunicorn) exited while starting"
+        port=$(sed -n 's#.*Listening at: http://127\.0\.0\.1:\([0-9][0-9]*\).*#\1#p' "$log_file" | head -n 1)
+        [ -n "$port" ] || sleep 0.2
+    done
+    [ -n "$port" ] || fail "httpbin (gunicorn) did not report its port within ${START_TIMEOUT}s"
+    HTTPBIN_URL="http://127.0.0.1:$port"
+    wait_for httpbin "$HTTPBIN_URL/get" "$pidfile"
+}
+
+start_fixture() {
+    local log_file="$STATE/fixture.log" pidfile="$STATE/fixture.pid" port_file="$STATE/fixture.port" deadline
+    rm -f "$port_file"
+    setsid python3 "$ROOT/Tests/Fixtures/fault_server.py" --host 127.0.0.1 --port 0 --port-file "$port_file" \
+        >"$log_file" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    deadline=$((SECONDS + START_TIMEOUT))
+    while [ ! -s "$port_file" ] && [ $SECONDS -lt $deadline ]; do
+        alive "$pidfile" || fail "the fault fixture server exited while starting"
+        sleep 0.1
+    done
+    [ -s "$port_file" ] || fail "the fault fixture server did not report its port within ${START_TIMEOUT}s"
+    FIXTURE_URL="http://127.0.0.1:$(tr -d '[:space:]' <"$port_file")"
+    wait_for "the fault fixture server" "$FIXTURE_URL/health" "$pidfile"
+}
+
+stop_one() {
+    local pidfile=$1 pid
+    [ -f "$pidfile" ] || return 0
+    pid=$(cat "$pidfile")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$pidfile"
+}
+
+cmd_stop() {
+    stop_one "$STATE/httpbin.pid"
+    stop_one "$STATE/fixture.pid"
+    rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port"
+}
+
+cmd_start() {
+    mkdir -p "$STATE"
+    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && [ -f "$ENV_FILE" ]; then
+        log "already running:"
+        cat "$ENV_FILE" >&2
+        return
+    fi
+    cmd_stop
+    STARTING=1
+    ensure_venv
+    start_httpbin
+    start_fixture
+    printf 'SAPI_HTTPBIN_URL=%s\nSAPI_FIXTURE_URL=%s\n' "$HTTPBIN_URL" "$FIXTURE_URL" >"$ENV_FILE"
+    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL ($ENV_FILE)"
+}
+
+cmd_env() {
+    [ -f "$ENV_FILE" ] || fail "the test servers are not running: run scripts/test-server.sh start"
+    sed 's/^/export /' "$ENV_FILE"
+}
+
+cmd_status() {
+    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && [ -f "$ENV_FILE" ]; then
+        cat "$ENV_FILE"
+    else
+        echo "not running"
+        return 1
+    fi
+}
+
+case "${1:-}" in
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    env) cmd_env ;;
+    status) cmd_status ;;
+    *)
+        echo "usage: $0 start|stop|env|status" >&2
+        exit 2
+        ;;
+esac
