@@ -84,6 +84,13 @@ extension CurlTransfer {
                 restartDownload = true
                 return false
             }
+            if disposition == .file, let progress = request.progress {
+                // A resumed download starts where the partial file ends: say so before any byte arrives.
+                reportedDownload = download.bytesOnDisk
+                progress(
+                    TransferProgress(
+                        direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal))
+            }
         }
         let announced = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
         // An encoded length says nothing about the decoded bytes the caller gets.

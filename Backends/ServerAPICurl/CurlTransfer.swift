@@ -52,7 +52,7 @@ final class CurlTransfer {
 
     /// The download writer, for a call with a download target.
     var download: (any CurlDownloadWriting)?
-    var disposition: CurlDownloadDisposition?
+    var disposition: DownloadFileWriter.Disposition?
     /// The download must be sent again from the start (see `DownloadFileWriter.Disposition.restart`).
     var restartDownload = false
 
@@ -68,8 +68,19 @@ final class CurlTransfer {
         started = .now
     }
 
-    /// Prepares the first send: the download's `Range`, then the easy handle.
+    /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.
     func begin() throws(ServerAPIError) {
+        // Checked here rather than trusted: a header with a line break would inject another header,
+        // and every transport refuses the same requests.
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            request.url.host?.isEmpty == false
+        else {
+            throw ServerAPIError(.invalidRequest, "\(request.url.absoluteString) is not an http(s) URL")
+        }
+        guard request.timeout > .zero else {
+            throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
+        }
+        try request.headers.validate()
         if let target = request.download {
             let writer = try settings.makeDownloadWriter(target, request.id, request.url)
             _ = writer.prepare(&request)

@@ -26,6 +26,7 @@
 
 import Foundation
 public import ServerAPIKit
+import Synchronization
 
 /// A transport built on libcurl's multi interface: one thread per transport drives every request,
 /// with HTTP/2 over TLS, keep-alive connection reuse, gzip/deflate/brotli decoding, streamed uploads

@@ -17,15 +17,15 @@ final class TestDownloadWriter: CurlDownloadWriting {
     let target: DownloadTarget
     let log: WriterLog
     /// Dispositions to answer before the natural one (to force a restart).
-    var scripted: [CurlDownloadDisposition]
+    var scripted: [DownloadFileWriter.Disposition]
     private var handle: FileHandle?
     private var memory = Data()
-    private var disposition: CurlDownloadDisposition?
+    private var disposition: DownloadFileWriter.Disposition?
     private var prepared = 0
     private(set) var bytesOnDisk: Int64 = 0
     private(set) var expectedTotal: Int64?
 
-    init(target: DownloadTarget, log: WriterLog, scripted: [CurlDownloadDisposition]) {
+    init(target: DownloadTarget, log: WriterLog, scripted: [DownloadFileWriter.Disposition]) {
         self.target = target
         self.log = log
         self.scripted = scripted
@@ -38,7 +38,7 @@ final class TestDownloadWriter: CurlDownloadWriting {
         return 0
     }
 
-    func receiveHead(status: Int, headers: HTTPHeaders) throws(ServerAPIError) -> CurlDownloadDisposition {
+    func receiveHead(status: Int, headers: HTTPHeaders) throws(ServerAPIError) -> DownloadFileWriter.Disposition {
         log.append("head \(status)")
         if !scripted.isEmpty { return scripted.removeFirst() }
         if (200..<300).contains(status) {
@@ -77,7 +77,7 @@ final class TestDownloadWriter: CurlDownloadWriting {
 
 @Suite("CurlTransport: downloads through a writer")
 struct CurlDownloadTests {
-    func transport(log: WriterLog, scripted: [CurlDownloadDisposition] = []) -> CurlTransport {
+    func transport(log: WriterLog, scripted: [DownloadFileWriter.Disposition] = []) -> CurlTransport {
         CurlTransport { target, _, _ in TestDownloadWriter(target: target, log: log, scripted: scripted) }
     }
 
@@ -176,16 +176,25 @@ struct CurlDownloadTests {
         }
     }
 
-    @Test("until the core's writer is available, a download is refused clearly, never half done")
-    func unavailable() async throws {
+    @Test("with the core's DownloadFileWriter a download lands whole at its destination, an error body never does")
+    func coreWriter() async throws {
         try await Fixture.withServer { server in
             try await Fixture.withTemporaryDirectory { directory in
+                let transport = CurlTransport()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
-                let error = await expectError {
-                    try await CurlTransport().perform(TransportRequest(url: server.url("/bytes/10"), download: target))
-                }
-                #expect(error?.kind == .invalidRequest)
-                #expect(!FileManager.default.fileExists(atPath: target.destination.path))
+                let response = try await transport.perform(
+                    TransportRequest(url: server.url("/bytes/250000"), download: target))
+                #expect(response.body == .file(target.destination, bytes: 250_000))
+                #expect(try Data(contentsOf: target.destination) == patternBytes(250_000))
+                #expect(!FileManager.default.fileExists(atPath: target.partialURL.path))
+
+                let missing = DownloadTarget(destination: directory.appendingPathComponent("missing.bin"))
+                let notFound = try await transport.perform(
+                    TransportRequest(url: server.url("/status/404"), download: missing))
+                #expect(notFound.status == 404)
+                #expect(notFound.body == .data(Data("status 404".utf8)))
+                #expect(!FileManager.default.fileExists(atPath: missing.destination.path))
+                #expect(!FileManager.default.fileExists(atPath: missing.partialURL.path))
             }
         }
     }
