@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession"],
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl"],
             path: "Tests/ConformanceTests"
         ),
     ],

@@ -1,11 +1,11 @@
 internal import CCurl
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The process-wide libcurl set-up, done once before the first multi handle is made.

@@ -27,7 +27,7 @@ final class CurlLoop: Sendable {
     /// Why the loop could not start, when it could not.
     private let startFailure: String?
 
-    init(configuration: CurlTransport.Configuration) {
+    init(configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
         if let failure = CurlGlobal.initializationFailure {
             multi = nil
             startFailure = "libcurl could not be initialised: \(failure)"
@@ -42,7 +42,9 @@ final class CurlLoop: Sendable {
         self.multi = multi
         startFailure = nil
         let thread = Thread { [self] in
-            CurlLoopRunner(loop: self, multi: multi, configuration: configuration).run()
+            CurlLoopRunner(
+                loop: self, multi: multi, configuration: configuration, makeDownloadWriter: makeDownloadWriter
+            ).run()
         }
         thread.name = "ServerAPIKit.curl"
         thread.start()

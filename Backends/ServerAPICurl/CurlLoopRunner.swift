@@ -18,10 +18,13 @@ final class CurlLoopRunner {
     /// How long `curl_multi_poll` waits when libcurl has no earlier timer (a wake-up ends it early).
     private static let pollMilliseconds: Int32 = 1000
 
-    init(loop: CurlLoop, multi: CurlMultiHandle, configuration: CurlTransport.Configuration) {
+    init(
+        loop: CurlLoop, multi: CurlMultiHandle, configuration: CurlTransport.Configuration,
+        makeDownloadWriter: @escaping CurlDownloadWriterFactory
+    ) {
         self.loop = loop
         self.multi = multi.raw
-        settings = CurlSettings(configuration)
+        settings = CurlSettings(configuration, makeDownloadWriter: makeDownloadWriter)
         _ = ccurl_multi_setopt_long(self.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maxConnections))
         _ = ccurl_multi_setopt_long(
             self.multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))

@@ -12,8 +12,11 @@ struct CurlSettings {
     var tcpKeepAlive: Bool
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
     var copyBodyLimit: Int64 = 1 << 20
+    /// Makes each download's writer.
+    var makeDownloadWriter: CurlDownloadWriterFactory
 
-    init(_ configuration: CurlTransport.Configuration) {
+    init(_ configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
+        self.makeDownloadWriter = makeDownloadWriter
         switch configuration.httpVersion {
         case .http1: httpVersion = CURL_HTTP_VERSION_1_1
         case .http2OverTLS: httpVersion = CURL_HTTP_VERSION_2TLS

@@ -28,6 +28,8 @@ extension CurlTransfer {
             do throws(ServerAPIError) {
                 if disposition == nil { disposition = try download.receiveHead(status: status, headers: headers) }
                 responseBody = try download.finish()
+                // The partial file already was the whole resource: to the caller, the download succeeded.
+                if disposition == .alreadyComplete { status = 200 }
             } catch {
                 return fail(error)
             }

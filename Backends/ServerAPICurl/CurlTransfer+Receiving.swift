@@ -3,11 +3,11 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension CurlTransfer {
@@ -83,6 +83,13 @@ extension CurlTransfer {
                 // The body is not wanted: stop now and send the request again.
                 restartDownload = true
                 return false
+            }
+            if disposition == .file, let progress = request.progress {
+                // A resumed download starts where the partial file ends: say so before any byte arrives.
+                reportedDownload = download.bytesOnDisk
+                progress(
+                    TransferProgress(
+                        direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal))
             }
         }
         let announced = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
@@ -181,12 +188,14 @@ extension CurlTransfer {
         guard let progress = request.progress else { return }
         if uploaded != reportedUpload, uploaded > 0 || uploadTotal > 0 {
             reportedUpload = uploaded
-            progress(TransferProgress(direction: .upload, completed: uploaded, total: uploadTotal > 0 ? uploadTotal : nil))
+            progress(
+                TransferProgress(direction: .upload, completed: uploaded, total: uploadTotal > 0 ? uploadTotal : nil))
         }
         guard headComplete, !followsRedirect, !restartDownload else { return }
         let report: TransferProgress
         if let download, disposition == .file {
-            report = TransferProgress(direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal)
+            report = TransferProgress(
+                direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal)
         } else {
             report = TransferProgress(direction: .download, completed: bodyBytes, total: expectedLength)
         }
@@ -202,7 +211,8 @@ extension CurlTransfer {
             reportedUpload = uploaded
             progress(TransferProgress(direction: .upload, completed: uploaded, total: uploaded))
         }
-        let completed = download.map { disposition == .file || disposition == .alreadyComplete ? $0.bytesOnDisk : bodyBytes }
+        let completed =
+            download.map { disposition == .file || disposition == .alreadyComplete ? $0.bytesOnDisk : bodyBytes }
             ?? bodyBytes
         if completed > 0, completed != reportedDownload {
             reportedDownload = completed

@@ -52,7 +52,7 @@ final class CurlTransfer {
 
     /// The download writer, for a call with a download target.
     var download: (any CurlDownloadWriting)?
-    var disposition: CurlDownloadDisposition?
+    var disposition: DownloadFileWriter.Disposition?
     /// The download must be sent again from the start (see `DownloadFileWriter.Disposition.restart`).
     var restartDownload = false
 
@@ -68,10 +68,21 @@ final class CurlTransfer {
         started = .now
     }
 
-    /// Prepares the first send: the download's `Range`, then the easy handle.
+    /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.
     func begin() throws(ServerAPIError) {
+        // Checked here rather than trusted: a header with a line break would inject another header,
+        // and every transport refuses the same requests.
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            request.url.host?.isEmpty == false
+        else {
+            throw ServerAPIError(.invalidRequest, "\(request.url.absoluteString) is not an http(s) URL")
+        }
+        guard request.timeout > .zero else {
+            throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
+        }
+        try request.headers.validate()
         if let target = request.download {
-            let writer = try makeDownloadWriter(target: target, requestID: request.id, url: request.url)
+            let writer = try settings.makeDownloadWriter(target, request.id, request.url)
             _ = writer.prepare(&request)
             download = writer
         }
@@ -113,6 +124,9 @@ final class CurlTransfer {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
         }
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
+        // Connect directly: libcurl would otherwise pick a proxy from http_proxy/https_proxy in the
+        // environment, which no other transport does.
+        try easy.set(CURLOPT_PROXY, "")
         // Redirects are followed by `followRedirect`, not by libcurl: libcurl 7.x keeps a
         // CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and we want the same method
         // rewriting and credential stripping as every other transport.
@@ -170,7 +184,8 @@ final class CurlTransfer {
             // libcurl copies the bytes (POSTFIELDSIZE first: they may hold NULs), so nothing of ours
             // needs to outlive this call.
             let code = bytes.withUnsafeBytes { buffer in
-                ccurl_easy_setopt_pointer(easy.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress))
+                ccurl_easy_setopt_pointer(
+                    easy.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress))
             }
             try easy.check(code, CURLOPT_COPYPOSTFIELDS)
         } else {
@@ -226,7 +241,8 @@ final class CurlTransfer {
             CURLOPT_HEADERFUNCTION)
         try easy.set(CURLOPT_HEADERDATA, pointer: context)
         if request.progress != nil {
-            try easy.check(ccurl_easy_setopt_xferinfo_function(easy.raw, curlProgressCallback), CURLOPT_XFERINFOFUNCTION)
+            try easy.check(
+                ccurl_easy_setopt_xferinfo_function(easy.raw, curlProgressCallback), CURLOPT_XFERINFOFUNCTION)
             try easy.set(CURLOPT_XFERINFODATA, pointer: context)
             try easy.set(CURLOPT_NOPROGRESS, false)
         }

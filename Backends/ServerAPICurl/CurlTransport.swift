@@ -4,7 +4,7 @@
 //   (`CurlLoopRunner.run`), which serves every request of that transport concurrently, with
 //   libcurl's connection cache reusing connections between them.
 // - `perform` runs on the caller's task. It hands the loop a `CurlJob`, a Sendable value (the request,
-//   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a Mutex-locked
+//   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a lock-protected (`Locked`)
 //   inbox, then wakes the loop with `curl_multi_wakeup`: the only libcurl call made off the loop thread.
 //   Cancellation goes through the same inbox. A job cancelled before the loop took it is taken out of
 //   the inbox and resumed by the canceller; one cancelled before it was even submitted is refused by
@@ -54,7 +54,13 @@ public final class CurlTransport: RequestPerforming {
     /// - Parameter configuration: Connection limits, TLS trust, decoding and timeouts.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlLoop(configuration: configuration)
+        loop = CurlLoop(configuration: configuration, makeDownloadWriter: CurlDownloads.defaultFactory)
+    }
+
+    /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).
+    init(configuration: Configuration = Configuration(), makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
+        self.configuration = configuration
+        loop = CurlLoop(configuration: configuration, makeDownloadWriter: makeDownloadWriter)
     }
 
     deinit { loop.shutDown() }

@@ -1,12 +1,18 @@
 import Foundation
-@testable import ServerAPICurl
 import ServerAPIKit
 import Testing
+
+@testable import ServerAPICurl
 
 /// Counts callbacks, and those that came after the call returned (there must be none).
 final class CallbackTracker: Sendable {
     private let state = Locked<(returned: Bool, total: Int, late: Int)>((false, 0, 0))
-    func callback() { state.withLock { $0.total += 1; if $0.returned { $0.late += 1 } } }
+    func callback() {
+        state.withLock { state in
+            state.total += 1
+            if state.returned { state.late += 1 }
+        }
+    }
     func markReturned() { state.withLock { $0.returned = true } }
     var late: Int { state.withLock { $0.late } }
     var total: Int { state.withLock { $0.total } }
@@ -25,8 +31,9 @@ struct CurlCancellationTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("a cancelled call ends promptly with cancelled, exactly once, and no callback after it returned",
-          .timeLimit(.minutes(1)), arguments: Point.allCases)
+    @Test(
+        "a cancelled call ends promptly with cancelled, exactly once, and no callback after it returned",
+        .timeLimit(.minutes(1)), arguments: Point.allCases)
     func cancellation(point: Point) async throws {
         try await Fixture.withServer { server in
             let transport = CurlTransport()
@@ -36,7 +43,8 @@ struct CurlCancellationTests {
                 tracker.callback()
                 switch point {
                 case .beforeStart: break
-                case .waitingForResponse: if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                case .waitingForResponse:
+                    if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
                 case .midBody: if report.direction == .download { onTheWire.fire() }
                 }
             }
@@ -44,7 +52,8 @@ struct CurlCancellationTests {
             switch point {
             case .beforeStart, .waitingForResponse:
                 request = TransportRequest(
-                    url: server.url("/delay?seconds=30"), method: .post, body: .data(Data("x".utf8)), progress: progress)
+                    url: server.url("/delay?seconds=30"), method: .post, body: .data(Data("x".utf8)), progress: progress
+                )
             case .midBody:
                 request = TransportRequest(url: server.url("/drip?bytes=600&seconds=60"), progress: progress)
             }
@@ -85,8 +94,9 @@ struct CurlCancellationTests {
         }
     }
 
-    @Test("200 concurrent calls on one transport each get their own answer, over reused connections",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "200 concurrent calls on one transport each get their own answer, over reused connections",
+        .timeLimit(.minutes(2)))
     func concurrent() async throws {
         try await Fixture.withServer { server in
             let transport = CurlTransport()
@@ -116,20 +126,24 @@ struct CurlCancellationTests {
         }
     }
 
-    @Test("cancellations racing completions: every call ends exactly once, as a response or cancelled",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "cancellations racing completions: every call ends exactly once, as a response or cancelled",
+        .timeLimit(.minutes(2)))
     func cancelRacingCompletion() async throws {
         try await Fixture.withServer { server in
             let transport = CurlTransport()
             let outcomes = await withTaskGroup(of: String.self) { group in
                 for index in 0..<200 {
-                    let task = Task { try await transport.perform(TransportRequest(url: server.url("/bytes/\(index)"))) }
+                    let task = Task {
+                        try await transport.perform(TransportRequest(url: server.url("/bytes/\(index)")))
+                    }
                     group.addTask {
                         for _ in 0..<(index % 7) { await Task.yield() }
                         task.cancel()
                         switch await task.result {
                         case .success(let response): return response.data == patternBytes(index) ? "ok" : "wrong body"
-                        case .failure(let error): return (error as? ServerAPIError)?.kind == .cancelled ? "cancelled" : "\(error)"
+                        case .failure(let error):
+                            return (error as? ServerAPIError)?.kind == .cancelled ? "cancelled" : "\(error)"
                         }
                     }
                 }
@@ -145,8 +159,9 @@ struct CurlCancellationTests {
         }
     }
 
-    @Test("cancelling many calls that wait on the server ends them all and leaves the transport working",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "cancelling many calls that wait on the server ends them all and leaves the transport working",
+        .timeLimit(.minutes(1)))
     func cancelMany() async throws {
         try await Fixture.withServer { server in
             let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 0))

@@ -36,7 +36,8 @@ struct CurlRedirectTests {
             }
             #expect(loop?.kind == .tooManyRedirects)
             let over = await expectError {
-                try await transport.perform(TransportRequest(url: server.url("/redirect/3"), redirects: .follow(max: 2)))
+                try await transport.perform(
+                    TransportRequest(url: server.url("/redirect/3"), redirects: .follow(max: 2)))
             }
             #expect(over?.kind == .tooManyRedirects)
             let exact = try await transport.perform(
@@ -78,7 +79,7 @@ struct CurlRedirectTests {
                     headers: ["Content-Type": "text/plain"], body: .data(body))
                 let echo = try Echo(try await transport.perform(request))
                 #expect(echo.method == expectedMethod, "\(status) after \(method)")
-                #expect(echo.body_length == expectedLength, "\(status) after \(method)")
+                #expect(echo.bodyLength == expectedLength, "\(status) after \(method)")
                 #expect(echo.values("Content-Type") == (expectedLength > 0 ? ["text/plain"] : []))
             }
         }

@@ -12,7 +12,8 @@ struct CurlRequestTests {
 
     static let methods: [HTTPMethod] = [.get, .post, .put, .patch, .delete, .options, "PROPFIND"]
 
-    @Test("every method with every kind of body reaches the server byte for byte", arguments: methods, BodyKind.allCases)
+    @Test(
+        "every method with every kind of body reaches the server byte for byte", arguments: methods, BodyKind.allCases)
     func methodAndBody(method: HTTPMethod, kind: BodyKind) async throws {
         try await Fixture.withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("upload.bin")
@@ -30,7 +31,8 @@ struct CurlRequestTests {
                 #expect(echo.method == method.rawValue)
                 #expect(echo.query == "q=a%20b")
                 #expect(echo.bodyBytes == expected)
-                #expect(echo.body_length == expected.count)
+                #expect(response.metrics.bytesSent == Int64(expected.count))
+                #expect(echo.bodyLength == expected.count)
                 if !expected.isEmpty || [.post, .put, .patch].contains(method) {
                     #expect(echo.values("Content-Length") == ["\(expected.count)"])
                 } else {
@@ -138,7 +140,7 @@ struct CurlRequestTests {
             let request = TransportRequest(
                 url: server.url("/echo"), method: .put, body: .data(body), progress: { log.append($0) })
             let response = try await CurlTransport().perform(request)
-            #expect(try Echo(response).body_length == body.count)
+            #expect(try Echo(response).bodyLength == body.count)
             let uploads = log.of(.upload)
             #expect(uploads.last?.completed == Int64(body.count))
             #expect(uploads.map(\.completed) == uploads.map(\.completed).sorted())

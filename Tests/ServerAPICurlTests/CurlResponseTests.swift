@@ -64,7 +64,8 @@ struct CurlResponseTests {
                 TransportRequest(url: server.url("/bytes/\(count)"), progress: { log.append($0) }))
             #expect(response.data == patternBytes(count))
             let downloads = log.of(.download)
-            #expect(downloads.last == TransferProgress(direction: .download, completed: Int64(count), total: Int64(count)))
+            #expect(
+                downloads.last == TransferProgress(direction: .download, completed: Int64(count), total: Int64(count)))
             #expect(downloads.map(\.completed) == downloads.map(\.completed).sorted())
             #expect(downloads.allSatisfy { $0.total == Int64(count) })
         }

@@ -30,7 +30,9 @@ struct CurlTLSTests {
     @Test("an untrusted certificate is a TLS error", .enabled(if: hasOpenSSL))
     func untrusted() async throws {
         try await withTLSServer { server, _ in
-            let error = await expectError { try await CurlTransport().perform(TransportRequest(url: server.url("/echo"))) }
+            let error = await expectError {
+                try await CurlTransport().perform(TransportRequest(url: server.url("/echo")))
+            }
             #expect(error?.kind == .tls)
             #expect(error?.message.contains("certificate") == true)
         }
@@ -50,7 +52,9 @@ struct CurlTLSTests {
     func hostNameMismatch() async throws {
         try await withTLSServer { server, ca in
             let transport = CurlTransport(configuration: .init(additionalTrustedCAFile: ca))
-            let error = await expectError { try await transport.perform(TransportRequest(url: server.otherHostURL("/echo"))) }
+            let error = await expectError {
+                try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
+            }
             #expect(error?.kind == .tls)
         }
     }
@@ -61,7 +65,9 @@ struct CurlTLSTests {
             let transport = CurlTransport(configuration: .init(insecureHosts: ["127.0.0.1"]))
             let response = try await transport.perform(TransportRequest(url: server.url("/echo")))
             #expect(response.status == 200)
-            let other = await expectError { try await transport.perform(TransportRequest(url: server.otherHostURL("/echo"))) }
+            let other = await expectError {
+                try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
+            }
             #expect(other?.kind == .tls)
         }
     }

@@ -92,7 +92,12 @@ struct Echo: Decodable {
     var query: String
     var headers: [[String]]
     var body: String
-    var body_length: Int
+    var bodyLength: Int
+
+    enum CodingKeys: String, CodingKey {
+        case method, path, query, headers, body
+        case bodyLength = "body_length"
+    }
 
     init(_ response: TransportResponse) throws {
         self = try JSONDecoder().decode(Echo.self, from: response.data ?? Data())
@@ -149,7 +154,7 @@ final class Signal: Sendable {
             defer { state.waiters = [] }
             return state.waiters
         }
-        waiters.forEach { $0.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 
     var hasFired: Bool { state.withLock { $0.fired } }
