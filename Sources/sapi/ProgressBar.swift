@@ -1,6 +1,5 @@
 import Foundation
 import ServerAPIKit
-import Synchronization
 
 /// A progress line on standard error: bytes, rate and time left, redrawn at most ten times a second.
 final class ProgressBar: Sendable {
@@ -11,7 +10,7 @@ final class ProgressBar: Sendable {
         var drawn = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let write: @Sendable (String) -> Void
 
     /// Creates a bar that writes through `write` (standard error by default).
