@@ -13,9 +13,9 @@ extension ServerAPIManager {
         let startedAt = Date()
         let info = InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: base.url, startedAt: startedAt)
         let task = Task<T, any Error> {
-            try await self.execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
+            try await self.controlled(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
         }
-        let token = registry.add(info) { task.cancel() }
+        let token = register(info, for: api) { task.cancel() }
         defer { registry.remove(token) }
         do {
             return try await withTaskCancellationHandler {
@@ -24,11 +24,11 @@ extension ServerAPIManager {
                 task.cancel()
             }
         } catch {
-            throw ServerAPIError.wrap(error).with(requestID: api.id, url: base.url)
+            throw decorate(error, for: api, url: base.url, queuedAt: startedAt)
         }
     }
 
-    private func execute<T: Sendable>(
+    func execute<T: Sendable>(
         _ api: ServerAPI, base: TransportRequest, progress: (@Sendable (TransferProgress) -> Void)?,
         startedAt: Date, finish: Finish<T>
     ) async throws -> T {
@@ -83,6 +83,7 @@ extension ServerAPIManager {
                 for plugin in plugins { request = try await plugin.prepare(request, for: api) }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 let response: TransportResponse
+                metrics.markAttemptStart()
                 do {
                     response = try await transport.perform(request)
                 } catch {
@@ -153,7 +154,8 @@ extension ServerAPIManager {
     }
 
     private func complete(_ api: ServerAPI, _ metrics: RequestMetrics, _ error: ServerAPIError?) -> ServerAPIError {
-        for plugin in plugins { plugin.didComplete(api, metrics: metrics, error: error) }
+        let error = error.map { attachMetrics(metrics, to: $0) }
+        for plugin in plugins { plugin.didComplete(api, metrics: error?.metrics ?? metrics, error: error) }
         return error ?? .cancelled()
     }
 

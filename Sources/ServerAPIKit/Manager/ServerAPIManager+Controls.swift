@@ -1,0 +1,109 @@
+import Foundation
+
+// Where request controls meet the manager: `run` calls `controlled` instead of `execute`,
+// registers through `register`, and reports failures through `decorate`.
+extension ServerAPIManager {
+    /// Runs a call through its controls — success interceptor, coalescing, minimum interval —
+    /// and then `execute`. Calls that use none of them go straight to `execute`.
+    func controlled<T: Sendable>(
+        _ api: ServerAPI, base: TransportRequest, progress: (@Sendable (TransferProgress) -> Void)?,
+        startedAt: Date, finish: @escaping Finish<T>
+    ) async throws -> T {
+        let finish = intercepting(api, finish)
+        let coalesce = shouldCoalesce(api)
+        guard coalesce || api.throttle != nil else {
+            return try await execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
+        }
+        let key = ControlKey(api: api, request: base)
+        // Joining an identical call in flight sends nothing, so no minimum interval applies to it.
+        if coalesce, let ticket = controls.flights.enter(key, progress: progress, opening: false) {
+            let shared = try await awaitFlight(ticket, api: api, base: base, startedAt: startedAt)
+            return try finish(shared.response, shared.source, shared.metrics)
+        }
+        var generation: UInt64?
+        if let policy = api.throttle {
+            switch try admit(api, key: key, policy: policy, url: base.url) {
+            case .send(let admitted): generation = admitted
+            case .replay(let previous): return try finish(previous.response, previous.source, previous.metrics)
+            }
+        }
+        let keep: (@Sendable (SharedResponse) -> Void)? =
+            generation.flatMap { generation in
+                guard api.throttle?.onThrottle == .returnPrevious else { return nil }
+                return { [controls] in controls.throttles.record(key, generation: generation, $0) }
+            }
+        if coalesce {
+            let ticket = controls.flights.enter(key, progress: progress, opening: true)
+            guard let ticket else { throw ServerAPIError(.invalidRequest, "the call could not be coalesced") }
+            let shared = try await awaitFlight(ticket, api: api, base: base, startedAt: startedAt)
+            let value = try finish(shared.response, shared.source, shared.metrics)
+            keep?(shared)
+            return value
+        }
+        guard let keep else {
+            return try await execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
+        }
+        return try await execute(api, base: base, progress: progress, startedAt: startedAt) { response, source, metrics in
+            let value = try finish(response, source, metrics)
+            keep(SharedResponse(response: response, source: source, metrics: metrics))
+            return value
+        }
+    }
+
+    /// Registers a call in the in-flight registry; a call that `replacesInFlight` cancels, in the
+    /// same step, the earlier calls with its tag or, without a tag, its method and endpoint.
+    func register(_ info: InFlightRequest, for api: ServerAPI, cancel: @escaping @Sendable () -> Void) -> UInt64 {
+        guard api.replacesInFlight else { return registry.add(info, cancel: cancel) }
+        if let tag = info.tag {
+            return registry.add(info, replacing: { $0.tag == tag }, cancel: cancel)
+        }
+        let endpoint = Self.endpoint(of: info.url)
+        return registry.add(
+            info, replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint },
+            cancel: cancel)
+    }
+
+    /// A URL without its query and fragment: what "the same endpoint" compares.
+    static func endpoint(of url: URL?) -> String? {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.query = nil
+        components.fragment = nil
+        return components.url.map { CacheKey.normalize($0) }
+    }
+
+    /// The error a call ends with: wrapped, with its id, URL and metrics, and with the business rules applied.
+    func decorate(_ error: any Error, for api: ServerAPI, url: URL, queuedAt: Date) -> ServerAPIError {
+        var error = ServerAPIError.wrap(error).with(requestID: api.id, url: url)
+        if error.metrics == nil {
+            error.metrics = RequestMetrics(
+                startedAt: queuedAt, duration: .seconds(max(0, Date().timeIntervalSince(queuedAt))))
+        }
+        guard error.kind == .business else { return error }
+        return api.businessRules.resolved(over: configuration.businessRules).apply(to: error)
+    }
+
+    /// Puts the manager's measurements on a failure, completing what the failure path left out.
+    func attachMetrics(_ metrics: RequestMetrics, to error: ServerAPIError) -> ServerAPIError {
+        var metrics = metrics
+        if metrics.duration == .zero {
+            metrics.duration = .seconds(max(0, Date().timeIntervalSince(metrics.queuedAt)))
+        }
+        // A transport that threw returned no metrics; its name is still worth knowing.
+        if metrics.transport == nil, metrics.attemptStartedAt != nil {
+            metrics.transport = TransportMetrics(transport: transport.name)
+        }
+        var error = error
+        error.metrics = metrics
+        return error
+    }
+
+    /// `finish` followed by the success interceptor of the call's business rules, if there is one.
+    private func intercepting<T>(_ api: ServerAPI, _ finish: @escaping Finish<T>) -> Finish<T> {
+        guard let interceptor = api.businessRules.interceptor(over: configuration.businessRules) else { return finish }
+        return { response, source, metrics in
+            let value = try finish(response, source, metrics)
+            try BusinessRules.intercept(response, for: api, with: interceptor)
+            return value
+        }
+    }
+}
