@@ -194,9 +194,11 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Writes back a flight taken out of the table (taken out so that changing it copies nothing),
-    /// or drops it once it has ended and every waiter has collected.
+    /// or drops it once it has ended or been abandoned and every waiter has collected.
     private static func store(_ flight: Flight, _ id: UInt64, in state: inout State) {
-        if flight.outcome != nil && flight.waiters.isEmpty {
+        // An abandoned flight is forgotten as soon as nobody is left in it; its task, cancelled,
+        // finds nothing to report to when it ends.
+        if (flight.outcome != nil || flight.abandoned) && flight.waiters.isEmpty {
             state.flights[id] = nil
         } else {
             state.flights[id] = flight
