@@ -72,6 +72,8 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
         var refreshCount = 0
         /// Failures to report from `prepare` on the retry the manager makes for the call.
         var failures: [RequestID: ServerAPIError] = [:]
+        /// Calls whose failure `prepare` just reported: not to be retried again.
+        var reported: Set<RequestID> = []
     }
 
     private enum Step {
@@ -87,7 +89,8 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
     private let configuration: Configuration
     private let refresh: Refresh
     private let state: Mutex<State>
-    private let refreshes = SingleFlight<Int, String>()
+    /// The refresh in flight, shared by every call rejected in one wave (internal for tests).
+    let refreshes = SingleFlight<Int, String>()
 
     /// Creates the plugin.
     /// - Parameters:
@@ -117,7 +120,12 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
     }
 
     public func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
-        if let failure = state.withLock({ $0.failures.removeValue(forKey: api.id) }) { throw failure }
+        let failure = state.withLock { state -> ServerAPIError? in
+            guard let failure = state.failures.removeValue(forKey: api.id) else { return nil }
+            state.reported.insert(api.id)
+            return failure
+        }
+        if let failure { throw failure }
         guard Self.refreshing.get() != ObjectIdentifier(self), !request.headers.contains(configuration.headerName),
             let token = self.token
         else { return request }
@@ -129,6 +137,7 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
     public func shouldRetry(
         after error: ServerAPIError, request: TransportRequest, api: ServerAPI, attempt: Int
     ) async -> RetryDecision {
+        if state.withLock({ $0.reported.remove(api.id) }) != nil { return .doNotRetry }
         guard isRejection(error), Self.refreshing.get() != ObjectIdentifier(self) else { return .useDefault }
         switch step(for: error, sent: request.headers[configuration.headerName], api: api) {
         case .ignore:
@@ -167,8 +176,11 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
     }
 
     public func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
-        // A failure the manager had no retry left to report.
-        state.withLock { _ = $0.failures.removeValue(forKey: api.id) }
+        // Forget a failure the manager had no retry left to report.
+        state.withLock { state in
+            state.failures[api.id] = nil
+            state.reported.remove(api.id)
+        }
     }
 
     /// Decides, in one step, whether a rejection is stale, joins the refresh in flight, starts
