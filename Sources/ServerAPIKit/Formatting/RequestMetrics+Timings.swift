@@ -2,8 +2,9 @@ import Foundation
 
 // The timeline of a call as instants, and the transport's figures for its last attempt.
 extension RequestMetrics {
-    /// When the call ended: `queuedAt` plus `duration`.
-    public var finishedAt: Date { queuedAt.addingTimeInterval(duration.seconds) }
+    /// When the manager had the response (or the failure) in hand; `queuedAt` plus `duration`
+    /// for metrics made without a manager.
+    public var finishedAt: Date { endedAt ?? queuedAt.addingTimeInterval(duration.seconds) }
 
     /// How long the call waited between being accepted and its first attempt (plugins' `prepare`
     /// included); zero for a result that came from the cache.

@@ -65,10 +65,12 @@ public struct RequestMetrics: Sendable, Hashable {
     public var startedAt: Date
     /// When the last attempt was handed to the transport; `nil` when none was.
     public var attemptStartedAt: Date?
-    /// How long the call took, from `queuedAt`, retries and waits included.
+    /// How long the call took, retries and waits included.
     public var duration: Duration
     /// What the transport measured about the last attempt.
     public var transport: TransportMetrics?
+    /// When the manager had the response (or the failure) in hand; see `finishedAt`.
+    var endedAt: Date?
 
     /// Creates metrics.
     /// - Parameters:

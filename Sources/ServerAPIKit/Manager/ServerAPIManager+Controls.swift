@@ -9,7 +9,7 @@ extension ServerAPIManager {
         _ api: ServerAPI, base: TransportRequest, progress: (@Sendable (TransferProgress) -> Void)?,
         startedAt: Date, finish: @escaping Finish<T>
     ) async throws -> T {
-        let finish = intercepting(api, finish)
+        let finish = finishing(api, finish)
         let coalesce = shouldCoalesce(api)
         guard coalesce || api.throttle != nil else {
             return try await execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
@@ -75,8 +75,9 @@ extension ServerAPIManager {
     func decorate(_ error: any Error, for api: ServerAPI, url: URL, queuedAt: Date) -> ServerAPIError {
         var error = ServerAPIError.wrap(error).with(requestID: api.id, url: url)
         if error.metrics == nil {
-            error.metrics = RequestMetrics(
-                startedAt: queuedAt, duration: .seconds(max(0, Date().timeIntervalSince(queuedAt))))
+            let now = Date()
+            error.metrics = RequestMetrics(startedAt: queuedAt, duration: .seconds(max(0, now.timeIntervalSince(queuedAt))))
+            error.metrics?.endedAt = now
         }
         guard error.kind == .business else { return error }
         return api.businessRules.resolved(over: configuration.businessRules).apply(to: error)
@@ -85,9 +86,9 @@ extension ServerAPIManager {
     /// Puts the manager's measurements on a failure, completing what the failure path left out.
     func attachMetrics(_ metrics: RequestMetrics, to error: ServerAPIError) -> ServerAPIError {
         var metrics = metrics
-        if metrics.duration == .zero {
-            metrics.duration = .seconds(max(0, Date().timeIntervalSince(metrics.queuedAt)))
-        }
+        let now = Date()
+        if metrics.endedAt == nil { metrics.endedAt = now }
+        if metrics.duration == .zero { metrics.duration = .seconds(max(0, now.timeIntervalSince(metrics.queuedAt))) }
         // A transport that threw returned no metrics; its name is still worth knowing.
         if metrics.transport == nil, metrics.attemptStartedAt != nil {
             metrics.transport = TransportMetrics(transport: transport.name)
@@ -97,12 +98,15 @@ extension ServerAPIManager {
         return error
     }
 
-    /// `finish` followed by the success interceptor of the call's business rules, if there is one.
-    private func intercepting<T>(_ api: ServerAPI, _ finish: @escaping Finish<T>) -> Finish<T> {
-        guard let interceptor = api.businessRules.interceptor(over: configuration.businessRules) else { return finish }
+    /// `finish` with the time the response was in hand stamped on the metrics, followed by the
+    /// success interceptor of the call's business rules, if there is one.
+    private func finishing<T>(_ api: ServerAPI, _ finish: @escaping Finish<T>) -> Finish<T> {
+        let interceptor = api.businessRules.interceptor(over: configuration.businessRules)
         return { response, source, metrics in
+            var metrics = metrics
+            if metrics.endedAt == nil { metrics.endedAt = Date() }
             let value = try finish(response, source, metrics)
-            try BusinessRules.intercept(response, for: api, with: interceptor)
+            if let interceptor { try BusinessRules.intercept(response, for: api, with: interceptor) }
             return value
         }
     }
