@@ -123,7 +123,7 @@ struct CoalescingTests {
         #expect(mock.requestCount == 1)
     }
 
-    @Test("1,000 concurrent callers of 5 users, 500 cancelled at random: one call per user, nobody gets another's response")
+    @Test("1,000 callers of 5 users, 500 cancelled at random: one call per user, nobody gets another's response")
     func thousandCallersGated() async throws {
         let clock = TestClock()
         let mock = gatedMock(clock, answer: Self.echo)
@@ -159,7 +159,7 @@ struct CoalescingTests {
         #expect(manager.inFlight.isEmpty)
     }
 
-    @Test("1,000 concurrent callers with cancellations racing joins and completions: exactly one outcome each, never a wrong one")
+    @Test("1,000 callers, cancellations racing joins and completions: one outcome each, never a wrong one")
     func thousandCallersChaos() async throws {
         let mock = MockTransport()
         mock.stub(handler: { request in

@@ -85,7 +85,7 @@ struct LatestWinsTests {
         let clock = TestClock()
         let manager = ServerAPIManager(transport: gatedMock(clock))
         let outcomes = Outcomes()
-        let calls = (0..<200).map { index in ServerAPI.test("/search").query("q", "\(index)").tag("s").replacesInFlight() }
+        let calls = (0..<200).map { ServerAPI.test("/search").query("q", "\($0)").tag("s").replacesInFlight() }
         await withTaskGroup(of: Void.self) { group in
             for (index, call) in calls.enumerated() {
                 group.addTask { await outcomes.run(index) { try await manager.send(call) } }

@@ -101,7 +101,8 @@ struct SigningPluginTests {
             return ["X-Content-SHA256": try request.bodyDigest()]
         }
         let manager = ServerAPIManager(transport: mock, plugins: [signer])
-        _ = try await manager.send(.test("/upload").method(.put).body(.file(file, contentType: "application/octet-stream")))
+        let upload = ServerAPI.test("/upload").method(.put).body(.file(file, contentType: "application/octet-stream"))
+        _ = try await manager.send(upload)
         #expect(bodyWasInMemory.withLock { $0 } == false)
         let sent = try #require(mock.requests.first)
         #expect(sent.body == bytes)

@@ -86,7 +86,9 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             self.finish(ticket.flight, with: outcome)
         }
         let stale = state.withLock { state -> Bool in
-            guard let flight = state.flights[ticket.flight], !flight.abandoned, flight.outcome == nil else { return true }
+            guard let flight = state.flights[ticket.flight], !flight.abandoned, flight.outcome == nil else {
+                return true
+            }
             state.flights[ticket.flight]?.task = task
             return false
         }

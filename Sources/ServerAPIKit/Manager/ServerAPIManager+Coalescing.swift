@@ -15,7 +15,8 @@ extension ServerAPIManager {
     /// Starts the flight if this caller opened it, then waits for the shared response.
     /// - Throws: The shared call's error (with this caller's id), or `cancelled` when this caller was.
     func awaitFlight(
-        _ ticket: SingleFlight<ControlKey, SharedResponse>.Ticket, api: ServerAPI, base: TransportRequest, startedAt: Date
+        _ ticket: SingleFlight<ControlKey, SharedResponse>.Ticket, api: ServerAPI, base: TransportRequest,
+        startedAt: Date
     ) async throws(ServerAPIError) -> SharedResponse {
         let flights = controls.flights
         if ticket.isLeader {
@@ -39,18 +40,18 @@ extension ServerAPIManager {
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async -> SingleFlight<ControlKey, SharedResponse>.Outcome {
         let formatter = self.formatter
+        let share: Finish<SharedResponse> = { response, source, metrics in
+            // A business failure must surface inside the retry loop, where plugins (an auth
+            // refresh on a business code) can act on it; each caller then formats for itself.
+            do {
+                _ = try formatter.format(response, for: api)
+            } catch let error as ServerAPIError where error.kind == .business {
+                throw error
+            } catch {}
+            return SharedResponse(response: response, source: source, metrics: metrics)
+        }
         do {
-            return .success(
-                try await execute(api, base: base, progress: progress, startedAt: startedAt) { response, source, metrics in
-                    // A business failure must surface inside the retry loop, where plugins (an
-                    // auth refresh on a business code) can act on it; each caller formats for itself.
-                    do {
-                        _ = try formatter.format(response, for: api)
-                    } catch let error as ServerAPIError where error.kind == .business {
-                        throw error
-                    } catch {}
-                    return SharedResponse(response: response, source: source, metrics: metrics)
-                })
+            return .success(try await execute(api, base: base, progress: progress, startedAt: startedAt, finish: share))
         } catch {
             return .failure(ServerAPIError.wrap(error).with(requestID: api.id, url: base.url))
         }

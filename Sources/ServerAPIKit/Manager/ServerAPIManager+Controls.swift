@@ -43,11 +43,12 @@ extension ServerAPIManager {
         guard let keep else {
             return try await execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
         }
-        return try await execute(api, base: base, progress: progress, startedAt: startedAt) { response, source, metrics in
+        let finishAndKeep: Finish<T> = { response, source, metrics in
             let value = try finish(response, source, metrics)
             keep(SharedResponse(response: response, source: source, metrics: metrics))
             return value
         }
+        return try await execute(api, base: base, progress: progress, startedAt: startedAt, finish: finishAndKeep)
     }
 
     /// Registers a call in the in-flight registry; a call that `replacesInFlight` cancels, in the
@@ -76,7 +77,8 @@ extension ServerAPIManager {
         var error = ServerAPIError.wrap(error).with(requestID: api.id, url: url)
         if error.metrics == nil {
             let now = Date()
-            error.metrics = RequestMetrics(startedAt: queuedAt, duration: .seconds(max(0, now.timeIntervalSince(queuedAt))))
+            let duration = Duration.seconds(max(0, now.timeIntervalSince(queuedAt)))
+            error.metrics = RequestMetrics(startedAt: queuedAt, duration: duration)
             error.metrics?.endedAt = now
         }
         guard error.kind == .business else { return error }

@@ -5,15 +5,15 @@ import Foundation
 ///
 /// ```swift
 /// let logging = LoggingPlugin()                                      // to standard error
-/// let logging = LoggingPlugin(redactedQueryKeys: LoggingPlugin.defaultRedactedQueryKeys.union(["sid"])) { line in
-///     logger.debug("\(line)")
+/// let quiet = LoggingPlugin(redactedQueryKeys: LoggingPlugin.defaultRedactedQueryKeys.union(["sid"])) {
+///     logger.debug("\($0)")
 /// }
 /// ```
 /// Lines look like:
 /// ```
-/// → GET https://api.example.com/v1/me?token=<redacted> #12 attempt 1
-/// ← 200 GET https://api.example.com/v1/me?token=<redacted> #12 attempt 1: 38 ms, sent 0 B, received 1204 B via urlsession
-/// ✓ GET https://api.example.com/v1/me?token=<redacted> #12 from network: 40 ms, 1 attempt
+/// → GET https://api.example.com/me?token=<redacted> #12 attempt 1
+/// ← 200 GET https://api.example.com/me?token=<redacted> #12 attempt 1: 38 ms, sent 0 B, received 1204 B via curl
+/// ✓ GET https://api.example.com/me?token=<redacted> #12 from network: 40 ms, 1 attempt
 /// ```
 /// The values of `redactedHeaders` (request and response) and of `redactedQueryKeys` (in URLs
 /// and in error messages), and any password in a URL, are replaced by `<redacted>`.
@@ -114,7 +114,8 @@ public struct LoggingPlugin: ServerAPIPlugin {
         var rest = Substring(text)
         while let equals = rest.firstIndex(of: "=") {
             let before = rest[..<equals]
-            let nameStart = before.lastIndex { !Self.isNameCharacter($0) }.map(before.index(after:)) ?? before.startIndex
+            let nameStart =
+                before.lastIndex { !Self.isNameCharacter($0) }.map(before.index(after:)) ?? before.startIndex
             let name = before[nameStart...]
             output += rest[...equals]
             rest = rest[rest.index(after: equals)...]

@@ -9,7 +9,8 @@ import Foundation
 ///     return [
 ///         "X-Timestamp": timestamp,
 ///         "X-Content-SHA256": try request.bodyDigest(),
-///         "X-Signature": SHA256.hex(Data("\(request.method.rawValue)\n\(request.pathAndQuery)\n\(timestamp)\n\(secret)".utf8)),
+///         "X-Signature": SHA256.hex(Data([request.method.rawValue, request.pathAndQuery, timestamp, secret]
+///             .joined(separator: "\n").utf8)),
 ///     ]
 /// }
 /// let manager = ServerAPIManager(transport: transport, plugins: [common, signing])   // signing last

@@ -59,7 +59,8 @@ public struct ServerAPI: Sendable, Hashable {
     public var throttle: ThrottlePolicy? = nil
     /// Whether identical GET and HEAD calls in flight share one transport call. See `coalesced(_:)`.
     public var coalescing: CoalescingMode = .managerDefault
-    /// Whether starting this call cancels earlier unfinished calls with its tag (or endpoint). See `replacesInFlight(_:)`.
+    /// Whether starting this call cancels the earlier unfinished calls with its tag (or endpoint).
+    /// See `replacesInFlight(_:)`.
     public var replacesInFlight = false
     /// How business codes are shown, silenced and intercepted; inherits the manager's rules by default.
     public var businessRules = BusinessRules()
