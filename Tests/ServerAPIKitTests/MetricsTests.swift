@@ -88,6 +88,19 @@ struct MetricsTests {
         #expect(await errorOf { try await manager.send(ServerAPI(host: "")) }?.metrics == nil)
     }
 
+    @Test("a cached result names the cache as its transport, with no attempt")
+    func cachedMetrics() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/x", .json(#"{"a":1}"#))
+        let manager = ServerAPIManager(transport: mock, cache: LoggingPluginTests.TinyCache())
+        let api = ServerAPI.test().cache(.returnCacheElseLoad)
+        #expect(try await manager.send(api).metrics.transportName == "mock")
+        let cached = try await manager.send(api)
+        #expect(cached.isFromCache)
+        #expect(cached.metrics.attempts == 0 && cached.metrics.transportName == "cache")
+        #expect(cached.metrics.bytesReceived == 7 && cached.metrics.attemptStartedAt == nil)
+    }
+
     @Test("plugins see the same metrics in didComplete as the caller gets")
     func pluginMetrics() async throws {
         final class Capture: ServerAPIPlugin {

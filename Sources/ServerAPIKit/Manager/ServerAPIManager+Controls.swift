@@ -33,6 +33,8 @@ extension ServerAPIManager {
                 return { [controls] in controls.throttles.record(key, generation: generation, $0) }
             }
         if coalesce {
+            // A call cancelled already must not open a flight that others could join.
+            if Task.isCancelled { throw ServerAPIError.cancelled() }
             let ticket = controls.flights.enter(key, progress: progress, opening: true)
             guard let ticket else { throw ServerAPIError(.invalidRequest, "the call could not be coalesced") }
             let shared = try await awaitFlight(ticket, api: api, base: base, startedAt: startedAt)
@@ -107,6 +109,8 @@ extension ServerAPIManager {
         return { response, source, metrics in
             var metrics = metrics
             if metrics.endedAt == nil { metrics.endedAt = Date() }
+            // A cached answer has no transport attempt: what describes it is the cache's own figures.
+            if metrics.transport == nil { metrics.transport = response.metrics }
             let value = try finish(response, source, metrics)
             if let interceptor { try BusinessRules.intercept(response, for: api, with: interceptor) }
             return value

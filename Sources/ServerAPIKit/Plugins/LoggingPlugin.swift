@@ -87,7 +87,7 @@ public struct LoggingPlugin: ServerAPIPlugin {
         if let error {
             sink("✗ \(call) failed: \(Self.format(metrics.duration)), \(attempts): \(describe(error))")
         } else if metrics.attempts == 0 {
-            sink("✓ \(call) from cache: \(Self.format(metrics.duration)), received \(metrics.bytesReceived) B")
+            sink("✓ \(call) from cache: \(Self.format(metrics.duration))")
         } else {
             sink("✓ \(call) from network: \(Self.format(metrics.duration)), \(attempts)")
         }
