@@ -5,7 +5,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Auth refresh")
+@Suite("Auth refresh", .timeLimit(.minutes(1)))
 struct AuthRefreshPluginTests {
     struct RefreshFailed: Error, Equatable {}
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Business codes")
+@Suite("Business codes", .timeLimit(.minutes(1)))
 struct BusinessRulesTests {
     private static func mock() -> MockTransport {
         let mock = MockTransport()

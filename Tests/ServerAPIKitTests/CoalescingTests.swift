@@ -5,7 +5,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Coalescing")
+@Suite("Coalescing", .timeLimit(.minutes(1)))
 struct CoalescingTests {
     /// Answers with the credentials and query the call carried, so a test can tell who got whose response.
     private static func echo(_ request: TransportRequest) -> MockStub {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Latest wins")
+@Suite("Latest wins", .timeLimit(.minutes(1)))
 struct LatestWinsTests {
     @Test("a replacing call cancels the earlier unfinished call with the same tag, which ends with cancelled")
     func sameTag() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Logging")
+@Suite("Logging", .timeLimit(.minutes(1)))
 struct LoggingPluginTests {
     /// A cache with one entry per key, for the "from cache" line.
     final class TinyCache: CachePolicy {

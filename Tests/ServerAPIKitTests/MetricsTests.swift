@@ -4,7 +4,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Metrics")
+@Suite("Metrics", .timeLimit(.minutes(1)))
 struct MetricsTests {
     /// A transport that reports fixed measurements, as a real backend would.
     struct MeasuredTransport: RequestPerforming {

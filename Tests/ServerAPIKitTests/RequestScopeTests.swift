@@ -4,7 +4,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Request scopes")
+@Suite("Request scopes", .timeLimit(.minutes(1)))
 struct RequestScopeTests {
     @Test("cancelling a scope cancels its calls with cancelled; calls outside it go on")
     func cancelScope() async throws {

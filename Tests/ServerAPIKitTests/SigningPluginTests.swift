@@ -5,7 +5,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Signing and common parameters")
+@Suite("Signing and common parameters", .timeLimit(.minutes(1)))
 struct SigningPluginTests {
     @Test("common headers and query items reach every request; the call's own values win")
     func commonParameters() async throws {

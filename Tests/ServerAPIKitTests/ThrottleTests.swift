@@ -4,7 +4,7 @@ import Testing
 
 @testable import ServerAPIKit
 
-@Suite("Minimum interval")
+@Suite("Minimum interval", .timeLimit(.minutes(1)))
 struct ThrottleTests {
     @Test("the same call sent again within its interval fails with throttled and is not sent")
     func failsWithinInterval() async throws {
