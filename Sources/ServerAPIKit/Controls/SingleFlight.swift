@@ -43,7 +43,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var open: [Key: UInt64] = [:]
         var flights: [UInt64: Flight] = [:]
         var joins = 0
-        var joinWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var joinWaiters: [UInt64: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
     }
 
     private let state = Mutex(State())
@@ -70,9 +70,10 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             if let progress { state.flights[flightID]?.progress[waiter] = progress }
             state.joins += 1
             let joins = state.joins
-            let ready = state.joinWaiters.filter { $0.count <= joins }.map(\.continuation)
-            state.joinWaiters.removeAll { $0.count <= joins }
-            return (Ticket(flight: flightID, waiter: waiter, isLeader: existing == nil), ready)
+            let ready = state.joinWaiters.filter { $0.value.count <= joins }
+            for id in ready.keys { state.joinWaiters[id] = nil }
+            let ticket = Ticket(flight: flightID, waiter: waiter, isLeader: existing == nil)
+            return (ticket, ready.values.map(\.continuation))
         }
         ready.forEach { $0.resume() }
         return ticket
@@ -131,15 +132,23 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The flights not yet fully collected; for tests (0 once every call has ended).
     var flightCount: Int { state.withLock { $0.flights.count } }
 
-    /// Returns once `count` waiters have entered flights in total; for tests.
+    /// Returns once `count` waiters have entered flights in total, or the task is cancelled; for tests.
     func waitForJoins(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.joins >= count { return true }
-                state.joinWaiters.append((count, continuation))
-                return false
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.joins >= count || Task.isCancelled { return true }
+                    state.joinWaiters[id] = (count, continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.joinWaiters.removeValue(forKey: id) }?.continuation.resume()
         }
     }
 

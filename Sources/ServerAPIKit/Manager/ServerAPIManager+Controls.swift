@@ -53,10 +53,28 @@ extension ServerAPIManager {
         return try await execute(api, base: base, progress: progress, startedAt: startedAt, finish: finishAndKeep)
     }
 
-    /// Registers a call in the in-flight registry; a call that `replacesInFlight` cancels, in the
-    /// same step, the earlier calls with its tag or, without a tag, its method and endpoint.
-    func register(_ info: InFlightRequest, for api: ServerAPI, cancel: @escaping @Sendable () -> Void) -> UInt64 {
-        guard api.replacesInFlight else { return registry.add(info, cancel: cancel) }
+    /// Starts a call's task and registers it in the in-flight registry.
+    ///
+    /// A call that `replacesInFlight` cancels, in the same step as it registers, the earlier calls
+    /// with its tag or, without a tag, its method and endpoint; it registers before its task can
+    /// run, so a call that has reached the transport is always registered and "earlier" means
+    /// started earlier.
+    func spawnRegistered<T: Sendable>(
+        _ info: InFlightRequest, for api: ServerAPI, work: @escaping @Sendable () async throws -> T
+    ) -> (Task<T, any Error>, UInt64) {
+        guard api.replacesInFlight else {
+            let task = Task(operation: work)
+            return (task, registry.add(info) { task.cancel() })
+        }
+        let handle = LateTask<T>()
+        let token = register(info) { handle.cancel() }
+        let task = Task(operation: work)
+        handle.set(task)
+        return (task, token)
+    }
+
+    /// Registers a replacing call, cancelling the calls it replaces in the same step.
+    private func register(_ info: InFlightRequest, cancel: @escaping @Sendable () -> Void) -> UInt64 {
         if let tag = info.tag {
             return registry.add(info, replacing: { $0.tag == tag }, cancel: cancel)
         }

@@ -12,10 +12,9 @@ extension ServerAPIManager {
         let base = try api.transportRequest()
         let startedAt = Date()
         let info = InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: base.url, startedAt: startedAt)
-        let task = Task<T, any Error> {
+        let (task, token) = spawnRegistered(info, for: api) {
             try await self.controlled(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
         }
-        let token = register(info, for: api) { task.cancel() }
         defer { registry.remove(token) }
         do {
             return try await withTaskCancellationHandler {

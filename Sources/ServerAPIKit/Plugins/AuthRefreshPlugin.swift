@@ -207,7 +207,7 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
                     ServerAPIError(
                         error.kind,
                         "\(Self.rejection(error)) after \(state.refreshStarts.count) token refreshes within "
-                            + "\(configuration.window); not refreshing again",
+                            + String(format: "%g s", configuration.window.seconds) + "; not refreshing again",
                         requestID: api.id, url: error.url, status: error.status, code: error.code))
             }
             state.refreshStarts.append(now)
