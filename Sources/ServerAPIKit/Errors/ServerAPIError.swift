@@ -58,6 +58,14 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     public var keyPath: String?
     /// The error underneath (a Foundation, libcurl or decoding error), when there is one.
     public var underlying: (any Error)?
+    /// What the manager measured about the call up to the failure; `nil` when the call was
+    /// rejected before it started (an invalid request).
+    public var metrics: RequestMetrics?
+    /// Whether the caller should handle this failure quietly instead of showing it (a business
+    /// code marked silent in `BusinessRules`, such as "already signed in").
+    public var isSilent = false
+    /// The message to show a user, from the business rules' table or closure; `nil` when none applies.
+    public var userMessage: String?
 
     /// Creates an error.
     public init(
@@ -143,7 +151,7 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
 }
 
 extension ServerAPIError: LocalizedError {
-    public var errorDescription: String? { description }
+    public var errorDescription: String? { userMessage ?? description }
 
     public var recoverySuggestion: String? {
         switch kind {

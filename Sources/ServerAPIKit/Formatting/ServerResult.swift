@@ -52,22 +52,42 @@ public enum ResultSource: Sendable, Hashable {
 }
 
 /// What the manager measured about a call, across its attempts.
+///
+/// Wall-clock instants say when the call was queued, started and finished; the transport's own
+/// measurements of the last attempt (connected, first byte, bytes, reused connection, its name)
+/// are in `transport`, and `RequestMetrics+Timings.swift` turns them into instants.
 public struct RequestMetrics: Sendable, Hashable {
     /// The number of attempts made (1 when there was no retry; 0 when the cache answered).
     public var attempts: Int
     /// When the manager accepted the call.
+    public var queuedAt: Date
+    /// When the first attempt was handed to the transport (`queuedAt` until then, and for a cached result).
     public var startedAt: Date
+    /// When the last attempt was handed to the transport; `nil` when none was.
+    public var attemptStartedAt: Date?
     /// How long the call took, retries and waits included.
     public var duration: Duration
     /// What the transport measured about the last attempt.
     public var transport: TransportMetrics?
+    /// When the manager had the response (or the failure) in hand; see `finishedAt`.
+    var endedAt: Date?
 
     /// Creates metrics.
+    /// - Parameters:
+    ///   - attempts: The number of attempts.
+    ///   - startedAt: When the first attempt started (and, unless `queuedAt` is given, when the call was queued).
+    ///   - duration: How long the call took.
+    ///   - transport: The transport's measurements of the last attempt.
+    ///   - queuedAt: When the manager accepted the call; `startedAt` when `nil`.
+    ///   - attemptStartedAt: When the last attempt started.
     public init(
-        attempts: Int = 0, startedAt: Date = Date(), duration: Duration = .zero, transport: TransportMetrics? = nil
+        attempts: Int = 0, startedAt: Date = Date(), duration: Duration = .zero, transport: TransportMetrics? = nil,
+        queuedAt: Date? = nil, attemptStartedAt: Date? = nil
     ) {
         self.attempts = attempts
+        self.queuedAt = queuedAt ?? startedAt
         self.startedAt = startedAt
+        self.attemptStartedAt = attemptStartedAt
         self.duration = duration
         self.transport = transport
     }

@@ -69,6 +69,30 @@ final class InFlightRegistry: Sendable {
         }
     }
 
+    /// Registers a request after cancelling, in the same step, every request in flight that
+    /// `replaces` matches, so that of many calls racing to replace each other exactly the last
+    /// one registered survives.
+    /// - Returns: The token to remove the request with.
+    func add(
+        _ info: InFlightRequest, replacing replaces: (InFlightRequest) -> Bool,
+        cancel: @escaping @Sendable () -> Void
+    ) -> UInt64 {
+        let (token, victims) = state.withLock { state -> (UInt64, [Entry]) in
+            var victims: [Entry] = []
+            for token in state.order[state.orderStart...] {
+                guard let entry = state.entries[token], replaces(entry.info) else { continue }
+                victims.append(entry)
+                state.entries[token] = nil
+            }
+            state.nextToken += 1
+            state.entries[state.nextToken] = Entry(info: info, cancel: cancel)
+            state.order.append(state.nextToken)
+            return (state.nextToken, victims)
+        }
+        for victim in victims { victim.cancel() }
+        return token
+    }
+
     /// Removes a finished request.
     func remove(_ token: UInt64) {
         state.withLock { state in

@@ -14,10 +14,10 @@ extension ServerAPIManager {
         let info = InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: base.url, startedAt: startedAt)
         // Registered before the task exists, so that no cancellation can slip between the two.
         let canceller = TaskCanceller()
-        let token = registry.add(info) { canceller.cancel() }
+        let token = registerCall(info, for: api) { canceller.cancel() }
         defer { registry.remove(token) }
         let operation: @Sendable () async throws -> T = {
-            try await self.execute(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
+            try await self.controlled(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
         }
         let task: Task<T, any Error>
         if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *),
@@ -39,11 +39,11 @@ extension ServerAPIManager {
                 task.cancel()
             }
         } catch {
-            throw ServerAPIError.wrap(error).with(requestID: api.id, url: base.url)
+            throw decorate(error, for: api, url: base.url, queuedAt: startedAt)
         }
     }
 
-    private func execute<T: Sendable>(
+    func execute<T: Sendable>(
         _ api: ServerAPI, base: TransportRequest, progress: (@Sendable (TransferProgress) -> Void)?,
         startedAt: Date, finish: Finish<T>
     ) async throws -> T {
@@ -107,6 +107,7 @@ extension ServerAPIManager {
                 for plugin in plugins { request = try await plugin.prepare(request, for: api) }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 let response: TransportResponse
+                metrics.markAttemptStart()
                 do {
                     response = try await transport.perform(request)
                 } catch {
@@ -177,7 +178,8 @@ extension ServerAPIManager {
     }
 
     private func complete(_ api: ServerAPI, _ metrics: RequestMetrics, _ error: ServerAPIError?) -> ServerAPIError {
-        for plugin in plugins { plugin.didComplete(api, metrics: metrics, error: error) }
+        let error = error.map { attachMetrics(metrics, to: $0) }
+        for plugin in plugins { plugin.didComplete(api, metrics: error?.metrics ?? metrics, error: error) }
         return error ?? .cancelled()
     }
 

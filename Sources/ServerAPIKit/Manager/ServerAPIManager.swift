@@ -18,23 +18,31 @@ public final class ServerAPIManager: Sendable {
         public var defaultCacheTTL: Duration
         /// The most retries plugins may ask for beyond a call's retry count.
         public var maxPluginRetries: Int
-        /// The clock retry waits are measured on; tests pass a clock they control.
+        /// The clock retry waits and minimum intervals are measured on; tests pass a clock they control.
         public var clock: any Clock<Duration>
         /// Whether the cache follows the server's `Cache-Control` (`no-store`, `no-cache`, `max-age`)
         /// and revalidates stored entries with `ETag` / `Last-Modified`; off by default. See `CacheControl`.
         public var honorsHTTPCacheHeaders = false
+        /// Whether identical GET and HEAD calls in flight share one transport call unless a call says otherwise.
+        public var coalescesIdenticalRequests: Bool
+        /// How business codes are shown, silenced and intercepted for every call; a call's own rules override them.
+        public var businessRules: BusinessRules
 
         /// Creates a configuration.
         public init(
             defaultHeaders: HTTPHeaders = [:],
             defaultCacheTTL: Duration = .seconds(300),
             maxPluginRetries: Int = 2,
-            clock: any Clock<Duration> = ContinuousClock()
+            clock: any Clock<Duration> = ContinuousClock(),
+            coalescesIdenticalRequests: Bool = false,
+            businessRules: BusinessRules = BusinessRules()
         ) {
             self.defaultHeaders = defaultHeaders
             self.defaultCacheTTL = defaultCacheTTL
             self.maxPluginRetries = maxPluginRetries
             self.clock = clock
+            self.coalescesIdenticalRequests = coalescesIdenticalRequests
+            self.businessRules = businessRules
         }
     }
 
@@ -50,6 +58,7 @@ public final class ServerAPIManager: Sendable {
     public let configuration: Configuration
 
     let registry = InFlightRegistry()
+    let controls = RequestControls()
 
     /// Creates a manager.
     /// - Parameters:

@@ -58,6 +58,15 @@ public struct ServerAPI: Sendable, Hashable {
     public var maxResponseSize: Int64?
     /// Whether redirects are followed.
     public var redirects: RedirectPolicy
+    /// The shortest time between two sends of this same call; `nil` for no limit. See `minimumInterval(_:onThrottle:)`.
+    public var throttle: ThrottlePolicy? = nil
+    /// Whether identical GET and HEAD calls in flight share one transport call. See `coalesced(_:)`.
+    public var coalescing: CoalescingMode = .managerDefault
+    /// Whether starting this call cancels the earlier unfinished calls with its tag (or endpoint).
+    /// See `replacesInFlight(_:)`.
+    public var replacesInFlight = false
+    /// How business codes are shown, silenced and intercepted; inherits the manager's rules by default.
+    public var businessRules = BusinessRules()
 
     /// Creates a call to `host` + `path`.
     /// - Parameters:

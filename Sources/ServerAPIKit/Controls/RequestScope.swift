@@ -1,0 +1,121 @@
+import Foundation
+
+/// A set of calls owned by something with a lifetime — a view model, a controller, a session —
+/// that cancels them all when it is cancelled or deallocated.
+///
+/// ```swift
+/// final class SearchModel {
+///     private let scope = RequestScope(manager: manager)
+///
+///     func search(_ text: String) {
+///         scope.send(searchAPI.query("q", text)) { [weak self] result in self?.show(result) }
+///     }
+///     // When the model goes away, so does `scope`, and every search still running ends with `cancelled`.
+/// }
+/// ```
+/// - Important: A call started with a completion handler does not keep the scope alive, so
+///   dropping the owner cancels it. An `async` call keeps the scope alive while its caller
+///   awaits it (the caller holds a reference); such calls end when `cancel()` is called or the
+///   awaiting task is cancelled. Cancelling a scope does not close it: calls started afterwards run.
+public final class RequestScope: Sendable {
+    /// The manager `send` uses.
+    public let manager: ServerAPIManager?
+    private let bag = CancellationBag()
+
+    /// Creates a scope.
+    /// - Parameter manager: The manager `send` uses; `manager.send(_:in:)` works with any manager.
+    public init(manager: ServerAPIManager? = nil) {
+        self.manager = manager
+    }
+
+    deinit { bag.cancelAll() }
+
+    /// Cancels every call running in the scope; each ends with `cancelled`.
+    public func cancel() { bag.cancelAll() }
+
+    /// The number of calls running in the scope.
+    public var activeCount: Int { bag.count }
+
+    /// Runs an operation in the scope: it is cancelled when the scope is.
+    /// - Parameter operation: The work, such as `{ try await manager.send(ProductsRequest(shopID: 7)) }`.
+    /// - Returns: What the operation returns.
+    /// - Throws: What the operation throws, as `ServerAPIError`; `cancelled` when the scope was cancelled.
+    public func perform<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let bag = self.bag
+        let token = bag.reserve()
+        defer { bag.remove(token) }
+        let task = Task { try await operation() }
+        bag.attach(token) { task.cancel() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            throw ServerAPIError.wrap(error)
+        }
+    }
+
+    /// Sends a call with the scope's manager; it is cancelled when the scope is.
+    /// - Parameters:
+    ///   - api: The call.
+    ///   - progress: Called with upload and download progress, from any thread.
+    /// - Returns: The formatted result.
+    /// - Throws: `ServerAPIError`; `invalidRequest` when the scope has no manager.
+    public func send(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws -> ServerResult {
+        let manager = try requireManager(for: api)
+        return try await perform { try await manager.send(api, progress: progress) }
+    }
+
+    /// Sends a call with the scope's manager and decodes a model at the call's key path.
+    /// - Throws: `ServerAPIError`; `invalidRequest` when the scope has no manager.
+    public func send<Model: Decodable & Sendable>(_ api: ServerAPI, decoding type: Model.Type) async throws -> Model {
+        let manager = try requireManager(for: api)
+        return try await perform { try await manager.send(api, decoding: type) }
+    }
+
+    /// Sends a call with the scope's manager and delivers its result to a completion handler,
+    /// called exactly once; the running call does not keep the scope alive.
+    /// - Returns: A handle with the call's id and a way to cancel it.
+    @discardableResult
+    public func send(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<ServerResult, ServerAPIError>) -> Void
+    ) -> RequestHandle {
+        guard let manager else {
+            completion(.failure(Self.noManager(api)))
+            return RequestHandle(id: api.id, cancel: {})
+        }
+        return manager.send(api, in: self, progress: progress, completion: completion)
+    }
+
+    /// Starts a completion-handler call in the scope (for `ServerAPIManager.send(_:in:progress:completion:)`).
+    func start(
+        _ api: ServerAPI, with manager: ServerAPIManager, progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<ServerResult, ServerAPIError>) -> Void
+    ) -> RequestHandle {
+        // The completion captures the bag, never the scope, so the owner can still let it go.
+        let bag = self.bag
+        let token = bag.reserve()
+        let handle = manager.send(api, progress: progress) { result in
+            bag.remove(token)
+            completion(result)
+        }
+        bag.attach(token, cancel: handle.cancel)
+        return handle
+    }
+
+    private func requireManager(for api: ServerAPI) throws(ServerAPIError) -> ServerAPIManager {
+        guard let manager else { throw Self.noManager(api) }
+        return manager
+    }
+
+    private static func noManager(_ api: ServerAPI) -> ServerAPIError {
+        ServerAPIError(
+            .invalidRequest, "the request scope has no manager: create it with one, or use manager.send(_:in:)",
+            requestID: api.id)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// Logs the start and end of every attempt and the end of every call — method, URL, status,
+/// duration, bytes, attempt, network or cache — with credentials redacted.
+///
+/// ```swift
+/// let logging = LoggingPlugin()                                      // to standard error
+/// let quiet = LoggingPlugin(redactedQueryKeys: LoggingPlugin.defaultRedactedQueryKeys.union(["sid"])) {
+///     logger.debug("\($0)")
+/// }
+/// ```
+/// Lines look like:
+/// ```
+/// → GET https://api.example.com/me?token=<redacted> #12 attempt 1
+/// ← 200 GET https://api.example.com/me?token=<redacted> #12 attempt 1: 38 ms, sent 0 B, received 1204 B via curl
+/// ✓ GET https://api.example.com/me?token=<redacted> #12 from network: 40 ms, 1 attempt
+/// ```
+/// The values of `redactedHeaders` (request and response) and of `redactedQueryKeys` (in URLs
+/// and in error messages), and any password in a URL, are replaced by `<redacted>`.
+public struct LoggingPlugin: ServerAPIPlugin {
+    /// Headers whose values are never logged by default.
+    public static let defaultRedactedHeaders: Set<String> = [
+        "authorization", "cookie", "set-cookie", "proxy-authorization", "x-api-key",
+    ]
+    /// Query keys whose values are never logged by default.
+    public static let defaultRedactedQueryKeys: Set<String> = [
+        "token", "access_token", "refresh_token", "id_token", "password", "passwd", "secret", "client_secret",
+        "api_key", "apikey", "key", "signature", "sig", "code",
+    ]
+    /// What replaces a redacted value.
+    public static let redacted = "<redacted>"
+
+    private let sink: @Sendable (String) -> Void
+    private let redactedHeaders: Set<String>
+    private let redactedQueryKeys: Set<String>
+    private let logsHeaders: Bool
+
+    /// Creates a logging plugin.
+    /// - Parameters:
+    ///   - redactedHeaders: Header names (any case) whose values are replaced.
+    ///   - redactedQueryKeys: Query names (any case) whose values are replaced.
+    ///   - logsHeaders: Whether request and response headers are logged under the start and end lines.
+    ///   - sink: Receives each entry (one line, or several with headers); standard error by default.
+    public init(
+        redactedHeaders: Set<String> = LoggingPlugin.defaultRedactedHeaders,
+        redactedQueryKeys: Set<String> = LoggingPlugin.defaultRedactedQueryKeys,
+        logsHeaders: Bool = true,
+        sink: @escaping @Sendable (String) -> Void = LoggingPlugin.standardError
+    ) {
+        self.sink = sink
+        self.redactedHeaders = Set(redactedHeaders.map { $0.lowercased() })
+        self.redactedQueryKeys = Set(redactedQueryKeys.map { $0.lowercased() })
+        self.logsHeaders = logsHeaders
+    }
+
+    /// Writes an entry and a line break to standard error.
+    public static let standardError: @Sendable (String) -> Void = { entry in
+        FileHandle.standardError.write(Data((entry + "\n").utf8))
+    }
+
+    public func willSend(_ request: TransportRequest, for api: ServerAPI) {
+        var entry = "→ \(request.method.rawValue) \(redact(request.url)) \(api.id) attempt \(request.attempt)"
+        if logsHeaders { entry += headerLines(request.headers) }
+        sink(entry)
+    }
+
+    public func didReceive(
+        _ result: Result<TransportResponse, ServerAPIError>, for request: TransportRequest, api: ServerAPI
+    ) {
+        let call = "\(request.method.rawValue) \(redact(request.url)) \(api.id) attempt \(request.attempt)"
+        switch result {
+        case .success(let response):
+            let metrics = response.metrics
+            var entry = "← \(response.status) \(call): \(Self.format(metrics.total)), sent \(metrics.bytesSent) B, "
+                + "received \(metrics.bytesReceived) B via \(metrics.transport)"
+            if logsHeaders { entry += headerLines(response.headers) }
+            sink(entry)
+        case .failure(let error):
+            sink("← failed \(call): \(describe(error))")
+        }
+    }
+
+    public func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
+        let url = (try? api.resolvedURL()).map(redact) ?? "(no URL)"
+        let call = "\(api.method.rawValue) \(url) \(api.id)"
+        let attempts = metrics.attempts == 1 ? "1 attempt" : "\(metrics.attempts) attempts"
+        if let error {
+            sink("✗ \(call) failed: \(Self.format(metrics.duration)), \(attempts): \(describe(error))")
+        } else if metrics.attempts == 0 {
+            sink("✓ \(call) from cache: \(Self.format(metrics.duration))")
+        } else {
+            sink("✓ \(call) from network: \(Self.format(metrics.duration)), \(attempts)")
+        }
+    }
+
+    /// A URL with its password and the values of redacted query keys replaced.
+    public func redact(_ url: URL) -> String {
+        var text = url.absoluteString
+        if let password = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPassword,
+            let range = text.range(of: ":\(password)@")
+        {
+            text.replaceSubrange(range, with: ":\(Self.redacted)@")
+        }
+        guard let mark = text.firstIndex(of: "?") else { return text }
+        let hash = text[mark...].firstIndex(of: "#") ?? text.endIndex
+        let query = text[text.index(after: mark)..<hash].split(separator: "&", omittingEmptySubsequences: false)
+            .map { redactPair(Substring($0)) }.joined(separator: "&")
+        return String(text[...mark]) + query + String(text[hash...])
+    }
+
+    /// Text (an error message) with the values of redacted query keys replaced wherever `key=value` appears.
+    public func redact(_ text: String) -> String {
+        var output = ""
+        var rest = Substring(text)
+        while let equals = rest.firstIndex(of: "=") {
+            let before = rest[..<equals]
+            let nameStart =
+                before.lastIndex { !Self.isNameCharacter($0) }.map(before.index(after:)) ?? before.startIndex
+            let name = before[nameStart...]
+            output += rest[...equals]
+            rest = rest[rest.index(after: equals)...]
+            guard !name.isEmpty, isRedacted(name) else { continue }
+            let end = rest.firstIndex { "&\" ]\n)',;".contains($0) } ?? rest.endIndex
+            output += Self.redacted
+            rest = rest[end...]
+        }
+        return output + rest
+    }
+
+    private func redactPair(_ pair: Substring) -> String {
+        guard let equals = pair.firstIndex(of: "="), isRedacted(pair[..<equals]) else { return String(pair) }
+        return String(pair[...equals]) + Self.redacted
+    }
+
+    private func isRedacted(_ name: Substring) -> Bool {
+        redactedQueryKeys.contains((String(name).removingPercentEncoding ?? String(name)).lowercased())
+    }
+
+    private func headerLines(_ headers: HTTPHeaders) -> String {
+        headers.map { field in
+            let value = redactedHeaders.contains(field.name.lowercased()) ? Self.redacted : field.value
+            return "\n    \(field.name): \(value)"
+        }.joined()
+    }
+
+    private func describe(_ error: ServerAPIError) -> String {
+        var text = "\(error.kind): \(redact(error.message))"
+        if let status = error.status, error.kind != .httpStatus { text += " (status \(status))" }
+        if let code = error.code { text += " (code \(code))" }
+        return text
+    }
+
+    private static func isNameCharacter(_ character: Character) -> Bool {
+        character.isLetter || character.isNumber || character == "_" || character == "-" || character == "%"
+            || character == "."
+    }
+
+    private static func format(_ duration: Duration) -> String {
+        let milliseconds = duration.seconds * 1000
+        return milliseconds < 10 ? String(format: "%.1f ms", milliseconds) : String(format: "%.0f ms", milliseconds)
+    }
+}

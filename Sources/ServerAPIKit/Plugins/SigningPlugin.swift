@@ -1,0 +1,90 @@
+import Foundation
+
+/// Signs each request as it will be sent: a closure sees the exact URL (query included), method,
+/// headers and body bytes, and returns headers to add (a signature, a timestamp, a digest).
+///
+/// ```swift
+/// let signing = SigningPlugin { request in
+///     let timestamp = String(Int(Date().timeIntervalSince1970))
+///     return [
+///         "X-Timestamp": timestamp,
+///         "X-Content-SHA256": try request.bodyDigest(),
+///         "X-Signature": SHA256.hex(Data([request.method.rawValue, request.pathAndQuery, timestamp, secret]
+///             .joined(separator: "\n").utf8)),
+///     ]
+/// }
+/// let manager = ServerAPIManager(transport: transport, plugins: [common, signing])   // signing last
+/// ```
+/// The closure runs on every attempt, so a retry gets a fresh timestamp.
+/// - Important: Put this plugin after every plugin that changes the request, so nothing changes
+///   after the signature is computed; the headers it returns replace fields of the same names.
+public struct SigningPlugin: ServerAPIPlugin {
+    /// The request as it will be sent.
+    public struct Request: Sendable {
+        /// The method.
+        public var method: HTTPMethod
+        /// The exact URL, with the query percent-encoded as it is sent.
+        public var url: URL
+        /// The headers so far (the call's, the manager's defaults, earlier plugins').
+        public var headers: HTTPHeaders
+        /// The body as the transport will send it.
+        public var body: BodySource
+        /// The attempt number, from 1.
+        public var attempt: Int
+        /// The call.
+        public var api: ServerAPI
+
+        /// The percent-encoded query exactly as sent, without `?`; empty when there is none.
+        public var query: String { URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "" }
+
+        /// The percent-encoded path and query as they appear in the request line (`/v1/items?page=2`).
+        public var pathAndQuery: String {
+            let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            let path = components?.percentEncodedPath ?? url.path
+            let query = components?.percentEncodedQuery
+            return (path.isEmpty ? "/" : path) + (query.map { "?\($0)" } ?? "")
+        }
+
+        /// The body bytes when the body is in memory; `nil` when it streams from a file (use `bodyDigest()`).
+        public var bodyBytes: Data? { body.inMemoryBytes }
+
+        /// The lower-case hex SHA-256 of the exact body bytes (of the empty string for no body).
+        ///
+        /// A body streamed from a file is read once here, 64 KB at a time, and hashed; the
+        /// transport reads it again to send it, so the file must not change in between.
+        /// - Throws: `invalidRequest` or `fileSystem` when a body file cannot be read.
+        public func bodyDigest() throws(ServerAPIError) -> String {
+            var hash = SHA256()
+            if let bytes = body.inMemoryBytes {
+                hash.update(bytes)
+            } else {
+                let reader = try body.makeReader()
+                while true {
+                    let chunk = try reader.read(maxLength: 64 * 1024)
+                    if chunk.isEmpty { break }
+                    hash.update(chunk)
+                }
+            }
+            return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    private let sign: @Sendable (Request) async throws -> HTTPHeaders
+
+    /// Creates a signing plugin.
+    /// - Parameter sign: Returns the headers to add for a request; a thrown error fails the call.
+    public init(sign: @escaping @Sendable (Request) async throws -> HTTPHeaders) {
+        self.sign = sign
+    }
+
+    public func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
+        let headers = try await sign(
+            Request(
+                method: request.method, url: request.url, headers: request.headers, body: request.body,
+                attempt: request.attempt, api: api))
+        try headers.validate()
+        var request = request
+        request.headers.merge(headers)
+        return request
+    }
+}
