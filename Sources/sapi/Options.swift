@@ -235,7 +235,7 @@ extension Options {
             "exit codes:",
             "  0    ok",
             "  1    usage or invalid input",
-            "  2    HTTP error status (4xx, 5xx) with --check-status",
+            "  2    HTTP error status (4xx, 5xx) with --check-status, or a retryable one that outlasted --retry",
             "  3    timed out",
             "  4    cannot connect, TLS, network, too many redirects, response too large",
             "  5    business-code failure with --envelope",
