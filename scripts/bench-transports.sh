@@ -40,6 +40,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 mkdir -p "$WORK/www" "$WORK/tmp"
+# nginx's worker runs as an unprivileged user: it must be able to read the files.
+chmod 755 "$WORK" "$WORK/www"
 python3 - "$WORK/www/small.json" <<'EOF'
 import json, sys
 # A 1 KB JSON document: a few records, padded to exactly 1024 bytes.
@@ -82,6 +84,7 @@ for _ in $(seq 100); do
     curl -sf -o /dev/null "http://127.0.0.1:$PORT/small.json" && break
     sleep 0.1
 done
+curl -sf -o /dev/null "http://127.0.0.1:$PORT/small.json" || { echo "nginx does not serve:" >&2; cat "$WORK/error.log" >&2; exit 1; }
 SMALL="http://127.0.0.1:$PORT/small.json"
 BIG="http://127.0.0.1:$PORT/big.bin"
 RAW="$WORK/raw.jsonl"

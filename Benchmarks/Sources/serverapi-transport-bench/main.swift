@@ -134,7 +134,9 @@ func ahcClient(url: URL, connections: Int) -> Client {
         download: { destination in
             let response = try await client.execute(HTTPClientRequest(url: address), timeout: .seconds(600))
             guard response.status == .ok else { throw ServerAPIError(.httpStatus, "status \(response.status)") }
-            FileManager.default.createFile(atPath: destination.path, contents: nil)
+            guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
+                throw ServerAPIError(.fileSystem, "cannot create \(destination.path)")
+            }
             let handle = try FileHandle(forWritingTo: destination)
             defer { try? handle.close() }
             var total: Int64 = 0
