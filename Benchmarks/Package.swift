@@ -6,7 +6,9 @@ let package = Package(
     name: "ServerAPIKitBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "ServerAPIKit", path: "..")
+        .package(name: "ServerAPIKit", path: ".."),
+        // Only the transport comparison uses it, as the reference client.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .executableTarget(
@@ -26,6 +28,16 @@ let package = Package(
                 .product(name: "ServerAPITesting", package: "ServerAPIKit"),
             ],
             path: "Sources/serverapi-cache-bench"
+        ),
+        .executableTarget(
+            name: "serverapi-transport-bench",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPICurl", package: "ServerAPIKit"),
+                .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Sources/serverapi-transport-bench"
         ),
     ],
     swiftLanguageModes: [.v6]

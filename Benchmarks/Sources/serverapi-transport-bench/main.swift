@@ -1,0 +1,219 @@
+// One client, one mode, one process: `scripts/bench-transports.sh` runs this once per row and run, so
+// that no client's threads, pools or peak memory colour another's numbers. Prints one JSON object.
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import ServerAPICurl
+import ServerAPIKit
+import ServerAPIURLSession
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What one run measured.
+struct RunResult: Codable, Sendable {
+    var client: String
+    var mode: String
+    var requests: Int
+    var seconds: Double
+    var requestsPerSecond: Double
+    var p50Microseconds: Double?
+    var p99Microseconds: Double?
+    var bytes: Int64?
+    var megabytesPerSecond: Double?
+    var peakRSSKilobytes: Int
+}
+
+/// A client under test: a small GET that returns the body size, and a download to a file.
+struct Client: Sendable {
+    var fetch: @Sendable () async throws -> Int
+    var download: @Sendable (URL) async throws -> Int64
+    var shutdown: @Sendable () async throws -> Void
+}
+
+struct Options {
+    var client = "curl"
+    var mode = "seq"
+    var url = URL(string: "http://127.0.0.1:8080/small.json")!
+    var duration = 5.0
+    var warmUp = 1.0
+    var concurrency = 64
+    var output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bench-download.bin")
+
+    init(_ arguments: [String]) throws {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            guard let value = iterator.next() else { throw ServerAPIError(.invalidRequest, "\(argument) needs a value") }
+            switch argument {
+            case "--client": client = value
+            case "--mode": mode = value
+            case "--url":
+                guard let parsed = URL(string: value) else { throw ServerAPIError(.invalidRequest, "bad URL \(value)") }
+                url = parsed
+            case "--duration": duration = Double(value) ?? duration
+            case "--warmup": warmUp = Double(value) ?? warmUp
+            case "--concurrency": concurrency = Int(value) ?? concurrency
+            case "--output": output = URL(fileURLWithPath: value)
+            default: throw ServerAPIError(.invalidRequest, "unknown option \(argument)")
+            }
+        }
+    }
+}
+
+/// The process's peak resident memory (VmHWM), in kilobytes; 0 where /proc is missing.
+func peakRSSKilobytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+    return 0
+}
+
+func makeClient(_ name: String, url: URL, connections: Int) throws -> Client {
+    switch name {
+    case "curl", "curl-manager":
+        let transport = CurlTransport(
+            configuration: .init(maxConnectionsPerHost: connections, httpVersion: .http1))
+        return name == "curl" ? transportClient(transport, url: url) : managerClient(transport, url: url)
+    case "urlsession", "urlsession-manager":
+        let transport = URLSessionTransport(configuration: .init(maxConnectionsPerHost: connections))
+        return name == "urlsession" ? transportClient(transport, url: url) : managerClient(transport, url: url)
+    case "ahc":
+        return ahcClient(url: url, connections: connections)
+    default:
+        throw ServerAPIError(.invalidRequest, "unknown client \(name)")
+    }
+}
+
+func transportClient(_ transport: some RequestPerforming, url: URL) -> Client {
+    Client(
+        fetch: {
+            let response = try await transport.perform(TransportRequest(url: url))
+            guard response.isSuccess else { throw ServerAPIError(.httpStatus, "status \(response.status)") }
+            return response.data?.count ?? 0
+        },
+        download: { destination in
+            let response = try await transport.perform(
+                TransportRequest(url: url, timeout: .seconds(600), download: DownloadTarget(destination: destination)))
+            guard case .file(_, let bytes) = response.body else { throw ServerAPIError(.network, "no file") }
+            return bytes
+        },
+        shutdown: {})
+}
+
+func managerClient(_ transport: some RequestPerforming, url: URL) -> Client {
+    let manager = ServerAPIManager(transport: transport)
+    return Client(
+        fetch: {
+            let result = try await manager.send(ServerAPI(url: url).format(.data))
+            return result.data?.count ?? 0
+        },
+        download: { destination in
+            let result = try await manager.send(
+                ServerAPI(url: url).timeout(.seconds(600)).download(to: destination))
+            let size = try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int64
+            _ = result
+            return size ?? 0
+        },
+        shutdown: {})
+}
+
+func ahcClient(url: URL, connections: Int) -> Client {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+    let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    let address = url.absoluteString
+    return Client(
+        fetch: {
+            let response = try await client.execute(HTTPClientRequest(url: address), timeout: .seconds(60))
+            guard response.status == .ok else { throw ServerAPIError(.httpStatus, "status \(response.status)") }
+            let body = try await response.body.collect(upTo: 16 << 20)
+            return body.readableBytes
+        },
+        download: { destination in
+            let response = try await client.execute(HTTPClientRequest(url: address), timeout: .seconds(600))
+            guard response.status == .ok else { throw ServerAPIError(.httpStatus, "status \(response.status)") }
+            guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
+                throw ServerAPIError(.fileSystem, "cannot create \(destination.path)")
+            }
+            let handle = try FileHandle(forWritingTo: destination)
+            defer { try? handle.close() }
+            var total: Int64 = 0
+            for try await buffer in response.body {
+                try buffer.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+                total += Int64(buffer.readableBytes)
+            }
+            return total
+        },
+        shutdown: { try await client.shutdown() })
+}
+
+/// Calls `fetch` from `concurrency` tasks until `deadline`; returns each call's latency in seconds.
+func hammer(_ client: Client, concurrency: Int, until deadline: ContinuousClock.Instant) async throws -> [Double] {
+    try await withThrowingTaskGroup(of: [Double].self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                var latencies: [Double] = []
+                latencies.reserveCapacity(1 << 16)
+                let clock = ContinuousClock()
+                while clock.now < deadline {
+                    let start = clock.now
+                    _ = try await client.fetch()
+                    let elapsed = clock.now - start
+                    latencies.append(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+                }
+                return latencies
+            }
+        }
+        var all: [Double] = []
+        for try await latencies in group { all += latencies }
+        return all
+    }
+}
+
+func percentile(_ sorted: [Double], _ fraction: Double) -> Double? {
+    guard !sorted.isEmpty else { return nil }
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+}
+
+let options = try Options(Array(CommandLine.arguments.dropFirst()))
+let concurrency = options.mode == "c64" ? options.concurrency : 1
+let client = try makeClient(options.client, url: options.url, connections: max(concurrency, 1))
+let clock = ContinuousClock()
+var result: RunResult
+
+switch options.mode {
+case "seq", "c64":
+    // Warm-up: opens the connections and fills the pools before anything is timed.
+    _ = try await hammer(client, concurrency: concurrency, until: clock.now + .seconds(options.warmUp))
+    let start = clock.now
+    let latencies = try await hammer(client, concurrency: concurrency, until: start + .seconds(options.duration))
+    let elapsed = clock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let sorted = latencies.sorted()
+    result = RunResult(
+        client: options.client, mode: options.mode, requests: sorted.count, seconds: seconds,
+        requestsPerSecond: Double(sorted.count) / seconds,
+        p50Microseconds: percentile(sorted, 0.5).map { $0 * 1e6 },
+        p99Microseconds: percentile(sorted, 0.99).map { $0 * 1e6 },
+        bytes: nil, megabytesPerSecond: nil, peakRSSKilobytes: peakRSSKilobytes())
+case "download":
+    // No warm-up: opening one connection is nothing next to a transfer of 64 MB to 1 GB.
+    try? FileManager.default.removeItem(at: options.output)
+    let start = clock.now
+    let bytes = try await client.download(options.output)
+    let elapsed = clock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    try? FileManager.default.removeItem(at: options.output)
+    result = RunResult(
+        client: options.client, mode: options.mode, requests: 1, seconds: seconds, requestsPerSecond: 1 / seconds,
+        p50Microseconds: nil, p99Microseconds: nil, bytes: bytes,
+        megabytesPerSecond: Double(bytes) / seconds / 1_048_576, peakRSSKilobytes: peakRSSKilobytes())
+default:
+    throw ServerAPIError(.invalidRequest, "unknown mode \(options.mode)")
+}
+try await client.shutdown()
+let encoder = JSONEncoder()
+encoder.outputFormatting = [.sortedKeys]
+print(String(decoding: try encoder.encode(result), as: UTF8.self))

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Compares the transports against async-http-client, wrk and curl on a local nginx.
+# Usage: scripts/bench-transports.sh [--quick]
+#   full run: 3 runs per row (medians), 5 s per throughput run, a 1 GB download.
+#   --quick:  1 run per row, 3 s per throughput run, a 64 MB download.
+# Installs nginx and wrk with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+RUNS=3
+DURATION=5
+DOWNLOAD_MB=1024
+if [[ "${1:-}" == "--quick" ]]; then
+    RUNS=1
+    DURATION=3
+    DOWNLOAD_MB=64
+fi
+
+missing=()
+command -v nginx >/dev/null || missing+=(nginx-light)
+command -v wrk >/dev/null || missing+=(wrk)
+if ((${#missing[@]})); then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+echo "Building serverapi-transport-bench (release)…" >&2
+touch Benchmarks/Package.swift
+swift build -c release --package-path Benchmarks --product serverapi-transport-bench >&2
+BENCH="$(swift build -c release --package-path Benchmarks --show-bin-path)/serverapi-transport-bench"
+
+WORK=$(mktemp -d /tmp/bench-transports.XXXXXX)
+NGINX_PID=""
+cleanup() {
+    if [[ -n "$NGINX_PID" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+mkdir -p "$WORK/www" "$WORK/tmp"
+# nginx's worker runs as an unprivileged user: it must be able to read the files.
+chmod 755 "$WORK" "$WORK/www"
+python3 - "$WORK/www/small.json" <<'EOF'
+import json, sys
+# A 1 KB JSON document: a few records, padded to exactly 1024 bytes.
+doc = {"code": 0, "msg": "ok", "data": [{"id": i, "name": f"item-{i}", "price": i * 1.5} for i in range(20)], "pad": ""}
+doc["pad"] = "x" * (1024 - len(json.dumps(doc)))
+open(sys.argv[1], "w").write(json.dumps(doc))
+EOF
+# The download file is generated on the spot (sparse, so it costs no disk until read).
+truncate -s "${DOWNLOAD_MB}M" "$WORK/www/big.bin"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+
+cat >"$WORK/nginx.conf" <<EOF
+daemon off;
+worker_processes 1;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 65;
+    keepalive_requests 10000000;
+    default_type application/octet-stream;
+    types { application/json json; }
+    client_body_temp_path $WORK/tmp/body;
+    proxy_temp_path $WORK/tmp/proxy;
+    fastcgi_temp_path $WORK/tmp/fastcgi;
+    uwsgi_temp_path $WORK/tmp/uwsgi;
+    scgi_temp_path $WORK/tmp/scgi;
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WORK/www;
+    }
+}
+EOF
+"$NGINX" -c "$WORK/nginx.conf" -p "$WORK" &
+NGINX_PID=$!
+for _ in $(seq 100); do
+    curl -sf -o /dev/null "http://127.0.0.1:$PORT/small.json" && break
+    sleep 0.1
+done
+curl -sf -o /dev/null "http://127.0.0.1:$PORT/small.json" || { echo "nginx does not serve:" >&2; cat "$WORK/error.log" >&2; exit 1; }
+SMALL="http://127.0.0.1:$PORT/small.json"
+BIG="http://127.0.0.1:$PORT/big.bin"
+RAW="$WORK/raw.jsonl"
+: >"$RAW"
+
+echo "nginx on 127.0.0.1:$PORT; $RUNS run(s) per row, ${DURATION}s each, ${DOWNLOAD_MB} MB download" >&2
+for run in $(seq "$RUNS"); do
+    for connections in 64 1; do
+        rps=$(wrk -t1 -c"$connections" -d"${DURATION}s" "$SMALL" | awk '/Requests\/sec/ {print $2}')
+        mode=$([[ $connections == 64 ]] && echo c64 || echo seq)
+        echo "{\"client\":\"wrk\",\"mode\":\"$mode\",\"requestsPerSecond\":$rps}" >>"$RAW"
+    done
+    for client in curl curl-manager urlsession urlsession-manager ahc; do
+        for mode in seq c64; do
+            echo "  run $run: $client $mode" >&2
+            "$BENCH" --client "$client" --mode "$mode" --url "$SMALL" --duration "$DURATION" >>"$RAW" \
+                || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$RAW"
+        done
+        echo "  run $run: $client download" >&2
+        "$BENCH" --client "$client" --mode download --url "$BIG" --output "$WORK/download.bin" >>"$RAW" \
+            || echo "{\"client\":\"$client\",\"mode\":\"download\",\"failed\":true}" >>"$RAW"
+    done
+    echo "  run $run: curl -o download" >&2
+    rm -f "$WORK/download.bin"
+    stats=$(/usr/bin/time -f '%M' -o "$WORK/time.txt" \
+        curl -s -o "$WORK/download.bin" -w '%{time_total} %{size_download}' "$BIG")
+    rm -f "$WORK/download.bin"
+    read -r seconds bytes <<<"$stats"
+    echo "{\"client\":\"curl -o\",\"mode\":\"download\",\"seconds\":$seconds,\"bytes\":$bytes,\"peakRSSKilobytes\":$(tail -1 "$WORK/time.txt")}" >>"$RAW"
+done
+
+mkdir -p Benchmarks/results
+python3 - "$RAW" "$ROOT/Benchmarks/results/bench-transports.json" "$RUNS" "$DURATION" "$DOWNLOAD_MB" <<'EOF'
+import json, statistics, sys
+raw_path, out_path, runs, duration, download_mb = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+rows = [json.loads(line) for line in open(raw_path) if line.strip()]
+
+def med(client, mode, key):
+    values = [r[key] for r in rows if r["client"] == client and r["mode"] == mode and r.get(key) is not None and not r.get("failed")]
+    return statistics.median(values) if values else None
+
+clients = ["curl", "curl-manager", "urlsession", "urlsession-manager", "ahc"]
+summary = {"runs": runs, "durationSeconds": duration, "downloadMegabytes": download_mb, "clients": {}}
+for c in clients + ["wrk", "curl -o"]:
+    entry = {}
+    for mode in ["seq", "c64"]:
+        rps = med(c, mode, "requestsPerSecond")
+        if rps is not None:
+            entry[mode] = {"requestsPerSecond": rps, "p50Microseconds": med(c, mode, "p50Microseconds"),
+                           "p99Microseconds": med(c, mode, "p99Microseconds"), "peakRSSKilobytes": med(c, mode, "peakRSSKilobytes")}
+    seconds = med(c, "download", "seconds")
+    if seconds is not None:
+        nbytes = med(c, "download", "bytes")
+        entry["download"] = {"seconds": seconds, "bytes": nbytes, "megabytesPerSecond": nbytes / seconds / 1048576,
+                             "peakRSSKilobytes": med(c, "download", "peakRSSKilobytes")}
+    summary["clients"][c] = entry
+summary["failures"] = [r for r in rows if r.get("failed")]
+
+def get(c, mode, key):
+    return summary["clients"].get(c, {}).get(mode, {}).get(key)
+
+def fmt(v, spec="{:,.0f}"):
+    return "—" if v is None else spec.format(v)
+
+def ratio(a, b):
+    return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+
+print()
+print(f"Transports, nginx on loopback; median of {runs} run(s), {duration:g} s each; ratios to async-http-client (AHC)")
+print()
+print("| client | seq req/s | vs AHC | p50 µs | p99 µs | c64 req/s | vs AHC | vs wrk | download MB/s | vs curl -o | peak RSS MB |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+wrk64 = get("wrk", "c64", "requestsPerSecond")
+curl_o = get("curl -o", "download", "megabytesPerSecond")
+for c in ["wrk"] + clients + ["curl -o"]:
+    seq = get(c, "seq", "requestsPerSecond"); c64 = get(c, "c64", "requestsPerSecond")
+    dl = get(c, "download", "megabytesPerSecond"); rss = get(c, "download", "peakRSSKilobytes")
+    print(f"| {c} | {fmt(seq)} | {ratio(seq, get('ahc', 'seq', 'requestsPerSecond'))} | "
+          f"{fmt(get(c, 'seq', 'p50Microseconds'))} | {fmt(get(c, 'seq', 'p99Microseconds'))} | "
+          f"{fmt(c64)} | {ratio(c64, get('ahc', 'c64', 'requestsPerSecond'))} | {ratio(c64, wrk64)} | "
+          f"{fmt(dl)} | {ratio(dl, curl_o)} | {fmt(None if rss is None else rss / 1024, '{:,.1f}')} |")
+
+def overhead(bare, managed, mode):
+    a, b = get(bare, mode, "requestsPerSecond"), get(managed, mode, "requestsPerSecond")
+    return None if a is None or b is None else (a - b) / a * 100
+print()
+for bare in ["curl", "urlsession"]:
+    print(f"Manager overhead over bare {bare}: seq {fmt(overhead(bare, bare + '-manager', 'seq'), '{:+.1f}')} %, "
+          f"c64 {fmt(overhead(bare, bare + '-manager', 'c64'), '{:+.1f}')} % (throughput lost)")
+if summary["failures"]:
+    print("Failed runs:", ", ".join(f"{r['client']} {r['mode']}" for r in summary["failures"]))
+json.dump(summary, open(out_path, "w"), indent=2, sort_keys=True)
+print(f"\nWrote {out_path}")
+EOF
