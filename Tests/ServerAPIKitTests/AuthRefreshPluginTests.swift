@@ -104,6 +104,47 @@ struct AuthRefreshPluginTests {
         #expect(mock.requestCount == 5)
     }
 
+    @Test("a rejection of the wave that arrives after its refresh failed shares that failure; a later call refreshes anew")
+    func lateRejectionOfAFailedWave() async throws {
+        let fastDone = EventCounter()
+        let fastArrived = EventCounter()
+        let lateArrived = EventCounter()
+        let mock = MockTransport()
+        mock.stub(handler: { request in
+            if request.url.path == "/late" {
+                // Sent with the same token as the others, answered only once their refresh failed.
+                lateArrived.fire()
+                await fastDone.wait(for: 4)
+            } else if request.url.path.hasPrefix("/fast") {
+                fastArrived.fire()
+                await fastArrived.wait(for: 4)
+                await lateArrived.wait()
+            }
+            return .status(401)
+        })
+        let auth = AuthRefreshPlugin(token: "old") { _ in throw RefreshFailed() }
+        let manager = ServerAPIManager(transport: mock, plugins: [auth])
+        let late = Task { await errorOf { try await manager.send(.test("/late")) } }
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<4 {
+                group.addTask {
+                    let error = await errorOf { try await manager.send(.test("/fast/\(index)")) }
+                    #expect(error?.underlying as? RefreshFailed == RefreshFailed())
+                    fastDone.fire()
+                }
+            }
+        }
+        let lateError = await late.value
+        #expect(lateError?.status == 401 && lateError?.underlying as? RefreshFailed == RefreshFailed())
+        #expect(auth.refreshCount == 1)
+        #expect(mock.requestCount == 5)
+
+        // A call sent after that wave ended is a new wave: it may refresh again.
+        let next = await errorOf { try await manager.send(.test("/next")) }
+        #expect(next?.underlying as? RefreshFailed == RefreshFailed())
+        #expect(auth.refreshCount == 2)
+    }
+
     @Test("a server that always answers 401 ends: at most maxRefreshes refreshes in the window")
     func refreshLoop() async throws {
         let mock = MockTransport()

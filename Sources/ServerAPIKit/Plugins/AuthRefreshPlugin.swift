@@ -73,12 +73,21 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
         var failures: [RequestID: ServerAPIError] = [:]
         /// Calls whose failure `prepare` just reported: not to be retried again.
         var reported: Set<RequestID> = []
+        /// How many refreshes have finished, successful or not.
+        var finishedRefreshes = 0
+        /// The last refresh's error when it failed, with `finishedRefreshes` at its end.
+        var lastFailure: (generation: Int, error: any Error)?
+        /// `finishedRefreshes` when each call's current attempt was prepared: a rejection of an
+        /// attempt sent before a refresh ended belongs to that refresh's wave.
+        var sentAt: [RequestID: Int] = [:]
     }
 
     private enum Step {
         case retry
         case ignore
         case fail(ServerAPIError)
+        /// The wave this rejection belongs to already ended with a failed refresh.
+        case refreshFailed(any Error)
         case await(SingleFlight<Int, String>.Ticket, expired: String?)
     }
 
@@ -125,9 +134,12 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
             return failure
         }
         if let failure { throw failure }
-        guard Self.refreshing.get() != ObjectIdentifier(self), !request.headers.contains(configuration.headerName),
-            let token = self.token
-        else { return request }
+        guard Self.refreshing.get() != ObjectIdentifier(self) else { return request }
+        let token = state.withLock { state -> String? in
+            state.sentAt[api.id] = state.finishedRefreshes
+            return state.token
+        }
+        guard !request.headers.contains(configuration.headerName), let token else { return request }
         var request = request
         request.headers.add(name: configuration.headerName, value: configuration.headerValue(token))
         return request
@@ -147,15 +159,21 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
             // The manager retries; `prepare` then fails the call with this clear error.
             state.withLock { $0.failures[api.id] = failure }
             return .retryAfter(.zero)
+        case .refreshFailed(let refreshError):
+            reportRefreshFailure(refreshError, rejecting: error, request: request, api: api)
+            return .retryAfter(.zero)
         case .await(let ticket, let expired):
             if ticket.isLeader {
                 let id = ObjectIdentifier(self)
                 refreshes.start(ticket) { [refresh] in
+                    // The wave's bookkeeping is updated before the flight closes, so a late
+                    // rejection of the same wave either joins the flight or sees how it ended.
                     do {
                         let token = try await Self.refreshing.withValue(id) { try await refresh(expired) }
-                        self.setToken(token)
+                        self.finishRefresh(token: token, failure: nil)
                         return .success(token)
                     } catch {
+                        self.finishRefresh(token: nil, failure: error)
                         return .failure(error)
                     }
                 }
@@ -164,13 +182,31 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
             // A cancelled call goes back to the manager, which ends it as cancelled.
             if Task.isCancelled { return .retryAfter(.zero) }
             if case .failure(let refreshError) = outcome {
-                let failure = ServerAPIError(
-                    error.kind, "\(Self.rejection(error)) and refreshing the token failed: \(refreshError)",
-                    requestID: api.id, url: request.url, status: error.status, code: error.code,
-                    underlying: refreshError)
-                state.withLock { $0.failures[api.id] = failure }
+                reportRefreshFailure(refreshError, rejecting: error, request: request, api: api)
             }
             return .retryAfter(.zero)
+        }
+    }
+
+    /// Records the clear error that `prepare` fails the call with on the manager's retry.
+    private func reportRefreshFailure(
+        _ refreshError: any Error, rejecting error: ServerAPIError, request: TransportRequest, api: ServerAPI
+    ) {
+        let failure = ServerAPIError(
+            error.kind, "\(Self.rejection(error)) and refreshing the token failed: \(refreshError)",
+            requestID: api.id, url: request.url, status: error.status, code: error.code,
+            underlying: refreshError)
+        state.withLock { $0.failures[api.id] = failure }
+    }
+
+    private func finishRefresh(token: String?, failure: (any Error)?) {
+        state.withLock { state in
+            state.finishedRefreshes += 1
+            if let token {
+                state.token = token
+                Self.remember(configuration.headerValue(token), in: &state)
+            }
+            state.lastFailure = failure.map { (state.finishedRefreshes, $0) }
         }
     }
 
@@ -179,6 +215,7 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
         state.withLock { state in
             state.failures[api.id] = nil
             state.reported.remove(api.id)
+            state.sentAt[api.id] = nil
         }
     }
 
@@ -197,6 +234,11 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
             // Rejected with the current token (or none): a new wave — join its refresh or start one.
             if let ticket = refreshes.enter(0, progress: nil, opening: false) {
                 return .await(ticket, expired: state.token)
+            }
+            // Sent before the last refresh ended, and that refresh failed: the same wave, already
+            // answered. Refreshing again for it would be a second refresh for one wave.
+            if let failure = state.lastFailure, let sentAt = state.sentAt[api.id], sentAt < failure.generation {
+                return .refreshFailed(failure.error)
             }
             state.refreshStarts.removeAll { start in
                 start.duration(to: now).map { $0 >= configuration.window } ?? true
