@@ -137,7 +137,9 @@ final class CurlTransfer {
         try easy.set(CURLOPT_PIPEWAIT, true)
         if settings.tcpKeepAlive { try easy.set(CURLOPT_TCP_KEEPALIVE, true) }
         if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
-        if let host = request.url.host?.lowercased(), settings.insecureHosts.contains(host) {
+        if !settings.insecureHosts.isEmpty, let host = request.url.host?.lowercased(),
+            settings.insecureHosts.contains(host)
+        {
             try easy.set(CURLOPT_SSL_VERIFYPEER, false)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
