@@ -170,6 +170,7 @@ extension CurlTransfer {
                 failure = error
                 return false
             }
+            reportDownloadProgress()
         case .alreadyComplete, .restart, nil:
             break
         }
@@ -212,7 +213,14 @@ extension CurlTransfer {
             progress(
                 TransferProgress(direction: .upload, completed: uploaded, total: uploadTotal > 0 ? uploadTotal : nil))
         }
-        guard headComplete, !followsRedirect, !restartDownload else { return }
+        reportDownloadProgress()
+    }
+
+    /// Reports the body bytes received so far, when they changed. Called from libcurl's progress
+    /// callback and after every piece of a download's body, which with the large download buffer
+    /// can arrive faster than libcurl calls back.
+    func reportDownloadProgress() {
+        guard let progress = request.progress, headComplete, !followsRedirect, !restartDownload else { return }
         let report: TransferProgress
         if let download, disposition == .file {
             report = TransferProgress(
