@@ -27,7 +27,8 @@ fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 echo "Building serverapi-transport-bench (release)…" >&2
-touch Benchmarks/Package.swift
+# A path dependency's new files are only noticed when a manifest changes.
+touch Package.swift Benchmarks/Package.swift
 swift build -c release --package-path Benchmarks --product serverapi-transport-bench >&2
 BENCH="$(swift build -c release --package-path Benchmarks --show-bin-path)/serverapi-transport-bench"
 

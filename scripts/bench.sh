@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # SwiftPM keeps the source list of a path dependency from its last plan; touching the benchmark
 # manifest makes it notice files added to the library since then.
-touch Benchmarks/Package.swift
+touch Package.swift Benchmarks/Package.swift
 swift run -c release --package-path Benchmarks serverapi-bench "$@"

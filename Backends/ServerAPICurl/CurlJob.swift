@@ -8,7 +8,7 @@ struct CurlJob: Sendable {
     /// The request, as the caller resolved it.
     let request: TransportRequest
     /// Resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never took.
-    let continuation: CheckedContinuation<TransportResponse, any Error>
+    let continuation: CurlContinuation
 
     /// Resumes the caller with a failure, filling in the call's id and URL.
     func fail(_ error: ServerAPIError) {
@@ -31,3 +31,23 @@ final class CurlJobControl: Sendable {
 
     private static let counter = Atomic<UInt64>(0)
 }
+
+// Debug builds (the tests) check that every continuation is resumed exactly once; release builds
+// skip the check's allocation and bookkeeping on every call.
+#if DEBUG
+    typealias CurlContinuation = CheckedContinuation<TransportResponse, any Error>
+
+    func withCurlContinuation(
+        _ body: (CurlContinuation) -> Void
+    ) async throws -> TransportResponse {
+        try await withCheckedThrowingContinuation(body)
+    }
+#else
+    typealias CurlContinuation = UnsafeContinuation<TransportResponse, any Error>
+
+    func withCurlContinuation(
+        _ body: (CurlContinuation) -> Void
+    ) async throws -> TransportResponse {
+        try await withUnsafeThrowingContinuation(body)
+    }
+#endif

@@ -6,7 +6,10 @@ import Synchronization
 /// The Sendable face of a transport's loop thread: the inbox other threads hand work to.
 ///
 /// The loop thread (`CurlLoopRunner`) owns the multi handle; other threads only append to the
-/// inbox and call `curl_multi_wakeup`, which libcurl documents as safe from any thread.
+/// inbox and signal the loop's `CurlWakeup`, a file descriptor that `curl_multi_poll` watches
+/// besides libcurl's own sockets. The signal is sent after the inbox lock is released, so callers
+/// never hold the lock across a system call (`curl_multi_wakeup` would need the lock, because
+/// it must not race the multi handle's clean-up).
 final class CurlLoop: Sendable {
     /// What other threads hand the loop, under the lock.
     struct Inbox {
@@ -21,25 +24,31 @@ final class CurlLoop: Sendable {
     }
 
     private let inbox = Locked(Inbox())
+    /// What ends the loop's `curl_multi_poll` early; it lives as long as this object, so a late
+    /// signal after the multi handle is gone is harmless.
+    let wakeup: CurlWakeup?
     /// Transfers whose easy handle is in the multi handle (or between redirects), for tests and diagnostics.
     let activeTransfers = Atomic<Int>(0)
-    private let multi: CurlMultiHandle?
     /// Why the loop could not start, when it could not.
     private let startFailure: String?
 
     init(configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
         if let failure = CurlGlobal.initializationFailure {
-            multi = nil
+            wakeup = nil
             startFailure = "libcurl could not be initialised: \(failure)"
             return
         }
+        guard let wakeup = CurlWakeup() else {
+            self.wakeup = nil
+            startFailure = "the transport could not create its wake-up descriptor"
+            return
+        }
+        self.wakeup = wakeup
         guard let raw = curl_multi_init() else {
-            multi = nil
             startFailure = "libcurl could not create a multi handle"
             return
         }
         let multi = CurlMultiHandle(raw: raw)
-        self.multi = multi
         startFailure = nil
         let thread = Thread { [self] in
             CurlLoopRunner(
@@ -52,41 +61,42 @@ final class CurlLoop: Sendable {
 
     /// Hands a job to the loop, or fails it at once when its task is already cancelled.
     func submit(_ job: CurlJob) {
-        let refusal: ServerAPIError? = inbox.withLock { inbox in
-            if let startFailure { return ServerAPIError(.network, startFailure) }
+        let (refusal, signal) = inbox.withLock { inbox -> (ServerAPIError?, Bool) in
+            if let startFailure { return (ServerAPIError(.network, startFailure), false) }
             // Checked under the lock that `cancel` takes after setting the flag: either this sees the
             // flag, or `cancel` finds the job in the inbox.
-            if job.control.isCancelled { return .cancelled() }
-            if inbox.shuttingDown { return .cancelled("the transport was shut down") }
+            if job.control.isCancelled { return (.cancelled(), false) }
+            if inbox.shuttingDown { return (.cancelled("the transport was shut down"), false) }
             inbox.jobs.append(job)
-            wake(&inbox)
-            return nil
+            return (nil, Self.needsWake(&inbox))
         }
+        if signal { wakeup?.signal() }
         if let refusal { job.fail(refusal) }
     }
 
     /// Cancels a job: resumes it at once if the loop has not taken it yet, else tells the loop.
     func cancel(_ control: CurlJobControl) {
         control.markCancelled()
-        let waiting: CurlJob? = inbox.withLock { inbox in
+        let (waiting, signal) = inbox.withLock { inbox -> (CurlJob?, Bool) in
             if let index = inbox.jobs.firstIndex(where: { $0.control === control }) {
-                return inbox.jobs.remove(at: index)
+                return (inbox.jobs.remove(at: index), false)
             }
             // Not in the inbox: the loop has it, it has finished, or it was never submitted (then
             // `submit` sees the flag). The loop ignores ids it does not know.
             inbox.cancellations.append(control.id)
-            wake(&inbox)
-            return nil
+            return (nil, Self.needsWake(&inbox))
         }
+        if signal { wakeup?.signal() }
         waiting?.fail(.cancelled())
     }
 
     /// Asks the loop to end every transfer and stop; called when the transport is released.
     func shutDown() {
-        inbox.withLock { inbox in
+        let signal = inbox.withLock { inbox in
             inbox.shuttingDown = true
-            wake(&inbox)
+            return Self.needsWake(&inbox)
         }
+        if signal { wakeup?.signal() }
     }
 
     /// Takes what arrived since the last call (loop thread only); `true` once the loop should stop.
@@ -110,16 +120,16 @@ final class CurlLoop: Sendable {
         }
     }
 
-    private func wake(_ inbox: inout Inbox) {
-        guard !inbox.wakePending, !inbox.closed, let multi else { return }
+    /// Whether the caller must signal the loop (once per batch of work, after releasing the lock).
+    private static func needsWake(_ inbox: inout Inbox) -> Bool {
+        guard !inbox.wakePending, !inbox.closed else { return false }
         inbox.wakePending = true
-        _ = curl_multi_wakeup(multi.raw)
+        return true
     }
 }
 
-/// A `CURLM *` that other threads may wake.
-// @unchecked: other threads only pass it to curl_multi_wakeup (thread-safe by libcurl's contract), under
-// the inbox lock and only while `Inbox.closed` is false; everything else uses it on the loop thread.
+/// A `CURLM *` handed to the loop thread.
+// @unchecked: only the loop thread uses it, after it is handed over at start.
 struct CurlMultiHandle: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer
 }

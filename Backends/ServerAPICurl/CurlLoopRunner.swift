@@ -44,12 +44,22 @@ final class CurlLoopRunner {
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             collectFinishedTransfers()
-            _ = curl_multi_poll(multi, nil, 0, Self.pollMilliseconds, nil)
+            waitForWork()
         }
         for job in loop.close() { job.fail(.cancelled("the transport was shut down")) }
         for id in Array(transfers.keys) { cancelTransfer(id: id, reason: .cancelled("the transport was shut down")) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
+    }
+
+    /// Sleeps until a socket is ready, libcurl's next timer, or another thread signals new work.
+    private func waitForWork() {
+        guard let wakeup = loop.wakeup else { return }
+        var waiting = curl_waitfd(fd: wakeup.readDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        _ = curl_multi_poll(multi, &waiting, 1, Self.pollMilliseconds, nil)
+        // Drained before the inbox is read: a signal sent after this belongs to work the next
+        // `takeWork` may not see yet, and it wakes the next poll.
+        if waiting.revents != 0 { wakeup.drain() }
     }
 
     // MARK: Starting

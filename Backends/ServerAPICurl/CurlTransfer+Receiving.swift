@@ -92,10 +92,10 @@ extension CurlTransfer {
                         direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal))
             }
         }
-        let announced = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        let announced = headers["Content-Length"].flatMap(Self.decimal)
         // An encoded length says nothing about the decoded bytes the caller gets.
-        let encoding = headers["Content-Encoding"]?.lowercased()
-        expectedLength = encoding == nil || encoding == "identity" ? announced : nil
+        let encoding = headers["Content-Encoding"].map(Self.trimmed)
+        expectedLength = encoding == nil || encoding?.lowercased() == "identity" ? announced : nil
         if request.method != .head, let announced {
             if let limit = request.maxResponseSize, announced > limit {
                 failure = tooLarge(limit, announced: announced)
@@ -110,6 +110,27 @@ extension CurlTransfer {
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
     /// The most memory reserved up front from a `Content-Length`, however large it claims to be.
     static let maxReservation: Int64 = 16 << 20
+
+    /// A header value's decimal number (whitespace around it allowed), without Foundation.
+    static func decimal(_ value: String) -> Int64? {
+        let digits = trimmed(value)
+        guard !digits.isEmpty, digits.utf8.count <= 18 else { return nil }
+        var number: Int64 = 0
+        for byte in digits.utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            number = number * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return number
+    }
+
+    private static func trimmed(_ value: String) -> Substring {
+        var text = Substring(value)
+        while let first = text.utf8.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+            text = text.dropFirst()
+        }
+        while let last = text.utf8.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
+        return text
+    }
 
     private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> String {
         var start = 0
@@ -149,6 +170,7 @@ extension CurlTransfer {
                 failure = error
                 return false
             }
+            reportDownloadProgress()
         case .alreadyComplete, .restart, nil:
             break
         }
@@ -191,7 +213,14 @@ extension CurlTransfer {
             progress(
                 TransferProgress(direction: .upload, completed: uploaded, total: uploadTotal > 0 ? uploadTotal : nil))
         }
-        guard headComplete, !followsRedirect, !restartDownload else { return }
+        reportDownloadProgress()
+    }
+
+    /// Reports the body bytes received so far, when they changed. Called from libcurl's progress
+    /// callback and after every piece of a download's body, which with the large download buffer
+    /// can arrive faster than libcurl calls back.
+    func reportDownloadProgress() {
+        guard let progress = request.progress, headComplete, !followsRedirect, !restartDownload else { return }
         let report: TransferProgress
         if let download, disposition == .file {
             report = TransferProgress(

@@ -79,7 +79,7 @@ public final class CurlTransport: RequestPerforming {
         let control = CurlJobControl()
         let loop = self.loop
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withCurlContinuation { continuation in
                 loop.submit(CurlJob(control: control, request: request, continuation: continuation))
             }
         } onCancel: {

@@ -112,6 +112,15 @@ struct URLBuildingTests {
         #expect(!headers.contains("X-Gone"))
     }
 
+    @Test("header names match by ASCII letters only: characters 0x20 apart that are not letters stay distinct")
+    func headerNameFolding() {
+        let headers: HTTPHeaders = ["X-Api-Key": "k", "X@": "at", "Content-Length": "5"]
+        #expect(headers["x-API-kEY"] == "k" && headers["CONTENT-LENGTH"] == "5")
+        #expect(headers["X`"] == nil && headers["x@"] == "at")
+        #expect(headers["X-Api-Ke"] == nil && headers["X-Api-Kez"] == nil && headers["X\u{0D}Api-Key"] == nil)
+        #expect(headers["x[api]"] == nil && !headers.contains("X{"))
+    }
+
     @Test("a non-positive timeout is rejected")
     func badTimeout() {
         #expect(throws: ServerAPIError.self) { try ServerAPI(host: "https://a.test").timeout(.zero).transportRequest() }

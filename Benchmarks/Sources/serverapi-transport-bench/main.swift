@@ -177,7 +177,23 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double? {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
 }
 
-let options = try Options(Array(CommandLine.arguments.dropFirst()))
+let usage = """
+    usage: serverapi-transport-bench [--client curl|curl-manager|urlsession|urlsession-manager|ahc]
+                                     [--mode seq|c64|download] [--url URL] [--duration SECONDS]
+                                     [--warmup SECONDS] [--concurrency N] [--output FILE]
+    Prints one JSON line of results. scripts/bench-transports.sh runs every client and prints the table.
+    """
+if CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print(usage)
+    exit(0)
+}
+let options: Options
+do {
+    options = try Options(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("serverapi-transport-bench: \(error)\n\(usage)\n".utf8))
+    exit(1)
+}
 let concurrency = options.mode == "c64" ? options.concurrency : 1
 let client = try makeClient(options.client, url: options.url, connections: max(concurrency, 1))
 let clock = ContinuousClock()

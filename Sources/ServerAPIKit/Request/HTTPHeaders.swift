@@ -90,7 +90,15 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// Compares names as HTTP does: ASCII case-insensitively.
     @inlinable
     static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
+        // Header names are ASCII tokens: fold ASCII letters byte by byte instead of allocating two
+        // lower-cased copies (this runs for every field of every lookup).
+        a.utf8.count == b.utf8.count
+            && a.utf8.elementsEqual(b.utf8) { x, y in x == y || asciiFolded(x) == asciiFolded(y) }
+    }
+
+    @inlinable
+    static func asciiFolded(_ byte: UInt8) -> UInt8 {
+        byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
     }
 
     /// Checks that every name is an RFC 9110 token and every value is visible ASCII, spaces and tabs.

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A pipe other threads make readable to end the loop thread's `curl_multi_poll` (what
+/// `curl_multi_wakeup` does inside libcurl, but ours, so its lifetime is ours to decide). Both ends
+/// are non-blocking, so a signal never blocks the caller, and signals that pile up before the loop
+/// drains them cost nothing more than one.
+final class CurlWakeup: Sendable {
+    /// The descriptor the loop polls.
+    let readDescriptor: Int32
+    private let writeDescriptor: Int32
+
+    /// Opens the pipe; `nil` when the process is out of descriptors.
+    init?() {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return nil }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        readDescriptor = ends[0]
+        writeDescriptor = ends[1]
+    }
+
+    deinit {
+        close(readDescriptor)
+        close(writeDescriptor)
+    }
+
+    /// Makes the descriptor readable (any thread). A full pipe is already readable.
+    func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeDescriptor, &byte, 1)
+    }
+
+    /// Reads every pending signal (loop thread), so the next poll sleeps again.
+    func drain() {
+        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &buffer, { read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
