@@ -103,6 +103,9 @@ public final class URLSessionTransport: RequestPerforming {
             throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
         }
         try request.headers.validate()
+        if let stall = request.stallTimeout, !stall.isValid {
+            throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stall)")
+        }
         if request.method == .get, try request.body.contentLength() > 0 {
             throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
         }
