@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPICurl
+@testable import ServerAPICurl
 import ServerAPIKit
 import Testing
 
@@ -141,12 +141,26 @@ struct CurlProxyTests {
         }
     }
 
-    @Test("without a proxy setting the transport connects directly, whatever the environment says")
-    func directByDefault() async throws {
-        try await Fixture.withServer { server in
-            let response = try await CurlTransport().perform(TransportRequest(url: server.url("/echo")))
-            #expect(try Echo(response).values("Via").isEmpty)
-        }
+    @Test("errors name the proxy libcurl used: explicit, bypassed, or from the environment variables")
+    func route() throws {
+        let plain = URL(string: "http://api.example.com/x")!
+        let secure = URL(string: "https://api.example.com/x")!
+        let explicit = try Proxy("http://u:p@proxy:3128", bypass: ["example.com"])
+        #expect(CurlProxyRoute.proxy(for: plain, explicit, environment: [:]) == nil)
+        #expect(
+            CurlProxyRoute.proxy(for: URL(string: "http://other.org")!, explicit, environment: [:])
+                == "http://proxy:3128")
+        let environment = [
+            "http_proxy": "http://user:secret@web-proxy:8080", "HTTPS_PROXY": "tls-proxy:3129", "no_proxy": "internal",
+        ]
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: environment) == "http://web-proxy:8080")
+        #expect(CurlProxyRoute.proxy(for: secure, .environment, environment: environment) == "http://tls-proxy:3129")
+        #expect(
+            CurlProxyRoute.proxy(for: URL(string: "http://db.internal")!, .environment, environment: environment) == nil)
+        // libcurl ignores an upper-case HTTP_PROXY.
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: ["HTTP_PROXY": "http://p:1"]) == nil)
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: ["all_proxy": "http://p:1"]) == "http://p:1")
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: [:]) == nil)
     }
 
     @Test("an https URL goes through a CONNECT tunnel; the proxy sees no request", .enabled(if: hasOpenSSL))
