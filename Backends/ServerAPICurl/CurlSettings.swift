@@ -1,5 +1,6 @@
 internal import CCurl
 import Foundation
+import ServerAPIKit
 
 /// A transport's configuration in the form every transfer applies it, worked out once.
 struct CurlSettings {
@@ -10,6 +11,8 @@ struct CurlSettings {
     /// Lower-cased host names whose certificates are not verified.
     var insecureHosts: Set<String>
     var tcpKeepAlive: Bool
+    var proxy: Proxy?
+    var stallTimeout: StallTimeout?
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
     var copyBodyLimit: Int64 = 1 << 20
     /// Makes each download's writer.
@@ -26,6 +29,8 @@ struct CurlSettings {
         caFile = configuration.additionalTrustedCAFile?.path
         insecureHosts = Set(configuration.insecureHosts.map { $0.lowercased() })
         tcpKeepAlive = configuration.tcpKeepAlive
+        proxy = configuration.proxy
+        stallTimeout = configuration.stallTimeout
     }
 }
 

@@ -13,6 +13,7 @@ extension CurlTransfer {
             return .again
         }
         if let failure { return fail(failure) }
+        if code != CURLE_OK, let failure = proxyOrStallFailure(code) { return fail(failure) }
         guard code == CURLE_OK else { return fail(.curl(code, detail: easy.errorMessage, status: status)) }
         if followsRedirect {
             do throws(ServerAPIError) {
@@ -23,6 +24,7 @@ extension CurlTransfer {
             }
         }
         if status == 0 { status = easy.long(CURLINFO_RESPONSE_CODE) ?? 0 }
+        if status == 407, let proxy = proxyRoute { return fail(Self.proxyRefused(proxy, status: status)) }
         var responseBody = ResponseBody.data(body)
         if let download {
             do throws(ServerAPIError) {

@@ -83,6 +83,9 @@ final class CurlTransfer {
         guard request.timeout > .zero else {
             throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
         }
+        if let stall = stallTimeout, !stall.isValid {
+            throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stall)")
+        }
         try request.headers.validate()
         if let target = request.download {
             let writer = try settings.makeDownloadWriter(target, request.id, request.url)
@@ -126,10 +129,9 @@ final class CurlTransfer {
         if let connect = request.connectTimeout ?? settings.connectTimeout {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
         }
+        try configureStallTimeout()
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
-        // Connect directly: libcurl would otherwise pick a proxy from http_proxy/https_proxy in the
-        // environment, which no other transport does.
-        try easy.set(CURLOPT_PROXY, "")
+        try configureProxy()
         // Redirects are followed by `followRedirect`, not by libcurl: libcurl 7.x keeps a
         // CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and we want the same method
         // rewriting and credential stripping as every other transport.

@@ -1,4 +1,5 @@
 public import Foundation
+public import ServerAPIKit
 
 extension CurlTransport {
     /// How a `CurlTransport` connects: limits, TLS trust, decoding and default timeouts.
@@ -29,6 +30,12 @@ extension CurlTransport {
         public var insecureHosts: Set<String>
         /// Whether idle connections send TCP keep-alive probes, so dead peers are noticed.
         public var tcpKeepAlive: Bool
+        /// The proxy every request goes through (`CURLOPT_PROXY`), or `Proxy.environment`; `nil` (the
+        /// default) connects directly and ignores `http_proxy`, `https_proxy` and `no_proxy`.
+        public var proxy: Proxy? = nil
+        /// Fail a transfer that moves slower than this, for requests that set no stall timeout of their
+        /// own (`CURLOPT_LOW_SPEED_LIMIT`/`TIME`; whole seconds, rounded up); `nil` for no limit.
+        public var stallTimeout: StallTimeout? = nil
 
         /// Creates a configuration.
         /// - Parameters:
@@ -40,6 +47,8 @@ extension CurlTransport {
         ///   - additionalTrustedCAFile: A PEM file of extra authorities to trust.
         ///   - insecureHosts: Hosts whose certificates are not verified (development only).
         ///   - tcpKeepAlive: Whether to send TCP keep-alive probes.
+        ///   - proxy: The proxy to send requests through; `nil` connects directly.
+        ///   - stallTimeout: The default stall limit; `nil` for none.
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -48,7 +57,9 @@ extension CurlTransport {
             connectTimeout: Duration? = nil,
             additionalTrustedCAFile: URL? = nil,
             insecureHosts: Set<String> = [],
-            tcpKeepAlive: Bool = true
+            tcpKeepAlive: Bool = true,
+            proxy: Proxy? = nil,
+            stallTimeout: StallTimeout? = nil
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -58,6 +69,8 @@ extension CurlTransport {
             self.additionalTrustedCAFile = additionalTrustedCAFile
             self.insecureHosts = insecureHosts
             self.tcpKeepAlive = tcpKeepAlive
+            self.proxy = proxy
+            self.stallTimeout = stallTimeout
         }
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.

@@ -26,6 +26,10 @@ final class Transfer: Sendable {
         /// A failure decided outside the callbacks; the transfer completes with it.
         var pendingFailure: ServerAPIError?
         var timeout: Task<Void, Never>?
+        /// Fails the transfer when it moves too slowly (see `watch`).
+        var watchdog: Task<Void, Never>?
+        /// Bytes sent and received so far, over every hop, for the watchdog.
+        var moved: Int64 = 0
         var writer: DownloadFileWriter?
         var status = 0
         var headers = HTTPHeaders()
@@ -86,6 +90,9 @@ final class Transfer: Sendable {
         state = Locked(initial)
     }
 
+    /// Bytes sent and received so far (the stall watchdog reads it).
+    var bytesMoved: Int64 { state.withLock { $0.moved } }
+
     // MARK: Start and stop
 
     /// Starts the transfer, or resumes the continuation at once if it was cancelled before starting.
@@ -101,6 +108,9 @@ final class Transfer: Sendable {
             state.timeout = Task { [weak self] in
                 guard (try? await Task.sleep(for: limit)) != nil else { return }
                 self?.fail(ServerAPIError(.timedOut, "the request timed out after \(Self.describe(limit))"))
+            }
+            if let stall = state.request.stallTimeout ?? configuration.stallTimeout {
+                state.watchdog = Task { [weak self] in await self?.watch(stall) }
             }
             return .success(state.request)
         }
@@ -143,6 +153,8 @@ final class Transfer: Sendable {
             state.writer = nil
             state.timeout?.cancel()
             state.timeout = nil
+            state.watchdog?.cancel()
+            state.watchdog = nil
             let continuation = state.continuation
             state.continuation = nil
             return (continuation, outcome, state.task)
@@ -207,6 +219,7 @@ final class Transfer: Sendable {
         callback { state in
             guard isReceiving(task, in: state) else { return .none }
             state.received += Int64(data.count)
+            state.moved += Int64(data.count)
             if let limit = state.request.maxResponseSize, state.received > limit {
                 return .complete(.failure(Self.tooLarge(state.received, limit: limit, status: state.status)))
             }
@@ -229,6 +242,7 @@ final class Transfer: Sendable {
             guard isCurrent(task, in: state) else { return .none }
             // Counted here: task.countOfBytesSent and task.progress are not kept up to date on Linux.
             state.sent += bytes
+            state.moved += bytes
             return .progress(TransferProgress(direction: .upload, completed: state.sent, total: state.bodyLength))
         }
     }

@@ -15,6 +15,11 @@ extension URLSessionTransport {
         public var idleTimeout: Duration?
         /// The most bytes of an error response (404, 500, …) kept in memory during a download.
         public var maxErrorBodySize: Int
+        /// Fail a transfer that moves slower than this, for requests that set no stall timeout of their
+        /// own (a watchdog per transfer); `nil` for no limit.
+        public var stallTimeout: StallTimeout? = nil
+        /// The proxy, set only by `URLSessionTransport.init(configuration:proxy:)`, which checks it.
+        var proxy: Proxy? = nil
 
         /// Creates a configuration.
         /// - Parameters:
@@ -23,18 +28,21 @@ extension URLSessionTransport {
         ///   - handlesCookies: Whether the session keeps and sends cookies (no).
         ///   - idleTimeout: How long a connection may stay silent; `nil` for the request's timeout.
         ///   - maxErrorBodySize: The most bytes of a download's error response kept (1 MiB).
+        ///   - stallTimeout: The default stall limit; `nil` for none.
         public init(
             maxConnectionsPerHost: Int = 6,
             additionalHeaders: HTTPHeaders = [:],
             handlesCookies: Bool = false,
             idleTimeout: Duration? = nil,
-            maxErrorBodySize: Int = 1 << 20
+            maxErrorBodySize: Int = 1 << 20,
+            stallTimeout: StallTimeout? = nil
         ) {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.additionalHeaders = additionalHeaders
             self.handlesCookies = handlesCookies
             self.idleTimeout = idleTimeout
             self.maxErrorBodySize = maxErrorBodySize
+            self.stallTimeout = stallTimeout
         }
 
         /// The defaults: 6 connections per host, no cookies, the request's timeout.

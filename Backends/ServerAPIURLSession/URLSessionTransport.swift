@@ -39,6 +39,10 @@ public final class URLSessionTransport: RequestPerforming {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral
+        // Set only by init(configuration:proxy:), which refused any proxy this platform cannot honour.
+        if let proxy = try? Self.proxyDictionary(for: configuration.proxy) {
+            sessionConfiguration.connectionProxyDictionary = proxy
+        }
         sessionConfiguration.httpMaximumConnectionsPerHost = max(1, configuration.maxConnectionsPerHost)
         // The manager owns caching: the session must neither answer from nor fill a cache of its own.
         sessionConfiguration.urlCache = nil
@@ -99,6 +103,9 @@ public final class URLSessionTransport: RequestPerforming {
             throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
         }
         try request.headers.validate()
+        if let stall = request.stallTimeout, !stall.isValid {
+            throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stall)")
+        }
         if request.method == .get, try request.body.contentLength() > 0 {
             throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
         }

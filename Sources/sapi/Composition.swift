@@ -38,10 +38,12 @@ struct Composition {
             }
             extraCA = URL(fileURLWithPath: path)
         }
+        let proxy = try Self.proxy(options)
         switch options.backend ?? .curl {
         case .curl:
             var configuration = CurlTransport.Configuration()
             configuration.additionalTrustedCAFile = extraCA
+            configuration.proxy = proxy
             return CurlTransport(configuration: configuration)
         case .urlsession:
             guard extraCA == nil else {
@@ -49,7 +51,30 @@ struct Composition {
                 throw UsageError(
                     message: "--insecure-ca is not supported by the urlsession backend", hint: "--backend curl")
             }
-            return URLSessionTransport()
+            do {
+                return try URLSessionTransport(proxy: proxy)
+            } catch {
+                throw UsageError(message: error.message, hint: "--backend curl")
+            }
+        }
+    }
+
+    /// The `--proxy` setting: a URL, `env`, or none.
+    static func proxy(_ options: Options) throws -> Proxy? {
+        guard let text = options.proxy else {
+            guard options.noProxy.isEmpty else { throw UsageError(message: "--no-proxy needs --proxy") }
+            return nil
+        }
+        if text.lowercased() == "env" {
+            guard options.noProxy.isEmpty else {
+                throw UsageError(message: "--no-proxy does not apply to --proxy env", hint: "set no_proxy instead")
+            }
+            return .environment
+        }
+        do {
+            return try Proxy(text, bypass: options.noProxy)
+        } catch {
+            throw UsageError(message: error.message)
         }
     }
 }

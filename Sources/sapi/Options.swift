@@ -32,6 +32,9 @@ struct Options {
     var print: Set<Character> = ["B"]
     var checkStatus = false
     var extraCA: String?
+    var proxy: String?
+    var noProxy: [String] = []
+    var stallTimeout: StallTimeout?
     var maxRedirects = 10
     var showHelp = false
     var showVersion = false
@@ -125,6 +128,25 @@ extension Options {
         OptionSpec(names: ["--check-status"], help: "exit 2 when the status is 4xx or 5xx") { o, _ in o.checkStatus = true },
         OptionSpec(names: ["--insecure-ca"], value: "FILE", help: "also trust the CA certificates in FILE") {
             $0.extraCA = $1
+        },
+        OptionSpec(
+            names: ["--proxy"], value: "URL|env",
+            help: "send through this http(s) proxy (user:password@ allowed); env: http_proxy/https_proxy/no_proxy"
+        ) { $0.proxy = $1 },
+        OptionSpec(names: ["--no-proxy"], value: "HOSTS", help: "hosts --proxy does not apply to (a,.b.com,*)") {
+            $0.noProxy = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        },
+        OptionSpec(
+            names: ["--stall-timeout"], value: "BYTES/SECONDS",
+            help: "fail when slower than BYTES a second for SECONDS (e.g. 1000/30)"
+        ) {
+            let parts = $1.split(separator: "/")
+            guard parts.count == 2, let bytes = Int64(parts[0]), bytes > 0, let seconds = Double(parts[1]),
+                seconds > 0
+            else {
+                throw UsageError(message: "--stall-timeout needs BYTES/SECONDS such as 1000/30, not \"\($1)\"")
+            }
+            $0.stallTimeout = StallTimeout(bytesPerSecond: bytes, duration: .milliseconds(Int64(seconds * 1000)))
         },
         OptionSpec(names: ["--max-redirects"], value: "N", help: "follow at most N redirects (default 10; 0: none)") {
             guard let count = Int($1), count >= 0 else {

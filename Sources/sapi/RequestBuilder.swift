@@ -68,6 +68,7 @@ enum RequestBuilder {
         api = api.method(options.method ?? (hasBody ? .post : .get))
         if !api.headers.contains("User-Agent") { api = api.header("User-Agent", "sapi/\(Sapi.version)") }
         if let timeout = options.timeout { api = api.timeout(.milliseconds(Int64(timeout * 1000))) }
+        if let stall = options.stallTimeout { api = api.stallTimeout(below: stall.bytesPerSecond, for: stall.duration) }
         if options.retry > 0 { api = api.retry(options.retry) }
         api = api.keyPath(options.keyPath)
         api = api.redirects(options.maxRedirects == 0 ? .none : .follow(max: options.maxRedirects))

@@ -50,3 +50,31 @@ struct URLSessionTransportTests {
         #expect(URLSessionTransport().name == "urlsession")
     }
 }
+
+/// What URLSession on Linux does with proxies (see URLSessionTransport+Proxy.swift).
+@Suite("URLSessionTransport: proxies")
+struct URLSessionProxyTests {
+    @Test("an explicit proxy is refused when the transport is made, on Linux")
+    func explicitProxyRefused() throws {
+        let proxy = try Proxy("http://127.0.0.1:3128", credentials: .init(user: "alice", password: "hunter22"))
+        #if canImport(FoundationNetworking)
+            let error = #expect(throws: ServerAPIError.self) { try URLSessionTransport(proxy: proxy) }
+            #expect(error?.kind == .invalidRequest)
+            #expect(error?.message.contains("connectionProxyDictionary") == true)
+            #expect(error?.message.contains("CurlTransport") == true)
+            #expect(error?.message.contains("hunter22") == false)
+        #else
+            // Apple platforms take a proxy without credentials through connectionProxyDictionary.
+            #expect(throws: ServerAPIError.self) { try URLSessionTransport(proxy: proxy) }
+        #endif
+    }
+
+    @Test("no proxy, or the environment's, is accepted and sends requests")
+    func environmentAccepted() async throws {
+        for proxy in [nil, Proxy.environment] {
+            let transport = try URLSessionTransport(proxy: proxy)
+            let response = try await transport.send(try TestServers.fixture("/health"))
+            #expect(response.status == 200)
+        }
+    }
+}

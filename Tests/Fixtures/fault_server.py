@@ -14,6 +14,9 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
                                    ETag, Last-Modified and If-Range; 416 past the end.
         &drop_after=K              closes the connection before the byte at offset K is sent; a
                                    response that starts at or past K is whole (resuming works)
+        &stall_after=K             sends the bytes before offset K, then stalls (sends nothing more)
+                                   until the client goes away; a response that starts at or past K
+                                   is whole (resuming works)
         &ignore_range=1            always 200 with the whole body
         &etag=VALUE                serve this ETag instead of the default
         &rate=BYTES_PER_SECOND     send slowly
@@ -314,6 +317,7 @@ class Handler(BaseHTTPRequestHandler):
         size = max(0, self.int_arg("size", 1024))
         seed = self.int_arg("seed", 1)
         drop_after = self.int_arg("drop_after", -1)
+        stall_after = self.int_arg("stall_after", -1)
         rate = self.int_arg("rate", 0)
         chunked = self.query.get("chunked") == "1"
         ignore_range = ignore_range or self.query.get("ignore_range") == "1"
@@ -351,6 +355,12 @@ class Handler(BaseHTTPRequestHandler):
                 if keep:
                     self.write_piece(piece[:keep], chunked)
                 return self.close_now()
+            if start < stall_after < offset + len(piece):
+                keep = max(0, stall_after - offset)
+                if keep:
+                    self.write_piece(piece[:keep], chunked)
+                self.wfile.flush()
+                return self.wait_for_client_to_leave()
             self.write_piece(piece, chunked)
             offset += len(piece)
             if rate > 0:

@@ -103,4 +103,33 @@ struct OptionsTests {
                 == "{\n    \"a\": \"x\\\"y\",\n    \"b\": [\n        1,\n        2.5,\n        null\n    ],\n    \"c\": {}\n}")
         #expect(JSONPrinter(colors: false).render(json, pretty: false) == #"{"a":"x\"y","b":[1,2.5,null],"c":{}}"#)
     }
+
+    @Test("--proxy, --no-proxy and --stall-timeout reach the transport and the request")
+    func proxyAndStall() throws {
+        let options = try Options.parse([
+            "x.test", "--proxy", "http://u:p@127.0.0.1:3128", "--no-proxy", "localhost, .internal",
+            "--stall-timeout", "1000/2.5",
+        ])
+        let proxy = try #require(try Composition.proxy(options))
+        #expect(proxy.url?.absoluteString == "http://127.0.0.1:3128")
+        #expect(proxy.credentials?.password == "p")
+        #expect(proxy.bypass == ["localhost", ".internal"])
+        #expect(
+            try RequestBuilder.build(options).stallTimeout
+                == StallTimeout(bytesPerSecond: 1000, duration: .milliseconds(2500)))
+        #expect(try Composition.proxy(Options.parse(["x.test", "--proxy", "env"])) == .environment)
+        #expect(try Composition.proxy(Options.parse(["x.test"])) == nil)
+        for bad in [["--stall-timeout", "1000"], ["--stall-timeout", "0/5"], ["--stall-timeout", "5/-1"]] {
+            #expect(throws: UsageError.self) { try Options.parse(["x.test"] + bad) }
+        }
+        #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--proxy", "socks5://h:1"])) }
+        #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--no-proxy", "a"])) }
+        #if os(Linux)
+            // FoundationNetworking cannot use an explicit proxy: sapi says so instead of going direct.
+            let refused = #expect(throws: UsageError.self) {
+                try Composition.transport(Options.parse(["x.test", "--backend", "urlsession", "--proxy", "127.0.0.1:1"]))
+            }
+            #expect(refused?.hint == "--backend curl")
+        #endif
+    }
 }

@@ -53,6 +53,16 @@ extension ServerAPI {
     /// Returns a copy with another timeout per attempt.
     public func timeout(_ timeout: Duration) -> ServerAPI { with { $0.timeout = timeout } }
 
+    /// Returns a copy that fails an attempt whose transfer moves fewer than `bytesPerSecond` bytes a
+    /// second (both directions together) for `duration`, with a `timedOut` error whose `isStalled` is true.
+    /// - Parameters:
+    ///   - bytesPerSecond: The slowest acceptable speed (at least 1).
+    ///   - duration: How long the transfer may stay slower (libcurl rounds it up to whole seconds).
+    /// - Returns: The modified copy.
+    public func stallTimeout(below bytesPerSecond: Int64, for duration: Duration) -> ServerAPI {
+        with { $0.stallTimeout = StallTimeout(bytesPerSecond: bytesPerSecond, duration: duration) }
+    }
+
     /// Returns a copy that retries failed attempts up to `count` times.
     /// - Parameters:
     ///   - count: How many retries.

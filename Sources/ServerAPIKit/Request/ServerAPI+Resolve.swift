@@ -54,9 +54,12 @@ extension ServerAPI {
             guard timeout > .zero else {
                 throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(timeout)")
             }
+            if let stallTimeout, !stallTimeout.isValid {
+                throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stallTimeout)")
+            }
             return TransportRequest(
                 id: id, url: url, method: method, headers: headers, body: source, timeout: timeout,
-                download: download, maxResponseSize: maxResponseSize, redirects: redirects, attempt: attempt)
+                stallTimeout: stallTimeout, download: download, maxResponseSize: maxResponseSize, redirects: redirects, attempt: attempt)
         } catch {
             throw error.with(requestID: id, url: url)
         }

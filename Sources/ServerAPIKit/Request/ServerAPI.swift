@@ -33,6 +33,9 @@ public struct ServerAPI: Sendable, Hashable {
     public var tag: String?
     /// The total time one attempt may take.
     public var timeout: Duration
+    /// Fail an attempt whose transfer moves slower than this; `nil` uses the transport's default.
+    /// See `stallTimeout(below:for:)`.
+    public var stallTimeout: StallTimeout? = nil
     /// How many times a failed attempt is retried (0: no retries).
     public var retryCount: Int
     /// When and how a failed attempt is retried.

@@ -16,6 +16,8 @@ public struct TransportRequest: Sendable {
     public var timeout: Duration
     /// The time connecting may take; `nil` lets the transport use `timeout`.
     public var connectTimeout: Duration?
+    /// Fail the transfer when it moves slower than this; `nil` uses the transport's default (if any).
+    public var stallTimeout: StallTimeout?
     /// Where to write the response body; `nil` keeps it in memory.
     public var download: DownloadTarget?
     /// The largest body, in bytes, the transport accepts before failing with `responseTooLarge`.
@@ -36,6 +38,7 @@ public struct TransportRequest: Sendable {
         body: BodySource = .empty,
         timeout: Duration = .seconds(60),
         connectTimeout: Duration? = nil,
+        stallTimeout: StallTimeout? = nil,
         download: DownloadTarget? = nil,
         maxResponseSize: Int64? = nil,
         redirects: RedirectPolicy = .follow(max: 10),
@@ -49,6 +52,7 @@ public struct TransportRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.connectTimeout = connectTimeout
+        self.stallTimeout = stallTimeout
         self.download = download
         self.maxResponseSize = maxResponseSize
         self.redirects = redirects

@@ -1,0 +1,253 @@
+import Foundation
+@testable import ServerAPICurl
+import ServerAPIKit
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("CurlTransport: proxies")
+struct CurlProxyTests {
+    static let via = "1.1 serverapikit-proxy"
+
+    func transport(_ proxy: Proxy?, caFile: URL? = nil) -> CurlTransport {
+        CurlTransport(configuration: .init(additionalTrustedCAFile: caFile, proxy: proxy))
+    }
+
+    @Test("a GET goes through the proxy, which the server sees in Via")
+    func get() async throws {
+        try await Fixture.withServer { server in
+            try await ProxyFixture.withProxy { proxy in
+                let transport = transport(try Proxy(proxy.base))
+                let response = try await transport.perform(TransportRequest(url: server.url("/echo?x=1")))
+                #expect(response.status == 200)
+                let echo = try Echo(response)
+                #expect(echo.values("Via") == [Self.via])
+                #expect(echo.query == "x=1")
+                #expect(try await proxy.stats().forwarded == 1)
+            }
+        }
+    }
+
+    @Test("a POST body arrives whole through the proxy, in memory and streamed from a file")
+    func post() async throws {
+        try await Fixture.withServer { server in
+            try await ProxyFixture.withProxy { proxy in
+                let transport = transport(try Proxy(proxy.base))
+                let small = noiseBytes(10_000)
+                let response = try await transport.perform(
+                    TransportRequest(url: server.url("/echo"), method: .post, body: .data(small)))
+                #expect(try Echo(response).bodyBytes == small)
+                #expect(try Echo(response).values("Via") == [Self.via])
+                try await Fixture.withTemporaryDirectory { directory in
+                    // Larger than the copy limit: libcurl reads it through the body reader.
+                    let large = noiseBytes(3_000_000, seed: 7)
+                    let file = directory.appendingPathComponent("body.bin")
+                    try large.write(to: file)
+                    let streamed = try await transport.perform(
+                        TransportRequest(url: server.url("/echo"), method: .put, body: .file(file)))
+                    #expect(try Echo(streamed).bodyLength == large.count)
+                    #expect(try Echo(streamed).bodyBytes == large)
+                }
+                #expect(try await proxy.stats().forwarded == 2)
+            }
+        }
+    }
+
+    @Test("a download through the proxy is written to its file")
+    func download() async throws {
+        try await Fixture.withServer { server in
+            try await ProxyFixture.withProxy { proxy in
+                try await Fixture.withTemporaryDirectory { directory in
+                    let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
+                    let response = try await transport(try Proxy(proxy.base)).perform(
+                        TransportRequest(url: server.url("/bytes/500000"), download: target))
+                    #expect(response.status == 200)
+                    #expect(try Data(contentsOf: target.destination) == patternBytes(500_000))
+                    #expect(try await proxy.stats().forwarded == 1)
+                }
+            }
+        }
+    }
+
+    @Test("a bypassed host is reached directly; others still go through the proxy")
+    func bypass() async throws {
+        try await Fixture.withServer { server in
+            try await ProxyFixture.withProxy { proxy in
+                let transport = transport(try Proxy(proxy.base, bypass: ["localhost"]))
+                let direct = try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
+                #expect(try Echo(direct).values("Via").isEmpty)
+                #expect(try await proxy.stats().forwarded == 0)
+                let proxied = try await transport.perform(TransportRequest(url: server.url("/echo")))
+                #expect(try Echo(proxied).values("Via") == [Self.via])
+                #expect(try await proxy.stats().forwarded == 1)
+            }
+        }
+    }
+
+    @Test("proxy credentials are sent with Basic authentication, from the options or the URL")
+    func credentials() async throws {
+        try await Fixture.withServer { server in
+            try await ProxyFixture.withProxy(user: "alice:s3cret pass") { proxy in
+                let given = try Proxy(proxy.base, credentials: .init(user: "alice", password: "s3cret pass"))
+                let response = try await transport(given).perform(TransportRequest(url: server.url("/echo")))
+                #expect(response.status == 200)
+                // The proxy takes its credentials off: the server never sees them.
+                #expect(try Echo(response).values("Proxy-Authorization").isEmpty)
+                let inURL = try Proxy("http://alice:s3cret%20pass@127.0.0.1:\(proxy.port)")
+                #expect(inURL.url?.absoluteString == "http://127.0.0.1:\(proxy.port)")
+                let again = try await transport(inURL).perform(TransportRequest(url: server.url("/echo")))
+                #expect(again.status == 200)
+                #expect(try await proxy.stats() == ProxyServer.Stats(forwarded: 2, tunnels: 0, rejected: 0))
+            }
+        }
+    }
+
+    @Test("wrong or missing proxy credentials fail with a 407 error that names the proxy, not the password")
+    func wrongCredentials() async throws {
+        try await Fixture.withServer { server in
+            try await ProxyFixture.withProxy(user: "alice:s3cret") { proxy in
+                for credentials in [Proxy.Credentials(user: "alice", password: "wrongpass"), nil] {
+                    let error = await expectError {
+                        try await transport(try Proxy(proxy.base, credentials: credentials)).perform(
+                            TransportRequest(url: server.url("/echo")))
+                    }
+                    #expect(error?.kind == .httpStatus)
+                    #expect(error?.status == 407)
+                    #expect(error?.message.contains("http://127.0.0.1:\(proxy.port)") == true)
+                    #expect(error?.message.contains("407 Proxy Authentication Required") == true)
+                    let everything = "\(String(describing: error)) \(String(reflecting: error))"
+                    #expect(!everything.contains("wrongpass"))
+                    #expect(!everything.contains("s3cret"))
+                }
+                let stats = try await proxy.stats()
+                #expect(stats == ProxyServer.Stats(forwarded: 0, tunnels: 0, rejected: 2))
+            }
+        }
+    }
+
+    @Test("a proxy that does not listen is a cannot-connect error that says it was the proxy")
+    func deadProxy() async throws {
+        try await Fixture.withServer { server in
+            let port = try Self.closedPort()
+            let proxy = try Proxy("http://127.0.0.1:\(port)", credentials: .init(user: "bob", password: "hunter22"))
+            let error = await expectError {
+                try await transport(proxy).perform(TransportRequest(url: server.url("/echo")))
+            }
+            #expect(error?.kind == .cannotConnect)
+            #expect(error?.message.contains("could not connect to the proxy http://127.0.0.1:\(port)") == true)
+            #expect(error.map { !"\($0) \(String(reflecting: $0))".contains("hunter22") } == true)
+        }
+    }
+
+    @Test("errors name the proxy libcurl used: explicit, bypassed, or from the environment variables")
+    func route() throws {
+        let plain = URL(string: "http://api.example.com/x")!
+        let secure = URL(string: "https://api.example.com/x")!
+        let explicit = try Proxy("http://u:p@proxy:3128", bypass: ["example.com"])
+        #expect(CurlProxyRoute.proxy(for: plain, explicit, environment: [:]) == nil)
+        #expect(
+            CurlProxyRoute.proxy(for: URL(string: "http://other.org")!, explicit, environment: [:])
+                == "http://proxy:3128")
+        let environment = [
+            "http_proxy": "http://user:secret@web-proxy:8080", "HTTPS_PROXY": "tls-proxy:3129", "no_proxy": "internal",
+        ]
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: environment) == "http://web-proxy:8080")
+        #expect(CurlProxyRoute.proxy(for: secure, .environment, environment: environment) == "http://tls-proxy:3129")
+        #expect(
+            CurlProxyRoute.proxy(for: URL(string: "http://db.internal")!, .environment, environment: environment) == nil)
+        // libcurl ignores an upper-case HTTP_PROXY.
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: ["HTTP_PROXY": "http://p:1"]) == nil)
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: ["all_proxy": "http://p:1"]) == "http://p:1")
+        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: [:]) == nil)
+    }
+
+    @Test("an https URL goes through a CONNECT tunnel; the proxy sees no request", .enabled(if: hasOpenSSL))
+    func tunnel() async throws {
+        try await withCertificates { directory, ca in
+            let tls = (directory.appendingPathComponent("server.pem"), directory.appendingPathComponent("server.key"))
+            try await Fixture.withServer(tls: tls) { server in
+                try await ProxyFixture.withProxy(user: "alice:s3cret") { proxy in
+                    let good = try Proxy(proxy.base, credentials: .init(user: "alice", password: "s3cret"))
+                    let response = try await transport(good, caFile: ca).perform(
+                        TransportRequest(url: server.url("/echo"), method: .post, body: .data(Data("tunnelled".utf8))))
+                    #expect(response.status == 200)
+                    let echo = try Echo(response)
+                    #expect(echo.bodyBytes == Data("tunnelled".utf8))
+                    // Inside the tunnel the proxy cannot add anything.
+                    #expect(echo.values("Via").isEmpty)
+                    #expect(try await proxy.stats() == ProxyServer.Stats(forwarded: 0, tunnels: 1, rejected: 0))
+
+                    let bad = try Proxy(proxy.base, credentials: .init(user: "alice", password: "nope-nope"))
+                    let error = await expectError {
+                        try await transport(bad, caFile: ca).perform(TransportRequest(url: server.url("/echo")))
+                    }
+                    #expect(error?.kind == .httpStatus)
+                    #expect(error?.status == 407)
+                    #expect(error?.message.contains("proxy") == true)
+                    #expect(error.map { !String(reflecting: $0).contains("nope-nope") } == true)
+                }
+            }
+        }
+    }
+
+    @Test("an https:// proxy is reached over TLS and verified", .enabled(if: hasOpenSSL))
+    func httpsProxy() async throws {
+        try await withCertificates { directory, ca in
+            let tls = (directory.appendingPathComponent("server.pem"), directory.appendingPathComponent("server.key"))
+            try await Fixture.withServer { server in
+                try await ProxyFixture.withProxy(tls: tls) { proxy in
+                    #expect(proxy.base.hasPrefix("https://"))
+                    let response = try await transport(try Proxy(proxy.base), caFile: ca).perform(
+                        TransportRequest(url: server.url("/echo")))
+                    #expect(try Echo(response).values("Via") == [Self.via])
+                    // Without the CA, the proxy's certificate is not trusted.
+                    let error = await expectError {
+                        try await transport(try Proxy(proxy.base)).perform(TransportRequest(url: server.url("/echo")))
+                    }
+                    #expect(error?.kind == .tls)
+                    #expect(try await proxy.stats().forwarded == 1)
+                }
+            }
+        }
+    }
+
+    static let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+
+    /// Runs `body` with a fresh test CA and a certificate for 127.0.0.1 it signed.
+    func withCertificates(_ body: (URL, URL) async throws -> Void) async throws {
+        try await Fixture.withTemporaryDirectory { directory in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [
+                Fixture.directory.appendingPathComponent("make_test_certificates.sh").path, directory.path,
+            ]
+            let exited = Signal()
+            process.terminationHandler = { _ in exited.fire() }
+            try process.run()
+            await exited.wait()
+            try #require(process.terminationStatus == 0)
+            try await body(directory, directory.appendingPathComponent("ca.pem"))
+        }
+    }
+
+    /// A loopback port that was free a moment ago and has no listener now.
+    static func closedPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
