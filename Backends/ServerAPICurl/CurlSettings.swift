@@ -10,6 +10,8 @@ struct CurlSettings {
     /// Lower-cased host names whose certificates are not verified.
     var insecureHosts: Set<String>
     var tcpKeepAlive: Bool
+    /// Pins and client certificate, or why the transport's TLS options cannot be used (every request fails with it).
+    var tls: CurlTLS.Prepared
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
     var copyBodyLimit: Int64 = 1 << 20
     /// Makes each download's writer.
@@ -26,6 +28,7 @@ struct CurlSettings {
         caFile = configuration.additionalTrustedCAFile?.path
         insecureHosts = Set(configuration.insecureHosts.map { $0.lowercased() })
         tcpKeepAlive = configuration.tcpKeepAlive
+        tls = CurlTLS.prepare(configuration.tls)
     }
 }
 

@@ -141,6 +141,7 @@ final class CurlTransfer {
             try easy.set(CURLOPT_SSL_VERIFYPEER, false)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
+        try settings.tls.get().apply(to: easy, host: request.url.host ?? "")
         try installCallbacks(context: context)
         let sendsBody = try configureMethodAndBody(context: context)
         try configureHeaders(sendsBody: sendsBody)

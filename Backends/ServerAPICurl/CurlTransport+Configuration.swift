@@ -1,4 +1,5 @@
 public import Foundation
+public import ServerAPIKit
 
 extension CurlTransport {
     /// How a `CurlTransport` connects: limits, TLS trust, decoding and default timeouts.
@@ -29,6 +30,12 @@ extension CurlTransport {
         public var insecureHosts: Set<String>
         /// Whether idle connections send TCP keep-alive probes, so dead peers are noticed.
         public var tcpKeepAlive: Bool
+        /// Public-key pins (per host) and the client certificate to present; none by default.
+        ///
+        /// - Important: Pins add a check to verification, never replace it. Problems with the files (a
+        ///   missing or unreadable certificate or key, a malformed pin) fail every request with a
+        ///   `ServerAPIError` naming the file; `CurlTransport(validating:)` reports them at once.
+        public var tls: TLSOptions
 
         /// Creates a configuration.
         /// - Parameters:
@@ -40,6 +47,7 @@ extension CurlTransport {
         ///   - additionalTrustedCAFile: A PEM file of extra authorities to trust.
         ///   - insecureHosts: Hosts whose certificates are not verified (development only).
         ///   - tcpKeepAlive: Whether to send TCP keep-alive probes.
+        ///   - tls: Public-key pins and the client certificate.
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -48,7 +56,8 @@ extension CurlTransport {
             connectTimeout: Duration? = nil,
             additionalTrustedCAFile: URL? = nil,
             insecureHosts: Set<String> = [],
-            tcpKeepAlive: Bool = true
+            tcpKeepAlive: Bool = true,
+            tls: TLSOptions = TLSOptions()
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -58,6 +67,7 @@ extension CurlTransport {
             self.additionalTrustedCAFile = additionalTrustedCAFile
             self.insecureHosts = insecureHosts
             self.tcpKeepAlive = tcpKeepAlive
+            self.tls = tls
         }
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.

@@ -66,6 +66,9 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     public var isSilent = false
     /// The message to show a user, from the business rules' table or closure; `nil` when none applies.
     public var userMessage: String?
+    /// Which part of TLS failed, for `tls` errors, when the transport can tell (pin mismatch, untrusted
+    /// certificate, host name mismatch, client certificate rejected, …); `nil` otherwise.
+    public var tlsFailure: TLSFailure?
 
     /// Creates an error.
     public init(
