@@ -22,11 +22,14 @@ extension ServerAPIError {
         case CURLE_SSL_CLIENTCERT:
             return .clientCertificateRejected
         case CURLE_PEER_FAILED_VERIFICATION:
+            // libcurl checks the host name after OpenSSL accepted the chain, and then reports an
+            // unspecified X509 result (1): its message is what tells.
+            if message.contains("target host name") || message.contains("common name from peer certificate") {
+                return .hostnameMismatch
+            }
             switch verifyResult ?? 0 {
             case X509.certificateNotYetValid, X509.certificateExpired: return .expiredCertificate
             case X509.hostnameMismatch, X509.ipAddressMismatch: return .hostnameMismatch
-            case 0 where message.contains("target host name") || message.contains("subject name"):
-                return .hostnameMismatch
             default: return .untrustedCertificate
             }
         default:
