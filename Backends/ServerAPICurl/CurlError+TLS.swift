@@ -32,6 +32,8 @@ extension ServerAPIError {
             case X509.hostnameMismatch, X509.ipAddressMismatch: return .hostnameMismatch
             default: return .untrustedCertificate
             }
+        case CURLE_OPERATION_TIMEDOUT, CURLE_ABORTED_BY_CALLBACK:
+            return nil
         default:
             break
         }
