@@ -61,7 +61,8 @@ extension ServerAPIError {
             switch failure {
             case .pinMismatch:
                 "pin mismatch: the server's public key matches none of the keys pinned for this host"
-            case .untrustedCertificate: "certificate not trusted: the server's certificate is not signed by a trusted CA"
+            case .untrustedCertificate:
+                "certificate not trusted: the server's certificate is not signed by a trusted CA"
             case .expiredCertificate: "certificate expired: the server's certificate is expired or not yet valid"
             case .hostnameMismatch: "hostname mismatch: the server's certificate is for another host name"
             case .clientCertificateRejected:

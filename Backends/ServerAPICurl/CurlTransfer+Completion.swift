@@ -16,7 +16,9 @@ extension CurlTransfer {
         guard code == CURLE_OK else {
             return fail(
                 clientCertificateNamed(
-                    .curl(code, detail: easy.errorMessage, status: status, verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))))
+                    .curl(
+                        code, detail: easy.errorMessage, status: status,
+                        verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))))
         }
         if followsRedirect {
             do throws(ServerAPIError) {

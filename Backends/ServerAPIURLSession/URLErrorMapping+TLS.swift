@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(FoundationNetworking)
-internal import FoundationNetworking
+    internal import FoundationNetworking
 #endif
 
 extension URLErrorMapping {
@@ -57,7 +57,8 @@ extension URLErrorMapping {
         let sentence =
             switch failure {
             case .pinMismatch: "pin mismatch: the server's public key matches none of the pinned keys"
-            case .untrustedCertificate: "certificate not trusted: the server's certificate is not signed by a trusted CA"
+            case .untrustedCertificate:
+                "certificate not trusted: the server's certificate is not signed by a trusted CA"
             case .expiredCertificate: "certificate expired: the server's certificate is expired or not yet valid"
             case .hostnameMismatch: "hostname mismatch: the server's certificate is for another host name"
             case .clientCertificateRejected:

@@ -23,9 +23,10 @@ extension URLSessionTransport {
     /// Why `tls` cannot be honoured, or `nil` when it can.
     static func unsupported(_ tls: TLSOptions) -> ServerAPIError? {
         #if canImport(FoundationNetworking)
-        let platform = "on Linux: FoundationNetworking offers no hook to check the server's key or present a certificate"
+            let platform =
+                "on Linux: FoundationNetworking offers no hook to check the server's key or present a certificate"
         #else
-        let platform = "on this platform yet"
+            let platform = "on this platform yet"
         #endif
         var asked: [String] = []
         if !tls.pins.allSatisfy(\.isEmpty) { asked.append("public-key pinning") }

@@ -45,7 +45,9 @@ struct TLSConformanceTests {
                 #expect(error.tlsFailure == .notSupported)
                 return
             }
-            let error = await #expect(throws: ServerAPIError.self) { _ = try await transport.send(try server.url("/echo")) }
+            let error = await #expect(throws: ServerAPIError.self) {
+                _ = try await transport.send(try server.url("/echo"))
+            }
             #expect(error?.tlsFailure == .pinMismatch)
             // The same transport without the pin reaches the server: the failure is the pin's.
             let unpinned = try kind.make(tls: TLSOptions(), caFile: server.file("ca.pem"))

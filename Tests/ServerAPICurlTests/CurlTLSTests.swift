@@ -60,7 +60,8 @@ struct CurlTLSTests {
         -> CurlTransport
     {
         CurlTransport(
-            configuration: .init(additionalTrustedCAFile: certificates.file("ca.pem"), insecureHosts: insecureHosts, tls: tls))
+            configuration: .init(
+                additionalTrustedCAFile: certificates.file("ca.pem"), insecureHosts: insecureHosts, tls: tls))
     }
 
     // MARK: Verification
@@ -140,7 +141,8 @@ struct CurlTLSTests {
     func rightPin() async throws {
         try await withTLSServer { server, certificates in
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("server.pin")])])
-            let response = try await transport(certificates, tls: tls).perform(TransportRequest(url: server.url("/echo")))
+            let response = try await transport(certificates, tls: tls).perform(
+                TransportRequest(url: server.url("/echo")))
             #expect(response.status == 200)
         }
     }
@@ -209,7 +211,8 @@ struct CurlTLSTests {
             // The right pin, but no trust in the test CA: the certificate is still rejected.
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("server.pin")])])
             let error = await expectError {
-                try await CurlTransport(configuration: .init(tls: tls)).perform(TransportRequest(url: server.url("/echo")))
+                try await CurlTransport(configuration: .init(tls: tls)).perform(
+                    TransportRequest(url: server.url("/echo")))
             }
             #expect(error?.tlsFailure == .untrustedCertificate)
         }
@@ -234,7 +237,8 @@ struct CurlTLSTests {
     {
         TLSOptions(
             clientCertificate: ClientCertificate(
-                certificateFile: certificates.file("client.pem"), keyFile: certificates.file(key), passphrase: passphrase))
+                certificateFile: certificates.file("client.pem"), keyFile: certificates.file(key),
+                passphrase: passphrase))
     }
 
     /// The subject of the client certificate the server saw.
@@ -296,7 +300,8 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a missing certificate file, or an encrypted key without passphrase, is refused at creation",
+    @Test(
+        "a missing certificate file, or an encrypted key without passphrase, is refused at creation",
         .enabled(if: hasOpenSSL))
     func clientCertificateFilesChecked() async throws {
         try await TestCertificates.with { certificates in

@@ -2,9 +2,15 @@ import Foundation
 
 /// Public keys a server must present one of, for some hosts or for every host: public-key pinning.
 ///
-/// A pin is the SHA-256 digest of the server key's DER SubjectPublicKeyInfo, in base64 — what
-/// `openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`
-/// prints. List the current key and a backup key, so the server can rotate keys without breaking you.
+/// A pin is the SHA-256 digest of the server key's DER SubjectPublicKeyInfo, in base64, as this prints it
+/// from the server's certificate:
+///
+/// ```sh
+/// openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der \
+///     | openssl dgst -sha256 -binary | base64
+/// ```
+///
+/// List the current key and a backup key, so the server can rotate keys without breaking you.
 ///
 /// - Important: A pin never turns verification off: the certificate must still be trusted and name the host.
 public struct PublicKeyPins: Sendable, Hashable {
