@@ -26,9 +26,13 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
 
 extension ServerAPIError {
     /// The error for a libcurl result, with libcurl's message kept in ours.
-    static func curl(_ code: CURLcode, detail: String?, status: Int = 0) -> ServerAPIError {
+    /// - Parameter verifyResult: `CURLINFO_SSL_VERIFYRESULT` (OpenSSL's X509 verification code), for TLS failures.
+    static func curl(_ code: CURLcode, detail: String?, status: Int = 0, verifyResult: Int? = nil) -> ServerAPIError {
         let underlying = CurlError(
             code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: detail)
+        if let failure = tlsFailure(code, message: detail ?? "", verifyResult: verifyResult) {
+            return curlTLS(failure, underlying: underlying, status: status)
+        }
         let (kind, sentence) = classify(code)
         return ServerAPIError(
             kind, "\(sentence) (\(underlying.detail ?? underlying.summary))", status: status > 0 ? status : nil,

@@ -13,6 +13,8 @@ struct CurlSettings {
     var tcpKeepAlive: Bool
     var proxy: Proxy?
     var stallTimeout: StallTimeout?
+    /// Pins and client certificate, or why the transport's TLS options cannot be used (every request fails with it).
+    var tls: CurlTLS.Prepared
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
     var copyBodyLimit: Int64 = 1 << 20
     /// Makes each download's writer.
@@ -31,6 +33,7 @@ struct CurlSettings {
         tcpKeepAlive = configuration.tcpKeepAlive
         proxy = configuration.proxy
         stallTimeout = configuration.stallTimeout
+        tls = CurlTLS.prepare(configuration.tls)
     }
 }
 

@@ -14,7 +14,13 @@ extension CurlTransfer {
         }
         if let failure { return fail(failure) }
         if code != CURLE_OK, let failure = proxyOrStallFailure(code) { return fail(failure) }
-        guard code == CURLE_OK else { return fail(.curl(code, detail: easy.errorMessage, status: status)) }
+        guard code == CURLE_OK else {
+            return fail(
+                clientCertificateNamed(
+                    .curl(
+                        code, detail: easy.errorMessage, status: status,
+                        verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))))
+        }
         if followsRedirect {
             do throws(ServerAPIError) {
                 try prepareRedirect()
@@ -43,6 +49,16 @@ extension CurlTransfer {
             TransportResponse(
                 status: status, headers: headers, body: responseBody, url: request.url,
                 metrics: metrics(uploaded: uploaded)))
+    }
+
+    /// Names the client certificate's files in an error about them: libcurl's message does not always.
+    private func clientCertificateNamed(_ error: ServerAPIError) -> ServerAPIError {
+        guard error.tlsFailure == .clientCertificateProblem || error.tlsFailure == .clientCertificateRejected,
+            case .success(let tls) = settings.tls, let certificate = tls.clientCertificate
+        else { return error }
+        var named = error
+        named.message += " [\(certificate)]"
+        return named
     }
 
     private func fail(_ error: ServerAPIError) -> Outcome {

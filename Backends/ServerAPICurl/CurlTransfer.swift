@@ -151,6 +151,7 @@ final class CurlTransfer {
         // A download takes its body in larger pieces: fewer callbacks and file writes per
         // megabyte. Other calls keep libcurl's 16 KB buffer, so many at once stay small.
         if download != nil { easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.downloadBufferSize) }
+        try settings.tls.get().apply(to: easy, host: request.url.host ?? "")
         try installCallbacks(context: context)
         let sendsBody = try configureMethodAndBody(context: context)
         try configureHeaders(sendsBody: sendsBody)

@@ -36,6 +36,12 @@ extension CurlTransport {
         /// Fail a transfer that moves slower than this, for requests that set no stall timeout of their
         /// own (`CURLOPT_LOW_SPEED_LIMIT`/`TIME`; whole seconds, rounded up); `nil` for no limit.
         public var stallTimeout: StallTimeout? = nil
+        /// Public-key pins (per host) and the client certificate to present; none by default.
+        ///
+        /// - Important: Pins add a check to verification, never replace it. Problems with the files (a
+        ///   missing or unreadable certificate or key, a malformed pin) fail every request with a
+        ///   `ServerAPIError` naming the file; `CurlTransport(validating:)` reports them at once.
+        public var tls: TLSOptions
 
         /// Creates a configuration.
         /// - Parameters:
@@ -49,6 +55,7 @@ extension CurlTransport {
         ///   - tcpKeepAlive: Whether to send TCP keep-alive probes.
         ///   - proxy: The proxy to send requests through; `nil` connects directly.
         ///   - stallTimeout: The default stall limit; `nil` for none.
+        ///   - tls: Public-key pins and the client certificate.
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -59,7 +66,8 @@ extension CurlTransport {
             insecureHosts: Set<String> = [],
             tcpKeepAlive: Bool = true,
             proxy: Proxy? = nil,
-            stallTimeout: StallTimeout? = nil
+            stallTimeout: StallTimeout? = nil,
+            tls: TLSOptions = TLSOptions()
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -71,6 +79,7 @@ extension CurlTransport {
             self.tcpKeepAlive = tcpKeepAlive
             self.proxy = proxy
             self.stallTimeout = stallTimeout
+            self.tls = tls
         }
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.

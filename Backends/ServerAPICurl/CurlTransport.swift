@@ -87,3 +87,18 @@ public final class CurlTransport: RequestPerforming {
         }
     }
 }
+
+extension CurlTransport {
+    /// Creates a transport after checking its TLS options, so that a missing or unreadable client
+    /// certificate or key, an encrypted key without a passphrase, or a malformed pin is reported now
+    /// rather than by the first request.
+    /// - Parameter configuration: Connection limits, TLS trust, pins, client certificate, decoding and timeouts.
+    /// - Throws: `ServerAPIError`: `tls` with `TLSFailure.clientCertificateProblem` for the client
+    ///   certificate's files, `invalidRequest` for a pin; the message names the file.
+    /// - Important: A wrong passphrase, or a key that does not match its certificate, can only show at the
+    ///   first TLS connection: that request fails with `clientCertificateProblem`.
+    public convenience init(validating configuration: Configuration) throws(ServerAPIError) {
+        _ = try CurlTLS(configuration.tls)
+        self.init(configuration: configuration)
+    }
+}

@@ -15,6 +15,12 @@ enum URLErrorMapping {
                 .network, "the request failed: \(nsError.localizedDescription)", requestID: request.id,
                 url: request.url, underlying: error)
         }
+        if let failure = tlsFailure(code, message: nsError.localizedDescription) {
+            var tls = ServerAPIError.tls(
+                failure, describe(failure, message: nsError.localizedDescription), underlying: error)
+            tls = tls.with(requestID: request.id, url: request.url)
+            return tls
+        }
         let (kind, message) = describe(code)
         return ServerAPIError(kind, message, requestID: request.id, url: request.url, underlying: error)
     }

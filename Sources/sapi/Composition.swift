@@ -39,13 +39,24 @@ struct Composition {
             extraCA = URL(fileURLWithPath: path)
         }
         let proxy = try Self.proxy(options)
+        let tls = try tlsOptions(options)
         switch options.backend ?? .curl {
         case .curl:
             var configuration = CurlTransport.Configuration()
             configuration.additionalTrustedCAFile = extraCA
             configuration.proxy = proxy
-            return CurlTransport(configuration: configuration)
+            configuration.tls = tls
+            do throws(ServerAPIError) {
+                return try CurlTransport(validating: configuration)
+            } catch {
+                // Unreadable --cert/--key files or a malformed --pin are bad input (exit 1), not a TLS failure.
+                throw UsageError(message: error.message)
+            }
         case .urlsession:
+            guard tls.isEmpty else {
+                let refusal = URLSessionTransport.refusal(tls)
+                throw UsageError(message: refusal, hint: "--backend curl")
+            }
             guard extraCA == nil else {
                 // FoundationNetworking on Linux has no way to add a trusted CA per session.
                 throw UsageError(
@@ -75,6 +86,32 @@ struct Composition {
             return try Proxy(text, bypass: options.noProxy)
         } catch {
             throw UsageError(message: error.message)
+        }
+    }
+
+    /// `--pin`, `--cert`, `--key` and `--key-pass` as TLS options.
+    static func tlsOptions(_ options: Options) throws -> TLSOptions {
+        var tls = TLSOptions()
+        if !options.pins.isEmpty { tls.pins = [.sha256(options.pins)] }
+        if let certificate = options.clientCertificate {
+            tls.clientCertificate = ClientCertificate(
+                certificateFile: URL(fileURLWithPath: certificate),
+                keyFile: options.clientKey.map(URL.init(fileURLWithPath:)), passphrase: options.keyPassphrase)
+        } else if options.clientKey != nil || options.keyPassphrase != nil {
+            throw UsageError(message: "--key and --key-pass need --cert")
+        }
+        return tls
+    }
+}
+
+extension URLSessionTransport {
+    /// Why this transport refuses `tls`, as `URLSessionTransport(tls:)` says it.
+    static func refusal(_ tls: TLSOptions) -> String {
+        do throws(ServerAPIError) {
+            _ = try URLSessionTransport(tls: tls)
+            return "the urlsession backend cannot use these TLS options"
+        } catch {
+            return error.message
         }
     }
 }

@@ -35,6 +35,10 @@ struct Options {
     var proxy: String?
     var noProxy: [String] = []
     var stallTimeout: StallTimeout?
+    var pins: [String] = []
+    var clientCertificate: String?
+    var clientKey: String?
+    var keyPassphrase: String?
     var maxRedirects = 10
     var showHelp = false
     var showVersion = false
@@ -148,6 +152,19 @@ extension Options {
             }
             $0.stallTimeout = StallTimeout(bytesPerSecond: bytes, duration: .milliseconds(Int64(seconds * 1000)))
         },
+        OptionSpec(
+            names: ["--pin"], value: "SHA256",
+            help: "accept only a server key with this base64 SHA-256 pin (repeat for backups; curl only)"
+        ) { $0.pins.append($1) },
+        OptionSpec(names: ["--cert"], value: "FILE", help: "present this PEM client certificate (curl only)") {
+            $0.clientCertificate = $1
+        },
+        OptionSpec(names: ["--key"], value: "FILE", help: "the client certificate's PEM private key") {
+            $0.clientKey = $1
+        },
+        OptionSpec(names: ["--key-pass"], value: "PASS", help: "the passphrase of an encrypted --key") {
+            $0.keyPassphrase = $1
+        },
         OptionSpec(names: ["--max-redirects"], value: "N", help: "follow at most N redirects (default 10; 0: none)") {
             guard let count = Int($1), count >= 0 else {
                 throw UsageError(message: "--max-redirects needs a count, not \"\($1)\"")
@@ -259,7 +276,9 @@ extension Options {
             "  1    usage or invalid input",
             "  2    HTTP error status (4xx, 5xx) with --check-status, or a retryable one that outlasted --retry",
             "  3    timed out",
-            "  4    cannot connect, TLS, network, too many redirects, response too large",
+            "  4    cannot connect, TLS (the line names the failure: pin mismatch, certificate not trusted,",
+            "       hostname mismatch, client certificate rejected, ...), network, too many redirects,",
+            "       response too large",
             "  5    business-code failure with --envelope",
             "  6    decoding failed, or --key-path not found",
             "  130  interrupted (Ctrl-C); a partial --download is kept for --continue",

@@ -98,6 +98,13 @@ enum Sapi {
         case .decoding:
             text = "sapi: error: \(error.message)"
             if let keyPath = error.keyPath, !error.message.contains(keyPath) { text += " (key path \(keyPath))" }
+        case .tls:
+            // The failure first (pin mismatch, certificate not trusted, ...), then libcurl's own words.
+            let failure = error.tlsFailure.map(\.rawValue) ?? "failed"
+            var message = error.message
+            if message.hasPrefix(failure + ": ") { message = String(message.dropFirst(failure.count + 2)) }
+            text = "sapi: error: TLS \(failure): \(message)"
+            if let url = error.url { text += " [\(url.absoluteString)]" }
         default:
             text = "sapi: error: \(error.kind): \(error.message)"
             if let url = error.url { text += " [\(url.absoluteString)]" }

@@ -3,12 +3,23 @@ import ServerAPICurl
 import ServerAPIKit
 import Testing
 
-@Suite("CurlTransport: TLS")
-struct CurlTLSTests {
-    static let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+/// Certificates that `Fixtures/make_test_certificates.sh` made for one test (see the script for the list).
+struct TestCertificates: Sendable {
+    let directory: URL
 
-    /// Runs `body` with an HTTPS server whose certificate a fresh test CA (`ca.pem`) signed.
-    func withTLSServer(_ body: (TestServer, URL) async throws -> Void) async throws {
+    /// A file of the set, such as `"ca.pem"`.
+    func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    /// The base64 SHA-256 pin in `name` (`"server.pin"`, `"backup.pin"`).
+    func pin(_ name: String) throws -> String {
+        let pin = try String(contentsOf: file(name), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A SHA-256 digest in base64: an empty or truncated file would make the pin tests meaningless.
+        try #require(Data(base64Encoded: pin)?.count == 32)
+        return pin
+    }
+
+    /// Runs `body` with a fresh set of certificates, removed afterwards.
+    static func with<T>(_ body: (TestCertificates) async throws -> T) async throws -> T {
         try await Fixture.withTemporaryDirectory { directory in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -20,42 +31,94 @@ struct CurlTLSTests {
             try process.run()
             await exited.wait()
             try #require(process.terminationStatus == 0)
-            let tls = (directory.appendingPathComponent("server.pem"), directory.appendingPathComponent("server.key"))
-            try await Fixture.withServer(tls: tls) { server in
-                try await body(server, directory.appendingPathComponent("ca.pem"))
+            return try await body(TestCertificates(directory: directory))
+        }
+    }
+}
+
+@Suite("CurlTransport: TLS")
+struct CurlTLSTests {
+    static let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+
+    /// Runs `body` with an HTTPS server presenting `certificate` (`"server"`: signed by the test CA for
+    /// 127.0.0.1); with `requiresClientCertificate` it requires a client certificate from the client CA.
+    func withTLSServer(
+        certificate: String = "server", requiresClientCertificate: Bool = false,
+        _ body: (TestServer, TestCertificates) async throws -> Void
+    ) async throws {
+        try await TestCertificates.with { certificates in
+            let tls = (certificates.file("\(certificate).pem"), certificates.file("\(certificate).key"))
+            let clientCA = requiresClientCertificate ? certificates.file("client-ca.pem") : nil
+            try await Fixture.withServer(tls: tls, clientCA: clientCA) { server in
+                try await body(server, certificates)
             }
         }
     }
 
-    @Test("an untrusted certificate is a TLS error", .enabled(if: hasOpenSSL))
+    /// A transport that trusts the test CA, with `tls`.
+    func transport(_ certificates: TestCertificates, tls: TLSOptions = TLSOptions(), insecureHosts: Set<String> = [])
+        -> CurlTransport
+    {
+        CurlTransport(
+            configuration: .init(
+                additionalTrustedCAFile: certificates.file("ca.pem"), insecureHosts: insecureHosts, tls: tls))
+    }
+
+    // MARK: Verification
+
+    @Test("an untrusted certificate is a TLS error: certificate not trusted", .enabled(if: hasOpenSSL))
     func untrusted() async throws {
         try await withTLSServer { server, _ in
             let error = await expectError {
                 try await CurlTransport().perform(TransportRequest(url: server.url("/echo")))
             }
             #expect(error?.kind == .tls)
+            #expect(error?.tlsFailure == .untrustedCertificate)
             #expect(error?.message.contains("certificate") == true)
+            // libcurl's own message is kept.
+            #expect(error?.message.contains("SSL certificate problem") == true)
         }
     }
 
     @Test("a transport trusts an extra CA file", .enabled(if: hasOpenSSL))
     func extraCA() async throws {
-        try await withTLSServer { server, ca in
-            let transport = CurlTransport(configuration: .init(additionalTrustedCAFile: ca))
-            let response = try await transport.perform(TransportRequest(url: server.url("/echo")))
+        try await withTLSServer { server, certificates in
+            let response = try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
             #expect(response.status == 200)
             #expect(try Echo(response).method == "GET")
         }
     }
 
-    @Test("the host name is verified even when the CA is trusted", .enabled(if: hasOpenSSL))
+    @Test("the host name is verified even when the CA is trusted: hostname mismatch", .enabled(if: hasOpenSSL))
     func hostNameMismatch() async throws {
-        try await withTLSServer { server, ca in
-            let transport = CurlTransport(configuration: .init(additionalTrustedCAFile: ca))
+        try await withTLSServer { server, certificates in
             let error = await expectError {
-                try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
+                try await transport(certificates).perform(TransportRequest(url: server.otherHostURL("/echo")))
             }
             #expect(error?.kind == .tls)
+            #expect(error?.tlsFailure == .hostnameMismatch)
+        }
+    }
+
+    @Test("a certificate for another host name is a hostname mismatch", .enabled(if: hasOpenSSL))
+    func wrongHostCertificate() async throws {
+        try await withTLSServer(certificate: "wrong-host") { server, certificates in
+            let error = await expectError {
+                try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
+            }
+            #expect(error?.tlsFailure == .hostnameMismatch)
+            #expect(error?.message.contains("hostname mismatch") == true)
+        }
+    }
+
+    @Test("an expired certificate is a TLS error: certificate expired", .enabled(if: hasOpenSSL))
+    func expired() async throws {
+        try await withTLSServer(certificate: "expired") { server, certificates in
+            let error = await expectError {
+                try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
+            }
+            #expect(error?.kind == .tls)
+            #expect(error?.tlsFailure == .expiredCertificate)
         }
     }
 
@@ -69,6 +132,207 @@ struct CurlTLSTests {
                 try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
             }
             #expect(other?.kind == .tls)
+        }
+    }
+
+    // MARK: Pinning
+
+    @Test("the server's own pin passes", .enabled(if: hasOpenSSL))
+    func rightPin() async throws {
+        try await withTLSServer { server, certificates in
+            let tls = TLSOptions(pins: [.sha256([try certificates.pin("server.pin")])])
+            let response = try await transport(certificates, tls: tls).perform(
+                TransportRequest(url: server.url("/echo")))
+            #expect(response.status == 200)
+        }
+    }
+
+    @Test("a pin in libcurl's sha256// form and a pinned key file pass", .enabled(if: hasOpenSSL))
+    func pinForms() async throws {
+        try await withTLSServer { server, certificates in
+            let prefixed = TLSOptions(pins: [.sha256(["sha256//" + (try certificates.pin("server.pin"))])])
+            let byFile = TLSOptions(pins: [PublicKeyPins(keyFiles: [certificates.file("server.pub.pem")])])
+            for tls in [prefixed, byFile] {
+                let response = try await transport(certificates, tls: tls).perform(
+                    TransportRequest(url: server.url("/echo")))
+                #expect(response.status == 200)
+            }
+        }
+    }
+
+    @Test("a wrong pin is a pin mismatch, by digest and by key file", .enabled(if: hasOpenSSL))
+    func wrongPin() async throws {
+        try await withTLSServer { server, certificates in
+            let byDigest = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")])])
+            let byFile = TLSOptions(pins: [PublicKeyPins(keyFiles: [certificates.file("backup.pub.pem")])])
+            for tls in [byDigest, byFile] {
+                let error = await expectError {
+                    try await transport(certificates, tls: tls).perform(TransportRequest(url: server.url("/echo")))
+                }
+                #expect(error?.kind == .tls)
+                #expect(error?.tlsFailure == .pinMismatch)
+                #expect(error?.message.contains("pinned public key") == true)
+            }
+        }
+    }
+
+    @Test("one of several pins matching is enough (key rotation)", .enabled(if: hasOpenSSL))
+    func rotation() async throws {
+        try await withTLSServer { server, certificates in
+            let pins = [try certificates.pin("backup.pin"), try certificates.pin("server.pin")]
+            for order in [pins, pins.reversed()] {
+                let tls = TLSOptions(pins: [.sha256(order, hosts: ["127.0.0.1"])])
+                let response = try await transport(certificates, tls: tls).perform(
+                    TransportRequest(url: server.url("/echo")))
+                #expect(response.status == 200)
+            }
+        }
+    }
+
+    @Test("a pin for another host does not apply to this one, and applies to its own", .enabled(if: hasOpenSSL))
+    func pinPerHost() async throws {
+        try await withTLSServer { server, certificates in
+            // localhost is listed as insecure (the certificate names 127.0.0.1 only) to show that its pin
+            // is still checked: pinning never depends on, nor turns off, verification.
+            let tls = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")], hosts: ["LocalHost"])])
+            let transport = transport(certificates, tls: tls, insecureHosts: ["localhost"])
+            let response = try await transport.perform(TransportRequest(url: server.url("/echo")))
+            #expect(response.status == 200)
+            let error = await expectError {
+                try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
+            }
+            #expect(error?.tlsFailure == .pinMismatch)
+        }
+    }
+
+    @Test("pins do not turn verification off", .enabled(if: hasOpenSSL))
+    func pinStillVerifies() async throws {
+        try await withTLSServer { server, certificates in
+            // The right pin, but no trust in the test CA: the certificate is still rejected.
+            let tls = TLSOptions(pins: [.sha256([try certificates.pin("server.pin")])])
+            let error = await expectError {
+                try await CurlTransport(configuration: .init(tls: tls)).perform(
+                    TransportRequest(url: server.url("/echo")))
+            }
+            #expect(error?.tlsFailure == .untrustedCertificate)
+        }
+    }
+
+    @Test("a malformed pin is refused when the transport is created")
+    func malformedPin() async throws {
+        let tls = TLSOptions(pins: [.sha256(["not-a-digest"])])
+        #expect(throws: ServerAPIError.self) { try CurlTransport(validating: .init(tls: tls)) }
+        let error = await expectError {
+            try await CurlTransport(configuration: .init(tls: tls)).perform(
+                TransportRequest(url: URL(string: "https://127.0.0.1:9/")!))
+        }
+        #expect(error?.kind == .invalidRequest)
+        #expect(error?.message.contains("not-a-digest") == true)
+    }
+
+    // MARK: Client certificates
+
+    func clientCertificate(_ certificates: TestCertificates, key: String = "client.key", passphrase: String? = nil)
+        -> TLSOptions
+    {
+        TLSOptions(
+            clientCertificate: ClientCertificate(
+                certificateFile: certificates.file("client.pem"), keyFile: certificates.file(key),
+                passphrase: passphrase))
+    }
+
+    /// The subject of the client certificate the server saw.
+    func subject(_ response: TransportResponse) throws -> String? {
+        struct WhoAmI: Decodable { var subject: String? }
+        return try JSONDecoder().decode(WhoAmI.self, from: response.data ?? Data()).subject
+    }
+
+    @Test("a server requiring a client certificate rejects a call without one", .enabled(if: hasOpenSSL))
+    func clientCertificateRequired() async throws {
+        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+            let error = await expectError {
+                try await transport(certificates).perform(TransportRequest(url: server.url("/whoami")))
+            }
+            #expect(error?.kind == .tls)
+            #expect(error?.tlsFailure == .clientCertificateRejected)
+            #expect(error?.message.contains("certificate required") == true)
+        }
+    }
+
+    @Test("with the client certificate the server answers and saw its subject", .enabled(if: hasOpenSSL))
+    func clientCertificatePresented() async throws {
+        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+            let plain = clientCertificate(certificates)
+            let encrypted = clientCertificate(certificates, key: "client-encrypted.key", passphrase: "test-passphrase")
+            for tls in [plain, encrypted] {
+                let transport = try CurlTransport(
+                    validating: .init(additionalTrustedCAFile: certificates.file("ca.pem"), tls: tls))
+                let response = try await transport.perform(TransportRequest(url: server.url("/whoami")))
+                #expect(response.status == 200)
+                #expect(try subject(response) == "CN=ServerAPIKit Test Client")
+            }
+        }
+    }
+
+    @Test("a client certificate from a CA the server does not trust is rejected", .enabled(if: hasOpenSSL))
+    func clientCertificateUnknownCA() async throws {
+        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+            let tls = TLSOptions(
+                clientCertificate: ClientCertificate(
+                    certificateFile: certificates.file("stranger.pem"), keyFile: certificates.file("stranger.key")))
+            let error = await expectError {
+                try await transport(certificates, tls: tls).perform(TransportRequest(url: server.url("/whoami")))
+            }
+            #expect(error?.tlsFailure == .clientCertificateRejected)
+        }
+    }
+
+    @Test("a wrong passphrase is a client certificate problem naming the key file", .enabled(if: hasOpenSSL))
+    func wrongPassphrase() async throws {
+        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+            let tls = clientCertificate(certificates, key: "client-encrypted.key", passphrase: "wrong")
+            let error = await expectError {
+                try await transport(certificates, tls: tls).perform(TransportRequest(url: server.url("/whoami")))
+            }
+            #expect(error?.kind == .tls)
+            #expect(error?.tlsFailure == .clientCertificateProblem)
+            #expect(error?.message.contains("client-encrypted.key") == true)
+        }
+    }
+
+    @Test(
+        "a missing certificate file, or an encrypted key without passphrase, is refused at creation",
+        .enabled(if: hasOpenSSL))
+    func clientCertificateFilesChecked() async throws {
+        try await TestCertificates.with { certificates in
+            let missing = TLSOptions(
+                clientCertificate: ClientCertificate(
+                    certificateFile: certificates.file("absent.pem"), keyFile: certificates.file("client.key")))
+            let missingKey = clientCertificate(certificates, key: "absent.key")
+            let noPassphrase = clientCertificate(certificates, key: "client-encrypted.key")
+            let swapped = TLSOptions(
+                clientCertificate: ClientCertificate(
+                    certificateFile: certificates.file("client.key"), keyFile: certificates.file("client.pem")))
+            for (tls, file) in [
+                (missing, "absent.pem"), (missingKey, "absent.key"), (noPassphrase, "client-encrypted.key"),
+                (swapped, "client.key"),
+            ] {
+                do throws(ServerAPIError) {
+                    _ = try CurlTransport(validating: .init(tls: tls))
+                    Issue.record("\(file): the transport was created")
+                } catch {
+                    #expect(error.kind == .tls)
+                    #expect(error.tlsFailure == .clientCertificateProblem)
+                    #expect(error.message.contains(file), "\(error.message)")
+                }
+            }
+            // Without validation, every request fails with the same error, before any connection.
+            let error = await expectError {
+                try await CurlTransport(configuration: .init(tls: missing)).perform(
+                    TransportRequest(url: URL(string: "https://127.0.0.1:9/")!))
+            }
+            #expect(error?.tlsFailure == .clientCertificateProblem)
+            #expect(error?.message.contains("absent.pem") == true)
         }
     }
 }

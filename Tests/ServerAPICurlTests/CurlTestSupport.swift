@@ -26,13 +26,18 @@ enum Fixture {
     ///
     /// Waiting for the server to start and to stop happens off Swift's cooperative threads: tests run in
     /// parallel, and blocking those threads would delay every other test's continuations.
+    /// - Parameters:
+    ///   - tls: The server's certificate and key, for HTTPS.
+    ///   - clientCA: With `tls`: the CA that client certificates must be signed by; the server then
+    ///     requires one.
     static func withServer<T>(
-        tls: (certificate: URL, key: URL)? = nil, _ body: (TestServer) async throws -> T
+        tls: (certificate: URL, key: URL)? = nil, clientCA: URL? = nil, _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["python3", directory.appendingPathComponent("curl_test_server.py").path]
         if let tls { arguments += ["--certfile", tls.certificate.path, "--keyfile", tls.key.path] }
+        if let clientCA { arguments += ["--client-ca", clientCA.path] }
         process.arguments = arguments
         let output = Pipe()
         // The server exits when its stdin closes: also when this test process dies.

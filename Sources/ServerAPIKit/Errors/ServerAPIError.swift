@@ -66,6 +66,9 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     public var isSilent = false
     /// The message to show a user, from the business rules' table or closure; `nil` when none applies.
     public var userMessage: String?
+    /// Which part of TLS failed, for `tls` errors, when the transport can tell (pin mismatch, untrusted
+    /// certificate, host name mismatch, client certificate rejected, …); `nil` otherwise.
+    public var tlsFailure: TLSFailure?
 
     /// Creates an error.
     public init(
@@ -157,7 +160,17 @@ extension ServerAPIError: LocalizedError {
         switch kind {
         case .timedOut: "Check the network or raise the call's timeout."
         case .cannotConnect: "Check that the host is right and reachable."
-        case .tls: "Check the server's certificate, or trust its CA explicitly for this host."
+        case .tls:
+            switch tlsFailure {
+            case .pinMismatch?:
+                "The server's key is not a pinned one: update the pins if it rotated its key, "
+                    + "else the connection may be intercepted."
+            case .hostnameMismatch?: "Call the host name the server's certificate was issued for."
+            case .clientCertificateRejected?: "Present a client certificate signed by a CA the server trusts."
+            case .clientCertificateProblem?: "Check the client certificate and key files, and the key's passphrase."
+            case .notSupported?: "Use a transport that supports these TLS options, such as CurlTransport."
+            default: "Check the server's certificate, or trust its CA explicitly for this host."
+            }
         case .decoding: "Check that the response has the shape and key path the call expects."
         case .invalidRequest: "Fix the call's URL, headers or body."
         case .responseTooLarge: "Raise the call's maximum response size, or download to a file."

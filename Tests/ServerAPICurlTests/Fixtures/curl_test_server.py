@@ -2,7 +2,8 @@
 """A small HTTP/1.1 server for the libcurl backend's tests (standard library only).
 
 Started by the tests on a free loopback port; prints "PORT <n>" on its first line once it listens.
-With --certfile/--keyfile it serves HTTPS instead.
+With --certfile/--keyfile it serves HTTPS instead; with --client-ca as well, it requires a client
+certificate signed by that CA (TLS 1.3, Python's ssl CERT_REQUIRED).
 
 Routes (any method unless said):
   /echo                   JSON: method, path, query, headers (in order), body (base64), body_length
@@ -19,6 +20,7 @@ Routes (any method unless said):
   /close                  closes the connection without answering
   /truncate               announces 1000 bytes, sends 10, closes
   /cookie-echo            like /echo (used as a cross-host redirect target)
+  /whoami                 JSON: the client certificate's subject ({"subject": "CN=…"} or {"subject": null})
 """
 
 import argparse
@@ -109,6 +111,13 @@ class Handler(BaseHTTPRequestHandler):
         body = self.read_body()
         route = parts[0] if parts else ""
 
+        if route == "whoami":
+            peer = self.connection.getpeercert() if isinstance(self.connection, ssl.SSLSocket) else None
+            subject = None
+            if peer:
+                subject = ",".join(f"{k}={v}" for rdn in peer.get("subject", ()) for k, v in rdn)
+                subject = subject.replace("commonName=", "CN=")
+            return self.send(200, json.dumps({"subject": subject}).encode(), "application/json")
         if route in ("echo", "cookie-echo"):
             return self.echo(body)
         if route == "status" and len(parts) > 1:
@@ -188,6 +197,29 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512
+    tls_context = None
+
+    def get_request(self):
+        sock, address = super().get_request()
+        if self.tls_context is not None:
+            # The handshake runs in the connection's thread (finish_request), not in accept: a client
+            # that stalls or fails its handshake cannot hold up the others.
+            sock = self.tls_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
+    def finish_request(self, request, client_address):
+        if isinstance(request, ssl.SSLSocket):
+            request.settimeout(10)
+            try:
+                request.do_handshake()
+            except (ssl.SSLError, OSError):
+                # OpenSSL has sent its alert (certificate required, unknown CA, ...). Read what the client
+                # already sent before closing: closing with unread data would reset the connection, and
+                # the client could then see "connection reset" instead of the alert.
+                drain(request)
+                return
+            request.settimeout(None)
+        super().finish_request(request, client_address)
 
     def handle_error(self, request, client_address):
         # Clients that cancel close their connections mid-request: expected, not worth a traceback.
@@ -196,17 +228,31 @@ class Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+def drain(sock):
+    try:
+        sock.settimeout(2)
+        socket.socket.shutdown(sock, socket.SHUT_WR)
+        while socket.socket.recv(sock, 65536):
+            pass
+    except OSError:
+        pass
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--certfile")
     parser.add_argument("--keyfile")
+    parser.add_argument("--client-ca")
     args = parser.parse_args()
     server = Server(("127.0.0.1", args.port), Handler)
     if args.certfile:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.certfile, args.keyfile)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        if args.client_ca:
+            context.load_verify_locations(args.client_ca)
+            context.verify_mode = ssl.CERT_REQUIRED
+        server.tls_context = context
     print(f"PORT {server.server_address[1]}", flush=True)
     # End with the test process: stdin closes when the parent goes away.
     import threading

@@ -1,0 +1,86 @@
+internal import CCurl
+import ServerAPIKit
+
+extension ServerAPIError {
+    /// Which TLS failure a libcurl result is, or `nil` when it is not one.
+    ///
+    /// libcurl (OpenSSL) reports a failed verification as one code (60) for an unknown CA, an expired
+    /// certificate and a host name mismatch alike; OpenSSL's X509 result tells the first two apart, and
+    /// the host name, which libcurl checks itself, shows only in its message. A server that rejects or
+    /// requires a client certificate says so with a TLS alert, which under TLS 1.3 arrives after the
+    /// handshake, as a receive error (56) whose message names the alert.
+    /// - Parameters:
+    ///   - code: libcurl's result.
+    ///   - message: libcurl's message for the transfer.
+    ///   - verifyResult: OpenSSL's X509 verification result (`CURLINFO_SSL_VERIFYRESULT`), when known.
+    static func tlsFailure(_ code: CURLcode, message: String, verifyResult: Int?) -> TLSFailure? {
+        switch code {
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return .pinMismatch
+        case CURLE_SSL_CERTPROBLEM:
+            return .clientCertificateProblem
+        case CURLE_SSL_CLIENTCERT:
+            return .clientCertificateRejected
+        case CURLE_PEER_FAILED_VERIFICATION:
+            // libcurl checks the host name after OpenSSL accepted the chain, and then reports an
+            // unspecified X509 result (1): its message is what tells.
+            if message.contains("target host name") || message.contains("common name from peer certificate") {
+                return .hostnameMismatch
+            }
+            switch verifyResult ?? 0 {
+            case X509.certificateNotYetValid, X509.certificateExpired: return .expiredCertificate
+            case X509.hostnameMismatch, X509.ipAddressMismatch: return .hostnameMismatch
+            default: return .untrustedCertificate
+            }
+        case CURLE_OPERATION_TIMEDOUT, CURLE_ABORTED_BY_CALLBACK:
+            return nil
+        default:
+            break
+        }
+        let lowercased = message.lowercased()
+        // Alerts a server sends about the client's certificate (it has no reason to complain about its own).
+        let clientCertificateAlerts = [
+            "alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
+            "alert certificate expired", "alert certificate revoked", "alert unsupported certificate",
+            "alert access denied",
+        ]
+        if clientCertificateAlerts.contains(where: lowercased.contains) { return .clientCertificateRejected }
+        switch code {
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+            CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
+            return .handshakeFailed
+        default:
+            return nil
+        }
+    }
+
+    /// A TLS error: a sentence naming the failure, with libcurl's message kept in it.
+    static func curlTLS(_ failure: TLSFailure, underlying: CurlError, status: Int) -> ServerAPIError {
+        let sentence =
+            switch failure {
+            case .pinMismatch:
+                "pin mismatch: the server's public key matches none of the keys pinned for this host"
+            case .untrustedCertificate:
+                "certificate not trusted: the server's certificate is not signed by a trusted CA"
+            case .expiredCertificate: "certificate expired: the server's certificate is expired or not yet valid"
+            case .hostnameMismatch: "hostname mismatch: the server's certificate is for another host name"
+            case .clientCertificateRejected:
+                "client certificate rejected: the server requires a client certificate and did not accept one"
+            case .clientCertificateProblem: "client certificate problem: the client certificate or key cannot be used"
+            default: "TLS handshake failed"
+            }
+        var error = ServerAPIError.tls(
+            failure, "\(sentence) (\(underlying.detail ?? underlying.summary))", underlying: underlying)
+        if status > 0 { error.status = status }
+        return error
+    }
+}
+
+/// OpenSSL's X509 verification results that matter here (`X509_V_ERR_*`).
+enum X509 {
+    static let certificateNotYetValid = 9
+    static let certificateExpired = 10
+    static let hostnameMismatch = 62
+    static let ipAddressMismatch = 64
+}

@@ -1,0 +1,57 @@
+/// Which part of TLS failed, for errors of kind `tls`: `ServerAPIError.tlsFailure`.
+///
+/// An open vocabulary, like `ServerAPIError.Kind`: switch over the values you handle and keep a
+/// `default`, since transports may report new ones.
+///
+/// ```swift
+/// catch let error as ServerAPIError where error.kind == .tls {
+///     switch error.tlsFailure {
+///     case .pinMismatch?: alertPossibleInterception()
+///     case .clientCertificateRejected?: askForAnotherCertificate()
+///     default: showGenericTLSError(error.message)
+///     }
+/// }
+/// ```
+public struct TLSFailure: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The failure's name, such as `"pin mismatch"`.
+    public var rawValue: String
+    /// Creates a failure from its name.
+    /// - Parameter rawValue: The name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The failure's name.
+    public var description: String { rawValue }
+
+    /// The server's certificate is valid, but its public key matches none of the pins set for its host.
+    public static let pinMismatch = TLSFailure(rawValue: "pin mismatch")
+    /// The server's certificate is not trusted: an unknown or untrusted CA, a self-signed certificate, a
+    /// broken chain.
+    public static let untrustedCertificate = TLSFailure(rawValue: "certificate not trusted")
+    /// The server's certificate has expired or is not valid yet.
+    public static let expiredCertificate = TLSFailure(rawValue: "certificate expired")
+    /// The server's certificate is for another host name (or IP address) than the one called.
+    public static let hostnameMismatch = TLSFailure(rawValue: "hostname mismatch")
+    /// The server required a client certificate and none was sent, or it rejected the one sent.
+    public static let clientCertificateRejected = TLSFailure(rawValue: "client certificate rejected")
+    /// The local client certificate or key cannot be used: missing or unreadable file, wrong format,
+    /// wrong passphrase, key not matching the certificate.
+    public static let clientCertificateProblem = TLSFailure(rawValue: "client certificate problem")
+    /// The handshake failed for another reason (no common protocol version or cipher, a broken peer).
+    public static let handshakeFailed = TLSFailure(rawValue: "handshake failed")
+    /// The transport cannot do what its TLS options ask (pinning or a client certificate where the
+    /// platform's networking cannot): it refuses when it is created, never silently.
+    public static let notSupported = TLSFailure(rawValue: "not supported by this transport")
+}
+
+extension ServerAPIError {
+    /// A TLS error with the failure it was.
+    /// - Parameters:
+    ///   - failure: Which part of TLS failed.
+    ///   - message: A sentence that says what happened (keep the TLS library's own message in it).
+    ///   - underlying: The error underneath, when there is one.
+    /// - Returns: An error of kind `tls` whose `tlsFailure` is `failure`.
+    public static func tls(_ failure: TLSFailure, _ message: String, underlying: (any Error)? = nil) -> ServerAPIError {
+        var error = ServerAPIError(.tls, message, underlying: underlying)
+        error.tlsFailure = failure
+        return error
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import ServerAPICurl
+import ServerAPIKit
+import ServerAPIURLSession
+import Testing
+
+extension TransportKind {
+    /// A transport of this kind with TLS options; throws when the kind refuses them.
+    /// - Parameter caFile: An extra CA to trust, where the kind can take one (curl).
+    func make(tls: TLSOptions, caFile: URL? = nil) throws -> any RequestPerforming {
+        switch self {
+        case .urlsession: try URLSessionTransport(tls: tls)
+        case .curl: try CurlTransport(validating: .init(additionalTrustedCAFile: caFile, tls: tls))
+        }
+    }
+}
+
+/// TLS failures are typed alike on every backend, and TLS options are never silently ignored.
+@Suite("Conformance: TLS")
+struct TLSConformanceTests {
+    @Test(
+        "an untrusted certificate is a TLS error of detail untrusted on every backend",
+        .enabled(if: TLSTestServer.hasOpenSSL), arguments: TransportKind.allCases)
+    func untrusted(kind: TransportKind) async throws {
+        try await TLSTestServer.with { server in
+            let error = await #expect(throws: ServerAPIError.self) {
+                _ = try await kind.make().send(try server.url("/echo"))
+            }
+            #expect(error?.kind == .tls)
+            #expect(error?.tlsFailure == .untrustedCertificate)
+            #expect(error?.message.contains("certificate not trusted") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test(
+        "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch",
+        .enabled(if: TLSTestServer.hasOpenSSL), arguments: TransportKind.allCases)
+    func wrongPin(kind: TransportKind) async throws {
+        try await TLSTestServer.with { server in
+            let tls = TLSOptions(pins: [.sha256([try server.pin("backup.pin")])])
+            let transport: any RequestPerforming
+            do {
+                transport = try kind.make(tls: tls, caFile: server.file("ca.pem"))
+            } catch let error as ServerAPIError {
+                #expect(error.tlsFailure == .notSupported)
+                return
+            }
+            let error = await #expect(throws: ServerAPIError.self) {
+                _ = try await transport.send(try server.url("/echo"))
+            }
+            #expect(error?.tlsFailure == .pinMismatch)
+            // The same transport without the pin reaches the server: the failure is the pin's.
+            let unpinned = try kind.make(tls: TLSOptions(), caFile: server.file("ca.pem"))
+            #expect(try await unpinned.send(try server.url("/echo")).status == 200)
+        }
+    }
+}
