@@ -19,8 +19,7 @@ extension TransportKind {
 @Suite("Conformance: TLS")
 struct TLSConformanceTests {
     @Test(
-        "an untrusted certificate is a TLS error of detail untrusted on every backend",
-        .enabled(if: TLSTestServer.hasOpenSSL), arguments: TransportKind.allCases)
+        "an untrusted certificate is a TLS error of detail untrusted on every backend", arguments: TransportKind.allCases)
     func untrusted(kind: TransportKind) async throws {
         try await TLSTestServer.with { server in
             let error = await #expect(throws: ServerAPIError.self) {
@@ -33,8 +32,7 @@ struct TLSConformanceTests {
     }
 
     @Test(
-        "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch",
-        .enabled(if: TLSTestServer.hasOpenSSL), arguments: TransportKind.allCases)
+        "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch", arguments: TransportKind.allCases)
     func wrongPin(kind: TransportKind) async throws {
         try await TLSTestServer.with { server in
             let tls = TLSOptions(pins: [.sha256([try server.pin("backup.pin")])])

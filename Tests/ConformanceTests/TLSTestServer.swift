@@ -14,7 +14,6 @@ struct TLSTestServer: Sendable {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("ServerAPICurlTests/Fixtures")
 
-    static let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
 
     /// A URL on the server.
     func url(_ path: String) throws -> URL { try #require(URL(string: base + path)) }

@@ -38,7 +38,6 @@ struct TestCertificates: Sendable {
 
 @Suite("CurlTransport: TLS")
 struct CurlTLSTests {
-    static let hasOpenSSL = FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
 
     /// Runs `body` with an HTTPS server presenting `certificate` (`"server"`: signed by the test CA for
     /// 127.0.0.1); with `requiresClientCertificate` it requires a client certificate from the client CA.
@@ -66,7 +65,7 @@ struct CurlTLSTests {
 
     // MARK: Verification
 
-    @Test("an untrusted certificate is a TLS error: certificate not trusted", .enabled(if: hasOpenSSL))
+    @Test("an untrusted certificate is a TLS error: certificate not trusted")
     func untrusted() async throws {
         try await withTLSServer { server, _ in
             let error = await expectError {
@@ -80,7 +79,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a transport trusts an extra CA file", .enabled(if: hasOpenSSL))
+    @Test("a transport trusts an extra CA file")
     func extraCA() async throws {
         try await withTLSServer { server, certificates in
             let response = try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
@@ -89,7 +88,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("the host name is verified even when the CA is trusted: hostname mismatch", .enabled(if: hasOpenSSL))
+    @Test("the host name is verified even when the CA is trusted: hostname mismatch")
     func hostNameMismatch() async throws {
         try await withTLSServer { server, certificates in
             let error = await expectError {
@@ -100,7 +99,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a certificate for another host name is a hostname mismatch", .enabled(if: hasOpenSSL))
+    @Test("a certificate for another host name is a hostname mismatch")
     func wrongHostCertificate() async throws {
         try await withTLSServer(certificate: "wrong-host") { server, certificates in
             let error = await expectError {
@@ -111,7 +110,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("an expired certificate is a TLS error: certificate expired", .enabled(if: hasOpenSSL))
+    @Test("an expired certificate is a TLS error: certificate expired")
     func expired() async throws {
         try await withTLSServer(certificate: "expired") { server, certificates in
             let error = await expectError {
@@ -122,7 +121,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("verification is off only for the hosts listed as insecure", .enabled(if: hasOpenSSL))
+    @Test("verification is off only for the hosts listed as insecure")
     func insecureHosts() async throws {
         try await withTLSServer { server, _ in
             let transport = CurlTransport(configuration: .init(insecureHosts: ["127.0.0.1"]))
@@ -137,7 +136,7 @@ struct CurlTLSTests {
 
     // MARK: Pinning
 
-    @Test("the server's own pin passes", .enabled(if: hasOpenSSL))
+    @Test("the server's own pin passes")
     func rightPin() async throws {
         try await withTLSServer { server, certificates in
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("server.pin")])])
@@ -147,7 +146,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a pin in libcurl's sha256// form and a pinned key file pass", .enabled(if: hasOpenSSL))
+    @Test("a pin in libcurl's sha256// form and a pinned key file pass")
     func pinForms() async throws {
         try await withTLSServer { server, certificates in
             let prefixed = TLSOptions(pins: [.sha256(["sha256//" + (try certificates.pin("server.pin"))])])
@@ -160,7 +159,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a wrong pin is a pin mismatch, by digest and by key file", .enabled(if: hasOpenSSL))
+    @Test("a wrong pin is a pin mismatch, by digest and by key file")
     func wrongPin() async throws {
         try await withTLSServer { server, certificates in
             let byDigest = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")])])
@@ -176,7 +175,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("one of several pins matching is enough (key rotation)", .enabled(if: hasOpenSSL))
+    @Test("one of several pins matching is enough (key rotation)")
     func rotation() async throws {
         try await withTLSServer { server, certificates in
             let pins = [try certificates.pin("backup.pin"), try certificates.pin("server.pin")]
@@ -189,7 +188,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a pin for another host does not apply to this one, and applies to its own", .enabled(if: hasOpenSSL))
+    @Test("a pin for another host does not apply to this one, and applies to its own")
     func pinPerHost() async throws {
         try await withTLSServer { server, certificates in
             // localhost is listed as insecure (the certificate names 127.0.0.1 only) to show that its pin
@@ -205,7 +204,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("pins do not turn verification off", .enabled(if: hasOpenSSL))
+    @Test("pins do not turn verification off")
     func pinStillVerifies() async throws {
         try await withTLSServer { server, certificates in
             // The right pin, but no trust in the test CA: the certificate is still rejected.
@@ -247,7 +246,7 @@ struct CurlTLSTests {
         return try JSONDecoder().decode(WhoAmI.self, from: response.data ?? Data()).subject
     }
 
-    @Test("a server requiring a client certificate rejects a call without one", .enabled(if: hasOpenSSL))
+    @Test("a server requiring a client certificate rejects a call without one")
     func clientCertificateRequired() async throws {
         try await withTLSServer(requiresClientCertificate: true) { server, certificates in
             let error = await expectError {
@@ -259,7 +258,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("with the client certificate the server answers and saw its subject", .enabled(if: hasOpenSSL))
+    @Test("with the client certificate the server answers and saw its subject")
     func clientCertificatePresented() async throws {
         try await withTLSServer(requiresClientCertificate: true) { server, certificates in
             let plain = clientCertificate(certificates)
@@ -274,7 +273,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a client certificate from a CA the server does not trust is rejected", .enabled(if: hasOpenSSL))
+    @Test("a client certificate from a CA the server does not trust is rejected")
     func clientCertificateUnknownCA() async throws {
         try await withTLSServer(requiresClientCertificate: true) { server, certificates in
             let tls = TLSOptions(
@@ -287,7 +286,7 @@ struct CurlTLSTests {
         }
     }
 
-    @Test("a wrong passphrase is a client certificate problem naming the key file", .enabled(if: hasOpenSSL))
+    @Test("a wrong passphrase is a client certificate problem naming the key file")
     func wrongPassphrase() async throws {
         try await withTLSServer(requiresClientCertificate: true) { server, certificates in
             let tls = clientCertificate(certificates, key: "client-encrypted.key", passphrase: "wrong")
@@ -301,8 +300,7 @@ struct CurlTLSTests {
     }
 
     @Test(
-        "a missing certificate file, or an encrypted key without passphrase, is refused at creation",
-        .enabled(if: hasOpenSSL))
+        "a missing certificate file, or an encrypted key without passphrase, is refused at creation")
     func clientCertificateFilesChecked() async throws {
         try await TestCertificates.with { certificates in
             let missing = TLSOptions(

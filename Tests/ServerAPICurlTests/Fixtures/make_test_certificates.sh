@@ -13,6 +13,7 @@
 #   client-encrypted.key           the same key encrypted with the passphrase "test-passphrase"
 #   stranger.pem, stranger.key     a client certificate signed by the server CA, not the client CA
 set -euo pipefail
+command -v openssl >/dev/null || { echo "make_test_certificates.sh: openssl is not installed (scripts/test.sh installs it)" >&2; exit 1; }
 dir="$1"
 cd "$dir"
 key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$1" 2>/dev/null; }
