@@ -38,13 +38,7 @@ extension ServerAPIError {
             break
         }
         let lowercased = message.lowercased()
-        // Alerts a server sends about the client's certificate (it has no reason to complain about its own).
-        let clientCertificateAlerts = [
-            "alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
-            "alert certificate expired", "alert certificate revoked", "alert unsupported certificate",
-            "alert access denied",
-        ]
-        if clientCertificateAlerts.contains(where: lowercased.contains) { return .clientCertificateRejected }
+        if TLSFailure.isClientCertificateAlert(lowercased) { return .clientCertificateRejected }
         switch code {
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
@@ -57,21 +51,8 @@ extension ServerAPIError {
 
     /// A TLS error: a sentence naming the failure, with libcurl's message kept in it.
     static func curlTLS(_ failure: TLSFailure, underlying: CurlError, status: Int) -> ServerAPIError {
-        let sentence =
-            switch failure {
-            case .pinMismatch:
-                "pin mismatch: the server's public key matches none of the keys pinned for this host"
-            case .untrustedCertificate:
-                "certificate not trusted: the server's certificate is not signed by a trusted CA"
-            case .expiredCertificate: "certificate expired: the server's certificate is expired or not yet valid"
-            case .hostnameMismatch: "hostname mismatch: the server's certificate is for another host name"
-            case .clientCertificateRejected:
-                "client certificate rejected: the server requires a client certificate and did not accept one"
-            case .clientCertificateProblem: "client certificate problem: the client certificate or key cannot be used"
-            default: "TLS handshake failed"
-            }
         var error = ServerAPIError.tls(
-            failure, "\(sentence) (\(underlying.detail ?? underlying.summary))", underlying: underlying)
+            failure, "\(failure.explanation) (\(underlying.detail ?? underlying.summary))", underlying: underlying)
         if status > 0 { error.status = status }
         return error
     }

@@ -37,12 +37,7 @@ extension URLErrorMapping {
         if text.contains("certificate has expired") || text.contains("certificate is not yet valid") {
             return .expiredCertificate
         }
-        let clientCertificateAlerts = [
-            "alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
-            "alert certificate expired", "alert certificate revoked", "alert unsupported certificate",
-            "alert access denied",
-        ]
-        if clientCertificateAlerts.contains(where: text.contains) { return .clientCertificateRejected }
+        if TLSFailure.isClientCertificateAlert(text) { return .clientCertificateRejected }
         if text.contains("ssl certificate problem") || text.contains("self-signed certificate")
             || text.contains("self signed certificate") || text.contains("unable to get local issuer")
         {
@@ -54,17 +49,7 @@ extension URLErrorMapping {
 
     /// The sentence for a TLS failure, with the platform's own message kept.
     static func describe(_ failure: TLSFailure, message: String) -> String {
-        let sentence =
-            switch failure {
-            case .pinMismatch: "pin mismatch: the server's public key matches none of the pinned keys"
-            case .untrustedCertificate:
-                "certificate not trusted: the server's certificate is not signed by a trusted CA"
-            case .expiredCertificate: "certificate expired: the server's certificate is expired or not yet valid"
-            case .hostnameMismatch: "hostname mismatch: the server's certificate is for another host name"
-            case .clientCertificateRejected:
-                "client certificate rejected: the server requires a client certificate and did not accept one"
-            default: "TLS handshake failed"
-            }
+        let sentence = failure.explanation
         return message.isEmpty ? sentence : "\(sentence) (\(message))"
     }
 }

@@ -42,6 +42,37 @@ public struct TLSFailure: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let notSupported = TLSFailure(rawValue: "not supported by this transport")
 }
 
+extension TLSFailure {
+    /// A sentence that says what failed, for error messages: "pin mismatch: the server's public key
+    /// matches none of the keys pinned for this host".
+    public var explanation: String {
+        switch self {
+        case .pinMismatch: "pin mismatch: the server's public key matches none of the keys pinned for this host"
+        case .untrustedCertificate: "certificate not trusted: the server's certificate is not signed by a trusted CA"
+        case .expiredCertificate: "certificate expired: the server's certificate is expired or not yet valid"
+        case .hostnameMismatch: "hostname mismatch: the server's certificate is for another host name"
+        case .clientCertificateRejected:
+            "client certificate rejected: the server requires a client certificate and did not accept one"
+        case .clientCertificateProblem: "client certificate problem: the client certificate or key cannot be used"
+        case .notSupported: "TLS options not supported by this transport"
+        default: "TLS handshake failed"
+        }
+    }
+
+    /// Whether a TLS library's message (lower-cased) reports an alert the server sent about the
+    /// client's certificate (it has no reason to complain about its own). Both libcurl-based
+    /// transports read OpenSSL's alert text this way.
+    package static func isClientCertificateAlert(_ lowercasedMessage: String) -> Bool {
+        clientCertificateAlerts.contains(where: lowercasedMessage.contains)
+    }
+
+    private static let clientCertificateAlerts = [
+        "alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
+        "alert certificate expired", "alert certificate revoked", "alert unsupported certificate",
+        "alert access denied",
+    ]
+}
+
 extension ServerAPIError {
     /// A TLS error with the failure it was.
     /// - Parameters:
