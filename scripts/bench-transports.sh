@@ -3,7 +3,8 @@
 # Usage: scripts/bench-transports.sh [--quick]
 #   full run: 3 runs per row (medians), 5 s per throughput run, a 1 GB download.
 #   --quick:  1 run per row, 3 s per throughput run, a 64 MB download.
-# Installs nginx and wrk with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
+# Rows: wrk (the machine's ceiling), libcurl-c (a bare libcurl multi loop in C: libcurl's ceiling), the Swift
+# clients, and curl -o for the download. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -20,6 +21,8 @@ fi
 missing=()
 command -v nginx >/dev/null || missing+=(nginx-light)
 command -v wrk >/dev/null || missing+=(wrk)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
 if ((${#missing[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -41,6 +44,9 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 mkdir -p "$WORK/www" "$WORK/tmp"
+# The libcurl ceiling: a bare multi loop in C (Benchmarks/reference), built with the toolchain's C compiler.
+CC=${CC:-$(command -v cc || command -v clang)}
+"$CC" -O2 Benchmarks/reference/curl_multi_loop.c $(pkg-config --cflags --libs libcurl) -o "$WORK/curl_multi_loop"
 # nginx's worker runs as an unprivileged user: it must be able to read the files.
 chmod 755 "$WORK" "$WORK/www"
 python3 - "$WORK/www/small.json" <<'EOF'
@@ -98,6 +104,11 @@ for run in $(seq "$RUNS"); do
         mode=$([[ $connections == 64 ]] && echo c64 || echo seq)
         echo "{\"client\":\"wrk\",\"mode\":\"$mode\",\"requestsPerSecond\":$rps}" >>"$RAW"
     done
+    for connections in 64 1; do
+        echo "  run $run: libcurl-c $([[ $connections == 64 ]] && echo c64 || echo seq)" >&2
+        "$WORK/curl_multi_loop" "$SMALL" "$connections" "$DURATION" >>"$RAW" \
+            || echo "{\"client\":\"libcurl-c\",\"mode\":\"$([[ $connections == 64 ]] && echo c64 || echo seq)\",\"failed\":true}" >>"$RAW"
+    done
     for client in curl curl-manager urlsession urlsession-manager ahc; do
         for mode in seq c64; do
             echo "  run $run: $client $mode" >&2
@@ -129,7 +140,7 @@ def med(client, mode, key):
 
 clients = ["curl", "curl-manager", "urlsession", "urlsession-manager", "ahc"]
 summary = {"runs": runs, "durationSeconds": duration, "downloadMegabytes": download_mb, "clients": {}}
-for c in clients + ["wrk", "curl -o"]:
+for c in clients + ["wrk", "libcurl-c", "curl -o"]:
     entry = {}
     for mode in ["seq", "c64"]:
         rps = med(c, mode, "requestsPerSecond")
@@ -160,7 +171,7 @@ print("| client | seq req/s | vs AHC | p50 µs | p99 µs | c64 req/s | vs AHC | 
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 wrk64 = get("wrk", "c64", "requestsPerSecond")
 curl_o = get("curl -o", "download", "megabytesPerSecond")
-for c in ["wrk"] + clients + ["curl -o"]:
+for c in ["wrk", "libcurl-c"] + clients + ["curl -o"]:
     seq = get(c, "seq", "requestsPerSecond"); c64 = get(c, "c64", "requestsPerSecond")
     dl = get(c, "download", "megabytesPerSecond"); rss = get(c, "download", "peakRSSKilobytes")
     print(f"| {c} | {fmt(seq)} | {ratio(seq, get('ahc', 'seq', 'requestsPerSecond'))} | "
@@ -175,6 +186,10 @@ print()
 for bare in ["curl", "urlsession"]:
     print(f"Manager overhead over bare {bare}: seq {fmt(overhead(bare, bare + '-manager', 'seq'), '{:+.1f}')} %, "
           f"c64 {fmt(overhead(bare, bare + '-manager', 'c64'), '{:+.1f}')} % (throughput lost)")
+for mode in ["seq", "c64"]:
+    ceiling = get("libcurl-c", mode, "requestsPerSecond")
+    print(f"Of the libcurl ceiling (bare C multi loop), {mode}: CurlTransport {ratio(get('curl', mode, 'requestsPerSecond'), ceiling)}, "
+          f"through the manager {ratio(get('curl-manager', mode, 'requestsPerSecond'), ceiling)}")
 if summary["failures"]:
     print("Failed runs:", ", ".join(f"{r['client']} {r['mode']}" for r in summary["failures"]))
 json.dump(summary, open(out_path, "w"), indent=2, sort_keys=True)
