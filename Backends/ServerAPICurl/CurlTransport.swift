@@ -45,6 +45,9 @@ public final class CurlTransport: RequestPerforming {
     /// The transport's name in metrics: `"curl"`.
     public var name: String { "curl" }
 
+    /// `true`: a call's `CancellationToken` tears its transfer down as its task's cancellation does.
+    public var observesCancellationToken: Bool { true }
+
     /// The settings the transport was made with.
     public let configuration: Configuration
 
@@ -78,7 +81,7 @@ public final class CurlTransport: RequestPerforming {
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let control = CurlJobControl()
         let loop = self.loop
-        return try await withTaskCancellationHandler {
+        return try await request.withCancellationHandler {
             try await withCurlContinuation { continuation in
                 loop.submit(CurlJob(control: control, request: request, continuation: continuation))
             }

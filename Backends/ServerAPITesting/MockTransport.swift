@@ -37,6 +37,9 @@ public final class MockTransport: RequestPerforming {
     /// The transport's name in metrics.
     public let name: String
 
+    /// `true`: a delay or a handler ends with `cancelled` when the call's token fires.
+    public var observesCancellationToken: Bool { true }
+
     /// Creates a mock with no stubs.
     /// - Parameter name: The name reported in metrics.
     public init(name: String = "mock") { self.name = name }
@@ -67,7 +70,7 @@ public final class MockTransport: RequestPerforming {
 
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let start = ContinuousClock.now
-        if Task.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
+        if request.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
         let (stub, handler) = try state.withLock { state throws(ServerAPIError) -> (MockStub?, Handler?) in
             if state.recording { state.requests.append(try RecordedRequest(request)) }
             let path = request.url.path
@@ -83,7 +86,7 @@ public final class MockTransport: RequestPerforming {
         var answer = stub
         if answer == nil, let handler {
             do {
-                answer = try await handler(request)
+                answer = try await Self.run(handler, for: request)
             } catch {
                 throw ServerAPIError.wrap(error).with(requestID: request.id, url: request.url)
             }
@@ -91,8 +94,10 @@ public final class MockTransport: RequestPerforming {
         let chosen = answer ?? .text("no stub for \(request.method) \(request.url.path)", status: 404)
         if chosen.delay > .zero {
             let wait = min(chosen.delay, request.timeout)
+            // A task of its own, so that the call's token (the manager's registry) can end it too.
+            let sleeper = Task { try await Task.sleep(for: wait) }
             do {
-                try await Task.sleep(for: wait)
+                try await request.withCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
             } catch {
                 throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url)
             }
@@ -101,7 +106,7 @@ public final class MockTransport: RequestPerforming {
                     .timedOut, "the request timed out after \(request.timeout)", requestID: request.id, url: request.url)
             }
         }
-        if Task.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
+        if request.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
         switch chosen.outcome {
         case .failure(let error):
             throw error.with(requestID: request.id, url: request.url)
@@ -125,6 +130,14 @@ public final class MockTransport: RequestPerforming {
                     transport: name, total: ContinuousClock.now - start, bytesSent: sent,
                     bytesReceived: Int64(body.count), reusedConnection: false))
         }
+    }
+
+    /// Runs a handler; in a task of its own when the call has a token, so that the token (the
+    /// manager's registry) cancels what the handler awaits, as the caller's task would.
+    private static func run(_ handler: @escaping Handler, for request: TransportRequest) async throws -> MockStub? {
+        guard request.cancellation != nil else { return try await handler(request) }
+        let task = Task { try await handler(request) }
+        return try await request.withCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 
     /// Writes a stubbed body to a download target as a real transport would: via the partial file.

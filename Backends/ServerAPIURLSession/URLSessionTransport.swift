@@ -23,6 +23,9 @@ internal import FoundationNetworking
 public final class URLSessionTransport: RequestPerforming {
     /// `"urlsession"`.
     public let name = "urlsession"
+
+    /// `true`: a call's `CancellationToken` cancels its `URLSessionTask` as its task's cancellation does.
+    public var observesCancellationToken: Bool { true }
     /// The settings this transport was created with.
     public let configuration: Configuration
 
@@ -84,7 +87,7 @@ public final class URLSessionTransport: RequestPerforming {
         } catch {
             throw error.with(requestID: request.id, url: request.url)
         }
-        return try await withTaskCancellationHandler {
+        return try await request.withCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.start(continuation)
             }

@@ -96,10 +96,17 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         if stale { task.cancel() }
     }
 
-    /// Waits for the flight's outcome; `cancelled` as soon as the caller's task is cancelled.
-    func wait(_ ticket: Ticket) async -> Outcome {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+    /// Waits for the flight's outcome; `cancelled` as soon as the caller's task or its token is cancelled.
+    func wait(_ ticket: Ticket, cancellation: CancellationToken? = nil) async -> Outcome {
+        guard let cancellation else {
+            return await withTaskCancellationHandler { await suspend(ticket) } onCancel: { self.leave(ticket) }
+        }
+        return await cancellation.withCancellationHandler { await suspend(ticket) } onCancel: { self.leave(ticket) }
+    }
+
+    /// Waits until the flight ends or the waiter leaves (`leave` resumes it).
+    private func suspend(_ ticket: Ticket) async -> Outcome {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 let ready = state.withLock { state -> Outcome? in
                     guard var flight = state.flights.removeValue(forKey: ticket.flight) else {
                         return .failure(ServerAPIError.cancelled())
@@ -120,9 +127,6 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
                 }
                 if let ready { continuation.resume(returning: ready) }
             }
-        } onCancel: {
-            leave(ticket)
-        }
     }
 
     /// The waiters' count of every flight ever entered; for tests.

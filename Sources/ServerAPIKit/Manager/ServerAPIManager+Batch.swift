@@ -133,10 +133,11 @@ extension ServerAPIManager {
     ) async throws -> T {
         let task = Task<T, any Error> { try await body() }
         let info = InFlightRequest(id: id, tag: tag, method: nil, url: nil, startedAt: Date(), kind: kind)
-        let token = registry.add(info) { task.cancel() }
-        defer { registry.remove(token) }
+        let cancellation = CancellationToken()
+        let entry = registry.add(info, token: cancellation)
+        defer { registry.remove(entry) }
         do {
-            return try await withTaskCancellationHandler {
+            return try await cancellation.withCancellationHandler {
                 try await task.value
             } onCancel: {
                 task.cancel()

@@ -20,11 +20,16 @@ extension ServerAPIManager {
     ) async throws(ServerAPIError) -> SharedResponse {
         let flights = controls.flights
         if ticket.isLeader {
+            // The shared call runs in the flight's own task, which ends when its last waiter leaves: not
+            // when the leader alone is cancelled.
+            var detached = base
+            detached.cancellation = nil
+            let shared = detached
             flights.start(ticket) {
-                await self.sharedCall(api, base: base, startedAt: startedAt) { flights.progress(ticket.flight, $0) }
+                await self.sharedCall(api, base: shared, startedAt: startedAt) { flights.progress(ticket.flight, $0) }
             }
         }
-        switch await flights.wait(ticket) {
+        switch await flights.wait(ticket, cancellation: base.cancellation) {
         case .success(let shared):
             return shared
         case .failure(let error):

@@ -34,7 +34,7 @@ extension ServerAPIManager {
             }
         if coalesce {
             // A call cancelled already must not open a flight that others could join.
-            if Task.isCancelled { throw ServerAPIError.cancelled() }
+            if base.isCancelled { throw ServerAPIError.cancelled() }
             let ticket = controls.flights.enter(key, progress: progress, opening: true)
             guard let ticket else { throw ServerAPIError(.invalidRequest, "the call could not be coalesced") }
             let shared = try await awaitFlight(ticket, api: api, base: base, startedAt: startedAt)
@@ -55,19 +55,19 @@ extension ServerAPIManager {
 
     /// Registers a call in the in-flight registry; a replacing call cancels the calls it replaces in the
     /// same step, so that no earlier call can slip past it.
-    func registerCall(_ info: InFlightRequest, for api: ServerAPI, cancel: @escaping @Sendable () -> Void) -> UInt64 {
-        api.replacesInFlight ? register(info, cancel: cancel) : registry.add(info, cancel: cancel)
+    func registerCall(_ info: InFlightRequest, for api: ServerAPI, token: CancellationToken) -> UInt64 {
+        api.replacesInFlight ? register(info, token: token) : registry.add(info, token: token)
     }
 
     /// Registers a replacing call, cancelling the calls it replaces in the same step.
-    private func register(_ info: InFlightRequest, cancel: @escaping @Sendable () -> Void) -> UInt64 {
+    private func register(_ info: InFlightRequest, token: CancellationToken) -> UInt64 {
         if let tag = info.tag {
-            return registry.add(info, replacing: { $0.tag == tag }, cancel: cancel)
+            return registry.add(info, replacing: { $0.tag == tag }, token: token)
         }
         let endpoint = Self.endpoint(of: info.url)
         return registry.add(
             info, replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint },
-            cancel: cancel)
+            token: token)
     }
 
     /// A URL without its query and fragment: what "the same endpoint" compares.

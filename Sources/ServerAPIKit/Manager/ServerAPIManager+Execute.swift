@@ -4,40 +4,23 @@ extension ServerAPIManager {
     /// Turns a response into what the caller asked for: a `ServerResult` or a decoded model.
     typealias Finish<T> = @Sendable (TransportResponse, ResultSource, RequestMetrics) throws -> T
 
-    /// Runs a call in its own task, registered in the in-flight registry, so that it can be
-    /// cancelled by id, tag, first, last or all as well as by the caller's task.
+    /// Runs a call in its caller's task, registered in the in-flight registry with a cancellation
+    /// token, so that it can be cancelled by id, tag, first, last or all as well as by the caller's task.
+    ///
+    /// No task is made for the call: the registry fires the token, and whatever the call waits on
+    /// (the transport, a retry wait, a shared flight) observes it.
     func run<T: Sendable>(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finish: @escaping Finish<T>
     ) async throws -> T {
-        let base = try api.transportRequest()
+        var base = try api.transportRequest()
         let startedAt = Date()
+        let token = CancellationToken()
+        base.cancellation = token
         let info = InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: base.url, startedAt: startedAt)
-        // Registered before the task exists, so that no cancellation can slip between the two.
-        let canceller = TaskCanceller()
-        let token = registerCall(info, for: api) { canceller.cancel() }
-        defer { registry.remove(token) }
-        let operation: @Sendable () async throws -> T = {
-            try await self.controlled(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
-        }
-        let task: Task<T, any Error>
-        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *),
-            !Task.isCancelled && !canceller.isCancelled
-        {
-            // An immediate task runs on this thread until it first suspends: a call the transport
-            // answers without suspending (a stub, a cache hit) costs no thread hop. It is still a
-            // task of its own, cancelled by the registry and by the caller as before.
-            task = Task.immediate(operation: operation)
-        } else {
-            // Already cancelled: the task must see it from its first line, as before.
-            task = Task(operation: operation)
-        }
-        canceller.set { task.cancel() }
+        let entry = registerCall(info, for: api, token: token)
+        defer { registry.remove(entry) }
         do {
-            return try await withTaskCancellationHandler {
-                try await task.value
-            } onCancel: {
-                task.cancel()
-            }
+            return try await controlled(api, base: base, progress: progress, startedAt: startedAt, finish: finish)
         } catch {
             throw decorate(error, for: api, url: base.url, queuedAt: startedAt)
         }
@@ -95,7 +78,7 @@ extension ServerAPIManager {
         while true {
             attempt += 1
             metrics.attempts = attempt
-            if Task.isCancelled { throw complete(api, metrics, .cancelled().with(requestID: api.id, url: base.url)) }
+            if base.isCancelled { throw complete(api, metrics, .cancelled().with(requestID: api.id, url: base.url)) }
             var request = base
             request.attempt = attempt
             request.progress = progress
@@ -109,7 +92,7 @@ extension ServerAPIManager {
                 let response: TransportResponse
                 metrics.markAttemptStart()
                 do {
-                    response = try await transport.perform(request)
+                    response = try await perform(request)
                 } catch {
                     let wrapped = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
                     for plugin in plugins { plugin.didReceive(.failure(wrapped), for: request, api: api) }
@@ -132,7 +115,7 @@ extension ServerAPIManager {
                 return value
             } catch {
                 var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
-                if Task.isCancelled && failure.kind != .cancelled { failure = .cancelled().with(requestID: api.id, url: request.url) }
+                if request.isCancelled && failure.kind != .cancelled { failure = .cancelled().with(requestID: api.id, url: request.url) }
                 if failure.kind == .cancelled { throw complete(api, metrics, failure) }
                 guard let delay = await retryDelay(after: failure, response: lastResponse, request: request, api: api, attempt: attempt, pluginRetries: &pluginRetries) else {
                     metrics.duration = ContinuousClock.now - clockStart
@@ -140,12 +123,37 @@ extension ServerAPIManager {
                 }
                 if delay > .zero {
                     do {
-                        try await configuration.clock.sleep(for: delay)
+                        try await wait(delay, cancellation: request.cancellation)
                     } catch {
                         throw complete(api, metrics, ServerAPIError(.cancelled, "the request was cancelled while waiting to retry", requestID: api.id, url: request.url))
                     }
                 }
             }
+        }
+    }
+
+    /// Hands a request to the transport. One that does not observe the call's token runs in a task of
+    /// its own, which the token cancels, so that the registry can end it too.
+    private func perform(_ request: TransportRequest) async throws -> TransportResponse {
+        let transport = self.transport
+        guard !transport.observesCancellationToken, let cancellation = request.cancellation else {
+            return try await transport.perform(request)
+        }
+        let task = Task { try await transport.perform(request) }
+        return try await cancellation.withCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    /// Sleeps on the manager's clock; throws when the caller's task or the call's token is cancelled.
+    private func wait(_ delay: Duration, cancellation: CancellationToken?) async throws {
+        let clock = configuration.clock
+        guard let cancellation else { return try await clock.sleep(for: delay) }
+        // The clock's sleep ends early only for task cancellation: a retry wait is rare enough to
+        // afford a task that the token can cancel.
+        let sleeper = Task { try await clock.sleep(for: delay) }
+        try await cancellation.withCancellationHandler {
+            try await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
         }
     }
 

@@ -13,9 +13,12 @@
 /// - With a `download` target, write the body to disk as it arrives through a `DownloadFileWriter`,
 ///   which gives every transport the same resume, 404 and 416 semantics.
 /// - Report progress through `request.progress`, from any thread, never after returning.
-/// - Honour Swift task cancellation promptly: tear the connection down and throw
-///   `ServerAPIError` of kind `cancelled`, including when cancellation came before the
-///   transfer started.
+/// - Honour cancellation promptly: tear the connection down and throw `ServerAPIError` of kind
+///   `cancelled`, including when cancellation came before the transfer started. Wrap the wait in
+///   `request.withCancellationHandler(operation:onCancel:)`: it calls you for the caller's task and
+///   for the call's `CancellationToken` (the manager's registry, scopes and handles) alike, and then
+///   say so with `observesCancellationToken`. A transport that only honours task cancellation keeps
+///   working: the manager then runs each `perform` in a task of its own that the token cancels.
 /// - Throw only `ServerAPIError`, with the kind that says what went wrong.
 ///
 /// A test double conforms the same way: see `MockTransport` in `ServerAPITesting`.
@@ -30,4 +33,13 @@ public protocol RequestPerforming: Sendable {
     /// - Returns: Status, headers, body (in memory or in the download file) and metrics.
     /// - Throws: `ServerAPIError` (cancelled, timed out, cannot connect, TLS, network, response too large, …).
     func perform(_ request: TransportRequest) async throws -> TransportResponse
+
+    /// Whether `perform` ends promptly when `request.cancellation` fires, not only when its task is
+    /// cancelled. `false` by default: the manager then gives each `perform` a task of its own.
+    var observesCancellationToken: Bool { get }
+}
+
+extension RequestPerforming {
+    /// `false`: the transport is assumed to honour task cancellation only.
+    public var observesCancellationToken: Bool { false }
 }

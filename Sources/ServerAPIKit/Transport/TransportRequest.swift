@@ -28,6 +28,10 @@ public struct TransportRequest: Sendable {
     public var progress: (@Sendable (TransferProgress) -> Void)?
     /// The attempt number, from 1.
     public var attempt: Int
+    /// What cancels the call besides its caller's task: the manager's token, fired by its in-flight
+    /// registry, scopes and handles. `nil` when the request is not the manager's; a transport observes
+    /// both through `withCancellationHandler(operation:onCancel:)`.
+    public var cancellation: CancellationToken?
 
     /// Creates a request.
     public init(
@@ -43,7 +47,8 @@ public struct TransportRequest: Sendable {
         maxResponseSize: Int64? = nil,
         redirects: RedirectPolicy = .follow(max: 10),
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
-        attempt: Int = 1
+        attempt: Int = 1,
+        cancellation: CancellationToken? = nil
     ) {
         self.id = id
         self.url = url
@@ -58,7 +63,41 @@ public struct TransportRequest: Sendable {
         self.redirects = redirects
         self.progress = progress
         self.attempt = attempt
+        self.cancellation = cancellation
     }
+
+    /// Runs a transport's work for this request, calling `onCancel` once when the call is cancelled:
+    /// by its caller's task, or by its `cancellation` token (the manager's registry, a scope, a handle).
+    ///
+    /// ```swift
+    /// try await request.withCancellationHandler {
+    ///     try await withCheckedThrowingContinuation { continuation in transfer.start(continuation) }
+    /// } onCancel: {
+    ///     transfer.cancel()
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - operation: The transfer.
+    ///   - onCancel: Tears the transfer down; runs on any thread, at once if the call is already cancelled.
+    /// - Returns: What `operation` returns.
+    public func withCancellationHandler<T, E: Error>(
+        isolation: isolated (any Actor)? = #isolation,
+        operation: () async throws(E) -> T,
+        onCancel: @escaping @Sendable () -> Void
+    ) async throws(E) -> T {
+        if let cancellation {
+            return try await cancellation.withCancellationHandler(operation: operation, onCancel: onCancel)
+        }
+        let result: Result<T, E> = await withTaskCancellationHandler {
+            do throws(E) { return .success(try await operation()) } catch { return .failure(error) }
+        } onCancel: {
+            onCancel()
+        }
+        return try result.get()
+    }
+
+    /// Whether the call was cancelled, by its token or its caller's task.
+    public var isCancelled: Bool { cancellation?.isCancelled == true || Task.isCancelled }
 }
 
 /// Whether redirects are followed.

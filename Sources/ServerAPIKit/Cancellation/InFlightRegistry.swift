@@ -38,14 +38,14 @@ public struct InFlightRequest: Sendable, Hashable {
     }
 }
 
-/// The requests in flight, in the order they started, each with a way to cancel it.
+/// The requests in flight, in the order they started, each with the token that cancels it.
 ///
-/// Cancelling collects the victims under the lock and cancels them after unlocking, so a
+/// Cancelling collects the victims under the lock and fires their tokens after unlocking, so a
 /// cancellation handler that calls back into the manager cannot deadlock.
 final class InFlightRegistry: Sendable {
     private struct Entry {
         var info: InFlightRequest
-        var cancel: @Sendable () -> Void
+        var token: CancellationToken
     }
 
     private struct State {
@@ -59,11 +59,11 @@ final class InFlightRegistry: Sendable {
     private let state = Locked(State())
 
     /// Registers a request and returns the token to remove it with.
-    func add(_ info: InFlightRequest, cancel: @escaping @Sendable () -> Void) -> UInt64 {
+    func add(_ info: InFlightRequest, token cancellation: CancellationToken) -> UInt64 {
         state.withLock { state in
             state.nextToken += 1
             let token = state.nextToken
-            state.entries[token] = Entry(info: info, cancel: cancel)
+            state.entries[token] = Entry(info: info, token: cancellation)
             state.order.append(token)
             return token
         }
@@ -74,8 +74,7 @@ final class InFlightRegistry: Sendable {
     /// one registered survives.
     /// - Returns: The token to remove the request with.
     func add(
-        _ info: InFlightRequest, replacing replaces: (InFlightRequest) -> Bool,
-        cancel: @escaping @Sendable () -> Void
+        _ info: InFlightRequest, replacing replaces: (InFlightRequest) -> Bool, token cancellation: CancellationToken
     ) -> UInt64 {
         let (token, victims) = state.withLock { state -> (UInt64, [Entry]) in
             var victims: [Entry] = []
@@ -85,11 +84,11 @@ final class InFlightRegistry: Sendable {
                 state.entries[token] = nil
             }
             state.nextToken += 1
-            state.entries[state.nextToken] = Entry(info: info, cancel: cancel)
+            state.entries[state.nextToken] = Entry(info: info, token: cancellation)
             state.order.append(state.nextToken)
             return (state.nextToken, victims)
         }
-        for victim in victims { victim.cancel() }
+        for victim in victims { victim.token.cancel() }
         return token
     }
 
@@ -125,7 +124,7 @@ final class InFlightRegistry: Sendable {
             }
             return victims
         }
-        for victim in victims { victim.cancel() }
+        for victim in victims { victim.token.cancel() }
         return victims.map(\.info)
     }
 
@@ -138,7 +137,7 @@ final class InFlightRegistry: Sendable {
             defer { state.entries[token] = nil }
             return state.entries[token]
         }
-        victim?.cancel()
+        victim?.token.cancel()
         return victim?.info
     }
 }

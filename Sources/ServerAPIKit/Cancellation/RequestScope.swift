@@ -42,12 +42,12 @@ public final class RequestScope: Sendable {
     /// - Throws: What the operation throws, as `ServerAPIError`; `cancelled` when the scope was cancelled.
     public func perform<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let bag = self.bag
-        let token = bag.reserve()
-        defer { bag.remove(token) }
+        let token = CancellationToken()
+        let key = bag.insert(token)
+        defer { bag.remove(key) }
         let task = Task { try await operation() }
-        bag.attach(token) { task.cancel() }
         do {
-            return try await withTaskCancellationHandler {
+            return try await token.withCancellationHandler {
                 try await task.value
             } onCancel: {
                 task.cancel()
@@ -99,12 +99,13 @@ public final class RequestScope: Sendable {
     ) -> RequestHandle {
         // The completion captures the bag, never the scope, so the owner can still let it go.
         let bag = self.bag
-        let token = bag.reserve()
+        let token = CancellationToken()
+        let key = bag.insert(token)
         let handle = manager.send(api, progress: progress) { result in
-            bag.remove(token)
+            bag.remove(key)
             completion(result)
         }
-        bag.attach(token, cancel: handle.cancel)
+        token.onCancel(handle.cancel)
         return handle
     }
 
