@@ -59,30 +59,40 @@ let package = Package(
             ],
             path: "Sources/sapi"
         ),
+        // Helpers every test target shares (fixture processes, event waiters, scratch folders); not a product.
+        .target(
+            name: "ServerAPITestSupport",
+            dependencies: ["ServerAPIKit"],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "SapiTests",
-            dependencies: ["sapi", "ServerAPIKit"],
+            dependencies: ["sapi", "ServerAPIKit", "ServerAPITestSupport"],
             path: "Tests/SapiTests"
         ),
         .testTarget(
             name: "ServerAPIKitTests",
-            dependencies: ["ServerAPIKit", "ServerAPITesting"],
+            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPITestSupport"],
             path: "Tests/ServerAPIKitTests"
         ),
         .testTarget(
             name: "ServerAPICurlTests",
-            dependencies: ["ServerAPIKit", "ServerAPICurl"],
+            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPITestSupport"],
             path: "Tests/ServerAPICurlTests",
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "ServerAPICacheTests",
-            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache"],
+            dependencies: [
+                "ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache", "ServerAPITestSupport",
+            ],
             path: "Tests/ServerAPICacheTests"
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl"],
+            dependencies: [
+                "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl", "ServerAPITestSupport",
+            ],
             path: "Tests/ConformanceTests"
         ),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 /// Cancellation at every point of a transfer, for every transport: prompt, `cancelled`, one
@@ -25,7 +26,7 @@ struct CancellationConformanceTests {
     func cancel(kind: TransportKind, point: Point) async throws {
         let transport = kind.make()
         let recorder = ProgressRecorder()
-        let signal = Signal()
+        let signal = EventCounter()
         let request: TransportRequest
         switch point {
         case .beforeStart, .afterCompletion:
@@ -127,12 +128,12 @@ struct CancellationConformanceTests {
         "a call cancelled through its handle completes exactly once, with cancelled",
         arguments: ContractTransport.allCases)
     func cancelThroughManager(transport: ContractTransport) async throws {
-        let arrived = Signal()
+        let arrived = EventCounter()
         let manager = ServerAPIManager(transport: transport.make(arrived: arrived))
         let api = ServerAPI(host: try transport.base(), path: "/delay/10", method: .post)
             .body(.text("x")).format(.data)
         let completions = Locked<[Result<ServerResult, ServerAPIError>]>([])
-        let done = Signal()
+        let done = EventCounter()
         let finishedAt = Locked<ContinuousClock.Instant?>(nil)
         let handle = manager.send(
             api,
@@ -164,7 +165,7 @@ struct CancellationConformanceTests {
 
     @Test("cancelling by tag through the manager ends every call with that tag", arguments: ContractTransport.allCases)
     func cancelByTag(transport: ContractTransport) async throws {
-        let arrived = Signal()
+        let arrived = EventCounter()
         let manager = ServerAPIManager(transport: transport.make(arrived: arrived))
         let base = try transport.base()
         let calls = (0..<3).map { _ in ServerAPI(host: base, path: "/delay/10").tag("batch").format(.data) }

@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import ServerAPITesting
 
 /// The real transports plus `MockTransport`, for the checks that need no real server semantics:
@@ -19,7 +20,7 @@ enum ContractTransport: Sendable, CustomStringConvertible, CaseIterable {
 
     /// A new transport; `arrived` fires when a request reached the "server" (the mock's handler;
     /// for real transports, the test watches upload progress instead).
-    func make(arrived: Signal = Signal()) -> any RequestPerforming {
+    func make(arrived: EventCounter = EventCounter()) -> any RequestPerforming {
         switch self {
         case .real(let kind):
             return kind.make()
@@ -62,32 +63,5 @@ enum ContractTransport: Sendable, CustomStringConvertible, CaseIterable {
 
     enum Server {
         case httpbin, fixture
-    }
-}
-
-/// A one-shot event a test can wait for without sleeping.
-final class Signal: Sendable {
-    private let state = Locked<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    /// Fires the event (once; later calls do nothing).
-    func fire() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            guard !state.fired else { return [] }
-            state.fired = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Waits until the event fired.
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let fired = state.withLock { state -> Bool in
-                if !state.fired { state.waiters.append(continuation) }
-                return state.fired
-            }
-            if fired { continuation.resume() }
-        }
     }
 }

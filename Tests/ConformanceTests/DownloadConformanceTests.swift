@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 /// Downloads to a file: progress, resume, error bodies, 416 and servers that ignore Range.

@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 /// Methods, URLs, headers, statuses and encodings: what every transport must send and read the same way.

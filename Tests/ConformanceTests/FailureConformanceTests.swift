@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -61,7 +62,7 @@ struct FailureConformanceTests {
 
     @Test("a port nobody listens on is cannotConnect", arguments: TransportKind.allCases)
     func refused(kind: TransportKind) async throws {
-        let port = try Self.closedPort()
+        let port = try closedPort()
         let transport = kind.make()
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await transport.send(URL(string: "http://127.0.0.1:\(port)/")!, timeout: .seconds(10))
@@ -90,24 +91,5 @@ struct FailureConformanceTests {
         #expect(ContinuousClock.now - started < .seconds(4))
         let response = try await transport.send(try TestServers.httpbin("/delay/1"), timeout: .seconds(15))
         #expect(response.status == 200)
-    }
-
-    /// A loopback port that was free a moment ago and has no listener now.
-    static func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

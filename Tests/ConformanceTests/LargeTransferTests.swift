@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 /// 200 MB each way in bounded memory. Serialized, so the transfers do not overlap and each

@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 /// The parts of the contract `MockTransport` keeps too, checked on every transport and the mock.

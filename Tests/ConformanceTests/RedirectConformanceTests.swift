@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 /// Redirects: followed up to the limit, or returned; loops end; credentials stay with their host.

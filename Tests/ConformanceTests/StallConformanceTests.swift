@@ -1,6 +1,7 @@
 import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import ServerAPIURLSession
 import Testing
 

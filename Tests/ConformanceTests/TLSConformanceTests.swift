@@ -1,6 +1,7 @@
 import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import ServerAPIURLSession
 import Testing
 
@@ -21,9 +22,9 @@ struct TLSConformanceTests {
     @Test(
         "an untrusted certificate is a TLS error of detail untrusted on every backend", arguments: TransportKind.allCases)
     func untrusted(kind: TransportKind) async throws {
-        try await TLSTestServer.with { server in
+        try await CurlTestServer.withTLS { server, _ in
             let error = await #expect(throws: ServerAPIError.self) {
-                _ = try await kind.make().send(try server.url("/echo"))
+                _ = try await kind.make().send(server.url("/echo"))
             }
             #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .untrustedCertificate)
@@ -34,22 +35,22 @@ struct TLSConformanceTests {
     @Test(
         "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch", arguments: TransportKind.allCases)
     func wrongPin(kind: TransportKind) async throws {
-        try await TLSTestServer.with { server in
-            let tls = TLSOptions(pins: [.sha256([try server.pin("backup.pin")])])
+        try await CurlTestServer.withTLS { server, certificates in
+            let tls = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")])])
             let transport: any RequestPerforming
             do {
-                transport = try kind.make(tls: tls, caFile: server.file("ca.pem"))
+                transport = try kind.make(tls: tls, caFile: certificates.file("ca.pem"))
             } catch let error as ServerAPIError {
                 #expect(error.tlsFailure == .notSupported)
                 return
             }
             let error = await #expect(throws: ServerAPIError.self) {
-                _ = try await transport.send(try server.url("/echo"))
+                _ = try await transport.send(server.url("/echo"))
             }
             #expect(error?.tlsFailure == .pinMismatch)
             // The same transport without the pin reaches the server: the failure is the pin's.
-            let unpinned = try kind.make(tls: TLSOptions(), caFile: server.file("ca.pem"))
-            #expect(try await unpinned.send(try server.url("/echo")).status == 200)
+            let unpinned = try kind.make(tls: TLSOptions(), caFile: certificates.file("ca.pem"))
+            #expect(try await unpinned.send(server.url("/echo")).status == 200)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import ServerAPIURLSession
 import Testing
 
@@ -43,11 +44,11 @@ struct URLSessionTLSTests {
         /// or pick a client certificate. A TLS failure arrives as `URLError.unknown` with libcurl's message.
         @Test("on Linux the session delegate is never asked about server trust")
         func noServerTrustChallenge() async throws {
-            try await TLSTestServer.with { server in
+            try await CurlTestServer.withTLS { server, _ in
                 let delegate = ChallengeRecorder()
                 let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
                 defer { session.invalidateAndCancel() }
-                let url = try server.url("/echo")
+                let url = server.url("/echo")
                 let error = await #expect(throws: (any Error).self) { _ = try await session.data(from: url) }
                 #expect(delegate.challenges.isEmpty, "challenges: \(delegate.challenges)")
                 let urlError = try #require(error as? URLError)

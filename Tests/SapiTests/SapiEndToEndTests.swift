@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)

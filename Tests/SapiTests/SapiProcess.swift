@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -29,51 +30,36 @@ enum SapiProcess {
         }
     }
 
-    /// The URL of a local test server, from `scripts/test.sh`.
-    static func server(_ variable: String) throws -> String {
-        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
-            throw TestFailure("\(variable) is not set: run the tests with scripts/test.sh, which starts the servers")
-        }
-        return value.hasSuffix("/") ? String(value.dropLast()) : value
-    }
-
-    static var httpbin: String { get throws { try server("SAPI_HTTPBIN_URL") } }
-    static var fixture: String { get throws { try server("SAPI_FIXTURE_URL") } }
+    /// httpbin's base URL, from `scripts/test.sh`.
+    static var httpbin: String { get throws { try TestServers.httpbin() } }
+    /// The fault fixture server's base URL, from `scripts/test.sh`.
+    static var fixture: String { get throws { try TestServers.fixture() } }
 
     /// Starts `sapi` with arguments; output goes to files so that no pipe can fill up.
-    static func start(_ arguments: [String]) throws -> (Process, URL, URL) {
-        let process = Process()
-        process.executableURL = try binary
-        process.arguments = arguments
+    static func start(_ arguments: [String]) throws -> (FixtureProcess, URL, URL) {
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("sapi-out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try FixtureProcess(try binary, arguments) { process in
+            process.standardOutput = try FileHandle(forWritingTo: out)
+            process.standardError = try FileHandle(forWritingTo: err)
+            process.standardInput = FileHandle.nullDevice
+        }
         return (process, out, err)
     }
 
-    /// Waits for a started `sapi` (killing it after `limit`) and collects what it printed.
-    static func finish(_ started: (Process, URL, URL), limit: Duration = .seconds(60)) async throws -> Outcome {
+    /// Waits for a started `sapi` to exit (terminating it after `limit`) and collects what it printed.
+    static func finish(_ started: (FixtureProcess, URL, URL), limit: Duration = .seconds(60)) async throws -> Outcome {
         let (process, out, err) = started
-        let deadline = ContinuousClock.now + limit
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                process.terminate()
-                throw TestFailure("sapi did not finish within \(limit)")
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
         defer {
             try? FileManager.default.removeItem(at: out)
             try? FileManager.default.removeItem(at: err)
         }
+        let code = try await process.exitStatus(within: limit)
         return Outcome(
-            code: process.terminationStatus, stdout: try Data(contentsOf: out),
+            code: code, stdout: try Data(contentsOf: out),
             stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ServerAPIFileCache
 import ServerAPIKit
+import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 

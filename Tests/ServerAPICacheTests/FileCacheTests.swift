@@ -1,5 +1,7 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
+import ServerAPITesting
 import Testing
 
 @testable import ServerAPIFileCache
@@ -68,19 +70,19 @@ import Testing
     @Test("the size limit evicts the least recently used entries, and a hit makes an entry recent")
     func eviction() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = ManualClock()
+            let clock = TestClock()
             let probe = FileCache(directory: directory.appendingPathComponent("probe"))
             try await probe.store(makeEntry(size: 10_000, seed: 0), for: .test("k0"))
             let entrySize = probe.totalSize
             let cache = FileCache(
                 directory: directory.appendingPathComponent("cache"), configuration: .init(sizeLimit: entrySize * 3),
-                now: clock.provider)
+                now: clock.dateSource)
             for index in 0..<3 {
                 try await cache.store(makeEntry(size: 10_000, seed: UInt8(index)), for: .test("k\(index)"))
-                clock.advance(100)
+                clock.advance(by: .seconds(100))
             }
             #expect(await cache.lookup(.test("k0")) != nil)
-            clock.advance(100)
+            clock.advance(by: .seconds(100))
             try await cache.store(makeEntry(size: 10_000, seed: 3), for: .test("k3"))
             #expect(cache.count == 3)
             #expect(cache.totalSize <= entrySize * 3)
@@ -92,21 +94,21 @@ import Testing
     @Test("recency survives a restart: the next instance evicts what was least recently used before")
     func evictionAfterRestart() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = ManualClock()
+            let clock = TestClock()
             let size: Int64
             do {
-                let cache = FileCache(directory: directory, now: clock.provider)
+                let cache = FileCache(directory: directory, now: clock.dateSource)
                 for index in 0..<3 {
                     try await cache.store(makeEntry(size: 10_000, seed: UInt8(index)), for: .test("k\(index)"))
-                    clock.advance(100)
+                    clock.advance(by: .seconds(100))
                 }
                 // k0 is used last, so k1 becomes the least recently used.
                 #expect(await cache.lookup(.test("k0")) != nil)
-                clock.advance(100)
+                clock.advance(by: .seconds(100))
                 size = cache.totalSize
             }
             let restarted = FileCache(
-                directory: directory, configuration: .init(sizeLimit: size), now: clock.provider)
+                directory: directory, configuration: .init(sizeLimit: size), now: clock.dateSource)
             try await restarted.store(makeEntry(size: 10_000, seed: 3), for: .test("k3"))
             #expect(await restarted.lookup(.test("k1")) == nil)
             for name in ["k0", "k2", "k3"] { #expect(await restarted.lookup(.test(name)) != nil) }
@@ -127,16 +129,16 @@ import Testing
     @Test("the default TTL is applied on the cache's clock; removeExpired removes expired entries only")
     func ttl() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = ManualClock()
+            let clock = TestClock()
             let cache = FileCache(
-                directory: directory, configuration: .init(defaultTTL: .seconds(60)), now: clock.provider)
-            try await cache.store(makeEntry("a", storedAt: clock.now), for: .test("a"))
+                directory: directory, configuration: .init(defaultTTL: .seconds(60)), now: clock.dateSource)
+            try await cache.store(makeEntry("a", storedAt: clock.date), for: .test("a"))
             try await cache.store(
-                makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
-            #expect(await cache.lookup(.test("a"))?.expiresAt == clock.now.addingTimeInterval(60))
-            clock.advance(61)
+                makeEntry("b", storedAt: clock.date, expiresAt: clock.date.addingTimeInterval(600)), for: .test("b"))
+            #expect(await cache.lookup(.test("a"))?.expiresAt == clock.date.addingTimeInterval(60))
+            clock.advance(by: .seconds(61))
             let stale = await cache.lookup(.test("a"))
-            #expect(stale?.isFresh(at: clock.now) == false)
+            #expect(stale?.isFresh(at: clock.date) == false)
             #expect(try cache.removeExpired() == 1)
             #expect(await cache.lookup(.test("a")) == nil)
             #expect(await cache.lookup(.test("b")) != nil)
@@ -147,14 +149,14 @@ import Testing
     @Test("an entry expired for longer than the maximum stale age is a miss, and its file is removed")
     func maxStaleAge() async throws {
         try await withTemporaryDirectory { directory in
-            let clock = ManualClock()
+            let clock = TestClock()
             let cache = FileCache(
                 directory: directory, configuration: .init(defaultTTL: .seconds(10), maxStaleAge: .seconds(100)),
-                now: clock.provider)
+                now: clock.dateSource)
             try await cache.store(makeEntry("a"), for: .test("a"))
-            clock.advance(109)
+            clock.advance(by: .seconds(109))
             #expect(await cache.lookup(.test("a")) != nil)
-            clock.advance(2)
+            clock.advance(by: .seconds(2))
             #expect(await cache.lookup(.test("a")) == nil)
             #expect(!FileManager.default.fileExists(atPath: cache.fileURL(for: .test("a")).path))
         }

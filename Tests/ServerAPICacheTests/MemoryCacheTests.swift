@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITesting
 import Testing
 
 @testable import ServerAPIMemoryCache
@@ -61,18 +62,18 @@ import Testing
 
     @Test("entries without an expiry get the default TTL on the cache's clock; expired entries are stale until removed")
     func ttl() async {
-        let clock = ManualClock()
-        let cache = MemoryCache(configuration: .init(defaultTTL: .seconds(60)), now: clock.provider)
-        await cache.store(makeEntry("a", storedAt: clock.now), for: .test("a"))
+        let clock = TestClock()
+        let cache = MemoryCache(configuration: .init(defaultTTL: .seconds(60)), now: clock.dateSource)
+        await cache.store(makeEntry("a", storedAt: clock.date), for: .test("a"))
         await cache.store(
-            makeEntry("b", storedAt: clock.now, expiresAt: clock.now.addingTimeInterval(600)), for: .test("b"))
+            makeEntry("b", storedAt: clock.date, expiresAt: clock.date.addingTimeInterval(600)), for: .test("b"))
         let stored = await cache.lookup(.test("a"))
-        #expect(stored?.expiresAt == clock.now.addingTimeInterval(60))
-        #expect(stored?.isFresh(at: clock.now) == true)
-        clock.advance(61)
+        #expect(stored?.expiresAt == clock.date.addingTimeInterval(60))
+        #expect(stored?.isFresh(at: clock.date) == true)
+        clock.advance(by: .seconds(61))
         let stale = await cache.lookup(.test("a"))
         #expect(stale != nil)
-        #expect(stale?.isFresh(at: clock.now) == false)
+        #expect(stale?.isFresh(at: clock.date) == false)
         #expect(cache.removeExpired() == 1)
         #expect(await cache.lookup(.test("a")) == nil)
         #expect(await cache.lookup(.test("b")) != nil)
@@ -80,23 +81,23 @@ import Testing
 
     @Test("a nil default TTL keeps entries fresh forever")
     func noDefaultTTL() async {
-        let clock = ManualClock()
-        let cache = MemoryCache(configuration: .init(defaultTTL: nil), now: clock.provider)
+        let clock = TestClock()
+        let cache = MemoryCache(configuration: .init(defaultTTL: nil), now: clock.dateSource)
         await cache.store(makeEntry("a"), for: .test("a"))
-        clock.advance(1e9)
+        clock.advance(by: .seconds(1_000_000_000))
         #expect(await cache.lookup(.test("a"))?.expiresAt == nil)
         #expect(cache.removeExpired() == 0)
     }
 
     @Test("an entry expired for longer than the maximum stale age is a miss, and is removed")
     func maxStaleAge() async {
-        let clock = ManualClock()
+        let clock = TestClock()
         let cache = MemoryCache(
-            configuration: .init(defaultTTL: .seconds(10), maxStaleAge: .seconds(100)), now: clock.provider)
+            configuration: .init(defaultTTL: .seconds(10), maxStaleAge: .seconds(100)), now: clock.dateSource)
         await cache.store(makeEntry("a"), for: .test("a"))
-        clock.advance(109)
+        clock.advance(by: .seconds(109))
         #expect(await cache.lookup(.test("a")) != nil)
-        clock.advance(2)
+        clock.advance(by: .seconds(2))
         #expect(await cache.lookup(.test("a")) == nil)
         #expect(cache.count == 0)
     }

@@ -2,30 +2,9 @@ import Foundation
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
+import ServerAPITestSupport
+import ServerAPITesting
 import Testing
-
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let date = Locked(Date(timeIntervalSinceReferenceDate: 700_000_000))
-
-    /// The current time.
-    var now: Date { date.withLock { $0 } }
-
-    /// The clock as the caches take it.
-    var provider: @Sendable () -> Date { { self.now } }
-
-    /// Moves the clock forward.
-    func advance(_ seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
-}
-
-/// A directory that exists for the duration of `body`, then is removed.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("serverapi-cache-tests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url)
-}
 
 /// The two caches, for tests that every cache must pass.
 enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -35,10 +14,10 @@ enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a fresh cache of this kind (a file cache in a scratch directory).
     func with<T>(
-        clock: ManualClock? = nil, _ body: (any CachePolicy) async throws -> T
+        clock: TestClock? = nil, _ body: (any CachePolicy) async throws -> T
     ) async throws -> T {
         let now: @Sendable () -> Date
-        if let clock { now = clock.provider } else { now = { Date() } }
+        if let clock { now = clock.dateSource } else { now = { Date() } }
         switch self {
         case .memory:
             return try await body(MemoryCache(now: now))

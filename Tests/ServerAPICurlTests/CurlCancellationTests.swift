@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 @testable import ServerAPICurl
@@ -35,9 +36,9 @@ struct CurlCancellationTests {
         "a cancelled call ends promptly with cancelled, exactly once, and no callback after it returned",
         .timeLimit(.minutes(1)), arguments: Point.allCases)
     func cancellation(point: Point) async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
-            let onTheWire = Signal()
+            let onTheWire = EventCounter()
             let tracker = CallbackTracker()
             let progress: @Sendable (TransferProgress) -> Void = { report in
                 tracker.callback()
@@ -84,7 +85,7 @@ struct CurlCancellationTests {
 
     @Test("a call slower than its timeout fails with timedOut")
     func timeout() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let error = await expectError {
                 try await CurlTransport().perform(
                     TransportRequest(url: server.url("/delay?seconds=30"), timeout: .milliseconds(300)))
@@ -98,7 +99,7 @@ struct CurlCancellationTests {
         "200 concurrent calls on one transport each get their own answer, over reused connections",
         .timeLimit(.minutes(2)))
     func concurrent() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
             let results = try await withThrowingTaskGroup(of: (Int, TransportResponse).self) { group in
                 for index in 0..<200 {
@@ -117,7 +118,7 @@ struct CurlCancellationTests {
             for (index, response) in results {
                 let echo = try Echo(response)
                 #expect(echo.query == "i=\(index)")
-                #expect(echo.bodyBytes == Data("request \(index)".utf8))
+                #expect(echo.body == Data("request \(index)".utf8))
             }
             // At most 8 connections per host by default: all but a few calls reuse one.
             let reused = results.filter { $0.1.metrics.reusedConnection == true }.count
@@ -130,7 +131,7 @@ struct CurlCancellationTests {
         "cancellations racing completions: every call ends exactly once, as a response or cancelled",
         .timeLimit(.minutes(2)))
     func cancelRacingCompletion() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
             let outcomes = await withTaskGroup(of: String.self) { group in
                 for index in 0..<200 {
@@ -163,7 +164,7 @@ struct CurlCancellationTests {
         "cancelling many calls that wait on the server ends them all and leaves the transport working",
         .timeLimit(.minutes(1)))
     func cancelMany() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 0))
             let kinds = await withTaskGroup(of: ServerAPIError.Kind?.self) { group in
                 for _ in 0..<50 {

@@ -1,5 +1,6 @@
 import Foundation
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 @testable import ServerAPICurl
@@ -83,8 +84,8 @@ struct CurlDownloadTests {
 
     @Test("a download is written to disk as it arrives and the response points at the file")
     func toFile() async throws {
-        try await Fixture.withServer { server in
-            try await Fixture.withTemporaryDirectory { directory in
+        try await CurlTestServer.with { server in
+            try await withTemporaryDirectory { directory in
                 let log = WriterLog()
                 let progress = ProgressLog()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
@@ -104,8 +105,8 @@ struct CurlDownloadTests {
 
     @Test("an error status stays in memory and no file appears")
     func errorStatus() async throws {
-        try await Fixture.withServer { server in
-            try await Fixture.withTemporaryDirectory { directory in
+        try await CurlTestServer.with { server in
+            try await withTemporaryDirectory { directory in
                 let log = WriterLog()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                 let response = try await transport(log: log).perform(
@@ -119,8 +120,8 @@ struct CurlDownloadTests {
 
     @Test("a restart drops the response and sends the request the writer prepared again")
     func restart() async throws {
-        try await Fixture.withServer { server in
-            try await Fixture.withTemporaryDirectory { directory in
+        try await CurlTestServer.with { server in
+            try await withTemporaryDirectory { directory in
                 let log = WriterLog()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("echo.json"))
                 let response = try await transport(log: log, scripted: [.restart]).perform(
@@ -135,8 +136,8 @@ struct CurlDownloadTests {
 
     @Test("a followed redirect's head never reaches the writer")
     func redirect() async throws {
-        try await Fixture.withServer { server in
-            try await Fixture.withTemporaryDirectory { directory in
+        try await CurlTestServer.with { server in
+            try await withTemporaryDirectory { directory in
                 let log = WriterLog()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.json"))
                 let response = try await transport(log: log).perform(
@@ -149,10 +150,10 @@ struct CurlDownloadTests {
 
     @Test("a cancelled download abandons the writer, which keeps what arrived")
     func cancelled() async throws {
-        try await Fixture.withServer { server in
-            try await Fixture.withTemporaryDirectory { directory in
+        try await CurlTestServer.with { server in
+            try await withTemporaryDirectory { directory in
                 let log = WriterLog()
-                let arrived = Signal()
+                let arrived = EventCounter()
                 let transport = transport(log: log)
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                 let task = Task {
@@ -178,8 +179,8 @@ struct CurlDownloadTests {
 
     @Test("with the core's DownloadFileWriter a download lands whole at its destination, an error body never does")
     func coreWriter() async throws {
-        try await Fixture.withServer { server in
-            try await Fixture.withTemporaryDirectory { directory in
+        try await CurlTestServer.with { server in
+            try await withTemporaryDirectory { directory in
                 let transport = CurlTransport()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                 let response = try await transport.perform(

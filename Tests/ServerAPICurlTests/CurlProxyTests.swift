@@ -1,6 +1,7 @@
 import Foundation
 @testable import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ struct CurlProxyTests {
 
     @Test("a GET goes through the proxy, which the server sees in Via")
     func get() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             try await ProxyFixture.withProxy { proxy in
                 let transport = transport(try Proxy(proxy.base))
                 let response = try await transport.perform(TransportRequest(url: server.url("/echo?x=1")))
@@ -32,23 +33,23 @@ struct CurlProxyTests {
 
     @Test("a POST body arrives whole through the proxy, in memory and streamed from a file")
     func post() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             try await ProxyFixture.withProxy { proxy in
                 let transport = transport(try Proxy(proxy.base))
                 let small = noiseBytes(10_000)
                 let response = try await transport.perform(
                     TransportRequest(url: server.url("/echo"), method: .post, body: .data(small)))
-                #expect(try Echo(response).bodyBytes == small)
+                #expect(try Echo(response).body == small)
                 #expect(try Echo(response).values("Via") == [Self.via])
-                try await Fixture.withTemporaryDirectory { directory in
+                try await withTemporaryDirectory { directory in
                     // Larger than the copy limit: libcurl reads it through the body reader.
                     let large = noiseBytes(3_000_000, seed: 7)
                     let file = directory.appendingPathComponent("body.bin")
                     try large.write(to: file)
                     let streamed = try await transport.perform(
                         TransportRequest(url: server.url("/echo"), method: .put, body: .file(file)))
-                    #expect(try Echo(streamed).bodyLength == large.count)
-                    #expect(try Echo(streamed).bodyBytes == large)
+                    #expect(try Echo(streamed).length == large.count)
+                    #expect(try Echo(streamed).body == large)
                 }
                 #expect(try await proxy.stats().forwarded == 2)
             }
@@ -57,9 +58,9 @@ struct CurlProxyTests {
 
     @Test("a download through the proxy is written to its file")
     func download() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             try await ProxyFixture.withProxy { proxy in
-                try await Fixture.withTemporaryDirectory { directory in
+                try await withTemporaryDirectory { directory in
                     let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                     let response = try await transport(try Proxy(proxy.base)).perform(
                         TransportRequest(url: server.url("/bytes/500000"), download: target))
@@ -73,7 +74,7 @@ struct CurlProxyTests {
 
     @Test("a bypassed host is reached directly; others still go through the proxy")
     func bypass() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             try await ProxyFixture.withProxy { proxy in
                 let transport = transport(try Proxy(proxy.base, bypass: ["localhost"]))
                 let direct = try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
@@ -88,7 +89,7 @@ struct CurlProxyTests {
 
     @Test("proxy credentials are sent with Basic authentication, from the options or the URL")
     func credentials() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             try await ProxyFixture.withProxy(user: "alice:s3cret pass") { proxy in
                 let given = try Proxy(proxy.base, credentials: .init(user: "alice", password: "s3cret pass"))
                 let response = try await transport(given).perform(TransportRequest(url: server.url("/echo")))
@@ -106,7 +107,7 @@ struct CurlProxyTests {
 
     @Test("wrong or missing proxy credentials fail with a 407 error that names the proxy, not the password")
     func wrongCredentials() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             try await ProxyFixture.withProxy(user: "alice:s3cret") { proxy in
                 for credentials in [Proxy.Credentials(user: "alice", password: "wrongpass"), nil] {
                     let error = await expectError {
@@ -129,8 +130,8 @@ struct CurlProxyTests {
 
     @Test("a proxy that does not listen is a cannot-connect error that says it was the proxy")
     func deadProxy() async throws {
-        try await Fixture.withServer { server in
-            let port = try Self.closedPort()
+        try await CurlTestServer.with { server in
+            let port = try closedPort()
             let proxy = try Proxy("http://127.0.0.1:\(port)", credentials: .init(user: "bob", password: "hunter22"))
             let error = await expectError {
                 try await transport(proxy).perform(TransportRequest(url: server.url("/echo")))
@@ -165,16 +166,17 @@ struct CurlProxyTests {
 
     @Test("an https URL goes through a CONNECT tunnel; the proxy sees no request")
     func tunnel() async throws {
-        try await withCertificates { directory, ca in
-            let tls = (directory.appendingPathComponent("server.pem"), directory.appendingPathComponent("server.key"))
-            try await Fixture.withServer(tls: tls) { server in
+        try await TestCertificates.with { certificates in
+            let ca = certificates.file("ca.pem")
+            let tls = (certificates.file("server.pem"), certificates.file("server.key"))
+            try await CurlTestServer.with(tls: tls) { server in
                 try await ProxyFixture.withProxy(user: "alice:s3cret") { proxy in
                     let good = try Proxy(proxy.base, credentials: .init(user: "alice", password: "s3cret"))
                     let response = try await transport(good, caFile: ca).perform(
                         TransportRequest(url: server.url("/echo"), method: .post, body: .data(Data("tunnelled".utf8))))
                     #expect(response.status == 200)
                     let echo = try Echo(response)
-                    #expect(echo.bodyBytes == Data("tunnelled".utf8))
+                    #expect(echo.body == Data("tunnelled".utf8))
                     // Inside the tunnel the proxy cannot add anything.
                     #expect(echo.values("Via").isEmpty)
                     #expect(try await proxy.stats() == ProxyServer.Stats(forwarded: 0, tunnels: 1, rejected: 0))
@@ -194,9 +196,10 @@ struct CurlProxyTests {
 
     @Test("an https:// proxy is reached over TLS and verified")
     func httpsProxy() async throws {
-        try await withCertificates { directory, ca in
-            let tls = (directory.appendingPathComponent("server.pem"), directory.appendingPathComponent("server.key"))
-            try await Fixture.withServer { server in
+        try await TestCertificates.with { certificates in
+            let ca = certificates.file("ca.pem")
+            let tls = (certificates.file("server.pem"), certificates.file("server.key"))
+            try await CurlTestServer.with { server in
                 try await ProxyFixture.withProxy(tls: tls) { proxy in
                     #expect(proxy.base.hasPrefix("https://"))
                     let response = try await transport(try Proxy(proxy.base), caFile: ca).perform(
@@ -211,42 +214,5 @@ struct CurlProxyTests {
                 }
             }
         }
-    }
-
-
-    /// Runs `body` with a fresh test CA and a certificate for 127.0.0.1 it signed.
-    func withCertificates(_ body: (URL, URL) async throws -> Void) async throws {
-        try await Fixture.withTemporaryDirectory { directory in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [
-                Fixture.directory.appendingPathComponent("make_test_certificates.sh").path, directory.path,
-            ]
-            let exited = Signal()
-            process.terminationHandler = { _ in exited.fire() }
-            try process.run()
-            await exited.wait()
-            try #require(process.terminationStatus == 0)
-            try await body(directory, directory.appendingPathComponent("ca.pem"))
-        }
-    }
-
-    /// A loopback port that was free a moment ago and has no listener now.
-    static func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 @Suite("CurlTransport: redirects")
 struct CurlRedirectTests {
     @Test("redirects are followed and counted")
     func follow() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let response = try await CurlTransport().perform(TransportRequest(url: server.url("/redirect/3")))
             #expect(response.status == 200)
             #expect(response.url == server.url("/redirect/0"))
@@ -18,7 +19,7 @@ struct CurlRedirectTests {
 
     @Test("with redirects off, the 3xx is the response")
     func none() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let response = try await CurlTransport().perform(
                 TransportRequest(url: server.url("/redirect/2"), redirects: .none))
             #expect(response.status == 302)
@@ -29,7 +30,7 @@ struct CurlRedirectTests {
 
     @Test("a redirect loop, or one redirect too many, is tooManyRedirects")
     func tooMany() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
             let loop = await expectError {
                 try await transport.perform(TransportRequest(url: server.url("/loop"), redirects: .follow(max: 5)))
@@ -48,7 +49,7 @@ struct CurlRedirectTests {
 
     @Test("Authorization and Cookie are dropped on a redirect to another host, kept on the same one")
     func credentials() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
             let headers: HTTPHeaders = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
             for (target, crossHost) in [(server.otherHostURL("/echo"), true), (server.url("/echo"), false)] {
@@ -66,7 +67,7 @@ struct CurlRedirectTests {
 
     @Test("303 turns any method into a GET without body; 307 and 308 keep method and body")
     func methodRewriting() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
             let body = Data("payload".utf8)
             let cases: [(Int, HTTPMethod, String, Int)] = [
@@ -79,7 +80,7 @@ struct CurlRedirectTests {
                     headers: ["Content-Type": "text/plain"], body: .data(body))
                 let echo = try Echo(try await transport.perform(request))
                 #expect(echo.method == expectedMethod, "\(status) after \(method)")
-                #expect(echo.bodyLength == expectedLength, "\(status) after \(method)")
+                #expect(echo.length == expectedLength, "\(status) after \(method)")
                 #expect(echo.values("Content-Type") == (expectedLength > 0 ? ["text/plain"] : []))
             }
         }

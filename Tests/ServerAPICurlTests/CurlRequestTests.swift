@@ -1,6 +1,7 @@
 import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 @Suite("CurlTransport: what goes on the wire")
@@ -15,13 +16,13 @@ struct CurlRequestTests {
     @Test(
         "every method with every kind of body reaches the server byte for byte", arguments: methods, BodyKind.allCases)
     func methodAndBody(method: HTTPMethod, kind: BodyKind) async throws {
-        try await Fixture.withTemporaryDirectory { directory in
+        try await withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("upload.bin")
             try noiseBytes(300_000, seed: 7).write(to: file)
             let (body, expected, contentType) = try Self.body(kind, file: file)
             var headers: HTTPHeaders = [:]
             if let contentType { headers.add(name: "Content-Type", value: contentType) }
-            try await Fixture.withServer { server in
+            try await CurlTestServer.with { server in
                 let transport = CurlTransport()
                 let request = TransportRequest(
                     url: server.url("/echo?q=a%20b"), method: method, headers: headers, body: body)
@@ -30,9 +31,9 @@ struct CurlRequestTests {
                 let echo = try Echo(response)
                 #expect(echo.method == method.rawValue)
                 #expect(echo.query == "q=a%20b")
-                #expect(echo.bodyBytes == expected)
+                #expect(echo.body == expected)
                 #expect(response.metrics.bytesSent == Int64(expected.count))
-                #expect(echo.bodyLength == expected.count)
+                #expect(echo.length == expected.count)
                 if !expected.isEmpty || [.post, .put, .patch].contains(method) {
                     #expect(echo.values("Content-Length") == ["\(expected.count)"])
                 } else {
@@ -83,7 +84,7 @@ struct CurlRequestTests {
 
     @Test("headers are sent exactly as given: order, repeats, case and empty values")
     func exactHeaders() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let headers = HTTPHeaders([
                 ("X-First", "1"), ("x-repeated", "a"), ("X-Repeated", "b"), ("X-Empty", ""),
                 ("Accept", "application/json"), ("User-Agent", "ServerAPIKit-tests/1"),
@@ -99,7 +100,7 @@ struct CurlRequestTests {
 
     @Test("a HEAD request gets the status and headers and no body")
     func head() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let response = try await CurlTransport().perform(TransportRequest(url: server.url("/echo"), method: .head))
             #expect(response.status == 200)
             #expect(response.headers["Content-Type"] == "application/json")
@@ -109,7 +110,7 @@ struct CurlRequestTests {
 
     @Test("a HEAD request with a body is refused before anything is sent")
     func headWithBody() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let error = await expectError {
                 try await CurlTransport().perform(
                     TransportRequest(url: server.url("/echo"), method: .head, body: .data(Data("x".utf8))))
@@ -120,7 +121,7 @@ struct CurlRequestTests {
 
     @Test("a missing body file is an invalid request, not a crash")
     func missingFile() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let error = await expectError {
                 try await CurlTransport().perform(
                     TransportRequest(
@@ -134,13 +135,13 @@ struct CurlRequestTests {
 
     @Test("upload progress climbs to the body's length")
     func uploadProgress() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let log = ProgressLog()
             let body = noiseBytes(2 << 20)
             let request = TransportRequest(
                 url: server.url("/echo"), method: .put, body: .data(body), progress: { log.append($0) })
             let response = try await CurlTransport().perform(request)
-            #expect(try Echo(response).bodyLength == body.count)
+            #expect(try Echo(response).length == body.count)
             let uploads = log.of(.upload)
             #expect(uploads.last?.completed == Int64(body.count))
             #expect(uploads.map(\.completed) == uploads.map(\.completed).sorted())

@@ -1,13 +1,14 @@
 import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
 
 @Suite("CurlTransport: what comes back")
 struct CurlResponseTests {
     @Test("an HTTP error status is a response, not an error", arguments: [201, 204, 400, 404, 500, 503])
     func statuses(status: Int) async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let response = try await CurlTransport().perform(TransportRequest(url: server.url("/status/\(status)")))
             #expect(response.status == status)
             #expect(response.data == (status == 204 ? Data() : Data("status \(status)".utf8)))
@@ -16,7 +17,7 @@ struct CurlResponseTests {
 
     @Test("repeated response headers are kept in order and values are trimmed")
     func responseHeaders() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let response = try await CurlTransport().perform(TransportRequest(url: server.url("/headers")))
             #expect(response.headers.values(for: "set-cookie") == ["a=1", "b=2"])
             #expect(response.headers["X-Spaced"] == "padded value")
@@ -26,7 +27,7 @@ struct CurlResponseTests {
 
     @Test("only the final head is kept after a 1xx informational head")
     func informational() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let response = try await CurlTransport().perform(TransportRequest(url: server.url("/informational")))
             #expect(response.status == 200)
             #expect(response.headers["X-Final"] == "yes")
@@ -37,7 +38,7 @@ struct CurlResponseTests {
 
     @Test("a gzip body is decoded")
     func gzip() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let response = try await CurlTransport().perform(TransportRequest(url: server.url("/gzip")))
             #expect(response.headers["Content-Encoding"] == "gzip")
             let json = try JSONSerialization.jsonObject(with: response.data ?? Data()) as? [String: Any]
@@ -48,7 +49,7 @@ struct CurlResponseTests {
 
     @Test("decompression can be turned off")
     func noDecompression() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport(configuration: .init(automaticDecompression: false))
             let echo = try Echo(try await transport.perform(TransportRequest(url: server.url("/echo"))))
             #expect(echo.values("Accept-Encoding").isEmpty)
@@ -57,7 +58,7 @@ struct CurlResponseTests {
 
     @Test("a large body arrives whole, with download progress up to its length")
     func largeBody() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let log = ProgressLog()
             let count = 5_000_000
             let response = try await CurlTransport().perform(
@@ -73,7 +74,7 @@ struct CurlResponseTests {
 
     @Test("a body larger than the limit fails, whether announced or streamed", arguments: [false, true])
     func maxResponseSize(chunked: Bool) async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
             let path = "/bytes/200000" + (chunked ? "?chunked=1" : "")
             let error = await expectError {
@@ -88,7 +89,7 @@ struct CurlResponseTests {
 
     @Test("metrics come from libcurl and say when a connection was reused")
     func metrics() async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let transport = CurlTransport()
             let first = try await transport.perform(TransportRequest(url: server.url("/bytes/1000")))
             let second = try await transport.perform(TransportRequest(url: server.url("/bytes/1000")))
@@ -118,7 +119,7 @@ struct CurlResponseTests {
 
     @Test("a connection closed without an answer, or mid-body, is a network error", arguments: ["/close", "/truncate"])
     func brokenConnection(path: String) async throws {
-        try await Fixture.withServer { server in
+        try await CurlTestServer.with { server in
             let error = await expectError {
                 try await CurlTransport().perform(TransportRequest(url: server.url(path)))
             }

@@ -1,58 +1,11 @@
 import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import Testing
-
-/// Certificates that `Fixtures/make_test_certificates.sh` made for one test (see the script for the list).
-struct TestCertificates: Sendable {
-    let directory: URL
-
-    /// A file of the set, such as `"ca.pem"`.
-    func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
-
-    /// The base64 SHA-256 pin in `name` (`"server.pin"`, `"backup.pin"`).
-    func pin(_ name: String) throws -> String {
-        let pin = try String(contentsOf: file(name), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        // A SHA-256 digest in base64: an empty or truncated file would make the pin tests meaningless.
-        try #require(Data(base64Encoded: pin)?.count == 32)
-        return pin
-    }
-
-    /// Runs `body` with a fresh set of certificates, removed afterwards.
-    static func with<T>(_ body: (TestCertificates) async throws -> T) async throws -> T {
-        try await Fixture.withTemporaryDirectory { directory in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [
-                Fixture.directory.appendingPathComponent("make_test_certificates.sh").path, directory.path,
-            ]
-            let exited = Signal()
-            process.terminationHandler = { _ in exited.fire() }
-            try process.run()
-            await exited.wait()
-            try #require(process.terminationStatus == 0)
-            return try await body(TestCertificates(directory: directory))
-        }
-    }
-}
 
 @Suite("CurlTransport: TLS")
 struct CurlTLSTests {
-
-    /// Runs `body` with an HTTPS server presenting `certificate` (`"server"`: signed by the test CA for
-    /// 127.0.0.1); with `requiresClientCertificate` it requires a client certificate from the client CA.
-    func withTLSServer(
-        certificate: String = "server", requiresClientCertificate: Bool = false,
-        _ body: (TestServer, TestCertificates) async throws -> Void
-    ) async throws {
-        try await TestCertificates.with { certificates in
-            let tls = (certificates.file("\(certificate).pem"), certificates.file("\(certificate).key"))
-            let clientCA = requiresClientCertificate ? certificates.file("client-ca.pem") : nil
-            try await Fixture.withServer(tls: tls, clientCA: clientCA) { server in
-                try await body(server, certificates)
-            }
-        }
-    }
 
     /// A transport that trusts the test CA, with `tls`.
     func transport(_ certificates: TestCertificates, tls: TLSOptions = TLSOptions(), insecureHosts: Set<String> = [])
@@ -67,7 +20,7 @@ struct CurlTLSTests {
 
     @Test("an untrusted certificate is a TLS error: certificate not trusted")
     func untrusted() async throws {
-        try await withTLSServer { server, _ in
+        try await CurlTestServer.withTLS { server, _ in
             let error = await expectError {
                 try await CurlTransport().perform(TransportRequest(url: server.url("/echo")))
             }
@@ -81,7 +34,7 @@ struct CurlTLSTests {
 
     @Test("a transport trusts an extra CA file")
     func extraCA() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             let response = try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
             #expect(response.status == 200)
             #expect(try Echo(response).method == "GET")
@@ -90,7 +43,7 @@ struct CurlTLSTests {
 
     @Test("the host name is verified even when the CA is trusted: hostname mismatch")
     func hostNameMismatch() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             let error = await expectError {
                 try await transport(certificates).perform(TransportRequest(url: server.otherHostURL("/echo")))
             }
@@ -101,7 +54,7 @@ struct CurlTLSTests {
 
     @Test("a certificate for another host name is a hostname mismatch")
     func wrongHostCertificate() async throws {
-        try await withTLSServer(certificate: "wrong-host") { server, certificates in
+        try await CurlTestServer.withTLS(certificate: "wrong-host") { server, certificates in
             let error = await expectError {
                 try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
             }
@@ -112,7 +65,7 @@ struct CurlTLSTests {
 
     @Test("an expired certificate is a TLS error: certificate expired")
     func expired() async throws {
-        try await withTLSServer(certificate: "expired") { server, certificates in
+        try await CurlTestServer.withTLS(certificate: "expired") { server, certificates in
             let error = await expectError {
                 try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
             }
@@ -123,7 +76,7 @@ struct CurlTLSTests {
 
     @Test("verification is off only for the hosts listed as insecure")
     func insecureHosts() async throws {
-        try await withTLSServer { server, _ in
+        try await CurlTestServer.withTLS { server, _ in
             let transport = CurlTransport(configuration: .init(insecureHosts: ["127.0.0.1"]))
             let response = try await transport.perform(TransportRequest(url: server.url("/echo")))
             #expect(response.status == 200)
@@ -138,7 +91,7 @@ struct CurlTLSTests {
 
     @Test("the server's own pin passes")
     func rightPin() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("server.pin")])])
             let response = try await transport(certificates, tls: tls).perform(
                 TransportRequest(url: server.url("/echo")))
@@ -148,7 +101,7 @@ struct CurlTLSTests {
 
     @Test("a pin in libcurl's sha256// form and a pinned key file pass")
     func pinForms() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             let prefixed = TLSOptions(pins: [.sha256(["sha256//" + (try certificates.pin("server.pin"))])])
             let byFile = TLSOptions(pins: [PublicKeyPins(keyFiles: [certificates.file("server.pub.pem")])])
             for tls in [prefixed, byFile] {
@@ -161,7 +114,7 @@ struct CurlTLSTests {
 
     @Test("a wrong pin is a pin mismatch, by digest and by key file")
     func wrongPin() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             let byDigest = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")])])
             let byFile = TLSOptions(pins: [PublicKeyPins(keyFiles: [certificates.file("backup.pub.pem")])])
             for tls in [byDigest, byFile] {
@@ -177,7 +130,7 @@ struct CurlTLSTests {
 
     @Test("one of several pins matching is enough (key rotation)")
     func rotation() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             let pins = [try certificates.pin("backup.pin"), try certificates.pin("server.pin")]
             for order in [pins, pins.reversed()] {
                 let tls = TLSOptions(pins: [.sha256(order, hosts: ["127.0.0.1"])])
@@ -190,7 +143,7 @@ struct CurlTLSTests {
 
     @Test("a pin for another host does not apply to this one, and applies to its own")
     func pinPerHost() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             // localhost is listed as insecure (the certificate names 127.0.0.1 only) to show that its pin
             // is still checked: pinning never depends on, nor turns off, verification.
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")], hosts: ["LocalHost"])])
@@ -206,7 +159,7 @@ struct CurlTLSTests {
 
     @Test("pins do not turn verification off")
     func pinStillVerifies() async throws {
-        try await withTLSServer { server, certificates in
+        try await CurlTestServer.withTLS { server, certificates in
             // The right pin, but no trust in the test CA: the certificate is still rejected.
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("server.pin")])])
             let error = await expectError {
@@ -248,7 +201,7 @@ struct CurlTLSTests {
 
     @Test("a server requiring a client certificate rejects a call without one")
     func clientCertificateRequired() async throws {
-        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+        try await CurlTestServer.withTLS(requiresClientCertificate: true) { server, certificates in
             let error = await expectError {
                 try await transport(certificates).perform(TransportRequest(url: server.url("/whoami")))
             }
@@ -260,7 +213,7 @@ struct CurlTLSTests {
 
     @Test("with the client certificate the server answers and saw its subject")
     func clientCertificatePresented() async throws {
-        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+        try await CurlTestServer.withTLS(requiresClientCertificate: true) { server, certificates in
             let plain = clientCertificate(certificates)
             let encrypted = clientCertificate(certificates, key: "client-encrypted.key", passphrase: "test-passphrase")
             for tls in [plain, encrypted] {
@@ -275,7 +228,7 @@ struct CurlTLSTests {
 
     @Test("a client certificate from a CA the server does not trust is rejected")
     func clientCertificateUnknownCA() async throws {
-        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+        try await CurlTestServer.withTLS(requiresClientCertificate: true) { server, certificates in
             let tls = TLSOptions(
                 clientCertificate: ClientCertificate(
                     certificateFile: certificates.file("stranger.pem"), keyFile: certificates.file("stranger.key")))
@@ -288,7 +241,7 @@ struct CurlTLSTests {
 
     @Test("a wrong passphrase is a client certificate problem naming the key file")
     func wrongPassphrase() async throws {
-        try await withTLSServer(requiresClientCertificate: true) { server, certificates in
+        try await CurlTestServer.withTLS(requiresClientCertificate: true) { server, certificates in
             let tls = clientCertificate(certificates, key: "client-encrypted.key", passphrase: "wrong")
             let error = await expectError {
                 try await transport(certificates, tls: tls).perform(TransportRequest(url: server.url("/whoami")))

@@ -1,26 +1,15 @@
 import Foundation
+import ServerAPITestSupport
 import Testing
 
 @testable import ServerAPIKit
 
-/// A folder of its own for one test, removed when the test ends.
-private final class Scratch {
-    let folder: URL
-
-    init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-writer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+extension Scratch {
+    fileprivate func target(resume: Bool = false, name: String = "file.bin") -> DownloadTarget {
+        DownloadTarget(destination: file(name), resume: resume)
     }
 
-    deinit { try? FileManager.default.removeItem(at: folder) }
-
-    func target(resume: Bool = false, name: String = "file.bin") -> DownloadTarget {
-        DownloadTarget(destination: folder.appendingPathComponent(name), resume: resume)
-    }
-
-    func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
-
-    func contents(_ url: URL) throws -> Data { try Data(contentsOf: url) }
+    fileprivate func contents(_ url: URL) throws -> Data { try Data(contentsOf: url) }
 }
 
 private let url = URL(string: "http://127.0.0.1/file.bin")!

@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 

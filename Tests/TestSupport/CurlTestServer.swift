@@ -1,0 +1,38 @@
+import Foundation
+
+/// A running `curl_test_server.py` (see `FixtureScript.curlTestServer` and the routes listed at the top of
+/// the script): one per test, on a free loopback port, so a test can count and break its connections.
+public struct CurlTestServer: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    /// `http://127.0.0.1:PORT` (or https).
+    public let base: String
+
+    /// A URL on this server.
+    public func url(_ path: String) -> URL { URL(string: base + path)! }
+
+    /// A URL on this server, addressed by another host name (`localhost`): another origin.
+    public func otherHostURL(_ path: String) -> URL {
+        URL(string: base.replacingOccurrences(of: "127.0.0.1", with: "localhost") + path)!
+    }
+
+    /// Runs `body` with a fresh server, which is stopped afterwards whatever happens.
+    /// - Parameters:
+    ///   - tls: The server's certificate and key, for HTTPS.
+    ///   - clientCA: With `tls`: the CA that client certificates must be signed by; the server then
+    ///     requires one.
+    ///   - body: Work that gets the running server.
+    /// - Returns: What `body` returns.
+    /// - Throws: `FixtureProcess.Failure` when the server did not start, or what `body` throws.
+    public static func with<T>(
+        tls: (certificate: URL, key: URL)? = nil, clientCA: URL? = nil, _ body: (CurlTestServer) async throws -> T
+    ) async throws -> T {
+        var arguments: [String] = []
+        if let tls { arguments += ["--certfile", tls.certificate.path, "--keyfile", tls.key.path] }
+        if let clientCA { arguments += ["--client-ca", clientCA.path] }
+        let scheme = tls == nil ? "http" : "https"
+        return try await FixtureProcess.withServer(script: FixtureScript.curlTestServer, arguments: arguments) { port in
+            try await body(CurlTestServer(port: port, base: "\(scheme)://127.0.0.1:\(port)"))
+        }
+    }
+}
