@@ -80,6 +80,26 @@ struct DownloadConformanceTests {
         #expect(!scratch.exists(target.validatorURL))
     }
 
+    @Test(
+        "a resumed download counts only the bytes the 206 carried as received", arguments: TransportKind.allCases)
+    func resumedBytesReceived(kind: TransportKind) async throws {
+        let scratch = try Scratch()
+        let target = DownloadTarget(destination: scratch.file("counted.bin"), resume: true)
+        let size = 4_000_000
+        let kept = 1_000_000
+        try FixturePayload(seed: 13).write(size: kept, to: target.partialURL)
+        let recorder = ProgressRecorder()
+        let response = try await download(
+            kind.make(), "/resource?size=\(size)&seed=13", to: target, progress: recorder)
+        #expect(response.status == 206)
+        #expect(response.body == .file(target.destination, bytes: Int64(size)))
+        #expect(response.metrics.bytesReceived == Int64(size - kept))
+        // Progress still counts the whole file, the part already on disk included.
+        #expect(recorder.reports(.download).first?.completed == Int64(kept))
+        #expect(recorder.reports(.download).last?.completed == Int64(size))
+        #expect(try await FixturePayload(seed: 13).verify(fileAt: target.destination, size: size))
+    }
+
     @Test("a server that ignores Range restarts the file from zero", arguments: TransportKind.allCases)
     func ignoredRange(kind: TransportKind) async throws {
         let scratch = try Scratch()
