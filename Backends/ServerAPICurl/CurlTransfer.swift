@@ -87,6 +87,7 @@ final class CurlTransfer {
             throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stall)")
         }
         try request.headers.validate()
+        request.headers.addDefaultUserAgent()
         if let target = request.download {
             let writer = try settings.makeDownloadWriter(target, request.id, request.url)
             _ = writer.prepare(&request)
