@@ -100,6 +100,28 @@ struct DownloadConformanceTests {
         #expect(try await FixturePayload(seed: 13).verify(fileAt: target.destination, size: size))
     }
 
+    @Test(
+        "a download's error body is kept only up to the transport's maxErrorBodySize",
+        arguments: TransportKind.allCases)
+    func errorBodyLimit(kind: TransportKind) async throws {
+        let scratch = try Scratch()
+        let limit = 100
+        let manager = ServerAPIManager(transport: kind.make(maxErrorBodySize: limit))
+        let destination = scratch.file("limited.bin")
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await manager.send(
+                ServerAPI(url: try TestServers.fixture("/resource/error/404?size=5000")).download(to: destination))
+        }
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.status == 404)
+        // The fixture's body is ASCII text, so the excerpt is the first `limit` bytes exactly.
+        let excerpt = error?.bodyExcerpt ?? ""
+        #expect(excerpt.utf8.count == limit)
+        #expect(excerpt.hasPrefix("error 404"))
+        #expect(!scratch.exists(destination))
+        #expect(!scratch.exists(DownloadTarget(destination: destination).partialURL))
+    }
+
     @Test("a server that ignores Range restarts the file from zero", arguments: TransportKind.allCases)
     func ignoredRange(kind: TransportKind) async throws {
         let scratch = try Scratch()

@@ -25,6 +25,7 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /resource/416?size=N             always 416 with Content-Range: bytes */N
   /resource/sha256?size=N&seed=S   the hex SHA-256 of the resource (text)
   /resource/error/CODE             status CODE with a text body (a download must never write it)
+        ?size=N                    the text repeated to exactly N bytes
   /close-mid-body?size=N&after=K   Content-Length N, sends K bytes, closes
   /wrong-length?size=N&extra=M     Content-Length N+M, sends N bytes, closes
   /huge-length                     Content-Length: 2000000000 on a tiny body, then closes
@@ -401,6 +402,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(code)
             self.end_headers()
             return
+        size = self.int_arg("size", -1)
+        if size >= 0:
+            text = (text * (size // len(text) + 1))[:size]
         self.send_text(code, text)
 
     def barrier(self):
