@@ -31,8 +31,11 @@ typealias CurlDownloadWriterFactory =
     any CurlDownloadWriting
 
 enum CurlDownloads {
-    /// The writer every download uses unless a test injects another: the core's `DownloadFileWriter`.
-    static let defaultFactory: CurlDownloadWriterFactory = { target, requestID, url in
-        DownloadFileWriter(target: target, requestID: requestID, url: url)
+    /// The writer every download uses unless a test injects another: the core's `DownloadFileWriter`,
+    /// keeping at most `maxErrorBodySize` bytes of an error body.
+    static func defaultFactory(maxErrorBodySize: Int) -> CurlDownloadWriterFactory {
+        { target, requestID, url in
+            DownloadFileWriter(target: target, requestID: requestID, url: url, maxErrorBodySize: maxErrorBodySize)
+        }
     }
 }

@@ -35,6 +35,12 @@ struct CurlSettings {
         stallTimeout = configuration.stallTimeout
         tls = CurlTLS.prepare(configuration.tls)
     }
+
+    /// Whether a request to `url` may be multiplexed on an HTTP/2 connection: HTTP/2 is allowed and,
+    /// as libcurl negotiates it only by ALPN, the URL is https.
+    func mayMultiplex(_ url: URL) -> Bool {
+        httpVersion != CURL_HTTP_VERSION_1_1 && url.scheme?.lowercased() == "https"
+    }
 }
 
 extension Duration {

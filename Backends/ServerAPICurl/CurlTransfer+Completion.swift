@@ -80,7 +80,8 @@ extension CurlTransfer {
             firstByte: offset(CURLINFO_STARTTRANSFER_TIME_T),
             total: ContinuousClock.now - started,
             bytesSent: earlierBytesSent + uploaded,
-            bytesReceived: download.map { disposition == .file ? $0.bytesOnDisk : bodyBytes } ?? bodyBytes,
+            // This exchange's body only: a resumed download's bytes already on disk did not come now.
+            bytesReceived: bodyBytes,
             // libcurl counts the connections it had to open for this request: none means one was reused.
             reusedConnection: easy.long(CURLINFO_NUM_CONNECTS).map { $0 == 0 },
             redirects: redirects,

@@ -87,6 +87,7 @@ final class CurlTransfer {
             throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stall)")
         }
         try request.headers.validate()
+        request.headers.addDefaultUserAgent()
         if let target = request.download {
             let writer = try settings.makeDownloadWriter(target, request.id, request.url)
             _ = writer.prepare(&request)
@@ -138,8 +139,9 @@ final class CurlTransfer {
         try easy.set(CURLOPT_FOLLOWLOCATION, false)
         if settings.automaticDecompression { try easy.set(CURLOPT_ACCEPT_ENCODING, "") }
         try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
-        // With HTTP/2, wait for a connection that can multiplex rather than opening another.
-        try easy.set(CURLOPT_PIPEWAIT, true)
+        // With HTTP/2, wait for a connection that can multiplex rather than opening another; where only
+        // HTTP/1.1 is possible, waiting would hold every other call until the first connection answers.
+        if settings.mayMultiplex(request.url) { try easy.set(CURLOPT_PIPEWAIT, true) }
         if settings.tcpKeepAlive { try easy.set(CURLOPT_TCP_KEEPALIVE, true) }
         if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
         if !settings.insecureHosts.isEmpty, let host = request.url.host?.lowercased(),

@@ -42,6 +42,8 @@ extension CurlTransport {
         ///   missing or unreadable certificate or key, a malformed pin) fail every request with a
         ///   `ServerAPIError` naming the file; `CurlTransport(validating:)` reports them at once.
         public var tls: TLSOptions
+        /// The most bytes of an error response (404, 500, …) kept in memory during a download.
+        public var maxErrorBodySize: Int
 
         /// Creates a configuration.
         /// - Parameters:
@@ -56,6 +58,7 @@ extension CurlTransport {
         ///   - proxy: The proxy to send requests through; `nil` connects directly.
         ///   - stallTimeout: The default stall limit; `nil` for none.
         ///   - tls: Public-key pins and the client certificate.
+        ///   - maxErrorBodySize: The most bytes of a download's error response kept (1 MiB).
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -67,7 +70,8 @@ extension CurlTransport {
             tcpKeepAlive: Bool = true,
             proxy: Proxy? = nil,
             stallTimeout: StallTimeout? = nil,
-            tls: TLSOptions = TLSOptions()
+            tls: TLSOptions = TLSOptions(),
+            maxErrorBodySize: Int = 1 << 20
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -80,6 +84,7 @@ extension CurlTransport {
             self.proxy = proxy
             self.stallTimeout = stallTimeout
             self.tls = tls
+            self.maxErrorBodySize = maxErrorBodySize
         }
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.

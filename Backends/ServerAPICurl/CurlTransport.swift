@@ -57,7 +57,9 @@ public final class CurlTransport: RequestPerforming {
     /// - Parameter configuration: Connection limits, TLS trust, decoding and timeouts.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlLoop(configuration: configuration, makeDownloadWriter: CurlDownloads.defaultFactory)
+        loop = CurlLoop(
+            configuration: configuration,
+            makeDownloadWriter: CurlDownloads.defaultFactory(maxErrorBodySize: configuration.maxErrorBodySize))
     }
 
     /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).

@@ -20,8 +20,12 @@ enum RequestConversion {
         // the total timeout is enforced by the transfer's own timer, which this one must not beat.
         let idle = configuration.idleTimeout ?? request.timeout + .seconds(1)
         urlRequest.timeoutInterval = max(1, seconds(idle).rounded(.up))
+        var headers = request.headers
+        // Set here, or FoundationNetworking sends its own ("<process> (unknown version) curl/…"); a
+        // User-Agent among the session's additional headers is the caller's own.
+        if !configuration.additionalHeaders.contains("User-Agent") { headers.addDefaultUserAgent() }
         var seen = Set<String>()
-        for field in request.headers {
+        for field in headers {
             if seen.insert(field.name.lowercased()).inserted {
                 urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
             } else {

@@ -31,6 +31,25 @@ struct ConcurrencyConformanceTests {
         }
     }
 
+    @Test("simultaneous first calls on a new transport run side by side", arguments: TransportKind.allCases)
+    func sideBySideFromTheFirstCall(kind: TransportKind) async throws {
+        // A fresh transport: no connection is open yet, so every call must open its own at once.
+        let transport = kind.make()
+        let calls = 3
+        // The fixture holds each call until all of them have arrived, and answers 504 to a call that
+        // waited 10 s in vain: calls run one after the other get a 504, calls run side by side get 200.
+        let url = try TestServers.fixture("/barrier?n=\(calls)&key=\(UUID().uuidString)")
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<calls {
+                group.addTask { try await transport.send(url, timeout: .seconds(60)).status }
+            }
+            var statuses: [Int] = []
+            for try await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(statuses == Array(repeating: 200, count: calls))
+    }
+
     @Test("concurrent uploads and downloads on one transport do not mix bodies", arguments: TransportKind.allCases)
     func mixed(kind: TransportKind) async throws {
         let transport = kind.make()

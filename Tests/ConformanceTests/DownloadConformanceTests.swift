@@ -81,6 +81,48 @@ struct DownloadConformanceTests {
         #expect(!scratch.exists(target.validatorURL))
     }
 
+    @Test(
+        "a resumed download counts only the bytes the 206 carried as received", arguments: TransportKind.allCases)
+    func resumedBytesReceived(kind: TransportKind) async throws {
+        let scratch = try Scratch()
+        let target = DownloadTarget(destination: scratch.file("counted.bin"), resume: true)
+        let size = 4_000_000
+        let kept = 1_000_000
+        try FixturePayload(seed: 13).write(size: kept, to: target.partialURL)
+        let recorder = ProgressRecorder()
+        let response = try await download(
+            kind.make(), "/resource?size=\(size)&seed=13", to: target, progress: recorder)
+        #expect(response.status == 206)
+        #expect(response.body == .file(target.destination, bytes: Int64(size)))
+        #expect(response.metrics.bytesReceived == Int64(size - kept))
+        // Progress still counts the whole file, the part already on disk included.
+        #expect(recorder.reports(.download).first?.completed == Int64(kept))
+        #expect(recorder.reports(.download).last?.completed == Int64(size))
+        #expect(try await FixturePayload(seed: 13).verify(fileAt: target.destination, size: size))
+    }
+
+    @Test(
+        "a download's error body is kept only up to the transport's maxErrorBodySize",
+        arguments: TransportKind.allCases)
+    func errorBodyLimit(kind: TransportKind) async throws {
+        let scratch = try Scratch()
+        let limit = 100
+        let manager = ServerAPIManager(transport: kind.make(maxErrorBodySize: limit))
+        let destination = scratch.file("limited.bin")
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await manager.send(
+                ServerAPI(url: try TestServers.fixture("/resource/error/404?size=5000")).download(to: destination))
+        }
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.status == 404)
+        // The fixture's body is ASCII text, so the excerpt is the first `limit` bytes exactly.
+        let excerpt = error?.bodyExcerpt ?? ""
+        #expect(excerpt.utf8.count == limit)
+        #expect(excerpt.hasPrefix("error 404"))
+        #expect(!scratch.exists(destination))
+        #expect(!scratch.exists(DownloadTarget(destination: destination).partialURL))
+    }
+
     @Test("a server that ignores Range restarts the file from zero", arguments: TransportKind.allCases)
     func ignoredRange(kind: TransportKind) async throws {
         let scratch = try Scratch()

@@ -81,6 +81,36 @@ struct ExchangeConformanceTests {
         #expect(echo.values("Authorization") == ["Bearer abc.def"])
     }
 
+    @Test(
+        "a call without a User-Agent sends ServerAPIKit's, the same from every transport",
+        arguments: TransportKind.allCases)
+    func defaultUserAgent(kind: TransportKind) async throws {
+        let transport = kind.make()
+        let response = try await transport.send(try TestServers.httpbin("/user-agent"))
+        let json = try JSONDecoder().decode(JSONValue.self, from: response.data ?? Data())
+        #expect(json["user-agent"] == .string("ServerAPIKit/\(serverAPIKitVersion)"))
+        let echo = try Echo(try await transport.send(try TestServers.fixture("/headers")))
+        #expect(echo.values("User-Agent") == [HTTPHeaders.defaultUserAgent])
+    }
+
+    @Test("a call's own User-Agent replaces the default", arguments: TransportKind.allCases)
+    func ownUserAgent(kind: TransportKind) async throws {
+        let transport = kind.make()
+        let response = try await transport.send(
+            try TestServers.httpbin("/user-agent"), headers: ["User-Agent": "MyApp/2.1 (linux)"])
+        let json = try JSONDecoder().decode(JSONValue.self, from: response.data ?? Data())
+        #expect(json["user-agent"] == .string("MyApp/2.1 (linux)"))
+        let echo = try Echo(
+            try await transport.send(try TestServers.fixture("/headers"), headers: ["user-agent": "MyApp/2.1"]))
+        #expect(echo.values("User-Agent") == ["MyApp/2.1"])
+
+        // The manager's default headers are the call's own headers too.
+        let manager = ServerAPIManager(
+            transport: transport, configuration: .init(defaultHeaders: ["User-Agent": "Managed/1"]))
+        let result = try await manager.send(ServerAPI(url: try TestServers.httpbin("/user-agent")))
+        #expect(result.json?["user-agent"] == .string("Managed/1"))
+    }
+
     @Test("repeated request headers arrive with every value, in order", arguments: TransportKind.allCases)
     func repeatedHeaders(kind: TransportKind) async throws {
         var headers = HTTPHeaders()

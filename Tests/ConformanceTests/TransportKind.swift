@@ -15,5 +15,13 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A new transport of this kind that keeps at most `maxErrorBodySize` bytes of a download's error body.
+    func make(maxErrorBodySize: Int) -> any RequestPerforming {
+        switch self {
+        case .urlsession: URLSessionTransport(configuration: .init(maxErrorBodySize: maxErrorBodySize))
+        case .curl: CurlTransport(configuration: .init(maxErrorBodySize: maxErrorBodySize))
+        }
+    }
+
     var description: String { rawValue }
 }

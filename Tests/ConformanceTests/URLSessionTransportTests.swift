@@ -17,6 +17,13 @@ struct URLSessionTransportTests {
         #expect(echo.values("X-Override") == ["request"])
     }
 
+    @Test("a User-Agent among the additional headers replaces the default one")
+    func additionalUserAgent() async throws {
+        let transport = URLSessionTransport(configuration: .init(additionalHeaders: ["User-Agent": "Session/3"]))
+        let echo = try Echo(try await transport.send(try TestServers.fixture("/headers")))
+        #expect(echo.values("User-Agent") == ["Session/3"])
+    }
+
     @Test("the idle timeout ends a silent transfer before its total timeout")
     func idleTimeout() async throws {
         let transport = URLSessionTransport(configuration: .init(idleTimeout: .seconds(1)))

@@ -25,6 +25,7 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /resource/416?size=N             always 416 with Content-Range: bytes */N
   /resource/sha256?size=N&seed=S   the hex SHA-256 of the resource (text)
   /resource/error/CODE             status CODE with a text body (a download must never write it)
+        ?size=N                    the text repeated to exactly N bytes
   /close-mid-body?size=N&after=K   Content-Length N, sends K bytes, closes
   /wrong-length?size=N&extra=M     Content-Length N+M, sends N bytes, closes
   /huge-length                     Content-Length: 2000000000 on a tiny body, then closes
@@ -45,6 +46,9 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /gzip                            a gzip-encoded JSON body (Content-Encoding: gzip)
   /status/CODE                     status CODE with a short text body
   /connections                     JSON: connections accepted so far
+  /barrier?n=N&key=K               holds each request until N requests with key K have arrived, then
+                                   answers them all 200 (JSON: arrived); 504 for a request still
+                                   waiting after BARRIER_LIMIT_SECONDS (the calls were not side by side)
 
 The resource's bytes: a 64 KiB base block from xorshift64* seeded with `seed`; chunk k of
 the resource is the base block rotated left by (k * 7919) % 65536. Tests regenerate the same
@@ -71,12 +75,15 @@ MASK64 = (1 << 64) - 1
 LAST_MODIFIED = formatdate(1_700_000_000, usegmt=True)
 ECHO_BODY_LIMIT = 16 * 1024 * 1024
 HANG_LIMIT_SECONDS = 300
+BARRIER_LIMIT_SECONDS = 10
 
 _base_blocks = {}
 _base_lock = threading.Lock()
 _sha_cache = {}
 _connections = 0
 _connections_lock = threading.Lock()
+_barrier_arrivals = {}
+_barrier_condition = threading.Condition()
 
 
 def base_block(seed):
@@ -210,6 +217,7 @@ class Handler(BaseHTTPRequestHandler):
             "/headers": self.echo_headers,
             "/gzip": self.gzip,
             "/connections": lambda: self.send_json(200, {"accepted": _connections}),
+            "/barrier": self.barrier,
         }
         if path in routes:
             return routes[path]()
@@ -394,7 +402,25 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(code)
             self.end_headers()
             return
+        size = self.int_arg("size", -1)
+        if size >= 0:
+            text = (text * (size // len(text) + 1))[:size]
         self.send_text(code, text)
+
+    def barrier(self):
+        n = max(1, self.int_arg("n", 2))
+        key = self.query.get("key", "")
+        deadline = time.monotonic() + BARRIER_LIMIT_SECONDS
+        with _barrier_condition:
+            _barrier_arrivals[key] = _barrier_arrivals.get(key, 0) + 1
+            _barrier_condition.notify_all()
+            while _barrier_arrivals[key] < n:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                _barrier_condition.wait(remaining)
+            arrived = _barrier_arrivals[key]
+        self.send_json(200 if arrived >= n else 504, {"arrived": arrived, "n": n})
 
     def close_mid_body(self):
         size = max(1, self.int_arg("size", 100000))

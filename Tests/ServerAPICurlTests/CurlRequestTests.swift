@@ -40,11 +40,11 @@ struct CurlRequestTests {
                     #expect(echo.values("Content-Length").isEmpty)
                 }
                 #expect(echo.values("Content-Type") == (contentType.map { [$0] } ?? []))
-                // libcurl's own defaults are not sent: exactly the request's headers, plus Host and
-                // Accept-Encoding (automatic decompression).
+                // libcurl's own defaults are not sent: exactly the request's headers, plus Host,
+                // Accept-Encoding (automatic decompression) and the User-Agent every transport sends.
                 #expect(echo.values("Expect").isEmpty)
                 #expect(echo.values("Accept").isEmpty)
-                #expect(echo.values("User-Agent").isEmpty)
+                #expect(echo.values("User-Agent") == [HTTPHeaders.defaultUserAgent])
                 #expect(echo.values("Transfer-Encoding").isEmpty)
             }
         }

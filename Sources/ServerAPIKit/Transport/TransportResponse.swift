@@ -54,7 +54,8 @@ public struct TransportMetrics: Sendable, Hashable {
     public var total: Duration
     /// Request bytes sent (body).
     public var bytesSent: Int64
-    /// Response bytes received (body, after decoding).
+    /// Response bytes received (body, after decoding) in this exchange: for a resumed download, what the
+    /// 206 carried, not the part already on disk.
     public var bytesReceived: Int64
     /// Whether an existing connection was reused, when the transport knows.
     public var reusedConnection: Bool?
