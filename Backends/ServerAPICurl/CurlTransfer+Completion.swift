@@ -13,7 +13,7 @@ extension CurlTransfer {
             return .again
         }
         if let failure { return fail(failure) }
-        if code != CURLE_OK, let failure = proxyOrStallFailure(code) { return fail(failure) }
+        if code != CURLE_OK, let failure = proxyOrStallFailure(code) ?? totalTimeout(code) { return fail(failure) }
         guard code == CURLE_OK else {
             return fail(
                 clientCertificateNamed(
@@ -21,13 +21,12 @@ extension CurlTransfer {
                         code, detail: easy.errorMessage, status: status,
                         verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))))
         }
-        if followsRedirect {
-            do throws(ServerAPIError) {
-                try prepareRedirect()
-                return .again
-            } catch {
-                return fail(error)
-            }
+        if followsRedirect, let next = redirectTarget {
+            earlierBytesSent += easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0
+            redirects += 1
+            request = next
+            redirectTarget = nil
+            return .again
         }
         if status == 0 { status = easy.long(CURLINFO_RESPONSE_CODE) ?? 0 }
         if status == 407, let proxy = proxyRoute { return fail(Self.proxyRefused(proxy, status: status)) }
@@ -98,45 +97,15 @@ extension CurlTransfer {
         }
     }
 
-    // MARK: Redirects
-
-    /// Turns `request` into the request the redirect asks for, as browsers and URLSession do:
-    /// 303 (and 301/302 after a POST) becomes a GET without body; 307 and 308 keep method and body;
-    /// `Authorization` and `Cookie` are dropped when the redirect leaves the origin.
-    private func prepareRedirect() throws(ServerAPIError) {
-        let location = headers["Location"] ?? ""
-        guard let target = easy.string(CURLINFO_REDIRECT_URL), let next = URL(string: target),
-            let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = next.host, !host.isEmpty
-        else {
-            throw ServerAPIError(
-                .network, "the server redirected to \"\(location)\", which is not an http(s) URL", status: status)
-        }
-        earlierBytesSent += easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0
-        redirects += 1
-        var redirected = request
-        redirected.url = next
-        let becomesGet =
-            (status == 303 && request.method != .head) || ((status == 301 || status == 302) && request.method == .post)
-        if becomesGet {
-            redirected.method = .get
-            redirected.body = .empty
-            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
-                redirected.headers.remove(name: name)
-            }
-        }
-        if !Self.sameOrigin(request.url, next) {
-            redirected.headers.remove(name: "Authorization")
-            redirected.headers.remove(name: "Cookie")
-        }
-        request = redirected
-    }
-
-    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        return origin(a) == origin(b)
+    /// The error for libcurl's timeout when it is the call's total timeout, in the words every transport
+    /// uses; `nil` for other failures. libcurl reports the connect and the total timeout with one code:
+    /// its total timer is set to what is left of the call's, so the call's time is up only for that one.
+    private func totalTimeout(_ code: CURLcode) -> ServerAPIError? {
+        guard code == CURLE_OPERATION_TIMEDOUT, ContinuousClock.now - started >= request.timeout else { return nil }
+        let underlying = CurlError(
+            code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: easy.errorMessage)
+        var error = ServerAPIError.timedOut(after: request.timeout, underlying: underlying)
+        if status > 0 { error.status = status }
+        return error
     }
 }

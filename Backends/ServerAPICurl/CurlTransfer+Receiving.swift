@@ -47,6 +47,7 @@ extension CurlTransfer {
         headers = HTTPHeaders()
         headComplete = false
         followsRedirect = false
+        redirectTarget = nil
         // "HTTP/1.1 200 OK", "HTTP/2 200": the code is the three digits after the first space.
         guard let space = statusLine.firstIndex(of: UInt8(ascii: " ")) else { return }
         var code = 0
@@ -61,16 +62,16 @@ extension CurlTransfer {
         // A 1xx head (100 Continue, 103 Early Hints) is followed by the real one.
         guard status >= 200, !headComplete else { return true }
         headComplete = true
-        if case .follow(let max) = request.redirects, Self.redirectStatuses.contains(status),
-            headers.contains("Location")
-        {
+        switch RedirectRule.decide(request, status: status, location: headers["Location"], followed: redirects) {
+        case .deliver:
+            break
+        case .follow(let next):
             followsRedirect = true
-            guard redirects < max else {
-                failure = ServerAPIError(
-                    .tooManyRedirects, "the server redirected more than \(max) times", status: status)
-                return false
-            }
+            redirectTarget = next
             return true
+        case .fail(let error):
+            failure = error
+            return false
         }
         if let download {
             do throws(ServerAPIError) {
@@ -92,45 +93,21 @@ extension CurlTransfer {
                         direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal))
             }
         }
-        let announced = headers["Content-Length"].flatMap(Self.decimal)
-        // An encoded length says nothing about the decoded bytes the caller gets.
-        let encoding = headers["Content-Encoding"].map(Self.trimmed)
-        expectedLength = encoding == nil || encoding?.lowercased() == "identity" ? announced : nil
-        if request.method != .head, let announced {
-            if let limit = request.maxResponseSize, announced > limit {
-                failure = tooLarge(limit, announced: announced)
-                return false
-            }
-            if download == nil { body.reserveCapacity(Int(min(announced, Self.maxReservation))) }
+        expectedLength = ResponseSizeRule.decodedLength(of: headers)
+        if let tooLarge = ResponseSizeRule.check(
+            announced: expectedLength, status: status, method: request.method, limit: request.maxResponseSize)
+        {
+            failure = tooLarge
+            return false
+        }
+        if download == nil, request.method != .head, let expectedLength {
+            body.reserveCapacity(Int(min(expectedLength, Self.maxReservation)))
         }
         return true
     }
 
-    /// The statuses whose `Location` is followed.
-    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
     /// The most memory reserved up front from a `Content-Length`, however large it claims to be.
     static let maxReservation: Int64 = 16 << 20
-
-    /// A header value's decimal number (whitespace around it allowed), without Foundation.
-    static func decimal(_ value: String) -> Int64? {
-        let digits = trimmed(value)
-        guard !digits.isEmpty, digits.utf8.count <= 18 else { return nil }
-        var number: Int64 = 0
-        for byte in digits.utf8 {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            number = number * 10 + Int64(byte - UInt8(ascii: "0"))
-        }
-        return number
-    }
-
-    private static func trimmed(_ value: String) -> Substring {
-        var text = Substring(value)
-        while let first = text.utf8.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
-            text = text.dropFirst()
-        }
-        while let last = text.utf8.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
-        return text
-    }
 
     private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> String {
         var start = 0
@@ -138,12 +115,6 @@ extension CurlTransfer {
         while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
         while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-    }
-
-    private func tooLarge(_ limit: Int64, announced: Int64? = nil) -> ServerAPIError {
-        let size = announced.map { "\($0) bytes" } ?? "more than \(limit) bytes"
-        return ServerAPIError(
-            .responseTooLarge, "the response body is \(size), more than the limit of \(limit) bytes", status: status)
     }
 
     // MARK: Response body
@@ -154,8 +125,8 @@ extension CurlTransfer {
         // The body of a redirect we follow is not the caller's.
         if followsRedirect || restartDownload { return true }
         bodyBytes += Int64(bytes.count)
-        if let limit = request.maxResponseSize, bodyBytes > limit {
-            failure = tooLarge(limit)
+        if let tooLarge = ResponseSizeRule.check(received: bodyBytes, status: status, limit: request.maxResponseSize) {
+            failure = tooLarge
             return false
         }
         guard let download else {

@@ -42,6 +42,8 @@ final class CurlTransfer {
     var headComplete = false
     /// The current response is a redirect that will be followed: its body is dropped.
     var followsRedirect = false
+    /// The request the current redirect asks for (see `RedirectRule`), sent once this response ends.
+    var redirectTarget: TransportRequest?
     var body = Data()
     /// The decoded body length the server announced, when it did.
     var expectedLength: Int64?
@@ -73,20 +75,7 @@ final class CurlTransfer {
 
     /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.
     func begin() throws(ServerAPIError) {
-        // Checked here rather than trusted: a header with a line break would inject another header,
-        // and every transport refuses the same requests.
-        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            request.url.host?.isEmpty == false
-        else {
-            throw ServerAPIError(.invalidRequest, "\(request.url.absoluteString) is not an http(s) URL")
-        }
-        guard request.timeout > .zero else {
-            throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
-        }
-        if let stall = stallTimeout, !stall.isValid {
-            throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stall)")
-        }
-        try request.headers.validate()
+        try request.validate(stallTimeout: stallTimeout)
         request.headers.addDefaultUserAgent()
         if let target = request.download {
             let writer = try settings.makeDownloadWriter(target, request.id, request.url)

@@ -102,8 +102,7 @@ public final class MockTransport: RequestPerforming {
                 throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url)
             }
             if chosen.delay > request.timeout {
-                throw ServerAPIError(
-                    .timedOut, "the request timed out after \(request.timeout)", requestID: request.id, url: request.url)
+                throw ServerAPIError.timedOut(after: request.timeout).with(requestID: request.id, url: request.url)
             }
         }
         if request.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
@@ -111,10 +110,10 @@ public final class MockTransport: RequestPerforming {
         case .failure(let error):
             throw error.with(requestID: request.id, url: request.url)
         case .response(let status, let headers, let body):
-            if let limit = request.maxResponseSize, Int64(body.count) > limit {
-                throw ServerAPIError(
-                    .responseTooLarge, "the response is \(body.count) bytes, more than the limit of \(limit)",
-                    requestID: request.id, url: request.url, status: status)
+            if let tooLarge = ResponseSizeRule.check(
+                received: Int64(body.count), status: status, limit: request.maxResponseSize)
+            {
+                throw tooLarge.with(requestID: request.id, url: request.url)
             }
             let sent = (try? request.body.contentLength()) ?? 0
             if sent > 0 { request.progress?(TransferProgress(direction: .upload, completed: sent, total: sent)) }

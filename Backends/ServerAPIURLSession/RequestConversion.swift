@@ -68,25 +68,6 @@ enum RequestConversion {
         return HTTPHeaders(pairs)
     }
 
-    /// The `Content-Length` a response announces.
-    static func announcedLength(_ headers: HTTPHeaders) -> Int64? {
-        headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-    }
-
-    /// The announced length when it is the length of the body as delivered (not gzip-encoded:
-    /// URLSession decodes it).
-    static func decodedLength(_ headers: HTTPHeaders) -> Int64? {
-        if let encoding = headers["Content-Encoding"], encoding.lowercased() != "identity" { return nil }
-        return announcedLength(headers)
-    }
-
-    /// Whether two URLs have the same scheme, host and port.
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
-        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
-            && port(a) == port(b)
-    }
-
     /// A duration in seconds.
     static func seconds(_ duration: Duration) -> Double {
         let parts = duration.components

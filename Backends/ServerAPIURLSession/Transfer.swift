@@ -107,7 +107,7 @@ final class Transfer: Sendable {
             let limit = state.request.timeout
             state.timeout = Task { [weak self] in
                 guard (try? await Task.sleep(for: limit)) != nil else { return }
-                self?.fail(ServerAPIError(.timedOut, "the request timed out after \(Self.describe(limit))"))
+                self?.fail(.timedOut(after: limit))
             }
             if let stall = state.request.stallTimeout ?? configuration.stallTimeout {
                 state.watchdog = Task { [weak self] in await self?.watch(stall) }
@@ -184,12 +184,12 @@ final class Transfer: Sendable {
             state.responseURL = http.url
             state.body = Data()
             state.received = 0
-            state.expectedLength = RequestConversion.decodedLength(state.headers)
-            // A HEAD response announces the length of a body it does not carry.
-            if let limit = state.request.maxResponseSize, state.request.method != .head,
-                let length = RequestConversion.announcedLength(state.headers), length > limit
+            state.expectedLength = ResponseSizeRule.decodedLength(of: state.headers)
+            if let tooLarge = ResponseSizeRule.check(
+                announced: state.expectedLength, status: http.statusCode, method: state.request.method,
+                limit: state.request.maxResponseSize)
             {
-                return .complete(.failure(Self.tooLarge(length, limit: limit, status: http.statusCode)))
+                return .complete(.failure(tooLarge))
             }
             guard let writer = state.writer else {
                 return .progress(TransferProgress(direction: .download, completed: 0, total: state.expectedLength))
@@ -220,8 +220,10 @@ final class Transfer: Sendable {
             guard isReceiving(task, in: state) else { return .none }
             state.received += Int64(data.count)
             state.moved += Int64(data.count)
-            if let limit = state.request.maxResponseSize, state.received > limit {
-                return .complete(.failure(Self.tooLarge(state.received, limit: limit, status: state.status)))
+            if let tooLarge = ResponseSizeRule.check(
+                received: state.received, status: state.status, limit: state.request.maxResponseSize)
+            {
+                return .complete(.failure(tooLarge))
             }
             if let writer = state.writer {
                 do throws(ServerAPIError) {
@@ -247,8 +249,9 @@ final class Transfer: Sendable {
         }
     }
 
-    /// Answers a redirect: `reply` gets the request to follow it with, or `nil` to return the
-    /// redirect as the response.
+    /// Answers a redirect as `RedirectRule` decides: `reply` gets the request to follow it with, or `nil`
+    /// to return the redirect as the response. `proposed` (FoundationNetworking's own rewrite) is not
+    /// used: the next request is built from the decided `TransportRequest`, as the first one was.
     ///
     /// - Important: FoundationNetworking crashes when a redirect is answered after its task was
     ///   cancelled, so `reply` is called under the lock, only while the task is live; `fail`
@@ -261,44 +264,35 @@ final class Transfer: Sendable {
         state.withLock { state in
             guard state.phase == .running, state.pendingFailure == nil, state.task === task else { return }
             guard state.redirectFailure == nil else { return reply(nil) }
-            let maxRedirects = state.request.redirects.maxRedirects
-            var next = proposed
-            guard maxRedirects > 0, let target = next.url else { return reply(nil) }
-            guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                state.redirectFailure = ServerAPIError(
-                    .network, "the server redirected to \(target.absoluteString), which is not http(s)",
-                    status: response.statusCode)
+            let decision = RedirectRule.decide(
+                state.request, status: response.statusCode, location: response.value(forHTTPHeaderField: "Location"),
+                followed: state.redirects)
+            let next: TransportRequest
+            switch decision {
+            case .deliver:
                 return reply(nil)
+            case .fail(let error):
+                // Not cancelled here (see above): the 3xx completes the task, which then fails.
+                state.redirectFailure = error
+                return reply(nil)
+            case .follow(let request):
+                next = request
             }
-            let method = (next.httpMethod ?? "GET").uppercased()
-            let keepsBody = method != "GET" && method != "HEAD"
-            if keepsBody && state.bodyLength > 0 {
-                // FoundationNetworking re-sends a redirected request without its body; rather than
-                // send a POST/PUT with a wrong body, the redirect is returned as the response.
+            // FoundationNetworking sends a redirected request without any body (it clears the task's
+            // body before the next transfer): rather than send a POST/PUT with a wrong body, a redirect
+            // that keeps the body (307, 308, 301/302 of a PUT or PATCH) is returned as the response.
+            if (try? next.body.contentLength()) ?? 1 > 0 { return reply(nil) }
+            let urlRequest: URLRequest
+            do throws(ServerAPIError) {
+                urlRequest = try RequestConversion.urlRequest(
+                    for: next, configuration: configuration, failureBox: streamFailure)
+            } catch {
+                state.redirectFailure = error
                 return reply(nil)
             }
             state.redirects += 1
-            if state.redirects > maxRedirects {
-                // Not cancelled here (see above): the 3xx completes the task, which then fails.
-                state.redirectFailure = ServerAPIError(
-                    .tooManyRedirects, "the request was redirected more than \(maxRedirects) times",
-                    status: response.statusCode)
-                return reply(nil)
-            }
-            if !keepsBody {
-                for name in ["Content-Length", "Content-Type", "Transfer-Encoding"] {
-                    next.setValue(nil, forHTTPHeaderField: name)
-                }
-                next.httpBodyStream = nil
-            }
-            let from = response.url ?? state.responseURL ?? state.request.url
-            if !RequestConversion.sameOrigin(from, target) {
-                // Credentials are for the host they were given to.
-                for name in ["Authorization", "Cookie", "Proxy-Authorization"] {
-                    next.setValue(nil, forHTTPHeaderField: name)
-                }
-            }
-            reply(next)
+            state.request = next
+            reply(urlRequest)
         }
     }
 
@@ -426,16 +420,5 @@ final class Transfer: Sendable {
                 transport: "urlsession", connected: nil, firstByte: state.firstByte,
                 total: ContinuousClock.now - started, bytesSent: state.sent, bytesReceived: bytes,
                 reusedConnection: nil, redirects: state.redirects, httpVersion: nil))
-    }
-
-    private static func tooLarge(_ bytes: Int64, limit: Int64, status: Int) -> ServerAPIError {
-        ServerAPIError(
-            .responseTooLarge, "the response is \(bytes) bytes or more, more than the limit of \(limit)",
-            status: status == 0 ? nil : status)
-    }
-
-    static func describe(_ duration: Duration) -> String {
-        let value = RequestConversion.seconds(duration)
-        return value == value.rounded() ? "\(Int(value)) s" : String(format: "%.3g s", value)
     }
 }

@@ -18,8 +18,9 @@ internal import FoundationNetworking
 /// - Important: Keep one transport per configuration and share it: it is safe to use from any
 ///   task. Keep `progress` closures short: on Linux they hold up FoundationNetworking's one
 ///   thread when data piles up. Also on Linux: repeated response headers arrive joined into one
-///   field; a 307/308 redirect of a request with a body is not followed (the 3xx response is
-///   returned) because FoundationNetworking would drop the body; a GET with a body is refused.
+///   field; a redirect that keeps a request's body (307, 308, or 301/302 of a method other than
+///   POST) is not followed (the 3xx response is returned) because FoundationNetworking would drop
+///   the body; a GET with a body is refused.
 public final class URLSessionTransport: RequestPerforming {
     /// `"urlsession"`.
     public let name = "urlsession"
@@ -82,7 +83,7 @@ public final class URLSessionTransport: RequestPerforming {
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let transfer: Transfer
         do {
-            try Self.validate(request)
+            try Self.validate(request, stallTimeout: request.stallTimeout ?? configuration.stallTimeout)
             transfer = try Transfer(request: request, transport: self)
         } catch {
             throw error.with(requestID: request.id, url: request.url)
@@ -96,19 +97,9 @@ public final class URLSessionTransport: RequestPerforming {
         }
     }
 
-    static func validate(_ request: TransportRequest) throws(ServerAPIError) {
-        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            request.url.host?.isEmpty == false
-        else {
-            throw ServerAPIError(.invalidRequest, "\(request.url.absoluteString) is not an http(s) URL")
-        }
-        guard request.timeout > .zero else {
-            throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(request.timeout)")
-        }
-        try request.headers.validate()
-        if let stall = request.stallTimeout, !stall.isValid {
-            throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stall)")
-        }
+    /// Checks what every transport refuses (see `TransportRequest.validate`), then what only this one does.
+    static func validate(_ request: TransportRequest, stallTimeout: StallTimeout?) throws(ServerAPIError) {
+        try request.validate(stallTimeout: stallTimeout)
         if request.method == .get, try request.body.contentLength() > 0 {
             throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
         }

@@ -66,6 +66,41 @@ struct RedirectConformanceTests {
         #expect(echo.values("X-Other") == ["kept"])
     }
 
+    @Test(
+        "Proxy-Authorization, Cookie and Authorization are kept on the same origin and dropped for another host or port",
+        arguments: TransportKind.allCases)
+    func credentialsStayWithTheirOrigin(kind: TransportKind) async throws {
+        let transport = kind.make()
+        let headers: HTTPHeaders = [
+            "Authorization": "Bearer secret", "Cookie": "session=1", "Proxy-Authorization": "Basic cHJveHk=",
+            "X-Other": "kept",
+        ]
+        let credentials = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+        let sameOrigin = try Echo(
+            try await transport.send(try TestServers.fixture("/redirect-chain/1"), headers: headers))
+        for name in credentials { #expect(sameOrigin.values(name).count == 1, "\(name)") }
+
+        // 127.0.0.1 → localhost, same port.
+        let otherHost = try await transport.send(try TestServers.fixture("/redirect-cross-host"), headers: headers)
+        #expect(otherHost.url.host == "localhost")
+        let echo = try Echo(otherHost)
+        for name in credentials { #expect(echo.values(name).isEmpty, "\(name)") }
+        #expect(echo.values("X-Other") == ["kept"])
+
+        // Same host, another port: httpbin.
+        let target = try TestServers.httpbin("/headers")
+        let query = target.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let otherPort = try await transport.send(
+            try TestServers.fixture("/redirect-to?status=307&url=\(query)"), headers: headers)
+        #expect(otherPort.status == 200)
+        #expect(otherPort.url.port == target.port)
+        let received = try JSONDecoder().decode(HTTPBinHeaders.self, from: otherPort.data ?? Data()).headers
+        let names = Set(received.keys.map { $0.lowercased() })
+        for name in credentials { #expect(!names.contains(name.lowercased()), "\(name)") }
+        #expect(received["X-Other"] == "kept")
+    }
+
     @Test("a POST answered 303 is followed with a GET without a body", arguments: TransportKind.allCases)
     func seeOther(kind: TransportKind) async throws {
         let response = try await kind.make().send(
@@ -77,4 +112,9 @@ struct RedirectConformanceTests {
         #expect(echo.values("Content-Type").isEmpty)
         #expect(echo.values("Content-Length").allSatisfy { $0 == "0" })
     }
+}
+
+/// What httpbin's `/headers` answers.
+private struct HTTPBinHeaders: Decodable {
+    var headers: [String: String]
 }

@@ -105,7 +105,8 @@ public enum RedirectPolicy: Sendable, Hashable {
     /// Redirects are returned as responses (3xx with `Location`).
     case none
     /// Up to `max` redirects are followed; one more fails with `tooManyRedirects`.
-    /// `Authorization` and `Cookie` are never forwarded to another host.
+    /// `Authorization`, `Cookie` and `Proxy-Authorization` are never forwarded to another origin
+    /// (see `RedirectRule`).
     case follow(max: Int)
 
     /// The most redirects to follow (0 for `.none`).

@@ -1,0 +1,59 @@
+import Foundation
+
+extension ServerAPIError {
+    /// The error for a call that ran past its total timeout: `timedOut`, saying how long it was.
+    /// - Parameters:
+    ///   - timeout: The call's total timeout.
+    ///   - underlying: The backend's own error, when there is one.
+    /// - Returns: The error, with the same message from every transport.
+    public static func timedOut(after timeout: Duration, underlying: (any Error)? = nil) -> ServerAPIError {
+        ServerAPIError(
+            .timedOut, "the request timed out after \(StallTimeout.seconds(timeout))", underlying: underlying)
+    }
+
+    /// The error for a response body larger than the call's `maxResponseSize`.
+    /// - Parameters:
+    ///   - limit: The call's `maxResponseSize`.
+    ///   - announced: The decoded length the response announced, when the head gave the failure away;
+    ///     `nil` when the body was found too large as it arrived.
+    ///   - status: The response's status (0 when there was none yet).
+    /// - Returns: A `responseTooLarge` error.
+    public static func responseTooLarge(limit: Int64, announced: Int64? = nil, status: Int) -> ServerAPIError {
+        let message =
+            if let announced {
+                "the response body is \(announced) bytes, more than the limit of \(limit) bytes"
+            } else {
+                "the response body is more than the limit of \(limit) bytes"
+            }
+        return ServerAPIError(.responseTooLarge, message, status: status > 0 ? status : nil)
+    }
+
+    /// The error for a redirect beyond the call's `RedirectPolicy.follow(max:)`.
+    /// - Parameters:
+    ///   - max: The most redirects the call follows.
+    ///   - status: The status of the redirect that was one too many.
+    /// - Returns: A `tooManyRedirects` error.
+    public static func tooManyRedirects(max: Int, status: Int) -> ServerAPIError {
+        ServerAPIError(
+            .tooManyRedirects, "the server redirected more than \(max) \(max == 1 ? "time" : "times")",
+            status: status > 0 ? status : nil)
+    }
+
+    /// The error for a redirect whose `Location` is not an http(s) URL (`ftp:`, `mailto:`, no host, …).
+    /// - Parameters:
+    ///   - location: The `Location` the server sent, as it sent it.
+    ///   - status: The redirect's status.
+    /// - Returns: A `network` error: the server, not the call, is at fault.
+    public static func redirectNotHTTP(to location: String, status: Int) -> ServerAPIError {
+        ServerAPIError(
+            .network, "the server redirected to \"\(location)\", which is not an http(s) URL",
+            status: status > 0 ? status : nil)
+    }
+
+    /// The error for a call whose URL a transport cannot send: not http(s), or without a host.
+    /// - Parameter url: The call's URL.
+    /// - Returns: An `invalidRequest` error.
+    public static func notHTTPURL(_ url: URL) -> ServerAPIError {
+        ServerAPIError(.invalidRequest, "\(url.absoluteString) is not an http(s) URL")
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// The redirect rule every transport follows, so that a call is redirected the same way whichever
+/// transport sends it: which statuses redirect, what the next request is, and which headers stay behind.
+///
+/// A transport asks `decide` once per final response head (not for 1xx heads) and acts on the answer;
+/// it never follows a redirect on its own. The rewrite is the one browsers and Fetch apply:
+///
+/// - 301, 302, 303, 307 and 308 with a `Location` redirect; any other status is delivered.
+/// - 303 becomes a GET (a HEAD stays a HEAD); 301 and 302 turn a POST into a GET; 307 and 308, and
+///   301/302 of any other method, keep the method and the body.
+/// - Becoming a GET drops the body and the headers that describe it (`bodyHeaders`).
+/// - A redirect to another origin (scheme, host or port, with 80 and 443 as default ports) drops the
+///   credentials in `crossOriginHeaders`.
+public enum RedirectRule {
+    /// The headers that are never sent to another origin than the one they were given for.
+    public static let crossOriginHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+    /// The headers that describe a request body; they go when a redirect turns the request into a GET.
+    public static let bodyHeaders = [
+        "Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding", "Content-Language",
+        "Content-Location",
+    ]
+
+    /// Whether a status redirects when the response has a `Location`.
+    /// - Parameter status: The response's status.
+    /// - Returns: `true` for 301, 302, 303, 307 and 308.
+    @inlinable
+    public static func redirects(status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
+
+    /// Decides what to do with a final response head.
+    /// - Parameters:
+    ///   - request: The request the response answers (the caller's, or the previous redirect's).
+    ///   - status: The response's status.
+    ///   - location: The response's `Location` header, as the server sent it; `nil` when it has none.
+    ///   - followed: How many redirects the call has followed before this response.
+    /// - Returns: `.deliver` for anything that is not a redirect to follow, `.follow` with the next request,
+    ///   or `.fail` with `tooManyRedirects` (one more than `request.redirects` allows) or `network`
+    ///   (the target is not an http(s) URL).
+    public static func decide(
+        _ request: TransportRequest, status: Int, location: String?, followed: Int
+    ) -> RedirectDecision {
+        // The common case first, without touching the headers: not a redirect, or redirects are off.
+        guard redirects(status: status), case .follow(let max) = request.redirects, let location else {
+            return .deliver
+        }
+        let trimmed = HTTPSyntax.trimmed(location)
+        // An empty Location names no target: the 3xx is all there is.
+        guard !trimmed.isEmpty else { return .deliver }
+        guard followed < max else { return .fail(.tooManyRedirects(max: max, status: status)) }
+        guard let target = resolve(String(trimmed), against: request.url) else {
+            return .fail(.redirectNotHTTP(to: location, status: status))
+        }
+        return .follow(redirected(request, to: target, status: status))
+    }
+
+    /// The URL a `Location` names, resolved against the URL of the request it answers (RFC 3986 §5).
+    /// - Parameters:
+    ///   - location: The `Location` value: absolute, scheme-relative (`//host/path`), or relative.
+    ///   - base: The URL of the request that was redirected.
+    /// - Returns: The absolute target, or `nil` when it is not an http(s) URL with a host.
+    public static func resolve(_ location: String, against base: URL) -> URL? {
+        // Foundation resolves dot segments and percent-encodes spaces and non-ASCII bytes, as libcurl does.
+        guard let target = URL(string: location, relativeTo: base)?.absoluteURL,
+            let scheme = target.scheme, Origin.isHTTP(scheme),
+            let host = target.host, !host.isEmpty
+        else { return nil }
+        return target
+    }
+
+    /// Whether two URLs have the same origin: scheme and host (ASCII case-insensitive) and port
+    /// (80 for http and 443 for https when the URL names none).
+    /// - Parameters:
+    ///   - a: One URL.
+    ///   - b: The other.
+    /// - Returns: `true` when credentials given for `a` may be sent to `b`.
+    public static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        Origin(a) == Origin(b)
+    }
+
+    /// The request a redirect asks for: `request` sent to `target` with method, body and headers rewritten.
+    /// - Parameters:
+    ///   - request: The redirected request.
+    ///   - target: The resolved target (see `resolve`).
+    ///   - status: The redirect's status.
+    /// - Returns: The next request.
+    public static func redirected(_ request: TransportRequest, to target: URL, status: Int) -> TransportRequest {
+        var next = request
+        next.url = target
+        if becomesGet(status: status, method: request.method) {
+            next.method = .get
+            next.body = .empty
+            for name in bodyHeaders { next.headers.remove(name: name) }
+        }
+        if !sameOrigin(request.url, target) {
+            for name in crossOriginHeaders { next.headers.remove(name: name) }
+        }
+        return next
+    }
+
+    /// Whether a redirect turns the request into a GET without a body.
+    /// - Parameters:
+    ///   - status: The redirect's status.
+    ///   - method: The redirected request's method.
+    /// - Returns: `true` for 303 (except after HEAD) and for 301 or 302 after POST.
+    public static func becomesGet(status: Int, method: HTTPMethod) -> Bool {
+        switch status {
+        case 303: method != .head
+        case 301, 302: method == .post
+        default: false
+        }
+    }
+}

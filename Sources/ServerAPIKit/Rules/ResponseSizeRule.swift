@@ -1,0 +1,86 @@
+/// The response-size rules every transport applies: the body length a response head announces, and
+/// `TransportRequest.maxResponseSize` checked against it and against the bytes that arrive.
+///
+/// The limit is on the body as the caller gets it, after content decoding: a transport calls
+/// `check(announced:…)` once per final head, and `check(received:…)` as decoded body bytes arrive.
+public enum ResponseSizeRule {
+    /// The `Content-Length` a response announces (RFC 9110 §8.6), parsed strictly.
+    ///
+    /// Only digits are accepted, with optional whitespace around them. Repeated fields, or a
+    /// comma-separated list (as URLSession joins repeated fields), count when every value is the same.
+    /// - Parameter headers: The response's headers.
+    /// - Returns: The length, or `nil` when there is none, it is malformed, or the values disagree.
+    public static func contentLength(of headers: HTTPHeaders) -> Int64? {
+        var length: Int64?
+        for field in headers where HTTPHeaders.sameName(field.name, "Content-Length") {
+            let agrees = HTTPSyntax.forEachElement(of: field.value) { element in
+                guard let value = HTTPSyntax.decimal(element.utf8), length == nil || length == value else {
+                    return false
+                }
+                length = value
+                return true
+            }
+            guard agrees else { return nil }
+        }
+        return length
+    }
+
+    /// The length of the body as the caller receives it, when the head says so: the `Content-Length`,
+    /// unless a content coding (gzip, br, …) makes it the length of the encoded bytes, or the body is
+    /// framed by `Transfer-Encoding`, which overrides `Content-Length` (RFC 9112 §6.3).
+    /// - Parameter headers: The response's headers.
+    /// - Returns: The decoded length, or `nil` when it is not known in advance.
+    public static func decodedLength(of headers: HTTPHeaders) -> Int64? {
+        for field in headers {
+            if HTTPHeaders.sameName(field.name, "Transfer-Encoding") { return nil }
+            if HTTPHeaders.sameName(field.name, "Content-Encoding"), !isIdentity(field.value) { return nil }
+        }
+        return contentLength(of: headers)
+    }
+
+    /// Checks the length a final response head announces against the request's `maxResponseSize`.
+    ///
+    /// A response without a body (to a HEAD, or 1xx, 204 or 304) is never too large: its
+    /// `Content-Length` describes a body that is not sent.
+    /// - Parameters:
+    ///   - announced: The decoded length the head announces (see `decodedLength(of:)`).
+    ///   - status: The response's status.
+    ///   - method: The method of the request it answers.
+    ///   - limit: The request's `maxResponseSize`.
+    /// - Returns: `responseTooLarge` when the announced body exceeds the limit, else `nil`.
+    public static func check(announced: Int64?, status: Int, method: HTTPMethod, limit: Int64?) -> ServerAPIError? {
+        guard let limit, let announced, announced > limit, carriesBody(status: status, method: method) else {
+            return nil
+        }
+        return .responseTooLarge(limit: limit, announced: announced, status: status)
+    }
+
+    /// Checks the decoded body bytes received so far against the request's `maxResponseSize`.
+    /// - Parameters:
+    ///   - received: Decoded body bytes of the current response so far.
+    ///   - status: The response's status.
+    ///   - limit: The request's `maxResponseSize`.
+    /// - Returns: `responseTooLarge` once `received` exceeds the limit, else `nil`.
+    @inlinable
+    public static func check(received: Int64, status: Int, limit: Int64?) -> ServerAPIError? {
+        // Runs for every piece of every body: two comparisons, the error only built when it fails.
+        guard let limit, received > limit else { return nil }
+        return .responseTooLarge(limit: limit, status: status)
+    }
+
+    /// Whether a response to `method` with `status` has a body (RFC 9110 §6.4.1).
+    /// - Parameters:
+    ///   - status: The response's status.
+    ///   - method: The request's method.
+    /// - Returns: `false` for a response to HEAD, and for 1xx, 204 and 304.
+    public static func carriesBody(status: Int, method: HTTPMethod) -> Bool {
+        method != .head && status >= 200 && status != 204 && status != 304
+    }
+
+    /// Whether a `Content-Encoding` value leaves the bytes as they are: `identity`, or nothing, in any case.
+    private static func isIdentity(_ value: String) -> Bool {
+        HTTPSyntax.forEachElement(of: value) { coding in
+            coding.isEmpty || HTTPSyntax.equals(coding, lowercased: "identity")
+        }
+    }
+}

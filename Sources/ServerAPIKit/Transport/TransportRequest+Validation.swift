@@ -1,0 +1,24 @@
+import Foundation
+
+extension TransportRequest {
+    /// Checks what every transport refuses the same way before it sends anything: a URL that is not
+    /// http(s) with a host, a timeout that is not positive, a stall limit that cannot be enforced, and
+    /// header names or values that are not valid HTTP.
+    ///
+    /// Checked by the transport rather than trusted: a header with a line break would inject another
+    /// header, and a transport may be handed requests that did not come through `ServerAPIManager`.
+    /// - Parameter stallTimeout: The stall limit in force: the request's own, else the transport's default.
+    /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong.
+    public func validate(stallTimeout: StallTimeout?) throws(ServerAPIError) {
+        guard let scheme = url.scheme, Origin.isHTTP(scheme), url.host?.isEmpty == false else {
+            throw .notHTTPURL(url)
+        }
+        guard timeout > .zero else {
+            throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(timeout)")
+        }
+        if let stallTimeout, !stallTimeout.isValid {
+            throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stallTimeout)")
+        }
+        try headers.validate()
+    }
+}
