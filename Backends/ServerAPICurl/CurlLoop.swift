@@ -3,6 +3,14 @@ import Foundation
 import ServerAPIKit
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The Sendable face of a transport's loop thread: the inbox other threads hand work to.
 ///
 /// The loop thread (`CurlLoopRunner`) owns the multi handle; other threads only append to the
@@ -15,6 +23,8 @@ final class CurlLoop: Sendable {
     struct Inbox {
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
+        /// Tasks that prefer this loop as their executor (see `CurlTransport.executor`), ready to run.
+        var tasks: [UnownedJob] = []
         /// A wake-up is on its way: more work needs no second one.
         var wakePending = false
         /// The transport was released: the loop ends its transfers and stops.
@@ -31,6 +41,8 @@ final class CurlLoop: Sendable {
     let activeTransfers = Atomic<Int>(0)
     /// Why the loop could not start, when it could not.
     private let startFailure: String?
+    /// The loop thread, once it runs: work handed over on it needs no wake-up.
+    private let loopThread = Atomic<UInt>(0)
 
     init(configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
         if let failure = CurlGlobal.initializationFailure {
@@ -70,7 +82,7 @@ final class CurlLoop: Sendable {
             inbox.jobs.append(job)
             return (nil, Self.needsWake(&inbox))
         }
-        if signal { wakeup?.signal() }
+        if signal { wake() }
         if let refusal { job.fail(refusal) }
     }
 
@@ -86,8 +98,39 @@ final class CurlLoop: Sendable {
             inbox.cancellations.append(control.id)
             return (nil, Self.needsWake(&inbox))
         }
-        if signal { wakeup?.signal() }
+        if signal { wake() }
         waiting?.fail(.cancelled())
+    }
+
+    /// Hands the loop a task to run on its thread (the task executor's `enqueue`).
+    func enqueue(_ task: UnownedJob) {
+        let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.closed else { return (false, false) }
+            inbox.tasks.append(task)
+            return (true, Self.needsWake(&inbox))
+        }
+        if signal { wake() }
+        // The loop has stopped for good: the task still has to run somewhere.
+        if !accepted { Task.detached { task.runSynchronously(on: self.asUnownedTaskExecutor()) } }
+    }
+
+    /// Marks the calling thread as the loop thread (loop thread only, once).
+    func enteringLoopThread() { loopThread.store(Self.currentThread, ordering: .releasing) }
+
+    /// Whether the caller is the loop thread.
+    var isLoopThread: Bool { loopThread.load(ordering: .acquiring) == Self.currentThread }
+
+    private static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+
+    /// Ends the loop's poll, unless the caller is the loop thread itself, which looks at the inbox
+    /// before it polls again.
+    private func wake() {
+        if !isLoopThread { wakeup?.signal() }
+    }
+
+    /// Whether work arrived since the last `takeWork` (loop thread only): then it must not sleep.
+    var hasWork: Bool {
+        inbox.withLock { !$0.jobs.isEmpty || !$0.cancellations.isEmpty || !$0.tasks.isEmpty || $0.shuttingDown }
     }
 
     /// Asks the loop to end every transfer and stop; called when the transport is released.
@@ -100,23 +143,27 @@ final class CurlLoop: Sendable {
     }
 
     /// Takes what arrived since the last call (loop thread only); `true` once the loop should stop.
-    func takeWork(jobs: inout [CurlJob], cancellations: inout [UInt64]) -> Bool {
+    func takeWork(jobs: inout [CurlJob], cancellations: inout [UInt64], tasks: inout [UnownedJob]) -> Bool {
         inbox.withLock { inbox in
             swap(&jobs, &inbox.jobs)
             swap(&cancellations, &inbox.cancellations)
+            swap(&tasks, &inbox.tasks)
             inbox.wakePending = false
             return inbox.shuttingDown
         }
     }
 
     /// Closes the inbox for good before the multi handle is cleaned up (loop thread only).
-    /// - Returns: Jobs that arrived too late to run.
-    func close() -> [CurlJob] {
+    /// - Returns: Jobs that arrived too late to run, and tasks still waiting for the thread.
+    func close() -> (jobs: [CurlJob], tasks: [UnownedJob]) {
         inbox.withLock { inbox in
             inbox.closed = true
             inbox.shuttingDown = true
-            defer { inbox.jobs = [] }
-            return inbox.jobs
+            defer {
+                inbox.jobs = []
+                inbox.tasks = []
+            }
+            return (inbox.jobs, inbox.tasks)
         }
     }
 
@@ -125,6 +172,13 @@ final class CurlLoop: Sendable {
         guard !inbox.wakePending, !inbox.closed else { return false }
         inbox.wakePending = true
         return true
+    }
+}
+
+extension CurlLoop: TaskExecutor {
+    /// Runs a job of a task that prefers this loop as its executor, on the loop thread.
+    func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(UnownedJob(job))
     }
 }
 

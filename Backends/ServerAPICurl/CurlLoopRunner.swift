@@ -32,24 +32,35 @@ final class CurlLoopRunner {
 
     /// Runs until the transport is released, then ends every transfer and frees the multi handle.
     func run() {
+        loop.enteringLoopThread()
+        let executor = loop.asUnownedTaskExecutor()
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
+        var tasks: [UnownedJob] = []
         while true {
-            let shuttingDown = loop.takeWork(jobs: &jobs, cancellations: &cancellations)
+            let shuttingDown = loop.takeWork(jobs: &jobs, cancellations: &cancellations, tasks: &tasks)
             for id in cancellations { cancelTransfer(id: id) }
             cancellations.removeAll(keepingCapacity: true)
             for job in jobs { start(job) }
             jobs.removeAll(keepingCapacity: true)
             if shuttingDown { break }
+            // Callers that prefer this thread continue here: what they send next is in the inbox
+            // before libcurl is driven again, with no wake-up between threads.
+            for task in tasks { task.runSynchronously(on: executor) }
+            tasks.removeAll(keepingCapacity: true)
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             collectFinishedTransfers()
-            waitForWork()
+            // Work handed over on this thread (a resumed caller's next request) sent no wake-up.
+            if !loop.hasWork { waitForWork() }
         }
-        for job in loop.close() { job.fail(.cancelled("the transport was shut down")) }
+        let (late, waiting) = loop.close()
+        for job in late { job.fail(.cancelled("the transport was shut down")) }
         for id in Array(transfers.keys) { cancelTransfer(id: id, reason: .cancelled("the transport was shut down")) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
+        // Tasks that still prefer this thread run elsewhere from now on (see CurlLoop.enqueue).
+        for task in tasks + waiting { Task.detached { task.runSynchronously(on: executor) } }
     }
 
     /// Sleeps until a socket is ready, libcurl's next timer, or another thread signals new work.

@@ -2,6 +2,9 @@
 // that no client's threads, pools or peak memory colour another's numbers. Prints one JSON object.
 import AsyncHTTPClient
 import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import NIOCore
 import ServerAPICurl
 import ServerAPIKit
@@ -30,6 +33,8 @@ struct Client: Sendable {
     var fetch: @Sendable () async throws -> Int
     var download: @Sendable (URL) async throws -> Int64
     var shutdown: @Sendable () async throws -> Void
+    /// Where the calling tasks prefer to run: the curl transport's thread for the `-executor` clients.
+    var executor: (any TaskExecutor)? = nil
 }
 
 struct Options {
@@ -72,10 +77,15 @@ func peakRSSKilobytes() -> Int {
 
 func makeClient(_ name: String, url: URL, connections: Int) throws -> Client {
     switch name {
-    case "curl", "curl-manager":
+    case "curl", "curl-manager", "curl-executor", "curl-manager-executor":
         let transport = CurlTransport(
             configuration: .init(maxConnectionsPerHost: connections, httpVersion: .http1))
-        return name == "curl" ? transportClient(transport, url: url) : managerClient(transport, url: url)
+        var client =
+            name.hasPrefix("curl-manager") ? managerClient(transport, url: url) : transportClient(transport, url: url)
+        if name.hasSuffix("-executor") { client.executor = transport.executor }
+        return client
+    case "urlsession-raw":
+        return rawURLSessionClient(url: url, connections: connections)
     case "urlsession", "urlsession-manager":
         let transport = URLSessionTransport(configuration: .init(maxConnectionsPerHost: connections))
         return name == "urlsession" ? transportClient(transport, url: url) : managerClient(transport, url: url)
@@ -119,6 +129,28 @@ func managerClient(_ transport: some RequestPerforming, url: URL) -> Client {
         shutdown: {})
 }
 
+/// FoundationNetworking's URLSession itself, with the settings URLSessionTransport gives its own session.
+func rawURLSessionClient(url: URL, connections: Int) -> Client {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpMaximumConnectionsPerHost = connections
+    configuration.urlCache = nil
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    let session = URLSession(configuration: configuration)
+    return Client(
+        fetch: {
+            let (data, response) = try await session.data(from: url)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw ServerAPIError(.httpStatus, "status") }
+            return data.count
+        },
+        download: { destination in
+            let (file, _) = try await session.download(from: url)
+            try? FileManager.default.removeItem(at: destination)
+            try FileManager.default.moveItem(at: file, to: destination)
+            return (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int64) ?? 0
+        },
+        shutdown: { session.invalidateAndCancel() })
+}
+
 func ahcClient(url: URL, connections: Int) -> Client {
     var configuration = HTTPClient.Configuration()
     configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
@@ -153,7 +185,7 @@ func ahcClient(url: URL, connections: Int) -> Client {
 func hammer(_ client: Client, concurrency: Int, until deadline: ContinuousClock.Instant) async throws -> [Double] {
     try await withThrowingTaskGroup(of: [Double].self) { group in
         for _ in 0..<concurrency {
-            group.addTask {
+            group.addTask(executorPreference: client.executor) {
                 var latencies: [Double] = []
                 latencies.reserveCapacity(1 << 16)
                 let clock = ContinuousClock()
@@ -178,7 +210,8 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double? {
 }
 
 let usage = """
-    usage: serverapi-transport-bench [--client curl|curl-manager|urlsession|urlsession-manager|ahc]
+    usage: serverapi-transport-bench [--client curl|curl-manager|curl-executor|curl-manager-executor|
+                                              urlsession|urlsession-manager|urlsession-raw|ahc]
                                      [--mode seq|c64|download] [--url URL] [--duration SECONDS]
                                      [--warmup SECONDS] [--concurrency N] [--output FILE]
     Prints one JSON line of results. scripts/bench-transports.sh runs every client and prints the table.
