@@ -95,13 +95,7 @@ public final class ServerAPIManager: Sendable {
     public func send(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws -> ServerResult {
-        let formatter = self.formatter
-        return try await run(api, progress: progress) { response, source, metrics in
-            ServerResult(
-                value: try formatter.format(response, for: api), status: response.status,
-                headers: response.headers, url: response.url, requestID: api.id, source: source,
-                metrics: metrics)
-        }
+        try await run(api, progress: progress, finishing: ResultFinishing(formatter: formatter))
     }
 
     /// Sends an endpoint's call and decodes its `Response` at its key path.
@@ -115,10 +109,7 @@ public final class ServerAPIManager: Sendable {
     public func send<Model: Decodable & Sendable>(
         _ api: ServerAPI, decoding type: Model.Type, progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws -> Model {
-        let formatter = self.formatter
-        return try await run(api, progress: progress) { response, _, _ in
-            try formatter.decode(Model.self, from: response, for: api)
-        }
+        try await run(api, progress: progress, finishing: ModelFinishing<Model>(formatter: formatter))
     }
 
     /// Sends a call and delivers its result to a completion handler.

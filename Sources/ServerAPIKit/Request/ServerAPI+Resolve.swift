@@ -4,6 +4,13 @@ extension ServerAPI {
     /// The absolute URL this call goes to, with its query encoded.
     /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
     public func resolvedURL() throws(ServerAPIError) -> URL {
+        // A full URL without extra query items is already what the transport sends: parsing its
+        // text again would make the same URL, at a cost on every call.
+        if let url, query.isEmpty, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host?.isEmpty == false
+        {
+            return url
+        }
         var base: String
         if let url {
             base = url.absoluteString

@@ -24,3 +24,25 @@ import Testing
         }
     }
 }
+
+@Suite struct ResolvedFullURLTests {
+    @Test(
+        "A full http(s) URL is sent as it is; query items are added to it; other schemes are refused",
+        arguments: [
+            ("https://api.test/a%20b?x=1#frag", [], "https://api.test/a%20b?x=1#frag"),
+            ("HTTP://api.test/items", [], "HTTP://api.test/items"),
+            ("https://api.test/items?x=1", [QueryItem(name: "y", value: "2 3")], "https://api.test/items?x=1&y=2%203"),
+        ])
+    func fullURL(url: String, query: [QueryItem], expected: String) throws {
+        var api = ServerAPI(url: URL(string: url)!)
+        api.query = query
+        #expect(try api.resolvedURL().absoluteString == expected)
+    }
+
+    @Test("A full URL that is not http(s), or has no host, is an invalid request")
+    func refused() {
+        for url in ["ftp://api.test/x", "file:///etc/passwd", "https:///nohost"] {
+            #expect(throws: ServerAPIError.self) { try ServerAPI(url: URL(string: url)!).resolvedURL() }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+extension ServerAPIManager {
+    /// Answers a call from the cache where its mode says so, else runs its attempts (conditional when
+    /// a stored entry can be revalidated), falling back to the cache when the mode allows it offline.
+    func execute<F: CallFinishing>(_ call: inout CallContext, _ finisher: F) async throws -> F.Value {
+        let api = call.api
+        var metrics = call.initialMetrics()
+        call.cacheKey = cacheKey(for: api, base: call.request)
+
+        if let cache, let key = call.cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
+            if let entry = try? await cache.lookup(key), api.cacheMode == .cacheOnly || entry.isFresh() {
+                metrics.duration = call.elapsed
+                return try deliverFromCache(entry, metrics: metrics, call, finisher)
+            }
+            if api.cacheMode == .cacheOnly {
+                throw ServerAPIError(.cacheMiss, "the cache has no entry for this call", requestID: api.id, url: call.url)
+            }
+        }
+        if api.cacheMode == .cacheOnly {
+            let reason =
+                cache == nil ? "no cache is configured" : "\(api.method) responses are not cacheable for this call"
+            throw ServerAPIError(
+                .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: call.url)
+        }
+
+        do {
+            if configuration.honorsHTTPCacheHeaders {
+                call.revalidation = await revalidation(for: api, base: call.request, key: call.cacheKey)
+            }
+            let value = try await attempts(call, metrics: &metrics, finisher)
+            if let revalidation = call.revalidation, let cache, let key = call.cacheKey {
+                await refresh(revalidation, api: api, in: cache, key: key)
+            }
+            return value
+        } catch let error as ServerAPIError where api.cacheMode == .loadElseReturnCache && Self.isOfflineFailure(error) {
+            guard let cache, let key = call.cacheKey, let entry = try? await cache.lookup(key) else { throw error }
+            metrics.duration = call.elapsed
+            return try deliverFromCache(entry, metrics: metrics, call, finisher)
+        }
+    }
+
+    /// Sends the call until it succeeds, fails for good, or is cancelled: each attempt runs the plugins'
+    /// `prepare` and `willSend`, the transport, `didReceive`, the status check, `process` and the
+    /// delivery; a failure asks the retry policy and the plugins whether to try again.
+    private func attempts<F: CallFinishing>(
+        _ call: CallContext, metrics: inout RequestMetrics, _ finisher: F
+    ) async throws -> F.Value {
+        let api = call.revalidation?.api ?? call.api
+        let base = call.revalidation?.base ?? call.request
+        var attempt = 0
+        var pluginRetries = 0
+        while true {
+            attempt += 1
+            metrics.attempts = attempt
+            if base.isCancelled { throw complete(call, metrics, .cancelled()) }
+            var request = base
+            request.attempt = attempt
+            for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
+                request.headers.add(name: field.name, value: field.value)
+            }
+            var lastResponse: TransportResponse?
+            do {
+                for plugin in plugins { request = try await plugin.prepare(request, for: api) }
+                for plugin in plugins { plugin.willSend(request, for: api) }
+                metrics.markAttemptStart(at: call.date(at: .now))
+                let response: TransportResponse
+                do {
+                    response = try await perform(request)
+                } catch {
+                    let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+                    for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
+                    throw failure
+                }
+                lastResponse = response
+                metrics.transport = response.metrics
+                for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
+                guard api.acceptableStatus.accepts(response.status) else {
+                    var error = ServerAPIError.httpStatus(response.status, body: response.data, url: response.url)
+                    error.requestID = api.id
+                    throw error
+                }
+                var processed = response
+                for plugin in plugins { processed = try await plugin.process(processed, for: api) }
+                metrics.duration = call.elapsed
+                var source = ResultSource.network
+                if let revalidation = call.revalidation, processed.status == 304 {
+                    // Not modified: the stored entry answers, marked as from the cache and just received.
+                    let now = call.date(at: .now)
+                    revalidation.notModified.set(processed.headers, receivedAt: now)
+                    processed = revalidation.refreshedResponse(processed)
+                    source = .cache(storedAt: now, age: .zero)
+                }
+                let value = try deliver(processed, source: source, metrics: metrics, call, finisher)
+                if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
+                    await store(processed, api: api, in: cache, key: key)
+                }
+                _ = complete(call, metrics, nil)
+                return value
+            } catch {
+                var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+                if request.isCancelled && failure.kind != .cancelled {
+                    failure = ServerAPIError.cancelled().with(requestID: api.id, url: request.url)
+                }
+                if failure.kind == .cancelled { throw complete(call, metrics, failure) }
+                guard
+                    let delay = await retryDelay(
+                        after: failure, response: lastResponse, request: request, api: api, attempt: attempt,
+                        pluginRetries: &pluginRetries)
+                else {
+                    metrics.duration = call.elapsed
+                    throw complete(call, metrics, failure)
+                }
+                if delay > .zero {
+                    do {
+                        try await wait(delay, cancellation: request.cancellation)
+                    } catch {
+                        throw complete(
+                            call, metrics,
+                            ServerAPIError(
+                                .cancelled, "the request was cancelled while waiting to retry", requestID: api.id,
+                                url: request.url))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands a request to the transport. One that does not observe the call's token runs in a task of
+    /// its own, which the token cancels, so that the registry can end it too.
+    private func perform(_ request: TransportRequest) async throws -> TransportResponse {
+        let transport = self.transport
+        guard !transport.observesCancellationToken, let cancellation = request.cancellation else {
+            return try await transport.perform(request)
+        }
+        let task = Task { try await transport.perform(request) }
+        return try await cancellation.withCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    /// Sleeps on the manager's clock; throws when the caller's task or the call's token is cancelled.
+    private func wait(_ delay: Duration, cancellation: CancellationToken?) async throws {
+        let clock = configuration.clock
+        guard let cancellation else { return try await clock.sleep(for: delay) }
+        // The clock's sleep ends early only for task cancellation: a retry wait is rare enough to
+        // afford a task that the token can cancel.
+        let sleeper = Task { try await clock.sleep(for: delay) }
+        try await cancellation.withCancellationHandler {
+            try await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+    }
+
+    /// Ends a call: the plugins' `didComplete` sees its final metrics, and a failure gets them too.
+    /// - Returns: The failure, stamped, to throw (`cancelled` when there was none).
+    func complete(_ call: CallContext, _ metrics: RequestMetrics, _ error: ServerAPIError?) -> ServerAPIError {
+        let error = error.map { failure -> ServerAPIError in
+            var failure = call.stamp(failure)
+            failure.metrics = endMetrics(metrics, call: call)
+            return failure
+        }
+        for plugin in plugins { plugin.didComplete(call.api, metrics: error?.metrics ?? metrics, error: error) }
+        return error ?? call.stamp(ServerAPIError.cancelled())
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+// How a call travels, in order: `run` registers it and makes its context; `controlled` applies
+// coalescing and the minimum interval; `execute` (ServerAPIManager+Execute) answers from the cache
+// or runs the attempts; `deliver` turns a response into what the caller asked for.
+extension ServerAPIManager {
+    /// Runs a call in its caller's task, registered in the in-flight registry with a cancellation
+    /// token, so that it can be cancelled by id, tag, first, last or all as well as by the caller's task.
+    ///
+    /// No task is made for the call: the registry fires the token, and whatever the call waits on
+    /// (the transport, a retry wait, a shared flight) observes it.
+    func run<F: CallFinishing>(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finishing finisher: F
+    ) async throws -> F.Value {
+        var request = try api.transportRequest()
+        let token = CancellationToken()
+        request.cancellation = token
+        request.progress = progress
+        var call = CallContext(api: api, request: request)
+        let info = InFlightRequest(
+            id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: call.startDate)
+        let entry = registerCall(info, for: api, token: token)
+        defer { registry.remove(entry) }
+        call.delivery = CallContext.Delivery(
+            interceptor: api.businessRules.interceptor(over: configuration.businessRules))
+        do {
+            return try await controlled(&call, finisher)
+        } catch {
+            throw decorate(error, call: call)
+        }
+    }
+
+    /// Runs a call through its controls — coalescing, minimum interval — and then `execute`.
+    /// Calls that use neither go straight to `execute`.
+    private func controlled<F: CallFinishing>(_ call: inout CallContext, _ finisher: F) async throws -> F.Value {
+        let api = call.api
+        let coalesce = shouldCoalesce(api)
+        guard coalesce || api.throttle != nil else { return try await execute(&call, finisher) }
+        let key = ControlKey(api: api, request: call.request)
+        // Joining an identical call in flight sends nothing, so no minimum interval applies to it.
+        if coalesce, let ticket = controls.flights.enter(key, progress: call.request.progress, opening: false) {
+            let shared = try await awaitFlight(ticket, call: call)
+            return try deliver(shared.response, source: shared.source, metrics: shared.metrics, call, finisher)
+        }
+        if let policy = api.throttle {
+            switch try admit(api, key: key, policy: policy, url: call.url) {
+            case .send(let generation):
+                if policy.onThrottle == .returnPrevious {
+                    call.delivery?.keep = { [controls] in controls.throttles.record(key, generation: generation, $0) }
+                }
+            case .replay(let previous):
+                return try deliver(previous.response, source: previous.source, metrics: previous.metrics, call, finisher)
+            }
+        }
+        guard coalesce else { return try await execute(&call, finisher) }
+        // A call cancelled already must not open a flight that others could join.
+        if call.request.isCancelled { throw ServerAPIError.cancelled() }
+        guard let ticket = controls.flights.enter(key, progress: call.request.progress, opening: true) else {
+            throw ServerAPIError(.invalidRequest, "the call could not be coalesced")
+        }
+        let shared = try await awaitFlight(ticket, call: call)
+        return try deliver(shared.response, source: shared.source, metrics: shared.metrics, call, finisher)
+    }
+
+    /// Turns a response into the caller's value, in order: the call's end is stamped on the metrics,
+    /// the finisher formats, the business rules' success interceptor may turn it into a failure, and a
+    /// throttled call keeps it to replay. A shared flight's call (no `delivery`) only formats.
+    func deliver<F: CallFinishing>(
+        _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: CallContext,
+        _ finisher: F
+    ) throws -> F.Value {
+        guard let delivery = call.delivery else {
+            return try finisher.finish(response, source: source, metrics: metrics, api: call.api)
+        }
+        var metrics = metrics
+        if metrics.endedAt == nil { metrics.endedAt = call.date(at: .now) }
+        // A cached answer has no transport attempt: what describes it is the cache's own figures.
+        if metrics.transport == nil { metrics.transport = response.metrics }
+        let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
+        if let interceptor = delivery.interceptor { try BusinessRules.intercept(response, for: call.api, with: interceptor) }
+        delivery.keep?(SharedResponse(response: response, source: source, metrics: metrics))
+        return value
+    }
+
+    /// Registers a call in the in-flight registry; a replacing call cancels the calls it replaces in the
+    /// same step, so that no earlier call can slip past it.
+    func registerCall(_ info: InFlightRequest, for api: ServerAPI, token: CancellationToken) -> UInt64 {
+        guard api.replacesInFlight else { return registry.add(info, token: token) }
+        if let tag = info.tag {
+            return registry.add(info, replacing: { $0.tag == tag }, token: token)
+        }
+        let endpoint = Self.endpoint(of: info.url)
+        return registry.add(
+            info, replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint },
+            token: token)
+    }
+
+    /// A URL without its query and fragment: what "the same endpoint" compares.
+    static func endpoint(of url: URL?) -> String? {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.query = nil
+        components.fragment = nil
+        return components.url.map { CacheKey.normalize($0) }
+    }
+
+    /// The error a call ends with: with its id, URL and metrics, and with the business rules applied.
+    private func decorate(_ error: any Error, call: CallContext) -> ServerAPIError {
+        var error = call.stamp(error)
+        if error.metrics == nil { error.metrics = endMetrics(call.initialMetrics(), call: call) }
+        guard error.kind == .business else { return error }
+        return call.api.businessRules.resolved(over: configuration.businessRules).apply(to: error)
+    }
+
+    /// The metrics of a call that ends now: its end and duration stamped, and the transport named when
+    /// an attempt reached it but returned no figures.
+    func endMetrics(_ metrics: RequestMetrics, call: CallContext) -> RequestMetrics {
+        var metrics = metrics
+        let now = ContinuousClock.now
+        if metrics.endedAt == nil { metrics.endedAt = call.date(at: now) }
+        if metrics.duration == .zero { metrics.duration = now - call.started }
+        if metrics.transport == nil, metrics.attemptStartedAt != nil {
+            metrics.transport = TransportMetrics(transport: transport.name)
+        }
+        return metrics
+    }
+}
