@@ -4,7 +4,8 @@
 #   full run: 3 runs per row (medians), 5 s per throughput run, a 1 GB download.
 #   --quick:  1 run per row, 3 s per throughput run, a 64 MB download.
 # Rows: wrk (the machine's ceiling), libcurl-c (a bare libcurl multi loop in C: libcurl's ceiling), the Swift
-# clients, and curl -o for the download. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
+# clients (each transport bare and through the manager; curl also on its own executor; raw URLSession),
+# and curl -o for the download; then the manager's own CPU cost per call with MockTransport, and every goal's ratio. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -33,7 +34,9 @@ echo "Building serverapi-transport-bench (release)…" >&2
 # A path dependency's new files are only noticed when a manifest changes.
 touch Package.swift Benchmarks/Package.swift
 swift build -c release --package-path Benchmarks --product serverapi-transport-bench >&2
-BENCH="$(swift build -c release --package-path Benchmarks --show-bin-path)/serverapi-transport-bench"
+swift build -c release --package-path Benchmarks --product serverapi-bench >&2
+BIN="$(swift build -c release --package-path Benchmarks --show-bin-path)"
+BENCH="$BIN/serverapi-transport-bench"
 
 WORK=$(mktemp -d /tmp/bench-transports.XXXXXX)
 NGINX_PID=""
@@ -109,7 +112,7 @@ for run in $(seq "$RUNS"); do
         "$WORK/curl_multi_loop" "$SMALL" "$connections" "$DURATION" >>"$RAW" \
             || echo "{\"client\":\"libcurl-c\",\"mode\":\"$([[ $connections == 64 ]] && echo c64 || echo seq)\",\"failed\":true}" >>"$RAW"
     done
-    for client in curl curl-manager urlsession urlsession-manager ahc; do
+    for client in curl curl-manager curl-executor curl-manager-executor urlsession urlsession-manager urlsession-raw ahc; do
         for mode in seq c64; do
             echo "  run $run: $client $mode" >&2
             "$BENCH" --client "$client" --mode "$mode" --url "$SMALL" --duration "$DURATION" >>"$RAW" \
@@ -128,17 +131,23 @@ for run in $(seq "$RUNS"); do
     echo "{\"client\":\"curl -o\",\"mode\":\"download\",\"seconds\":$seconds,\"bytes\":$bytes,\"peakRSSKilobytes\":$(tail -1 "$WORK/time.txt")}" >>"$RAW"
 done
 
+# The manager's own CPU cost per call with MockTransport (the core benchmark's overhead rows), same run.
+echo "  manager overhead with MockTransport" >&2
+"$BIN/serverapi-bench" --only overhead --repetitions $((RUNS == 1 ? 5 : 15)) --output "$WORK/bench-core.json" >&2
+
 mkdir -p Benchmarks/results
-python3 - "$RAW" "$ROOT/Benchmarks/results/bench-transports.json" "$RUNS" "$DURATION" "$DOWNLOAD_MB" <<'EOF'
+python3 - "$RAW" "$ROOT/Benchmarks/results/bench-transports.json" "$RUNS" "$DURATION" "$DOWNLOAD_MB" "$WORK/bench-core.json" <<'EOF'
 import json, statistics, sys
 raw_path, out_path, runs, duration, download_mb = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+core = json.load(open(sys.argv[6]))
 rows = [json.loads(line) for line in open(raw_path) if line.strip()]
 
 def med(client, mode, key):
     values = [r[key] for r in rows if r["client"] == client and r["mode"] == mode and r.get(key) is not None and not r.get("failed")]
     return statistics.median(values) if values else None
 
-clients = ["curl", "curl-manager", "urlsession", "urlsession-manager", "ahc"]
+clients = ["curl", "curl-manager", "curl-executor", "curl-manager-executor", "urlsession", "urlsession-manager",
+           "urlsession-raw", "ahc"]
 summary = {"runs": runs, "durationSeconds": duration, "downloadMegabytes": download_mb, "clients": {}}
 for c in clients + ["wrk", "libcurl-c", "curl -o"]:
     entry = {}
@@ -183,13 +192,46 @@ def overhead(bare, managed, mode):
     a, b = get(bare, mode, "requestsPerSecond"), get(managed, mode, "requestsPerSecond")
     return None if a is None or b is None else (a - b) / a * 100
 print()
-for bare in ["curl", "urlsession"]:
-    print(f"Manager overhead over bare {bare}: seq {fmt(overhead(bare, bare + '-manager', 'seq'), '{:+.1f}')} %, "
-          f"c64 {fmt(overhead(bare, bare + '-manager', 'c64'), '{:+.1f}')} % (throughput lost)")
-for mode in ["seq", "c64"]:
-    ceiling = get("libcurl-c", mode, "requestsPerSecond")
-    print(f"Of the libcurl ceiling (bare C multi loop), {mode}: CurlTransport {ratio(get('curl', mode, 'requestsPerSecond'), ceiling)}, "
-          f"through the manager {ratio(get('curl-manager', mode, 'requestsPerSecond'), ceiling)}")
+for bare in ["curl", "curl-executor", "urlsession"]:
+    managed = bare.replace("curl", "curl-manager") if bare.startswith("curl") else "urlsession-manager"
+    print(f"Manager overhead over bare {bare}: seq {fmt(overhead(bare, managed, 'seq'), '{:+.1f}')} %, "
+          f"c64 {fmt(overhead(bare, managed, 'c64'), '{:+.1f}')} % (throughput lost)")
+
+# The goals of the pipeline work, each as a ratio from this run.
+goals = []
+def goal(name, value, target, at_least=True, unit="×"):
+    met = None if value is None else (value >= target if at_least else value <= target)
+    goals.append({"goal": name, "value": value, "target": target, "atLeast": at_least, "met": met})
+    shown = "—" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{value:+.0f} {unit}")
+    sign = "≥" if at_least else "≤"
+    target_shown = f"{target:g}{unit}" if unit == "×" else f"{target:g} {unit}"
+    verdict = "—" if met is None else ("met" if met else "MISSED")
+    print(f"| {name} | {shown} | {sign} {target_shown} | {verdict} |")
+
+def r(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+rps = lambda c, m: get(c, m, "requestsPerSecond")
+p50 = lambda c: get(c, "seq", "p50Microseconds")
+print()
+print("| goal | this run | target | |")
+print("|---|---:|---:|---|")
+for variant, label in [("curl-manager", "manager + CurlTransport"), ("curl-manager-executor", "manager + CurlTransport, executor")]:
+    goal(f"{label} ÷ async-http-client, c64", r(rps(variant, "c64"), rps("ahc", "c64")), 1.5)
+    goal(f"{label} ÷ async-http-client, c1", r(rps(variant, "seq"), rps("ahc", "seq")), 1.5)
+    goal(f"{label} ÷ wrk, c64", r(rps(variant, "c64"), rps("wrk", "c64")), 0.6)
+    bare = variant.replace("-manager", "")
+    delta = None if p50(variant) is None or p50(bare) is None else p50(variant) - p50(bare)
+    goal(f"{label}: sequential p50 − bare p50", delta, 10, at_least=False, unit="µs")
+    goal(f"{label} ÷ bare, c64 throughput", r(rps(variant, "c64"), rps(bare, "c64")), 0.9)
+goal("bare CurlTransport ÷ bare C libcurl loop, c64", r(rps("curl", "c64"), rps("libcurl-c", "c64")), 0.85)
+goal("bare CurlTransport, executor ÷ bare C libcurl loop, c64", r(rps("curl-executor", "c64"), rps("libcurl-c", "c64")), 0.85)
+overhead_cpu = core.get("managerOverhead", {}).get("overheadCPUMicroseconds")
+goal("manager CPU per call over MockTransport", overhead_cpu, 5, at_least=False, unit="µs")
+goal("manager + URLSessionTransport ÷ raw URLSession, c1", r(rps("urlsession-manager", "seq"), rps("urlsession-raw", "seq")), 0.95)
+goal("manager + URLSessionTransport ÷ raw URLSession, c64", r(rps("urlsession-manager", "c64"), rps("urlsession-raw", "c64")), 0.95)
+summary["goals"] = goals
+summary["managerOverheadCPUMicroseconds"] = overhead_cpu
 if summary["failures"]:
     print("Failed runs:", ", ".join(f"{r['client']} {r['mode']}" for r in summary["failures"]))
 json.dump(summary, open(out_path, "w"), indent=2, sort_keys=True)
