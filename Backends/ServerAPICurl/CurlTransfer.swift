@@ -75,7 +75,7 @@ final class CurlTransfer {
 
     /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.
     func begin() throws(ServerAPIError) {
-        try request.validate(stallTimeout: stallTimeout)
+        try request.validateForSending(defaultStallTimeout: settings.stallTimeout)
         request.headers.addDefaultUserAgent()
         if let target = request.download {
             let writer = try settings.makeDownloadWriter(target, request.id, request.url)

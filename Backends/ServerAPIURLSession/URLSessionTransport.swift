@@ -83,7 +83,7 @@ public final class URLSessionTransport: RequestPerforming {
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let transfer: Transfer
         do {
-            try Self.validate(request, stallTimeout: request.stallTimeout ?? configuration.stallTimeout)
+            try Self.validate(request, defaultStallTimeout: configuration.stallTimeout)
             transfer = try Transfer(request: request, transport: self)
         } catch {
             throw error.with(requestID: request.id, url: request.url)
@@ -98,8 +98,8 @@ public final class URLSessionTransport: RequestPerforming {
     }
 
     /// Checks what every transport refuses (see `TransportRequest.validate`), then what only this one does.
-    static func validate(_ request: TransportRequest, stallTimeout: StallTimeout?) throws(ServerAPIError) {
-        try request.validate(stallTimeout: stallTimeout)
+    static func validate(_ request: TransportRequest, defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {
+        try request.validateForSending(defaultStallTimeout: defaultStallTimeout)
         if request.method == .get, try request.body.contentLength() > 0 {
             throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
         }

@@ -62,6 +62,8 @@ extension ServerAPIManager {
             var lastResponse: TransportResponse?
             do {
                 for plugin in plugins { request = try await plugin.prepare(request, for: api) }
+                // Checked again only when a default header or a plugin changed what `prepare` checks.
+                if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 metrics.markAttemptStart(at: call.date(at: .now))
                 let response: TransportResponse

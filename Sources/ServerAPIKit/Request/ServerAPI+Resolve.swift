@@ -52,21 +52,18 @@ extension ServerAPI {
     public func transportRequest(attempt: Int = 1) throws(ServerAPIError) -> TransportRequest {
         let url = try resolvedURL()
         do throws(ServerAPIError) {
-            try headers.validate()
             let (source, contentType) = try body.resolve()
             var headers = self.headers
             if let contentType, !headers.contains("Content-Type") {
                 headers.add(name: "Content-Type", value: contentType)
             }
-            guard timeout > .zero else {
-                throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(timeout)")
-            }
-            if let stallTimeout, !stallTimeout.isValid {
-                throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stallTimeout)")
-            }
-            return TransportRequest(
+            var request = TransportRequest(
                 id: id, url: url, method: method, headers: headers, body: source, timeout: timeout,
-                stallTimeout: stallTimeout, download: download, maxResponseSize: maxResponseSize, redirects: redirects, attempt: attempt)
+                stallTimeout: stallTimeout, download: download, maxResponseSize: maxResponseSize, redirects: redirects,
+                attempt: attempt)
+            // Checked once here: the transport sends a prepared request without checking it again.
+            try request.prepare()
+            return request
         } catch {
             throw error.with(requestID: id, url: url)
         }

@@ -21,4 +21,23 @@ extension TransportRequest {
         }
         try headers.validate()
     }
+
+    /// Checks the request (see `validate(stallTimeout:)`) and marks it prepared, so that the transport
+    /// does not check it again. The manager prepares each request once, after the plugins' `prepare`.
+    /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong.
+    public mutating func prepare() throws(ServerAPIError) {
+        try validate(stallTimeout: stallTimeout)
+        isPrepared = true
+    }
+
+    /// What a transport calls before it sends: the whole check for a request that was not prepared
+    /// (or changed since), and for a prepared one only the transport's own default stall limit.
+    /// - Parameter defaultStallTimeout: The transport's stall limit for requests that set none.
+    /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong.
+    public func validateForSending(defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {
+        guard isPrepared else { return try validate(stallTimeout: stallTimeout ?? defaultStallTimeout) }
+        if stallTimeout == nil, let defaultStallTimeout, !defaultStallTimeout.isValid {
+            throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(defaultStallTimeout)")
+        }
+    }
 }

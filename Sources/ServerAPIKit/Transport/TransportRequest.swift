@@ -5,19 +5,19 @@ public struct TransportRequest: Sendable {
     /// The id of the call this request belongs to.
     public var id: RequestID
     /// The absolute URL, with the query already encoded.
-    public var url: URL
+    public var url: URL { didSet { isPrepared = false } }
     /// The method.
-    public var method: HTTPMethod
+    public var method: HTTPMethod { didSet { isPrepared = false } }
     /// The headers to send, exactly (including `Content-Type` when there is a body).
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders { didSet { isPrepared = false } }
     /// The body.
     public var body: BodySource
     /// The total time the transfer may take.
-    public var timeout: Duration
+    public var timeout: Duration { didSet { isPrepared = false } }
     /// The time connecting may take; `nil` lets the transport use `timeout`.
     public var connectTimeout: Duration?
     /// Fail the transfer when it moves slower than this; `nil` uses the transport's default (if any).
-    public var stallTimeout: StallTimeout?
+    public var stallTimeout: StallTimeout? { didSet { isPrepared = false } }
     /// Where to write the response body; `nil` keeps it in memory.
     public var download: DownloadTarget?
     /// The largest body, in bytes, the transport accepts before failing with `responseTooLarge`.
@@ -32,6 +32,9 @@ public struct TransportRequest: Sendable {
     /// registry, scopes and handles. `nil` when the request is not the manager's; a transport observes
     /// both through `withCancellationHandler(operation:onCancel:)`.
     public var cancellation: CancellationToken?
+    /// Whether `prepare()` checked the request and nothing it checks (URL, method, headers, timeout,
+    /// stall timeout) changed since: a transport then sends it without checking again.
+    public internal(set) var isPrepared = false
 
     /// Creates a request.
     public init(
