@@ -8,35 +8,29 @@ extension CurlTransfer {
     /// - Returns: The response, the failure, or `.again` when `request` must be sent again (a redirect,
     ///   or a download that must start over); the caller then resets the handle and calls `configure`.
     func complete(code: CURLcode) -> Outcome {
-        if restartDownload, failure == nil, let download {
-            _ = download.prepare(&request)
+        // libcurl's own failure, in our words; when a callback stopped the transfer, `exchange` has the reason.
+        let libraryFailure = code == CURLE_OK ? nil : curlFailure(code)
+        let deliveredStatus: Int
+        switch exchange.finished(failure: libraryFailure) {
+        case .restart:
+            _ = download?.prepare(&request)
             return .again
-        }
-        if let failure { return fail(failure) }
-        if code != CURLE_OK, let failure = proxyOrStallFailure(code) ?? totalTimeout(code) { return fail(failure) }
-        guard code == CURLE_OK else {
-            return fail(
-                clientCertificateNamed(
-                    .curl(
-                        code, detail: easy.errorMessage, status: status,
-                        verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))))
-        }
-        if followsRedirect, let next = redirectTarget {
+        case .fail(let error):
+            return fail(error)
+        case .ignore:
+            return fail(ServerAPIError(.network, "the transfer completed twice"))
+        case .follow(let next):
             earlierBytesSent += easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0
-            redirects += 1
             request = next
-            redirectTarget = nil
             return .again
+        case .deliver(let status):
+            deliveredStatus = status
         }
-        if status == 0 { status = easy.long(CURLINFO_RESPONSE_CODE) ?? 0 }
-        if status == 407, let proxy = proxyRoute { return fail(Self.proxyRefused(proxy, status: status)) }
+        if deliveredStatus == 407, let proxy = proxyRoute { return fail(Self.proxyRefused(proxy, status: 407)) }
         var responseBody = ResponseBody.data(body)
         if let download {
             do throws(ServerAPIError) {
-                if disposition == nil { disposition = try download.receiveHead(status: status, headers: headers) }
                 responseBody = try download.finish()
-                // The partial file already was the whole resource: to the caller, the download succeeded.
-                if disposition == .alreadyComplete { status = 200 }
             } catch {
                 return fail(error)
             }
@@ -46,8 +40,15 @@ extension CurlTransfer {
         body = Data()
         return .response(
             TransportResponse(
-                status: status, headers: headers, body: responseBody, url: request.url,
+                status: deliveredStatus, headers: headers, body: responseBody, url: request.url,
                 metrics: metrics(uploaded: uploaded)))
+    }
+
+    /// The error for a transfer libcurl ended with `code` (not `CURLE_OK`).
+    private func curlFailure(_ code: CURLcode) -> ServerAPIError {
+        if let failure = proxyOrStallFailure(code) ?? totalTimeout(code) { return failure }
+        return clientCertificateNamed(
+            .curl(code, detail: easy.errorMessage, status: status, verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT)))
     }
 
     /// Names the client certificate's files in an error about them: libcurl's message does not always.
@@ -80,10 +81,10 @@ extension CurlTransfer {
             total: ContinuousClock.now - started,
             bytesSent: earlierBytesSent + uploaded,
             // This exchange's body only: a resumed download's bytes already on disk did not come now.
-            bytesReceived: bodyBytes,
+            bytesReceived: exchange.receivedBytes,
             // libcurl counts the connections it had to open for this request: none means one was reused.
             reusedConnection: easy.long(CURLINFO_NUM_CONNECTS).map { $0 == 0 },
-            redirects: redirects,
+            redirects: exchange.redirects,
             httpVersion: easy.long(CURLINFO_HTTP_VERSION).flatMap(Self.versionName))
     }
 

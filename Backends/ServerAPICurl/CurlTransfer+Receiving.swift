@@ -14,19 +14,17 @@ extension CurlTransfer {
     // MARK: Response head
 
     /// Takes one header line. libcurl passes every head it receives: 1xx heads, then redirects we
-    /// follow ourselves, then the final one, and trailers after the body. Only the final head is kept.
-    /// - Returns: `false` to stop the transfer (`failure` or `restartDownload` says why).
+    /// follow ourselves, then the final one, and trailers after the body. Each complete head goes to
+    /// `exchange`, which keeps the final one.
+    /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         var end = line.count
         while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         if end == 0 { return headEnded() }
         let text = UnsafeRawBufferPointer(rebasing: line[..<end])
-        if text.starts(with: "HTTP/".utf8) {
-            headStarted(statusLine: text)
-            return true
-        }
+        if text.starts(with: "HTTP/".utf8) { return headStarted(statusLine: text) }
         // Lines after the final head are trailers: the head the caller sees is already decided.
-        guard status > 0, !headComplete else { return true }
+        guard status > 0, exchange.awaitsHead else { return true }
         if text[0] == UInt8(ascii: " ") || text[0] == UInt8(ascii: "\t") {
             // An obsolete folded line continues the previous field's value.
             var fields = headers.fields
@@ -42,68 +40,74 @@ extension CurlTransfer {
         return true
     }
 
-    private func headStarted(statusLine: UnsafeRawBufferPointer) {
-        status = 0
-        headers = HTTPHeaders()
-        headComplete = false
-        followsRedirect = false
-        redirectTarget = nil
+    private func headStarted(statusLine: UnsafeRawBufferPointer) -> Bool {
         // "HTTP/1.1 200 OK", "HTTP/2 200": the code is the three digits after the first space.
-        guard let space = statusLine.firstIndex(of: UInt8(ascii: " ")) else { return }
         var code = 0
-        for byte in statusLine[(space + 1)...].prefix(3) {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return }
-            code = code * 10 + Int(byte - UInt8(ascii: "0"))
+        if let space = statusLine.firstIndex(of: UInt8(ascii: " ")) {
+            for byte in statusLine[(space + 1)...].prefix(3) {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
+                    code = 0
+                    break
+                }
+                code = code * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+        }
+        guard exchange.awaitsHead else {
+            // Another head after the final one: the exchange decides what that means (it fails).
+            guard case .fail = exchange.headReceived(status: code, headers: HTTPHeaders(), request: request) else {
+                return true
+            }
+            return false
         }
         status = code
+        headers = HTTPHeaders()
+        return true
     }
 
     private func headEnded() -> Bool {
-        // A 1xx head (100 Continue, 103 Early Hints) is followed by the real one.
-        guard status >= 200, !headComplete else { return true }
-        headComplete = true
-        switch RedirectRule.decide(request, status: status, location: headers["Location"], followed: redirects) {
-        case .deliver:
-            break
-        case .follow(let next):
-            followsRedirect = true
-            redirectTarget = next
+        // A blank line ends a head, and also the trailers after the final head.
+        guard status > 0, exchange.awaitsHead else { return true }
+        switch exchange.headReceived(status: status, headers: headers, request: request) {
+        case .interim, .dropBody, .ignore:
             return true
-        case .fail(let error):
-            failure = error
+        case .fail:
+            return false
+        case .receiveBody:
+            if request.method != .head, let expectedLength = exchange.expectedLength {
+                body.reserveCapacity(Int(min(expectedLength, Self.maxReservation)))
+            }
+            return true
+        case .decideDownload:
+            return decideDownload()
+        }
+    }
+
+    /// Asks the writer where the final head's body goes.
+    private func decideDownload() -> Bool {
+        guard let download else { return true }
+        let disposition: DownloadFileWriter.Disposition
+        do throws(ServerAPIError) {
+            disposition = try download.receiveHead(status: status, headers: headers)
+        } catch {
+            exchange.failed(error)
             return false
         }
-        if let download {
-            do throws(ServerAPIError) {
-                disposition = try download.receiveHead(status: status, headers: headers)
-            } catch {
-                failure = error
-                return false
-            }
-            if disposition == .restart {
-                // The body is not wanted: stop now and send the request again.
-                restartDownload = true
-                return false
-            }
-            if disposition == .file, let progress = request.progress {
+        switch exchange.downloadDecided(disposition) {
+        case .writeToFile:
+            if let progress = request.progress {
                 // A resumed download starts where the partial file ends: say so before any byte arrives.
                 reportedDownload = download.bytesOnDisk
                 progress(
                     TransferProgress(
                         direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal))
             }
-        }
-        expectedLength = ResponseSizeRule.decodedLength(of: headers)
-        if let tooLarge = ResponseSizeRule.check(
-            announced: expectedLength, status: status, method: request.method, limit: request.maxResponseSize)
-        {
-            failure = tooLarge
+            return true
+        case .keepInMemory, .alreadyComplete, .ignore:
+            return true
+        case .restart, .fail:
+            // The body is not wanted: stop now, and `complete` sends the request again (or fails).
             return false
         }
-        if download == nil, request.method != .head, let expectedLength {
-            body.reserveCapacity(Int(min(expectedLength, Self.maxReservation)))
-        }
-        return true
     }
 
     /// The most memory reserved up front from a `Content-Length`, however large it claims to be.
@@ -120,32 +124,28 @@ extension CurlTransfer {
     // MARK: Response body
 
     /// Takes the next body bytes, decoded.
-    /// - Returns: `false` to stop the transfer (`failure` says why).
+    /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        // The body of a redirect we follow is not the caller's.
-        if followsRedirect || restartDownload { return true }
-        bodyBytes += Int64(bytes.count)
-        if let tooLarge = ResponseSizeRule.check(received: bodyBytes, status: status, limit: request.maxResponseSize) {
-            failure = tooLarge
-            return false
-        }
-        guard let download else {
+        switch exchange.bodyReceived(count: bytes.count) {
+        case .keep:
             body.append(bytes.assumingMemoryBound(to: UInt8.self))
             return true
-        }
-        switch disposition {
-        case .file, .memory:
+        case .write:
+            guard let download else { return true }
             do throws(ServerAPIError) {
                 try download.write(bytes)
             } catch {
-                failure = error
+                exchange.failed(error)
                 return false
             }
             reportDownloadProgress()
-        case .alreadyComplete, .restart, nil:
-            break
+            return true
+        case .drop:
+            // A redirect's body, or one that a download does not need: not the caller's.
+            return true
+        case .fail:
+            return false
         }
-        return true
     }
 
     // MARK: Request body
@@ -156,7 +156,7 @@ extension CurlTransfer {
         do throws(ServerAPIError) {
             return try reader.read(into: buffer)
         } catch {
-            failure = error
+            exchange.failed(error)
             return Int(CURL_READFUNC_ABORT)
         }
     }
@@ -168,7 +168,7 @@ extension CurlTransfer {
             reader = try request.body.makeReader()
             return Int32(CURL_SEEKFUNC_OK)
         } catch {
-            failure = error
+            exchange.failed(error)
             return Int32(CURL_SEEKFUNC_FAIL)
         }
     }
@@ -191,13 +191,14 @@ extension CurlTransfer {
     /// callback and after every piece of a download's body, which with the large download buffer
     /// can arrive faster than libcurl calls back.
     func reportDownloadProgress() {
-        guard let progress = request.progress, headComplete, !followsRedirect, !restartDownload else { return }
+        guard let progress = request.progress, exchange.receivesBody else { return }
         let report: TransferProgress
-        if let download, disposition == .file {
+        if let download, exchange.disposition == .file {
             report = TransferProgress(
                 direction: .download, completed: download.bytesOnDisk, total: download.expectedTotal)
         } else {
-            report = TransferProgress(direction: .download, completed: bodyBytes, total: expectedLength)
+            report = TransferProgress(
+                direction: .download, completed: exchange.receivedBytes, total: exchange.expectedLength)
         }
         guard report.completed > 0, report.completed != reportedDownload else { return }
         reportedDownload = report.completed
@@ -211,9 +212,11 @@ extension CurlTransfer {
             reportedUpload = uploaded
             progress(TransferProgress(direction: .upload, completed: uploaded, total: uploaded))
         }
+        let received = exchange.receivedBytes
         let completed =
-            download.map { disposition == .file || disposition == .alreadyComplete ? $0.bytesOnDisk : bodyBytes }
-            ?? bodyBytes
+            download.map {
+                exchange.disposition == .file || exchange.disposition == .alreadyComplete ? $0.bytesOnDisk : received
+            } ?? received
         if completed > 0, completed != reportedDownload {
             reportedDownload = completed
             progress(TransferProgress(direction: .download, completed: completed, total: completed))

@@ -25,8 +25,6 @@ final class CurlTransfer {
     let started: ContinuousClock.Instant
     /// When the current request (after redirects) started, as an offset from `started`.
     var hopStarted: Duration = .zero
-    /// Redirects followed so far.
-    var redirects = 0
     /// Request body bytes sent by earlier hops.
     var earlierBytesSent: Int64 = 0
 
@@ -35,28 +33,16 @@ final class CurlTransfer {
     /// Streams a body that is not handed to libcurl in one copy.
     var reader: BodyReader?
 
-    // The response of the current hop.
+    /// The exchange's lifecycle (heads, redirects, body size, download decisions), as the core's rules say.
+    var exchange: ExchangeStateMachine
+
+    // The head being parsed (libcurl passes it line by line), then the final one, and the body kept in memory.
     var status = 0
     var headers = HTTPHeaders()
-    /// The final (non-1xx) response head has been received.
-    var headComplete = false
-    /// The current response is a redirect that will be followed: its body is dropped.
-    var followsRedirect = false
-    /// The request the current redirect asks for (see `RedirectRule`), sent once this response ends.
-    var redirectTarget: TransportRequest?
     var body = Data()
-    /// The decoded body length the server announced, when it did.
-    var expectedLength: Int64?
-    /// Body bytes received (after decoding), kept or not.
-    var bodyBytes: Int64 = 0
-    /// Why a callback stopped the transfer.
-    var failure: ServerAPIError?
 
     /// The download writer, for a call with a download target.
     var download: (any CurlDownloadWriting)?
-    var disposition: DownloadFileWriter.Disposition?
-    /// The download must be sent again from the start (see `DownloadFileWriter.Disposition.restart`).
-    var restartDownload = false
 
     /// The last progress reported, to report only changes.
     var reportedUpload: Int64 = -1
@@ -71,6 +57,7 @@ final class CurlTransfer {
         self.settings = settings
         request = job.request
         started = .now
+        exchange = ExchangeStateMachine(download: job.request.download != nil)
     }
 
     /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.
@@ -88,6 +75,7 @@ final class CurlTransfer {
     /// Ends a transfer that will not complete (failure, cancellation, shutdown): the download keeps its
     /// partial file for a resume, and the header list is freed.
     func abandon() {
+        _ = exchange.cancelled()
         download?.abandon()
         releaseRequestResources()
     }
@@ -151,14 +139,7 @@ final class CurlTransfer {
     private func resetResponse() {
         status = 0
         headers = HTTPHeaders()
-        headComplete = false
-        followsRedirect = false
         body = Data()
-        expectedLength = nil
-        bodyBytes = 0
-        failure = nil
-        disposition = nil
-        restartDownload = false
         reportedUpload = -1
         reportedDownload = -1
     }

@@ -31,20 +31,16 @@ final class Transfer: Sendable {
         /// Bytes sent and received so far, over every hop, for the watchdog.
         var moved: Int64 = 0
         var writer: DownloadFileWriter?
-        var status = 0
+        /// The exchange's lifecycle (heads, redirects, body size, download decisions), as the core's rules say.
+        /// FoundationNetworking asks before it follows a redirect (`redirect(_:to:task:reply:)`); a redirect
+        /// that broke the rules fails the machine, and the task then ends with the 3xx.
+        var exchange: ExchangeStateMachine
         var headers = HTTPHeaders()
         var responseURL: URL?
         var body = Data()
-        /// Body bytes of the current response, decoded.
-        var received: Int64 = 0
-        /// The current response's announced body length, when it is the decoded length.
-        var expectedLength: Int64?
         var sent: Int64 = 0
         var bodyLength: Int64 = 0
-        var redirects = 0
         var firstByte: Duration?
-        /// Set when a redirect broke the rules; the task ends with the 3xx, then the transfer fails with this.
-        var redirectFailure: ServerAPIError?
         /// A callback is between deciding and reporting: completing now could put a report after the return.
         var inCallback = false
         /// A failure arrived during a callback, which completes the transfer when it ends.
@@ -78,7 +74,8 @@ final class Transfer: Sendable {
         progress = request.progress
         id = request.id
         originalURL = request.url
-        var initial = State(request: request)
+        let exchange = ExchangeStateMachine(download: request.download != nil, redirects: .askedByLibrary)
+        var initial = State(request: request, exchange: exchange)
         initial.bodyLength = try request.body.contentLength()
         if let target = request.download {
             let writer = DownloadFileWriter(
@@ -174,42 +171,54 @@ final class Transfer: Sendable {
 
     func didReceive(_ response: URLResponse, task: URLSessionTask) {
         callback { state in
-            guard isReceiving(task, in: state) else { return .none }
+            guard isCurrent(task, in: state) else { return .none }
             guard let http = response as? HTTPURLResponse else {
                 return .complete(.failure(ServerAPIError(.network, "the server's response is not HTTP")))
             }
+            let headers = RequestConversion.headers(of: http)
+            switch state.exchange.headReceived(status: http.statusCode, headers: headers, request: state.request) {
+            case .interim, .dropBody, .ignore:
+                return .none
+            case .fail(let error):
+                return .complete(.failure(error))
+            case .receiveBody, .decideDownload:
+                break
+            }
             state.firstByte = state.firstByte ?? ContinuousClock.now - started
-            state.status = http.statusCode
-            state.headers = RequestConversion.headers(of: http)
+            state.headers = headers
             state.responseURL = http.url
             state.body = Data()
-            state.received = 0
-            state.expectedLength = ResponseSizeRule.decodedLength(of: state.headers)
-            if let tooLarge = ResponseSizeRule.check(
-                announced: state.expectedLength, status: http.statusCode, method: state.request.method,
-                limit: state.request.maxResponseSize)
-            {
-                return .complete(.failure(tooLarge))
-            }
             guard let writer = state.writer else {
-                return .progress(TransferProgress(direction: .download, completed: 0, total: state.expectedLength))
+                return .progress(
+                    TransferProgress(direction: .download, completed: 0, total: state.exchange.expectedLength))
             }
             do throws(ServerAPIError) {
-                switch try writer.receiveHead(status: http.statusCode, headers: state.headers) {
-                case .file, .memory:
+                let disposition = try writer.receiveHead(status: http.statusCode, headers: headers)
+                switch state.exchange.downloadDecided(disposition) {
+                case .writeToFile, .keepInMemory:
                     return .progress(writer.progress)
                 case .alreadyComplete:
+                    // The body that follows says nothing: the exchange ends now, delivered as a 200.
                     let body = try writer.finish()
                     state.writer = nil
-                    state.status = 200
-                    return .complete(.success(makeResponse(state, body: body)))
+                    guard case .deliver(let status) = state.exchange.finished() else {
+                        return .complete(.failure(ServerAPIError(.network, "the download ended unexpectedly")))
+                    }
+                    return .complete(.success(makeResponse(state, status: status, body: body)))
                 case .restart:
+                    // The old task is dropped rather than waited for: its end is this exchange's end.
+                    _ = state.exchange.finished()
                     writer.prepare(&state.request)
                     let old = state.task
                     state.task = nil
                     return .restart(old: old, request: state.request)
+                case .fail(let error):
+                    return .complete(.failure(error))
+                case .ignore:
+                    return .none
                 }
             } catch {
+                state.exchange.failed(error)
                 return .complete(.failure(error))
             }
         }
@@ -217,25 +226,31 @@ final class Transfer: Sendable {
 
     func didReceive(_ data: Data, task: URLSessionTask) {
         callback { state in
-            guard isReceiving(task, in: state) else { return .none }
-            state.received += Int64(data.count)
-            state.moved += Int64(data.count)
-            if let tooLarge = ResponseSizeRule.check(
-                received: state.received, status: state.status, limit: state.request.maxResponseSize)
-            {
-                return .complete(.failure(tooLarge))
-            }
-            if let writer = state.writer {
+            guard isCurrent(task, in: state) else { return .none }
+            switch state.exchange.bodyReceived(count: data.count) {
+            case .drop:
+                return .none
+            case .fail(let error):
+                state.moved += Int64(data.count)
+                return .complete(.failure(error))
+            case .write:
+                state.moved += Int64(data.count)
+                guard let writer = state.writer else { return .none }
                 do throws(ServerAPIError) {
                     try writer.write(data)
                 } catch {
+                    state.exchange.failed(error)
                     return .complete(.failure(error))
                 }
                 return .progress(writer.progress)
+            case .keep:
+                state.moved += Int64(data.count)
+                state.body.append(data)
+                return .progress(
+                    TransferProgress(
+                        direction: .download, completed: state.exchange.receivedBytes,
+                        total: state.exchange.expectedLength))
             }
-            state.body.append(data)
-            return .progress(
-                TransferProgress(direction: .download, completed: state.received, total: state.expectedLength))
         }
     }
 
@@ -263,17 +278,13 @@ final class Transfer: Sendable {
     ) {
         state.withLock { state in
             guard state.phase == .running, state.pendingFailure == nil, state.task === task else { return }
-            guard state.redirectFailure == nil else { return reply(nil) }
-            let decision = RedirectRule.decide(
-                state.request, status: response.statusCode, location: response.value(forHTTPHeaderField: "Location"),
-                followed: state.redirects)
+            let decision = state.exchange.redirectReceived(
+                status: response.statusCode, location: response.value(forHTTPHeaderField: "Location"),
+                request: state.request)
             let next: TransportRequest
             switch decision {
-            case .deliver:
-                return reply(nil)
-            case .fail(let error):
-                // Not cancelled here (see above): the 3xx completes the task, which then fails.
-                state.redirectFailure = error
+            case .deliver, .fail:
+                // After `.fail`, not cancelled here (see above): the 3xx completes the task, which then fails.
                 return reply(nil)
             case .follow(let request):
                 next = request
@@ -287,10 +298,10 @@ final class Transfer: Sendable {
                 urlRequest = try RequestConversion.urlRequest(
                     for: next, configuration: configuration, failureBox: streamFailure)
             } catch {
-                state.redirectFailure = error
+                state.exchange.failed(error)
                 return reply(nil)
             }
-            state.redirects += 1
+            state.exchange.redirectFollowed()
             state.request = next
             reply(urlRequest)
         }
@@ -306,24 +317,27 @@ final class Transfer: Sendable {
     func didComplete(task: URLSessionTask, error: (any Error)?) {
         let result: Result<TransportResponse, ServerAPIError>? = state.withLock { state in
             guard isCurrent(task, in: state) else { return nil }
-            if let failure = state.redirectFailure { return .failure(failure) }
-            if let error {
-                if let failure = streamFailure.error.withLock({ $0 }) { return .failure(failure) }
-                return .failure(URLErrorMapping.map(error, request: state.request))
+            let failure = error.map { error in
+                streamFailure.error.withLock({ $0 }) ?? URLErrorMapping.map(error, request: state.request)
             }
-            guard state.status != 0 else {
-                return .failure(ServerAPIError(.network, "the request completed without a response"))
-            }
-            var body = ResponseBody.data(state.body)
-            if let writer = state.writer {
-                do throws(ServerAPIError) {
-                    body = try writer.finish()
-                } catch {
-                    return .failure(error)
+            switch state.exchange.finished(failure: failure) {
+            case .deliver(let status):
+                var body = ResponseBody.data(state.body)
+                if let writer = state.writer {
+                    do throws(ServerAPIError) {
+                        body = try writer.finish()
+                    } catch {
+                        return .failure(error)
+                    }
+                    state.writer = nil
                 }
-                state.writer = nil
+                return .success(makeResponse(state, status: status, body: body))
+            case .fail(let error):
+                return .failure(error)
+            case .follow, .restart, .ignore:
+                // FoundationNetworking follows redirects itself, and a restart drops its task at the head.
+                return .failure(ServerAPIError(.network, "the request completed in an unexpected state"))
             }
-            return .success(makeResponse(state, body: body))
         }
         if let result { complete(result) }
     }
@@ -332,11 +346,6 @@ final class Transfer: Sendable {
 
     private func isCurrent(_ task: URLSessionTask, in state: State) -> Bool {
         state.phase == .running && state.pendingFailure == nil && state.task === task
-    }
-
-    /// Whether body callbacks of `task` still matter (not after a redirect failure).
-    private func isReceiving(_ task: URLSessionTask, in state: State) -> Bool {
-        isCurrent(task, in: state) && state.redirectFailure == nil
     }
 
     /// Runs one task callback: `decide` under the lock, then its action outside it, then the
@@ -408,17 +417,17 @@ final class Transfer: Sendable {
         return task
     }
 
-    private func makeResponse(_ state: State, body: ResponseBody) -> TransportResponse {
+    private func makeResponse(_ state: State, status: Int, body: ResponseBody) -> TransportResponse {
         let bytes: Int64
         switch body {
         case .data(let data): bytes = Int64(data.count)
-        case .file: bytes = state.received
+        case .file: bytes = state.exchange.receivedBytes
         }
         return TransportResponse(
-            status: state.status, headers: state.headers, body: body, url: state.responseURL ?? state.request.url,
+            status: status, headers: state.headers, body: body, url: state.responseURL ?? state.request.url,
             metrics: TransportMetrics(
                 transport: "urlsession", connected: nil, firstByte: state.firstByte,
                 total: ContinuousClock.now - started, bytesSent: state.sent, bytesReceived: bytes,
-                reusedConnection: nil, redirects: state.redirects, httpVersion: nil))
+                reusedConnection: nil, redirects: state.exchange.redirects, httpVersion: nil))
     }
 }

@@ -1,0 +1,321 @@
+/// The lifecycle of one call's exchange with the server, written once for every transport: a value that a
+/// backend feeds with what its library reports (a response head, body bytes, the end, a cancellation) and
+/// that answers each event with the action to take.
+///
+/// It applies `RedirectRule` and `ResponseSizeRule`, ignores 1xx heads, drops the body of a redirect it
+/// follows or of a download that must start over, and turns a download that was already complete into a
+/// 200. It does no I/O: a download's file is the backend's `DownloadFileWriter`, which the machine asks
+/// the backend to consult (`HeadAction.decideDownload`) before the answer comes back (`downloadDecided`).
+///
+/// ```swift
+/// var exchange = ExchangeStateMachine(download: request.download != nil)
+/// // for each response head:
+/// switch exchange.headReceived(status: status, headers: headers, request: request) {
+/// case .interim, .dropBody, .ignore: break
+/// case .receiveBody: break                                   // body to memory
+/// case .decideDownload: _ = exchange.downloadDecided(try writer.receiveHead(status: status, headers: headers))
+/// case .fail: stopTransfer()
+/// }
+/// // for each piece of the decoded body: switch exchange.bodyReceived(count: bytes.count) { … }
+/// // at the end:
+/// switch exchange.finished(failure: libraryError) {
+/// case .deliver(let status): deliver(status)
+/// case .follow(let next): request = next; sendAgain()
+/// case .restart: writer.prepare(&request); sendAgain()
+/// case .fail(let error): writer.abandon(); fail(error)
+/// case .ignore: break
+/// }
+/// ```
+///
+/// Events in the wrong order never crash: a late event after the exchange ended is ignored (`.ignore`,
+/// `.drop`), and an event that contradicts the exchange (body bytes before a head, a second final head)
+/// fails it with a `network` error.
+///
+/// - Important: A plain value: the backend owns it and feeds it from one thread at a time. Events allocate
+///   nothing beyond what the rules they apply allocate for a redirect or an error.
+public struct ExchangeStateMachine: Sendable {
+    private enum State: Sendable {
+        case waitingForHead
+        case decidingDownload
+        case receivingBody(Sink)
+        case followingRedirect(TransportRequest)
+        case restartingDownload
+        case failed(ServerAPIError)
+        case finished
+    }
+
+    /// Where the body of the response being received goes.
+    private enum Sink: Sendable {
+        case memory
+        case downloadWriter
+        /// A download that was already complete: the body is counted and dropped, the response is a 200.
+        case alreadyComplete
+    }
+
+    private var state = State.waitingForHead
+    private let download: Bool
+    private let redirectSource: Redirects
+    /// The current request's `maxResponseSize`, for the body as it arrives.
+    private var limit: Int64?
+
+    /// The status of the current final head; 0 before one arrived.
+    public private(set) var status = 0
+    /// Decoded body bytes of the current response so far, kept or not.
+    public private(set) var receivedBytes: Int64 = 0
+    /// The decoded body length the current final head announced, when it did (see `ResponseSizeRule`).
+    public private(set) var expectedLength: Int64?
+    /// Where the download writer put the current response's body; `nil` before it decided, or without a download.
+    public private(set) var disposition: DownloadFileWriter.Disposition?
+    /// Redirects followed so far.
+    public private(set) var redirects = 0
+
+    /// Creates the machine for one call.
+    /// - Parameters:
+    ///   - download: Whether the call downloads to a file (then a final head asks for the writer's decision).
+    ///   - redirects: Where the transport's library reports redirects.
+    public init(download: Bool, redirects: Redirects = .inHeads) {
+        self.download = download
+        self.redirectSource = redirects
+    }
+
+    /// Where the exchange is.
+    public var phase: Phase {
+        switch state {
+        case .waitingForHead: .waitingForHead
+        case .decidingDownload: .decidingDownload
+        case .receivingBody: .receivingBody
+        case .followingRedirect: .followingRedirect
+        case .restartingDownload: .restartingDownload
+        case .failed: .failed
+        case .finished: .finished
+        }
+    }
+
+    /// Whether the next head the library reports is one the machine wants: no final head has arrived yet.
+    public var awaitsHead: Bool {
+        if case .waitingForHead = state { true } else { false }
+    }
+
+    /// Whether body bytes now are the response's (not a dropped redirect's or restart's, not after the end).
+    public var receivesBody: Bool {
+        if case .receivingBody = state { true } else { false }
+    }
+
+    // MARK: Events
+
+    /// A response head arrived: 1xx, a redirect, or the final one.
+    /// - Parameters:
+    ///   - status: The head's status.
+    ///   - headers: The head's fields.
+    ///   - request: The request it answers (the caller's, or the previous redirect's target).
+    /// - Returns: What to do with the head and the body that follows it.
+    public mutating func headReceived(status: Int, headers: HTTPHeaders, request: TransportRequest) -> HeadAction {
+        switch state {
+        case .waitingForHead:
+            break
+        case .restartingDownload, .failed, .finished:
+            return .ignore
+        case .decidingDownload, .receivingBody, .followingRedirect:
+            return .fail(fail(ServerAPIError(.network, "the server sent a second response head for one request")))
+        }
+        // A 1xx head (100 Continue, 103 Early Hints) is followed by the real one.
+        if (100..<200).contains(status) { return .interim }
+        guard status >= 200, status < 1000 else {
+            return .fail(fail(ServerAPIError(.network, "the server's response has no valid status (\(status))")))
+        }
+        self.status = status
+        receivedBytes = 0
+        expectedLength = nil
+        disposition = nil
+        if redirectSource == .inHeads {
+            // `Location` is looked up only for a redirect status: most heads are not redirects.
+            let location = RedirectRule.redirects(status: status) ? headers["Location"] : nil
+            switch RedirectRule.decide(request, status: status, location: location, followed: redirects) {
+            case .deliver:
+                break
+            case .follow(let next):
+                state = .followingRedirect(next)
+                return .dropBody(thenFollow: next)
+            case .fail(let error):
+                return .fail(fail(error))
+            }
+        }
+        expectedLength = ResponseSizeRule.decodedLength(of: headers)
+        // Checked before a download's writer is asked, so a response that fails never touches the partial file.
+        if let tooLarge = ResponseSizeRule.check(
+            announced: expectedLength, status: status, method: request.method, limit: request.maxResponseSize)
+        {
+            return .fail(fail(tooLarge))
+        }
+        limit = request.maxResponseSize
+        if download {
+            state = .decidingDownload
+            return .decideDownload
+        }
+        state = .receivingBody(.memory)
+        return .receiveBody
+    }
+
+    /// The download writer decided where the body of the final head goes (`DownloadFileWriter.receiveHead`).
+    /// When the writer throws instead, report that with `failed(_:)`.
+    /// - Parameter disposition: The writer's decision.
+    /// - Returns: What to do with the body.
+    public mutating func downloadDecided(_ disposition: DownloadFileWriter.Disposition) -> DownloadAction {
+        switch state {
+        case .decidingDownload:
+            break
+        case .restartingDownload, .failed, .finished:
+            return .ignore
+        case .waitingForHead, .receivingBody, .followingRedirect:
+            return .fail(fail(ServerAPIError(.network, "a download was decided without a response head to decide")))
+        }
+        self.disposition = disposition
+        switch disposition {
+        case .file:
+            state = .receivingBody(.downloadWriter)
+            return .writeToFile
+        case .memory:
+            state = .receivingBody(.downloadWriter)
+            return .keepInMemory
+        case .alreadyComplete:
+            state = .receivingBody(.alreadyComplete)
+            return .alreadyComplete
+        case .restart:
+            state = .restartingDownload
+            return .restart
+        }
+    }
+
+    /// The library stopped at a redirect and asks whether to follow it (`Redirects.askedByLibrary` only).
+    /// When the backend follows, it says so with `redirectFollowed()`; when it does not, the library then
+    /// reports the redirect's head with `headReceived`, which delivers it.
+    /// - Parameters:
+    ///   - status: The redirect's status.
+    ///   - location: Its `Location` header, as the server sent it.
+    ///   - request: The request it answers.
+    /// - Returns: `RedirectRule`'s decision; after `.fail` the machine has failed, and the library should
+    ///   deliver the redirect's head so that the exchange can finish.
+    public mutating func redirectReceived(status: Int, location: String?, request: TransportRequest)
+        -> RedirectDecision
+    {
+        switch state {
+        case .waitingForHead:
+            break
+        case .failed(let error):
+            return .fail(error)
+        case .restartingDownload, .finished:
+            return .deliver
+        case .decidingDownload, .receivingBody, .followingRedirect:
+            return .fail(fail(ServerAPIError(.network, "the server redirected in the middle of a response")))
+        }
+        guard redirectSource == .askedByLibrary else {
+            return .fail(fail(ServerAPIError(.network, "a redirect was reported outside a response head")))
+        }
+        let decision = RedirectRule.decide(request, status: status, location: location, followed: redirects)
+        if case .fail(let error) = decision { state = .failed(error) }
+        return decision
+    }
+
+    /// The backend followed the redirect `redirectReceived` decided to follow: one more redirect counts.
+    public mutating func redirectFollowed() {
+        guard case .waitingForHead = state else { return }
+        redirects += 1
+    }
+
+    /// The next decoded body bytes arrived.
+    /// - Parameter count: How many.
+    /// - Returns: Where they go, or the failure when the body has become too large.
+    public mutating func bodyReceived(count: Int) -> BodyAction {
+        let sink: Sink
+        switch state {
+        case .receivingBody(let current):
+            sink = current
+        case .followingRedirect, .restartingDownload, .failed, .finished:
+            return .drop
+        case .waitingForHead, .decidingDownload:
+            return .fail(fail(ServerAPIError(.network, "the server sent body bytes before the response head")))
+        }
+        receivedBytes += Int64(count)
+        if let tooLarge = ResponseSizeRule.check(received: receivedBytes, status: status, limit: limit) {
+            return .fail(fail(tooLarge))
+        }
+        switch sink {
+        case .memory: return .keep
+        case .downloadWriter: return .write
+        case .alreadyComplete: return .drop
+        }
+    }
+
+    /// The backend stopped the exchange itself: its download writer or request body failed, or it could not
+    /// build the next request. `finished` then reports `error`; an earlier failure is kept.
+    /// - Parameter error: Why.
+    public mutating func failed(_ error: ServerAPIError) {
+        switch state {
+        case .failed, .finished: return
+        default: state = .failed(error)
+        }
+    }
+
+    /// The library says the exchange ended.
+    /// - Parameter failure: The library's own failure (connection lost, timeout), or `nil` when the response
+    ///   ended normally. A failure the machine decided first wins: the library's is its consequence.
+    /// - Returns: What the call does next. After `.follow` and `.restart` the machine waits for the next
+    ///   exchange's head.
+    public mutating func finished(failure: ServerAPIError? = nil) -> FinishAction {
+        switch state {
+        case .failed(let error):
+            state = .finished
+            return .fail(error)
+        case .restartingDownload:
+            startOver()
+            return .restart
+        case .finished:
+            return .ignore
+        case .waitingForHead, .decidingDownload, .receivingBody, .followingRedirect:
+            break
+        }
+        if let failure {
+            state = .finished
+            return .fail(failure)
+        }
+        switch state {
+        case .followingRedirect(let next):
+            redirects += 1
+            startOver()
+            return .follow(next)
+        case .receivingBody(let sink):
+            state = .finished
+            return .deliver(status: sink == .alreadyComplete ? 200 : status)
+        case .decidingDownload:
+            state = .finished
+            return .fail(ServerAPIError(.network, "the response ended before the download decided where it goes"))
+        default:
+            state = .finished
+            return .fail(ServerAPIError(.network, "the request completed without a response"))
+        }
+    }
+
+    /// The call was cancelled, or the backend ends the exchange without finishing it (shutdown, a request
+    /// that cannot be sent again).
+    /// - Returns: `.stop` unless the exchange had already finished.
+    public mutating func cancelled() -> CancelAction {
+        if case .finished = state { return .ignore }
+        state = .finished
+        return .stop
+    }
+
+    /// Waits for the head of the next exchange (a redirect's target, a restarted download).
+    private mutating func startOver() {
+        state = .waitingForHead
+        status = 0
+        receivedBytes = 0
+        expectedLength = nil
+        disposition = nil
+    }
+
+    /// Moves to `failed` with `error`, and returns it.
+    private mutating func fail(_ error: ServerAPIError) -> ServerAPIError {
+        state = .failed(error)
+        return error
+    }
+}
