@@ -25,8 +25,9 @@ extension ServerAPIManager {
         guard let cache, let key = cacheKey(for: api, base: base), let entry = try? await cache.lookup(key) else {
             return nil
         }
-        var call = CallContext(api: api, request: base)
-        call.delivery = CallContext.Delivery(interceptor: api.businessRules.interceptor(over: configuration.businessRules))
+        let call = CallContext(
+            api: api, request: base, cacheKey: key,
+            interceptor: api.businessRules.interceptor(over: configuration.businessRules))
         return try deliverFromCache(entry, metrics: RequestMetrics(), call, ResultFinishing(formatter: formatter))
     }
 

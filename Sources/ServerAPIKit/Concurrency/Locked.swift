@@ -18,7 +18,7 @@ import Darwin
 /// races drown in the noise. When the ThreadSanitizer runtime is loaded, `Locked` tells it about
 /// each lock and unlock (`__tsan_acquire` / `__tsan_release`); otherwise that costs one branch.
 public final class Locked<Value: ~Copyable>: Sendable {
-    private let mutex: Mutex<Value>
+    @usableFromInline let mutex: Mutex<Value>
 
     /// Creates a lock around a value.
     public init(_ value: consuming sending Value) { mutex = Mutex(value) }
@@ -32,7 +32,9 @@ public final class Locked<Value: ~Copyable>: Sendable {
         try withLockAnnotated(body)
     }
 
-    @usableFromInline
+    // Inlinable, so that every module specializes it for its own state: an unspecialized generic call
+    // would look up type metadata at run time on every lock, in the transports' hot paths too.
+    @inlinable
     func withLockAnnotated<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
@@ -46,10 +48,14 @@ public final class Locked<Value: ~Copyable>: Sendable {
 }
 
 /// The ThreadSanitizer runtime's annotation functions, when the runtime is loaded.
+@usableFromInline
 enum ThreadSanitizerHooks {
+    @usableFromInline
     typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
+    @usableFromInline
     static let acquire: Hook? = lookup("__tsan_acquire")
+    @usableFromInline
     static let release: Hook? = lookup("__tsan_release")
 
     private static func lookup(_ name: String) -> Hook? {

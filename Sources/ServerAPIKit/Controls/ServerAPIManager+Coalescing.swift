@@ -21,11 +21,8 @@ extension ServerAPIManager {
         if ticket.isLeader {
             // The shared call runs in the flight's own task, which ends when its last waiter leaves: not
             // when the leader alone is cancelled. Its callers each deliver the response for themselves.
-            var shared = call
-            shared.request.cancellation = nil
-            shared.request.progress = { flights.progress(ticket.flight, $0) }
-            shared.delivery = nil
-            flights.start(ticket) { [shared] in await self.sharedCall(shared) }
+            let shared = call.sharedFlight { flights.progress(ticket.flight, $0) }
+            flights.start(ticket) { await self.sharedCall(shared) }
         }
         switch await flights.wait(ticket, cancellation: call.request.cancellation) {
         case .success(let shared):
@@ -39,9 +36,8 @@ extension ServerAPIManager {
 
     /// The one transport call of a flight, made for its leader's description.
     private func sharedCall(_ call: CallContext) async -> SingleFlight<ControlKey, SharedResponse>.Outcome {
-        var call = call
         do {
-            return .success(try await execute(&call, SharedFinishing(formatter: formatter)))
+            return .success(try await execute(call, SharedFinishing(formatter: formatter)))
         } catch {
             return .failure(call.stamp(error))
         }

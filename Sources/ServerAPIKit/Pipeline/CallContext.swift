@@ -1,41 +1,51 @@
 import Foundation
 
 /// One call on its way through the manager: the description, the prepared request, one clock, and
-/// the per-call settings each step of the pipeline reads. Errors and metrics are stamped from it.
+/// what every step of the pipeline reads. Errors and metrics are stamped from it.
 ///
-/// The clock is read once when the call is accepted; every `Date` in the call's metrics is that
-/// wall-clock anchor plus a duration on `ContinuousClock`, so the metrics' instants are ordered and
-/// consistent even when the system clock jumps.
-struct CallContext: Sendable {
+/// Made once when the manager accepts the call and shared by reference between the steps, so that no
+/// step copies the call's description. The clock is read once: every `Date` in the call's metrics is
+/// that wall-clock anchor plus a duration on `ContinuousClock`, so the metrics' instants stay in order
+/// even when the system clock jumps.
+final class CallContext: Sendable {
     /// The call as described.
     let api: ServerAPI
     /// The request the transport gets (before plugins), with the call's token and progress.
-    var request: TransportRequest
+    let request: TransportRequest
     /// When the call was accepted.
     let started: ContinuousClock.Instant
     /// The wall-clock time of `started`.
     let startDate: Date
     /// The cache key, when the call uses the cache.
-    var cacheKey: CacheKey?
-    /// The conditional request made from a stored entry, when the call revalidates.
-    var revalidation: ServerAPIManager.Revalidation?
-    /// What each caller's result passes through after formatting (`nil` for a shared flight's call,
-    /// whose callers each deliver for themselves).
-    var delivery: Delivery?
+    let cacheKey: CacheKey?
+    /// The business rules' success interceptor, run on each result delivered to the caller.
+    let interceptor: BusinessRules.SuccessInterceptor?
+    /// Whether results go to this context's caller; `false` for a shared flight's one transport call,
+    /// whose callers each deliver the response for themselves.
+    let deliversToCaller: Bool
 
-    /// What happens to a result after it is formatted for the caller.
-    struct Delivery: Sendable {
-        /// The business rules' success interceptor.
-        var interceptor: BusinessRules.SuccessInterceptor?
-        /// Records the response for a throttled call that replays the previous result.
-        var keep: (@Sendable (SharedResponse) -> Void)?
-    }
-
-    init(api: ServerAPI, request: TransportRequest) {
+    init(
+        api: ServerAPI, request: TransportRequest, cacheKey: CacheKey?, interceptor: BusinessRules.SuccessInterceptor?,
+        started: ContinuousClock.Instant = .now, startDate: Date = Date(), deliversToCaller: Bool = true
+    ) {
         self.api = api
         self.request = request
-        started = .now
-        startDate = Date()
+        self.cacheKey = cacheKey
+        self.interceptor = interceptor
+        self.started = started
+        self.startDate = startDate
+        self.deliversToCaller = deliversToCaller
+    }
+
+    /// The context of a coalesced flight's one transport call, made for this (its leader's) call: not
+    /// cancelled by the leader alone, its progress reported to every caller of the flight.
+    func sharedFlight(progress: @escaping @Sendable (TransferProgress) -> Void) -> CallContext {
+        var request = self.request
+        request.cancellation = nil
+        request.progress = progress
+        return CallContext(
+            api: api, request: request, cacheKey: cacheKey, interceptor: nil, started: started, startDate: startDate,
+            deliversToCaller: false)
     }
 
     /// The call's id.
@@ -61,3 +71,6 @@ struct CallContext: Sendable {
         ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
     }
 }
+
+/// Records a throttled call's response, so that a call that comes too soon can replay it.
+typealias ThrottleRecord = @Sendable (SharedResponse) -> Void

@@ -3,10 +3,11 @@ import Foundation
 extension ServerAPIManager {
     /// Answers a call from the cache where its mode says so, else runs its attempts (conditional when
     /// a stored entry can be revalidated), falling back to the cache when the mode allows it offline.
-    func execute<F: CallFinishing>(_ call: inout CallContext, _ finisher: F) async throws -> F.Value {
+    func execute<F: CallFinishing>(
+        _ call: CallContext, _ finisher: F, record: ThrottleRecord? = nil
+    ) async throws -> F.Value {
         let api = call.api
         var metrics = call.initialMetrics()
-        call.cacheKey = cacheKey(for: api, base: call.request)
 
         if let cache, let key = call.cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
             if let entry = try? await cache.lookup(key), api.cacheMode == .cacheOnly || entry.isFresh() {
@@ -25,11 +26,12 @@ extension ServerAPIManager {
         }
 
         do {
-            if configuration.honorsHTTPCacheHeaders {
-                call.revalidation = await revalidation(for: api, base: call.request, key: call.cacheKey)
-            }
-            let value = try await attempts(call, metrics: &metrics, finisher)
-            if let revalidation = call.revalidation, let cache, let key = call.cacheKey {
+            let revalidation =
+                configuration.honorsHTTPCacheHeaders
+                ? await revalidation(for: api, base: call.request, key: call.cacheKey) : nil
+            let value = try await attempts(
+                call, revalidation: revalidation, metrics: &metrics, finisher, record: record)
+            if let revalidation, let cache, let key = call.cacheKey {
                 await refresh(revalidation, api: api, in: cache, key: key)
             }
             return value
@@ -44,10 +46,12 @@ extension ServerAPIManager {
     /// `prepare` and `willSend`, the transport, `didReceive`, the status check, `process` and the
     /// delivery; a failure asks the retry policy and the plugins whether to try again.
     private func attempts<F: CallFinishing>(
-        _ call: CallContext, metrics: inout RequestMetrics, _ finisher: F
+        _ call: CallContext, revalidation: Revalidation?, metrics: inout RequestMetrics, _ finisher: F,
+        record: ThrottleRecord?
     ) async throws -> F.Value {
-        let api = call.revalidation?.api ?? call.api
-        let base = call.revalidation?.base ?? call.request
+        // A conditional call accepts 304 and carries the stored entry's validators.
+        let api = revalidation?.api ?? call.api
+        let base = revalidation?.base ?? call.request
         var attempt = 0
         var pluginRetries = 0
         while true {
@@ -86,14 +90,14 @@ extension ServerAPIManager {
                 for plugin in plugins { processed = try await plugin.process(processed, for: api) }
                 metrics.duration = call.elapsed
                 var source = ResultSource.network
-                if let revalidation = call.revalidation, processed.status == 304 {
+                if let revalidation, processed.status == 304 {
                     // Not modified: the stored entry answers, marked as from the cache and just received.
                     let now = call.date(at: .now)
                     revalidation.notModified.set(processed.headers, receivedAt: now)
                     processed = revalidation.refreshedResponse(processed)
                     source = .cache(storedAt: now, age: .zero)
                 }
-                let value = try deliver(processed, source: source, metrics: metrics, call, finisher)
+                let value = try deliver(processed, source: source, metrics: metrics, call, finisher, record: record)
                 if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
                     await store(processed, api: api, in: cache, key: key)
                 }

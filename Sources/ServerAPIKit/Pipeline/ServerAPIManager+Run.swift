@@ -16,15 +16,15 @@ extension ServerAPIManager {
         let token = CancellationToken()
         request.cancellation = token
         request.progress = progress
-        var call = CallContext(api: api, request: request)
+        let call = CallContext(
+            api: api, request: request, cacheKey: cacheKey(for: api, base: request),
+            interceptor: api.businessRules.interceptor(over: configuration.businessRules))
         let info = InFlightRequest(
             id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: call.startDate)
         let entry = registerCall(info, for: api, token: token)
         defer { registry.remove(entry) }
-        call.delivery = CallContext.Delivery(
-            interceptor: api.businessRules.interceptor(over: configuration.businessRules))
         do {
-            return try await controlled(&call, finisher)
+            return try await controlled(call, finisher)
         } catch {
             throw decorate(error, call: call)
         }
@@ -32,44 +32,46 @@ extension ServerAPIManager {
 
     /// Runs a call through its controls — coalescing, minimum interval — and then `execute`.
     /// Calls that use neither go straight to `execute`.
-    private func controlled<F: CallFinishing>(_ call: inout CallContext, _ finisher: F) async throws -> F.Value {
+    private func controlled<F: CallFinishing>(_ call: CallContext, _ finisher: F) async throws -> F.Value {
+        let coalesce = shouldCoalesce(call.api)
+        guard coalesce || call.api.throttle != nil else { return try await execute(call, finisher) }
         let api = call.api
-        let coalesce = shouldCoalesce(api)
-        guard coalesce || api.throttle != nil else { return try await execute(&call, finisher) }
         let key = ControlKey(api: api, request: call.request)
         // Joining an identical call in flight sends nothing, so no minimum interval applies to it.
         if coalesce, let ticket = controls.flights.enter(key, progress: call.request.progress, opening: false) {
             let shared = try await awaitFlight(ticket, call: call)
             return try deliver(shared.response, source: shared.source, metrics: shared.metrics, call, finisher)
         }
+        var record: ThrottleRecord?
         if let policy = api.throttle {
             switch try admit(api, key: key, policy: policy, url: call.url) {
             case .send(let generation):
                 if policy.onThrottle == .returnPrevious {
-                    call.delivery?.keep = { [controls] in controls.throttles.record(key, generation: generation, $0) }
+                    record = { [controls] in controls.throttles.record(key, generation: generation, $0) }
                 }
             case .replay(let previous):
                 return try deliver(previous.response, source: previous.source, metrics: previous.metrics, call, finisher)
             }
         }
-        guard coalesce else { return try await execute(&call, finisher) }
+        guard coalesce else { return try await execute(call, finisher, record: record) }
         // A call cancelled already must not open a flight that others could join.
         if call.request.isCancelled { throw ServerAPIError.cancelled() }
         guard let ticket = controls.flights.enter(key, progress: call.request.progress, opening: true) else {
             throw ServerAPIError(.invalidRequest, "the call could not be coalesced")
         }
         let shared = try await awaitFlight(ticket, call: call)
-        return try deliver(shared.response, source: shared.source, metrics: shared.metrics, call, finisher)
+        return try deliver(
+            shared.response, source: shared.source, metrics: shared.metrics, call, finisher, record: record)
     }
 
     /// Turns a response into the caller's value, in order: the call's end is stamped on the metrics,
     /// the finisher formats, the business rules' success interceptor may turn it into a failure, and a
-    /// throttled call keeps it to replay. A shared flight's call (no `delivery`) only formats.
+    /// throttled call records it to replay. A shared flight's call only formats.
     func deliver<F: CallFinishing>(
         _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: CallContext,
-        _ finisher: F
+        _ finisher: F, record: ThrottleRecord? = nil
     ) throws -> F.Value {
-        guard let delivery = call.delivery else {
+        guard call.deliversToCaller else {
             return try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         }
         var metrics = metrics
@@ -77,8 +79,8 @@ extension ServerAPIManager {
         // A cached answer has no transport attempt: what describes it is the cache's own figures.
         if metrics.transport == nil { metrics.transport = response.metrics }
         let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
-        if let interceptor = delivery.interceptor { try BusinessRules.intercept(response, for: call.api, with: interceptor) }
-        delivery.keep?(SharedResponse(response: response, source: source, metrics: metrics))
+        if let interceptor = call.interceptor { try BusinessRules.intercept(response, for: call.api, with: interceptor) }
+        record?(SharedResponse(response: response, source: source, metrics: metrics))
         return value
     }
 
