@@ -146,7 +146,7 @@ public final class DownloadFileWriter {
             }
             return try restart(because: "the server's Content-Range does not continue the partial file")
         case 200..<300:
-            return try startOver(headers: headers, total: Self.plainLength(headers))
+            return try startOver(headers: headers, total: ResponseSizeRule.decodedLength(of: headers))
         case 416 where requestedOffset != nil:
             let range = headers["Content-Range"].flatMap(ContentRange.init)
             if let total = range?.total, total == requestedOffset, range?.start == nil {
@@ -350,13 +350,6 @@ public final class DownloadFileWriter {
             (attributes[.type] as? FileAttributeType) == .typeRegular
         else { return nil }
         return (attributes[.size] as? NSNumber)?.int64Value
-    }
-
-    /// The body length a 200 announces, when it is the length of the bytes written
-    /// (a transport decodes `Content-Encoding`, so an encoded length says nothing).
-    private static func plainLength(_ headers: HTTPHeaders) -> Int64? {
-        if let encoding = headers["Content-Encoding"], encoding.lowercased() != "identity" { return nil }
-        return headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
     }
 }
 
