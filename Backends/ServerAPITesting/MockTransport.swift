@@ -94,10 +94,13 @@ public final class MockTransport: RequestPerforming {
         let chosen = answer ?? .text("no stub for \(request.method) \(request.url.path)", status: 404)
         if chosen.delay > .zero {
             let wait = min(chosen.delay, request.timeout)
-            // A task of its own, so that the call's token (the manager's registry) can end it too.
-            let sleeper = Task { try await Task.sleep(for: wait) }
             do {
-                try await request.withCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
+                // In a task of its own when the call has a token, so that the token (the manager's registry) ends it too.
+                if let cancellation = request.cancellation {
+                    try await cancellation.run { try await Task.sleep(for: wait) }
+                } else {
+                    try await Task.sleep(for: wait)
+                }
             } catch {
                 throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url)
             }
@@ -134,9 +137,8 @@ public final class MockTransport: RequestPerforming {
     /// Runs a handler; in a task of its own when the call has a token, so that the token (the
     /// manager's registry) cancels what the handler awaits, as the caller's task would.
     private static func run(_ handler: @escaping Handler, for request: TransportRequest) async throws -> MockStub? {
-        guard request.cancellation != nil else { return try await handler(request) }
-        let task = Task { try await handler(request) }
-        return try await request.withCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        guard let cancellation = request.cancellation else { return try await handler(request) }
+        return try await cancellation.run { try await handler(request) }
     }
 
     /// Writes a stubbed body to a download target as a real transport would: via the partial file.

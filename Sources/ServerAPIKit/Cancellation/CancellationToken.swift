@@ -71,6 +71,16 @@ public final class CancellationToken: Sendable {
         return try result.get()
     }
 
+    /// Runs work that honours only task cancellation in a task of its own, which the token cancels
+    /// (as does cancelling the current task): a transport's or a plugin's wait that knows nothing of tokens.
+    /// - Parameter operation: The work.
+    /// - Returns: What `operation` returns.
+    /// - Throws: What `operation` throws; usually `CancellationError` or `cancelled` once cancelled.
+    public func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await operation() }
+        return try await withCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
     /// Adds a handler for the token's whole life; it runs at once when the token is already cancelled.
     func onCancel(_ handler: @escaping @Sendable () -> Void) {
         _ = observe(handler)

@@ -45,13 +45,8 @@ public final class RequestScope: Sendable {
         let token = CancellationToken()
         let key = bag.insert(token)
         defer { bag.remove(key) }
-        let task = Task { try await operation() }
         do {
-            return try await token.withCancellationHandler {
-                try await task.value
-            } onCancel: {
-                task.cancel()
-            }
+            return try await token.run(operation)
         } catch {
             throw ServerAPIError.wrap(error)
         }

@@ -131,17 +131,12 @@ extension ServerAPIManager {
     func runGroup<T: Sendable>(
         id: RequestID, tag: String?, kind: InFlightRequest.Kind, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let task = Task<T, any Error> { try await body() }
         let info = InFlightRequest(id: id, tag: tag, method: nil, url: nil, startedAt: Date(), kind: kind)
         let cancellation = CancellationToken()
         let entry = registry.add(info, token: cancellation)
         defer { registry.remove(entry) }
         do {
-            return try await cancellation.withCancellationHandler {
-                try await task.value
-            } onCancel: {
-                task.cancel()
-            }
+            return try await cancellation.run(body)
         } catch {
             throw ServerAPIError.wrap(error).with(requestID: id, url: nil)
         }

@@ -139,8 +139,7 @@ extension ServerAPIManager {
         guard !transport.observesCancellationToken, let cancellation = request.cancellation else {
             return try await transport.perform(request)
         }
-        let task = Task { try await transport.perform(request) }
-        return try await cancellation.withCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await cancellation.run { try await transport.perform(request) }
     }
 
     /// Sleeps on the manager's clock; throws when the caller's task or the call's token is cancelled.
@@ -149,12 +148,7 @@ extension ServerAPIManager {
         guard let cancellation else { return try await clock.sleep(for: delay) }
         // The clock's sleep ends early only for task cancellation: a retry wait is rare enough to
         // afford a task that the token can cancel.
-        let sleeper = Task { try await clock.sleep(for: delay) }
-        try await cancellation.withCancellationHandler {
-            try await sleeper.value
-        } onCancel: {
-            sleeper.cancel()
-        }
+        try await cancellation.run { try await clock.sleep(for: delay) }
     }
 
     /// Ends a call: the plugins' `didComplete` sees its final metrics, and a failure gets them too.
