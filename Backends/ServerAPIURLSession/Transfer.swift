@@ -25,7 +25,8 @@ final class Transfer: Sendable {
         var task: URLSessionTask?
         /// A failure decided outside the callbacks; the transfer completes with it.
         var pendingFailure: ServerAPIError?
-        var timeout: Task<Void, Never>?
+        /// Fails the transfer once its total timeout has passed; cancelled when it completes.
+        var timeout: DispatchWorkItem?
         /// Fails the transfer when it moves too slowly (see `watch`).
         var watchdog: Task<Void, Never>?
         /// Bytes sent and received so far, over every hop, for the watchdog.
@@ -102,10 +103,13 @@ final class Transfer: Sendable {
             state.continuation = continuation
             state.phase = .running
             let limit = state.request.timeout
-            state.timeout = Task { [weak self] in
-                guard (try? await Task.sleep(for: limit)) != nil else { return }
+            // A timer, not a sleeping task: a task would cost two jobs on the global executor per call
+            // (starting to sleep, then waking up to be cancelled); a cancelled work item costs nothing.
+            let timeout = DispatchWorkItem { [weak self] in
                 self?.fail(.timedOut(after: limit))
             }
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(limit), execute: timeout)
+            state.timeout = timeout
             if let stall = state.request.stallTimeout ?? configuration.stallTimeout {
                 state.watchdog = Task { [weak self] in await self?.watch(stall) }
             }
@@ -343,6 +347,13 @@ final class Transfer: Sendable {
     }
 
     // MARK: Helpers
+
+    /// A duration as Dispatch's interval, in whole nanoseconds (capped far beyond any timeout).
+    static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        guard seconds < 1 << 32 else { return .seconds(1 << 32) }
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
 
     private func isCurrent(_ task: URLSessionTask, in state: State) -> Bool {
         state.phase == .running && state.pendingFailure == nil && state.task === task
