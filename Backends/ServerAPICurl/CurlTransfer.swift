@@ -96,7 +96,7 @@ final class CurlTransfer {
         hopStarted = ContinuousClock.now - started
         let remaining = request.timeout - hopStarted
         guard remaining > .zero else {
-            throw ServerAPIError(.timedOut, "the request timed out after \(request.timeout)")
+            throw .timedOut(after: request.timeout)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         try easy.set(CURLOPT_URL, request.url.absoluteString)
@@ -110,9 +110,9 @@ final class CurlTransfer {
         try configureStallTimeout()
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
         try configureProxy()
-        // Redirects are followed by `followRedirect`, not by libcurl: libcurl 7.x keeps a
-        // CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and we want the same method
-        // rewriting and credential stripping as every other transport.
+        // Redirects are followed through the core's ExchangeStateMachine and RedirectRule, not by libcurl:
+        // libcurl 7.x keeps a CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and every
+        // transport must rewrite methods and strip credentials the same way.
         try easy.set(CURLOPT_FOLLOWLOCATION, false)
         if settings.automaticDecompression { try easy.set(CURLOPT_ACCEPT_ENCODING, "") }
         try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
