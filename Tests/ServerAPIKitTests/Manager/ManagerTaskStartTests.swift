@@ -3,8 +3,8 @@ import ServerAPIKit
 import ServerAPITesting
 import Testing
 
-/// The manager starts each call's task immediately (no thread hop when the transport answers at
-/// once); these check that cancellation and the registry behave as with any task.
+/// The manager runs each call in its caller's task, with a cancellation token instead of a task of its
+/// own; these check that cancellation and the registry behave as they did with a task per call.
 @Suite struct ManagerTaskStartTests {
     final class CompletionCounter: ServerAPIPlugin {
         let completions = Locked<[ServerAPIError?]>([])
