@@ -63,13 +63,19 @@ final class CurlLoop: Sendable {
         let multi = CurlMultiHandle(raw: raw)
         startFailure = nil
         let thread = Thread { [self] in
+            // Named from the thread itself (a name given before start is not applied on Linux), in at
+            // most 15 bytes (the kernel's limit), so that profilers and `top -H` show it.
+            Thread.current.name = Self.threadName
             CurlLoopRunner(
                 loop: self, multi: multi, configuration: configuration, makeDownloadWriter: makeDownloadWriter
             ).run()
         }
-        thread.name = "ServerAPIKit.curl"
+        thread.name = Self.threadName
         thread.start()
     }
+
+    /// The loop thread's name.
+    static let threadName = "ServerAPI.curl"
 
     /// Hands a job to the loop, or fails it at once when its task is already cancelled.
     func submit(_ job: CurlJob) {
