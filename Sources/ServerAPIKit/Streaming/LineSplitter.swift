@@ -1,0 +1,161 @@
+/// An incremental splitter that turns a byte stream, fed in chunks split anywhere, into lines.
+///
+/// A line ends with `\n`, `\r\n` or a lone `\r`; the end-of-line bytes are not part of the line.
+/// Bytes are copied once into a buffer the splitter reuses, so splitting allocates nothing per
+/// line unless the caller keeps the line.
+///
+/// ```swift
+/// var splitter = LineSplitter()
+/// for try await chunk in body {
+///     for line in try splitter.feedText(chunk) { print(line) }
+/// }
+/// if let last = splitter.finishText() { print(last) }
+/// ```
+///
+/// - Important: After `feed` throws `responseTooLarge`, every later `feed` throws it again until
+///   `finish()`: the rest of the stream can no longer be split reliably.
+public struct LineSplitter: Sendable {
+    /// The default longest line, in bytes: 1 MiB.
+    public static let defaultMaximumLineLength = 1 << 20
+
+    /// The longest line accepted, in bytes, not counting the end-of-line bytes.
+    public let maximumLineLength: Int
+
+    // The bytes of the line being assembled; emptied (keeping its capacity) after each line.
+    private var line: [UInt8] = []
+    // A `\r` ended the last line: a `\n` that comes next belongs to it, even in the next chunk.
+    // The line itself was delivered at the `\r`, so a stream that ends lines with lone `\r`
+    // is not held back until more bytes arrive.
+    private var skipsLineFeed = false
+    // Set once a line went over the limit; the splitter then refuses to go on.
+    private var overflowed = false
+
+    /// Creates a splitter.
+    ///
+    /// - Parameter maximumLineLength: The longest line accepted, in bytes, not counting the
+    ///   end-of-line bytes; a longer line makes `feed` throw instead of buffering without bound.
+    public init(maximumLineLength: Int = LineSplitter.defaultMaximumLineLength) {
+        self.maximumLineLength = max(0, maximumLineLength)
+    }
+
+    /// Splits the next chunk of the stream, calling `body` with each line it completes.
+    ///
+    /// A line that the chunk starts but does not end is kept until a later chunk (or `finish()`)
+    /// completes it.
+    ///
+    /// - Parameters:
+    ///   - chunk: The next bytes of the stream; any split is fine, including an empty chunk.
+    ///   - body: Called with each completed line, in order, without its end-of-line bytes. The array
+    ///     is the splitter's own buffer: keeping it is fine (it is copied on write), but costs a copy.
+    /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than
+    ///   `maximumLineLength`; any error `body` throws, after which the rest of the chunk is dropped.
+    public mutating func feed(_ chunk: some Collection<UInt8>, forEachLine body: ([UInt8]) throws -> Void) throws {
+        guard !overflowed else { throw lineTooLong() }
+        // `Data` and `[UInt8]` are contiguous and split in place; any other collection is copied first.
+        let handled: Void? = try chunk.withContiguousStorageIfAvailable { bytes in
+            try split(bytes, body)
+        }
+        if handled == nil {
+            try Array(chunk).withUnsafeBufferPointer { bytes in try split(bytes, body) }
+        }
+    }
+
+    /// Splits the next chunk of the stream and returns the lines it completes.
+    ///
+    /// - Parameter chunk: The next bytes of the stream; any split is fine.
+    /// - Returns: The completed lines, in order, without their end-of-line bytes.
+    /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`.
+    public mutating func feed(_ chunk: some Collection<UInt8>) throws -> [[UInt8]] {
+        var lines: [[UInt8]] = []
+        try feed(chunk) { lines.append($0) }
+        return lines
+    }
+
+    /// Splits the next chunk of the stream and returns the lines it completes, decoded as UTF-8.
+    ///
+    /// - Parameter chunk: The next bytes of the stream; any split is fine, even inside a character.
+    /// - Returns: The completed lines, in order; invalid UTF-8 is replaced with U+FFFD.
+    /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`.
+    public mutating func feedText(_ chunk: some Collection<UInt8>) throws -> [String] {
+        var lines: [String] = []
+        try feed(chunk) { lines.append(String(decoding: $0, as: UTF8.self)) }
+        return lines
+    }
+
+    /// Ends the stream and returns its last line when the stream did not end with an end-of-line.
+    ///
+    /// The splitter is then empty and ready for a new stream.
+    ///
+    /// - Returns: The unterminated last line, or `nil` when the stream ended with an end-of-line
+    ///   (or was empty).
+    public mutating func finish() -> [UInt8]? {
+        defer { reset() }
+        return line.isEmpty ? nil : line
+    }
+
+    /// Ends the stream and returns its unterminated last line, if any, decoded as UTF-8.
+    ///
+    /// - Returns: The last line with invalid UTF-8 replaced with U+FFFD, or `nil` when there is none.
+    public mutating func finishText() -> String? {
+        finish().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private mutating func reset() {
+        line = []
+        skipsLineFeed = false
+        overflowed = false
+    }
+
+    private mutating func split(_ bytes: UnsafeBufferPointer<UInt8>, _ body: ([UInt8]) throws -> Void) throws {
+        var start = 0
+        if skipsLineFeed, !bytes.isEmpty {
+            skipsLineFeed = false
+            if bytes[0] == .lineFeed { start = 1 }
+        }
+        var index = start
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == .lineFeed || byte == .carriageReturn {
+                try append(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                if byte == .carriageReturn {
+                    if index + 1 < bytes.count {
+                        if bytes[index + 1] == .lineFeed { index += 1 }
+                    } else {
+                        skipsLineFeed = true
+                    }
+                }
+                start = index + 1
+                do {
+                    try body(line)
+                } catch {
+                    line.removeAll(keepingCapacity: true)
+                    throw error
+                }
+                line.removeAll(keepingCapacity: true)
+            }
+            index += 1
+        }
+        try append(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+    }
+
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) throws {
+        // Checked before appending, so a line over the limit never grows the buffer past it.
+        guard bytes.count <= maximumLineLength - line.count else {
+            overflowed = true
+            line = []
+            throw lineTooLong()
+        }
+        line.append(contentsOf: bytes)
+    }
+
+    private func lineTooLong() -> ServerAPIError {
+        ServerAPIError(
+            .responseTooLarge,
+            "a line of the streamed body is longer than the limit of \(maximumLineLength) bytes")
+    }
+}
+
+extension UInt8 {
+    static let lineFeed: UInt8 = 0x0A
+    static let carriageReturn: UInt8 = 0x0D
+}

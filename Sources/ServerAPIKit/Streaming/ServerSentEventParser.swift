@@ -1,0 +1,194 @@
+/// An incremental parser that turns a `text/event-stream` body, fed in chunks split anywhere, into events.
+///
+/// It follows the WHATWG HTML specification's "Parsing an event stream" and "Interpreting an event
+/// stream": UTF-8 with one leading byte order mark stripped and invalid bytes replaced with U+FFFD;
+/// lines ending in CRLF, LF or CR; a blank line dispatches the event; lines starting with `:` are
+/// comments; `event`, `data`, `id` and `retry` fields, all others ignored; an event without data is
+/// not dispatched; an event the stream ends in the middle of is discarded.
+///
+/// ```swift
+/// var parser = ServerSentEventParser(lastEventID: savedID)
+/// for try await chunk in body {
+///     for event in try parser.feed(chunk) where event.type == "price" {
+///         show(event.data)
+///     }
+/// }
+/// parser.finish()
+/// // To reconnect: wait `parser.retry ?? .seconds(3)`, send `Last-Event-ID: \(parser.lastEventID)`
+/// // when it is not empty, and feed the new body to the same parser.
+/// ```
+///
+/// - Important: After `feed` throws `responseTooLarge`, every later `feed` throws it again until
+///   `finish()`: the stream can no longer be parsed reliably.
+public struct ServerSentEventParser: Sendable {
+    /// The default largest event data, in bytes: 4 MiB.
+    public static let defaultMaximumDataSize = 4 << 20
+
+    /// The largest data an event may carry, in UTF-8 bytes, counting the `"\n"` between `data:` lines.
+    public let maximumDataSize: Int
+    /// The longest line accepted, in bytes, not counting the end-of-line bytes.
+    public var maximumLineLength: Int { splitter.maximumLineLength }
+
+    /// The id to send as `Last-Event-ID` when reconnecting: the last event id as of the last blank line,
+    /// as a browser's `EventSource` keeps it; empty when there is none.
+    ///
+    /// It persists across events and across `finish()`, so one parser can read each reconnection's body.
+    public private(set) var lastEventID: String
+    /// The reconnection time from the last valid `retry:` field, or `nil` when the server sent none.
+    ///
+    /// It takes effect as soon as its line is read, even in an event that is never dispatched, and
+    /// persists across `finish()`.
+    public private(set) var retry: Duration?
+
+    private var splitter: LineSplitter
+    // Per stream: the byte order mark may only open the first line, once.
+    private var atStreamStart = true
+    // The specification's data buffer, as bytes: decoding it once at dispatch is the same as decoding
+    // each line, since every separator is ASCII and no UTF-8 sequence can contain one.
+    private var dataBuffer: [UInt8] = []
+    private var eventTypeBuffer = ""
+    private var lastEventIDBuffer: String
+    private var eventRetry: Duration?
+    private var failure: ServerAPIError?
+
+    /// Creates a parser.
+    ///
+    /// - Parameters:
+    ///   - lastEventID: The last event id of an earlier connection, reported on events until the
+    ///     server sends an `id:`; empty for a first connection.
+    ///   - maximumLineLength: The longest line accepted, in bytes, not counting the end-of-line bytes.
+    ///   - maximumDataSize: The largest data an event may carry, in UTF-8 bytes.
+    public init(
+        lastEventID: String = "", maximumLineLength: Int = LineSplitter.defaultMaximumLineLength,
+        maximumDataSize: Int = ServerSentEventParser.defaultMaximumDataSize
+    ) {
+        self.lastEventID = lastEventID
+        self.lastEventIDBuffer = lastEventID
+        self.splitter = LineSplitter(maximumLineLength: maximumLineLength)
+        self.maximumDataSize = max(0, maximumDataSize)
+    }
+
+    /// Parses the next chunk of the body, calling `body` with each event it completes.
+    ///
+    /// - Parameters:
+    ///   - chunk: The next bytes of the body; any split is fine, even inside a character or a CRLF.
+    ///   - body: Called with each dispatched event, in order.
+    /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`
+    ///   or an event's data larger than `maximumDataSize`; any error `body` throws, after which the rest
+    ///   of the chunk is dropped.
+    public mutating func feed(
+        _ chunk: some Collection<UInt8>, forEachEvent body: (ServerSentEvent) throws -> Void
+    ) throws {
+        if let failure { throw failure }
+        // The splitter is moved out while it runs, because its line callback mutates the rest of `self`.
+        var splitter = self.splitter
+        self.splitter = LineSplitter(maximumLineLength: 0)
+        defer { self.splitter = splitter }
+        try splitter.feed(chunk) { line in
+            if let event = try process(line) { try body(event) }
+        }
+    }
+
+    /// Parses the next chunk of the body and returns the events it completes.
+    ///
+    /// - Parameter chunk: The next bytes of the body; any split is fine.
+    /// - Returns: The dispatched events, in order.
+    /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`
+    ///   or an event's data larger than `maximumDataSize`.
+    public mutating func feed(_ chunk: some Collection<UInt8>) throws -> [ServerSentEvent] {
+        var events: [ServerSentEvent] = []
+        try feed(chunk) { events.append($0) }
+        return events
+    }
+
+    /// Ends the body: an event it ended in the middle of is discarded, as the specification says.
+    ///
+    /// `lastEventID` and `retry` are kept, so the parser can read the next connection's body.
+    public mutating func finish() {
+        // An unterminated last line is not a line, so even its `retry:` is ignored.
+        _ = splitter.finish()
+        atStreamStart = true
+        dataBuffer = []
+        eventTypeBuffer = ""
+        eventRetry = nil
+        failure = nil
+        // The specification starts each stream with an empty last-event-id buffer, but browsers carry
+        // the id over a reconnection, so an event without `id:` on the new stream keeps reporting it.
+        lastEventIDBuffer = lastEventID
+    }
+
+    private mutating func process(_ line: [UInt8]) throws -> ServerSentEvent? {
+        var line = line[...]
+        if atStreamStart {
+            atStreamStart = false
+            if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }
+        }
+        guard let first = line.first else { return dispatch() }
+        if first == .colon { return nil }
+        let name: ArraySlice<UInt8>
+        var value: ArraySlice<UInt8>
+        if let colon = line.firstIndex(of: .colon) {
+            name = line[..<colon]
+            value = line[(colon + 1)...]
+            if value.first == .space { value = value.dropFirst() }
+        } else {
+            name = line
+            value = []
+        }
+        if name.elementsEqual("data".utf8) {
+            // The limit is on the data as dispatched: the buffer minus the trailing "\n".
+            guard value.count <= maximumDataSize - dataBuffer.count else {
+                let error = ServerAPIError(
+                    .responseTooLarge,
+                    "an event's data is larger than the limit of \(maximumDataSize) bytes")
+                failure = error
+                throw error
+            }
+            dataBuffer.append(contentsOf: value)
+            dataBuffer.append(.lineFeed)
+        } else if name.elementsEqual("event".utf8) {
+            eventTypeBuffer = String(decoding: value, as: UTF8.self)
+        } else if name.elementsEqual("id".utf8) {
+            if !value.contains(0) { lastEventIDBuffer = String(decoding: value, as: UTF8.self) }
+        } else if name.elementsEqual("retry".utf8) {
+            if let milliseconds = Self.milliseconds(value) {
+                retry = .milliseconds(milliseconds)
+                eventRetry = retry
+            }
+        }
+        return nil
+    }
+
+    private mutating func dispatch() -> ServerSentEvent? {
+        lastEventID = lastEventIDBuffer
+        defer {
+            dataBuffer.removeAll(keepingCapacity: true)
+            eventTypeBuffer = ""
+            eventRetry = nil
+        }
+        guard !dataBuffer.isEmpty else { return nil }
+        return ServerSentEvent(
+            type: eventTypeBuffer.isEmpty ? "message" : eventTypeBuffer,
+            data: String(decoding: dataBuffer.dropLast(), as: UTF8.self), id: lastEventID, retry: eventRetry)
+    }
+
+    // Only ASCII digits count; an empty value is not a number, and one that overflows `Int64` is
+    // treated like any other invalid value: ignored.
+    private static func milliseconds(_ digits: ArraySlice<UInt8>) -> Int64? {
+        guard !digits.isEmpty else { return nil }
+        var result: Int64 = 0
+        for byte in digits {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            let (times10, overflow1) = result.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int64(byte - 0x30))
+            guard !overflow1, !overflow2 else { return nil }
+            result = sum
+        }
+        return result
+    }
+}
+
+extension UInt8 {
+    fileprivate static let colon: UInt8 = 0x3A
+    fileprivate static let space: UInt8 = 0x20
+}
