@@ -126,7 +126,13 @@ final class CurlLoop: Sendable {
     /// Whether the caller is the loop thread.
     var isLoopThread: Bool { loopThread.load(ordering: .acquiring) == Self.currentThread }
 
-    private static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+            UInt(bitPattern: pthread_self())  // a pointer there
+        #else
+            UInt(pthread_self())  // an integer on Linux
+        #endif
+    }
 
     /// Ends the loop's poll, unless the caller is the loop thread itself, which looks at the inbox
     /// before it polls again.
