@@ -86,7 +86,7 @@ public final class MockTransport: RequestPerforming {
         var answer = stub
         if answer == nil, let handler {
             do {
-                answer = try await Self.run(handler, for: request)
+                answer = try await Self.cancellable(request) { try await handler(request) }
             } catch {
                 throw ServerAPIError.wrap(error).with(requestID: request.id, url: request.url)
             }
@@ -95,12 +95,7 @@ public final class MockTransport: RequestPerforming {
         if chosen.delay > .zero {
             let wait = min(chosen.delay, request.timeout)
             do {
-                // In a task of its own when the call has a token, so that the token (the manager's registry) ends it too.
-                if let cancellation = request.cancellation {
-                    try await cancellation.run { try await Task.sleep(for: wait) }
-                } else {
-                    try await Task.sleep(for: wait)
-                }
+                try await Self.cancellable(request) { try await Task.sleep(for: wait) }
             } catch {
                 throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url)
             }
@@ -134,11 +129,13 @@ public final class MockTransport: RequestPerforming {
         }
     }
 
-    /// Runs a handler; in a task of its own when the call has a token, so that the token (the
-    /// manager's registry) cancels what the handler awaits, as the caller's task would.
-    private static func run(_ handler: @escaping Handler, for request: TransportRequest) async throws -> MockStub? {
-        guard let cancellation = request.cancellation else { return try await handler(request) }
-        return try await cancellation.run { try await handler(request) }
+    /// Runs a stub's wait or a handler; in a task of its own when the call has a token, so that the token
+    /// (the manager's registry) ends what it awaits, as the caller's task would.
+    private static func cancellable<T: Sendable>(
+        _ request: TransportRequest, _ work: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard let cancellation = request.cancellation else { return try await work() }
+        return try await cancellation.run(work)
     }
 
     /// Writes a stubbed body to a download target as a real transport would: via the partial file.
