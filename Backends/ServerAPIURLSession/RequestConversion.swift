@@ -19,7 +19,7 @@ enum RequestConversion {
         // FoundationNetworking's timeoutInterval is an inactivity timer in whole seconds (0.5 would be 0 ms);
         // the total timeout is enforced by the transfer's own timer, which this one must not beat.
         let idle = configuration.idleTimeout ?? request.timeout + .seconds(1)
-        urlRequest.timeoutInterval = max(1, seconds(idle).rounded(.up))
+        urlRequest.timeoutInterval = max(1, idle.seconds.rounded(.up))
         var headers = request.headers
         // Set here, or FoundationNetworking sends its own ("<process> (unknown version) curl/…"); a
         // User-Agent among the session's additional headers is the caller's own.
@@ -66,11 +66,5 @@ enum RequestConversion {
         }
         pairs.sort { $0.0.lowercased() < $1.0.lowercased() }
         return HTTPHeaders(pairs)
-    }
-
-    /// A duration in seconds.
-    static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }

@@ -13,8 +13,7 @@ extension Transfer {
     /// upload that stops counts the same as a download that stops.
     func watch(_ stall: StallTimeout) async {
         let tick = stall.duration / Self.stallSamplesPerWindow
-        let seconds = Double(stall.duration.components.seconds) + Double(stall.duration.components.attoseconds) / 1e18
-        let least = Double(stall.bytesPerSecond) * seconds
+        let least = Double(stall.bytesPerSecond) * stall.duration.seconds
         var samples: [Int64] = [0]
         while (try? await Task.sleep(for: tick)) != nil {
             let moved = bytesMoved
