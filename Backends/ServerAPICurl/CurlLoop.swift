@@ -116,8 +116,13 @@ final class CurlLoop: Sendable {
             return (true, Self.needsWake(&inbox))
         }
         if signal { wake() }
-        // The loop has stopped for good: the task still has to run somewhere.
-        if !accepted { Task.detached { task.runSynchronously(on: self.asUnownedTaskExecutor()) } }
+        if !accepted { runElsewhere(task) }
+    }
+
+    /// Runs a task that prefers this loop once the loop has stopped for good: it still has to run
+    /// somewhere, so it runs on the global executor.
+    func runElsewhere(_ task: UnownedJob) {
+        Task.detached { task.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 
     /// Marks the calling thread as the loop thread (loop thread only, once).

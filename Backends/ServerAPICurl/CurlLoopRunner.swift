@@ -59,8 +59,8 @@ final class CurlLoopRunner {
         for id in Array(transfers.keys) { cancelTransfer(id: id, reason: .cancelled("the transport was shut down")) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
-        // Tasks that still prefer this thread run elsewhere from now on (see CurlLoop.enqueue).
-        for task in tasks + waiting { Task.detached { task.runSynchronously(on: executor) } }
+        // Tasks that still prefer this thread run elsewhere from now on (as CurlLoop.enqueue does).
+        for task in tasks + waiting { loop.runElsewhere(task) }
     }
 
     /// Sleeps until a socket is ready, libcurl's next timer, or another thread signals new work.
