@@ -187,7 +187,7 @@ final class CurlTransfer {
         switch request.body {
         case .empty: Data()
         case .data(let data): data
-        case .file: nil
+        case .file, .stream: nil
         case .segments: request.body.inMemoryBytes
         }
     }

@@ -53,6 +53,8 @@ enum RequestConversion {
                 urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
             }
             urlRequest.httpBodyStream = BodyInputStream(reader: try request.body.makeReader(), failureBox: failureBox)
+        case .stream:
+            throw URLSessionTransport.streamedBodyRefusal
         }
         return urlRequest
     }

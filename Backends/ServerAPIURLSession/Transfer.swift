@@ -432,7 +432,7 @@ final class Transfer: Sendable {
         let bytes: Int64
         switch body {
         case .data(let data): bytes = Int64(data.count)
-        case .file: bytes = state.exchange.receivedBytes
+        case .file, .stream: bytes = state.exchange.receivedBytes
         }
         return TransportResponse(
             status: status, headers: state.headers, body: body, url: state.responseURL ?? state.request.url,

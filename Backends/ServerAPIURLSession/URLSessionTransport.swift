@@ -97,9 +97,19 @@ public final class URLSessionTransport: RequestPerforming {
         }
     }
 
+    /// Why a request body from an `AsyncSequence` is refused: FoundationNetworking on Linux reads a body
+    /// stream synchronously on the session's one transfer thread and takes "no bytes available" for the
+    /// end of the body, so a body that is produced while it is sent can neither wait for its producer nor
+    /// pause the transfer. `CurlTransport` sends one.
+    static let streamedBodyRefusal = ServerAPIError(
+        .invalidRequest,
+        "URLSessionTransport cannot send a streamed request body (FoundationNetworking reads body streams "
+            + "synchronously); use CurlTransport, or a file or in-memory body")
+
     /// Checks what every transport refuses (see `TransportRequest.validate`), then what only this one does.
     static func validate(_ request: TransportRequest, defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {
         try request.validateForSending(defaultStallTimeout: defaultStallTimeout)
+        if request.body.streamedBody != nil { throw streamedBodyRefusal }
         if request.method == .get, try request.body.contentLength() > 0 {
             throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
         }

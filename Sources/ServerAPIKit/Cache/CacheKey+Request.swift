@@ -13,6 +13,9 @@ extension CacheKey {
         var text = request.method.rawValue + " " + Self.normalize(request.url)
         switch request.body {
         case .empty: break
+        case .stream(let body):
+            // Never read here, and never the same twice: no two calls share an entry.
+            text += " body:stream:\(ObjectIdentifier(body).hashValue)"
         case let body:
             if let bytes = body.inMemoryBytes {
                 text += " body:" + SHA256.hex(bytes)

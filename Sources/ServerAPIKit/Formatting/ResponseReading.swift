@@ -24,6 +24,8 @@ enum ResponseReading {
             } catch {
                 throw ServerAPIError(.fileSystem, "cannot read the downloaded file \(url.path)", underlying: error)
             }
+        case .stream:
+            throw ServerAPIError(.invalidRequest, "a streamed body is read from its stream, not formatted whole")
         }
     }
 

@@ -42,9 +42,8 @@ extension ServerAPIManager {
         }
     }
 
-    /// Sends the call until it succeeds, fails for good, or is cancelled: each attempt runs the plugins'
-    /// `prepare` and `willSend`, the transport, `didReceive`, the status check, `process` and the
-    /// delivery; a failure asks the retry policy and the plugins whether to try again.
+    /// Sends the call until it succeeds, fails for good, or is cancelled, through `retrying`: each
+    /// attempt's exchange is followed by the delivery and the cache's store.
     private func attempts<F: CallFinishing>(
         _ call: CallContext, revalidation: Revalidation?, metrics: inout RequestMetrics, _ finisher: F,
         record: ThrottleRecord?
@@ -52,14 +51,47 @@ extension ServerAPIManager {
         // A conditional call accepts 304 and carries the stored entry's validators.
         let api = revalidation?.api ?? call.api
         let base = revalidation?.base ?? call.request
-        var attempt = 0
+        return try await retrying(call, api: api, base: base, metrics: &metrics) {
+            request, metrics, lastResponse in
+            var processed = try await exchange(
+                request, api: api, metrics: &metrics, lastResponse: &lastResponse, send: perform)
+            metrics.duration = call.elapsed
+            var source = ResultSource.network
+            if let revalidation, processed.status == 304 {
+                // Not modified: the stored entry answers, marked as from the cache and just received.
+                let now = call.date(at: .now)
+                revalidation.notModified.set(processed.headers, receivedAt: now)
+                processed = revalidation.refreshedResponse(processed)
+                source = .cache(storedAt: now, age: .zero)
+            }
+            let value = try deliver(processed, source: source, metrics: metrics, call, finisher, record: record)
+            if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
+                await store(processed, api: api, in: cache, key: key)
+            }
+            _ = complete(call, metrics, nil)
+            return value
+        }
+    }
+
+    /// The retry loop every call runs, whole or streamed: each attempt runs the plugins' `prepare` and
+    /// `willSend` and then `attempt`; a failure asks the retry policy and the plugins whether to try
+    /// again, and waits on the manager's clock. A cancellation, or a failure not retried, completes the
+    /// call (`didComplete`) and is thrown.
+    /// - Parameters:
+    ///   - attempt: Sends the prepared request and makes the caller's value; it records the response it
+    ///     got in `lastResponse`, so that a failure can honour its `Retry-After`.
+    func retrying<Value>(
+        _ call: CallContext, api: ServerAPI, base: TransportRequest, metrics: inout RequestMetrics,
+        _ attempt: (TransportRequest, inout RequestMetrics, inout TransportResponse?) async throws -> Value
+    ) async throws -> Value {
+        var number = 0
         var pluginRetries = 0
         while true {
-            attempt += 1
-            metrics.attempts = attempt
+            number += 1
+            metrics.attempts = number
             if base.isCancelled { throw complete(call, metrics, .cancelled()) }
             var request = base
-            request.attempt = attempt
+            request.attempt = number
             for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
                 request.headers.add(name: field.name, value: field.value)
             }
@@ -70,48 +102,19 @@ extension ServerAPIManager {
                 if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 metrics.markAttemptStart(at: call.date(at: .now))
-                let response: TransportResponse
-                do {
-                    response = try await perform(request)
-                } catch {
-                    let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
-                    for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
-                    throw failure
-                }
-                lastResponse = response
-                metrics.transport = response.metrics
-                for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
-                guard api.acceptableStatus.accepts(response.status) else {
-                    var error = ServerAPIError.httpStatus(response.status, body: response.data, url: response.url)
-                    error.requestID = api.id
-                    throw error
-                }
-                var processed = response
-                for plugin in plugins { processed = try await plugin.process(processed, for: api) }
-                metrics.duration = call.elapsed
-                var source = ResultSource.network
-                if let revalidation, processed.status == 304 {
-                    // Not modified: the stored entry answers, marked as from the cache and just received.
-                    let now = call.date(at: .now)
-                    revalidation.notModified.set(processed.headers, receivedAt: now)
-                    processed = revalidation.refreshedResponse(processed)
-                    source = .cache(storedAt: now, age: .zero)
-                }
-                let value = try deliver(processed, source: source, metrics: metrics, call, finisher, record: record)
-                if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
-                    await store(processed, api: api, in: cache, key: key)
-                }
-                _ = complete(call, metrics, nil)
-                return value
+                return try await attempt(request, &metrics, &lastResponse)
             } catch {
                 var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
                 if request.isCancelled && failure.kind != .cancelled {
                     failure = ServerAPIError.cancelled().with(requestID: api.id, url: request.url)
                 }
                 if failure.kind == .cancelled { throw complete(call, metrics, failure) }
+                // A streamed request body is read once: once sending began, the call cannot be sent again.
+                let replayable = request.body.streamedBody?.hasStarted != true
                 guard
+                    replayable,
                     let delay = await retryDelay(
-                        after: failure, response: lastResponse, request: request, api: api, attempt: attempt,
+                        after: failure, response: lastResponse, request: request, api: api, attempt: number,
                         pluginRetries: &pluginRetries)
                 else {
                     metrics.duration = call.elapsed
@@ -130,6 +133,47 @@ extension ServerAPIManager {
                 }
             }
         }
+    }
+
+    /// One exchange with the transport: `send`, the plugins' `didReceive`, the status check (a status
+    /// the call does not accept becomes an `httpStatus` error with an excerpt of the body) and the
+    /// plugins' `process`.
+    func exchange(
+        _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics,
+        lastResponse: inout TransportResponse?,
+        send: (TransportRequest) async throws -> TransportResponse
+    ) async throws -> TransportResponse {
+        let response: TransportResponse
+        do {
+            response = try await send(request)
+        } catch {
+            let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+            for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
+            throw failure
+        }
+        lastResponse = response
+        metrics.transport = response.metrics
+        for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
+        guard api.acceptableStatus.accepts(response.status) else {
+            let body: Data?
+            if case .stream(let stream) = response.body {
+                body = await Self.excerpt(of: stream, for: request)
+            } else {
+                body = response.data
+            }
+            var error = ServerAPIError.httpStatus(response.status, body: body, url: response.url)
+            error.requestID = api.id
+            throw error
+        }
+        var processed = response
+        do {
+            for plugin in plugins { processed = try await plugin.process(processed, for: api) }
+        } catch {
+            // An interceptor refused a streamed response: nobody will read its body.
+            if case .stream(let body) = response.body { body.cancel() }
+            throw error
+        }
+        return processed
     }
 
     /// Hands a request to the transport. One that does not observe the call's token runs in a task of

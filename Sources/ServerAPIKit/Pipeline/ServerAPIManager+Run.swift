@@ -106,7 +106,7 @@ extension ServerAPIManager {
     }
 
     /// The error a call ends with: with its id, URL and metrics, and with the business rules applied.
-    private func decorate(_ error: any Error, call: CallContext) -> ServerAPIError {
+    func decorate(_ error: any Error, call: CallContext) -> ServerAPIError {
         var error = call.stamp(error)
         if error.metrics == nil { error.metrics = endMetrics(call.initialMetrics(), call: call) }
         guard error.kind == .business else { return error }

@@ -12,6 +12,7 @@ public struct RequestBody: Sendable, Hashable {
         case form([FormField])
         case multipart(MultipartForm)
         case file(URL, contentType: String?)
+        case stream(RequestBodyStream, contentType: String?)
         case invalid(String)
     }
 
@@ -64,6 +65,14 @@ public struct RequestBody: Sendable, Hashable {
         RequestBody(.file(url, contentType: contentType))
     }
 
+    /// Bytes from an `AsyncSequence`, sent as they are produced (see `RequestBodyStream`).
+    /// - Parameters:
+    ///   - body: The body's chunks and length, if known.
+    ///   - contentType: The content type; `application/octet-stream` when `nil`.
+    public static func stream(_ body: RequestBodyStream, contentType: String? = nil) -> RequestBody {
+        RequestBody(.stream(body, contentType: contentType))
+    }
+
     /// Whether there is no body.
     public var isEmpty: Bool { if case .none = storage { true } else { false } }
 
@@ -93,6 +102,8 @@ public struct RequestBody: Sendable, Hashable {
                 throw ServerAPIError(.invalidRequest, "a file body needs a file URL, not \(url)")
             }
             return (.file(url), contentType ?? "application/octet-stream")
+        case .stream(let body, let contentType):
+            return (.stream(body), contentType ?? "application/octet-stream")
         case .invalid(let message):
             throw ServerAPIError(.invalidRequest, message)
         }

@@ -18,6 +18,11 @@ public enum BodySource: Sendable, Hashable {
     case file(URL)
     /// Segments sent one after the other (a multipart body with file parts).
     case segments([BodySegment])
+    /// Bytes from an `AsyncSequence`, read once as they are sent.
+    case stream(RequestBodyStream)
+
+    /// The streamed body, for `.stream`.
+    public var streamedBody: RequestBodyStream? { if case .stream(let body) = self { body } else { nil } }
 
     /// The segments this body is made of, in order.
     public var segments: [BodySegment] {
@@ -26,17 +31,32 @@ public enum BodySource: Sendable, Hashable {
         case .data(let data): [.data(data)]
         case .file(let url): [.file(url)]
         case .segments(let segments): segments
+        case .stream: []
         }
     }
 
-    /// Whether the body is fully in memory (no file to stream).
+    /// Whether the body is fully in memory (no file or sequence to stream).
     public var isInMemory: Bool {
-        !segments.contains { if case .file = $0 { true } else { false } }
+        streamedBody == nil && !segments.contains { if case .file = $0 { true } else { false } }
+    }
+
+    /// The total length in bytes, reading file sizes from disk; `nil` for a streamed body of unknown length.
+    /// - Throws: `invalidRequest` when a file is missing or unreadable.
+    public func knownLength() throws(ServerAPIError) -> Int64? {
+        if let stream = streamedBody { return stream.length }
+        return try contentLength()
     }
 
     /// The total length in bytes, reading file sizes from disk.
-    /// - Throws: `invalidRequest` when a file is missing or unreadable.
+    /// - Throws: `invalidRequest` when a file is missing or unreadable, or the body is a streamed one of
+    ///   unknown length (see `knownLength()`).
     public func contentLength() throws(ServerAPIError) -> Int64 {
+        if let stream = streamedBody {
+            guard let length = stream.length else {
+                throw ServerAPIError(.invalidRequest, "the streamed request body's length is not known")
+            }
+            return length
+        }
         var total: Int64 = 0
         for segment in segments {
             switch segment {
@@ -56,8 +76,14 @@ public enum BodySource: Sendable, Hashable {
     }
 
     /// Creates a reader that yields the body's bytes in order, a bounded chunk at a time.
-    /// - Throws: `invalidRequest` when a file cannot be opened.
-    public func makeReader() throws(ServerAPIError) -> BodyReader { try BodyReader(segments: segments) }
+    /// - Throws: `invalidRequest` when a file cannot be opened, or for a streamed body (read it with
+    ///   `RequestBodyStream.makeChunks()`).
+    public func makeReader() throws(ServerAPIError) -> BodyReader {
+        guard streamedBody == nil else {
+            throw ServerAPIError(.invalidRequest, "a streamed request body is read with its chunks, not a reader")
+        }
+        return try BodyReader(segments: segments)
+    }
 
     static func fileSize(_ url: URL) throws(ServerAPIError) -> Int64 {
         do {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A transport: sends one fully resolved request and returns the server's response.
 ///
 /// The core knows transports only through this protocol. `URLSessionTransport`,
@@ -20,6 +22,11 @@
 ///   say so with `observesCancellationToken`. A transport that only honours task cancellation keeps
 ///   working: the manager then runs each `perform` in a task of its own that the token cancels.
 /// - Throw only `ServerAPIError`, with the kind that says what went wrong.
+/// - To stream, implement `stream(_:)`: return as soon as the response head has arrived, with the body
+///   as a `ResponseBodyStream` fed from the transfer (`ResponseBodyStream.makeStream`). Stop reading from
+///   the socket when its source answers `.pause` until `onResume` runs; end the transfer when it answers
+///   `.stopped` or `onTermination` runs. Without it, the default sends the request with `perform` and
+///   delivers the whole body as one chunk.
 ///
 /// A test double conforms the same way: see `MockTransport` in `ServerAPITesting`.
 public protocol RequestPerforming: Sendable {
@@ -34,6 +41,19 @@ public protocol RequestPerforming: Sendable {
     /// - Throws: `ServerAPIError` (cancelled, timed out, cannot connect, TLS, network, response too large, …).
     func perform(_ request: TransportRequest) async throws -> TransportResponse
 
+    /// Sends a request and returns once the response head has arrived, with the body as a
+    /// `ResponseBodyStream` (`TransportResponse.body` is `.stream`).
+    ///
+    /// For a streamed call, `request.timeout` bounds the time until the head; the body then runs as
+    /// long as it keeps moving (`request.stallTimeout` applies) and until it is cancelled. Redirects are
+    /// followed as in `perform`; `request.download` is never set. `request.maxResponseSize`, when set,
+    /// applies to the body as it arrives and ends the stream with `responseTooLarge`.
+    /// - Parameter request: The resolved request.
+    /// - Returns: Status, headers, the streamed body, and the metrics as of the head (final ones are on
+    ///   the body's `metrics` once it ends).
+    /// - Throws: `ServerAPIError`, for failures before the head; later ones end the body's stream.
+    func stream(_ request: TransportRequest) async throws -> TransportResponse
+
     /// Whether `perform` ends promptly when `request.cancellation` fires, not only when its task is
     /// cancelled. `false` by default: the manager then gives each `perform` a task of its own.
     var observesCancellationToken: Bool { get }
@@ -42,4 +62,23 @@ public protocol RequestPerforming: Sendable {
 extension RequestPerforming {
     /// `false`: the transport is assumed to honour task cancellation only.
     public var observesCancellationToken: Bool { false }
+
+    /// Sends the request with `perform` and delivers the whole body as one chunk: what a transport that
+    /// cannot stream gives a streamed call.
+    public func stream(_ request: TransportRequest) async throws -> TransportResponse {
+        var response = try await perform(request)
+        let chunk: Data
+        switch response.body {
+        case .data(let data): chunk = data
+        case .file(let url, _):
+            do {
+                chunk = try Data(contentsOf: url)
+            } catch {
+                throw ServerAPIError(.fileSystem, "the downloaded body could not be read", underlying: error)
+            }
+        case .stream: return response
+        }
+        response.body = .stream(ResponseBodyStream(chunks: [chunk], metrics: response.metrics))
+        return response
+    }
 }

@@ -6,7 +6,7 @@ public struct TransportResponse: Sendable {
     public var status: Int
     /// The response headers, in order.
     public var headers: HTTPHeaders
-    /// The body: bytes in memory, or the file a download was written to.
+    /// The body: bytes in memory, the file a download was written to, or (from `stream`) the body as it arrives.
     public var body: ResponseBody
     /// The URL that answered, after redirects.
     public var url: URL
@@ -40,6 +40,9 @@ public enum ResponseBody: Sendable, Hashable {
     case data(Data)
     /// A completed download at `url`, `bytes` long.
     case file(URL, bytes: Int64)
+    /// The body as it arrives, read once: what `RequestPerforming.stream(_:)` returns. Plugins see the
+    /// response head with this body; they must not read it (the caller does).
+    case stream(ResponseBodyStream)
 }
 
 /// What a transport measured about one exchange; times are offsets from when the transport started it.

@@ -1,0 +1,158 @@
+import Foundation
+
+/// A streamed body read as lines of UTF-8 text: ends of line `\n`, `\r\n` and `\r`, split wherever the
+/// chunks fall (see `LineSplitter`). NDJSON feeds, log tails and line protocols read this way.
+///
+/// ```swift
+/// let response = try await manager.stream(ServerAPI(url: feedURL))
+/// for try await line in response.lines { print(line) }
+/// ```
+/// An unterminated last line is delivered too. Invalid UTF-8 is replaced with U+FFFD.
+public struct ResponseLines: AsyncSequence, Sendable {
+    public typealias Element = String
+    public typealias Failure = ServerAPIError
+
+    /// The body the lines are read from.
+    public let body: ResponseBodyStream
+    /// The longest line accepted, in bytes; a longer one ends the sequence with `responseTooLarge`.
+    public let maximumLineLength: Int
+
+    /// Reads a body as lines.
+    public init(_ body: ResponseBodyStream, maximumLineLength: Int = LineSplitter.defaultMaximumLineLength) {
+        self.body = body
+        self.maximumLineLength = maximumLineLength
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(chunks: body.makeAsyncIterator(), splitter: LineSplitter(maximumLineLength: maximumLineLength))
+    }
+
+    /// Reads lines in order.
+    public struct Iterator: AsyncIteratorProtocol {
+        var chunks: ResponseBodyStream.Iterator
+        var splitter: LineSplitter
+        var pending: [String] = []
+        var index = 0
+        var ended = false
+
+        public mutating func next() async throws(ServerAPIError) -> String? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> String? {
+            while true {
+                if index < pending.count {
+                    defer { index += 1 }
+                    return pending[index]
+                }
+                guard !ended else { return nil }
+                pending.removeAll(keepingCapacity: true)
+                index = 0
+                guard let chunk = try await chunks.next(isolation: actor) else {
+                    ended = true
+                    return splitter.finishText()
+                }
+                do {
+                    try splitter.feed(chunk) { pending.append(String(decoding: $0, as: UTF8.self)) }
+                } catch {
+                    ended = true
+                    throw ServerAPIError.wrap(error)
+                }
+            }
+        }
+    }
+}
+
+/// A streamed `text/event-stream` body read as server-sent events, parsed as the WHATWG HTML
+/// specification says (see `ServerSentEventParser`).
+///
+/// ```swift
+/// let response = try await manager.stream(ServerAPI(url: completionsURL).method(.post).body(.json(prompt)))
+/// for try await event in response.events where event.type == "message" {
+///     print(event.data)
+/// }
+/// ```
+/// An event the body ends in the middle of is dropped. To reconnect after a dropped connection with
+/// `Last-Event-ID`, use `ServerAPIManager.eventSource(_:configuration:)`.
+public struct ServerSentEvents: AsyncSequence, Sendable {
+    public typealias Element = ServerSentEvent
+    public typealias Failure = ServerAPIError
+
+    /// The body the events are read from.
+    public let body: ResponseBodyStream
+    let makeParser: @Sendable () -> ServerSentEventParser
+
+    /// Reads a body as events.
+    /// - Parameters:
+    ///   - body: The body.
+    ///   - lastEventID: The last event id of an earlier connection, reported until the server sends one.
+    ///   - maximumLineLength: The longest line accepted, in bytes.
+    ///   - maximumDataSize: The largest data an event may carry, in bytes.
+    public init(
+        _ body: ResponseBodyStream, lastEventID: String = "",
+        maximumLineLength: Int = LineSplitter.defaultMaximumLineLength,
+        maximumDataSize: Int = ServerSentEventParser.defaultMaximumDataSize
+    ) {
+        self.body = body
+        self.makeParser = {
+            ServerSentEventParser(
+                lastEventID: lastEventID, maximumLineLength: maximumLineLength, maximumDataSize: maximumDataSize)
+        }
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(chunks: body.makeAsyncIterator(), parser: makeParser())
+    }
+
+    /// Reads events in order.
+    public struct Iterator: AsyncIteratorProtocol {
+        var chunks: ResponseBodyStream.Iterator
+        /// The parser, with the last event id and the server's `retry` so far.
+        public private(set) var parser: ServerSentEventParser
+        var pending: [ServerSentEvent] = []
+        var index = 0
+        var ended = false
+
+        init(chunks: ResponseBodyStream.Iterator, parser: ServerSentEventParser) {
+            self.chunks = chunks
+            self.parser = parser
+        }
+
+        public mutating func next() async throws(ServerAPIError) -> ServerSentEvent? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError)
+            -> ServerSentEvent?
+        {
+            while true {
+                if index < pending.count {
+                    defer { index += 1 }
+                    return pending[index]
+                }
+                guard !ended else { return nil }
+                pending.removeAll(keepingCapacity: true)
+                index = 0
+                let chunk: Data?
+                do {
+                    chunk = try await chunks.next(isolation: actor)
+                } catch {
+                    ended = true
+                    parser.finish()
+                    throw error
+                }
+                guard let chunk else {
+                    ended = true
+                    parser.finish()
+                    return nil
+                }
+                do {
+                    try parser.feed(chunk) { pending.append($0) }
+                } catch {
+                    ended = true
+                    throw ServerAPIError.wrap(error)
+                }
+            }
+        }
+    }
+}
