@@ -39,8 +39,11 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /redirect-to?url=U&status=302    redirect to U
   /headers                         JSON: method, path, query and the headers in order (repeats kept)
   /echo (any method)               JSON: method, path, query, headers, body length, SHA-256 and
-                                   the body (base64) when at most 16 MiB
-  /upload-sink (any method)        reads the body streaming; JSON: length and SHA-256 only
+                                   the body (base64) when at most 16 MiB; reads a Content-Length or a
+                                   chunked body: "chunked" (bool) and "content_length_header" (the
+                                   Content-Length header as sent, or null) say which it was
+  /upload-sink (any method)        reads the body streaming; JSON: length and SHA-256 (and "chunked",
+                                   "content_length_header") only
         &range_start=A&range_length=N  also the SHA-256 of body bytes [A, A+N) (a multipart file part)
         &keep_head=K&keep_tail=K   also the first / last K bytes (base64)
   /gzip                            a gzip-encoded JSON body (Content-Encoding: gzip)
@@ -554,6 +557,8 @@ class Handler(BaseHTTPRequestHandler):
             "headers": self.header_pairs(),
             "length": length,
             "sha256": hasher.hexdigest(),
+            "chunked": self.headers.get("Transfer-Encoding", "").lower() == "chunked",
+            "content_length_header": self.headers.get("Content-Length"),
         }
         if range_hasher is not None:
             answer["range_sha256"] = range_hasher.hexdigest()
