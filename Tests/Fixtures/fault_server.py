@@ -80,6 +80,19 @@ are listed in comments next to SSE_BASIC_CHUNKS and below it.
   /sse/status/CODE                 status CODE (no body for 204, "status CODE" text otherwise)
   /sse/wrong-type                  200, Content-Type: application/json, a body that looks like SSE
 
+Large bodies and backpressure:
+
+  /stream-bytes?size=N&chunk=C&key=K  Content-Length N; byte o is (o % 65536) % 251; written with
+                                   sendall C bytes at a time (default 64 KiB, at most 16 MiB); stops
+                                   when the client goes away
+  /stream-bytes/sent?key=K         JSON: {"sent": body bytes handed to the kernel so far,
+                                   "done": bool, "client_left": bool}
+  /hold-body?key=K                 200 text/plain, chunked: the chunk "first\n", then nothing until
+                                   the client goes away (at most HOLD_BODY_LIMIT_SECONDS, then the
+                                   connection is closed with the body unfinished)
+  /hold-body/state?key=K           JSON: {"opened": bool, "client_left": bool} (poll it: the server
+                                   sees the client leave a moment after the client closes)
+
 A key names one test's record; a new request with the same key starts a new record (except
 /sse/reconnect, whose record counts requests). An unknown key answers the empty record.
 
@@ -109,6 +122,7 @@ LAST_MODIFIED = formatdate(1_700_000_000, usegmt=True)
 ECHO_BODY_LIMIT = 16 * 1024 * 1024
 HANG_LIMIT_SECONDS = 300
 BARRIER_LIMIT_SECONDS = 10
+HOLD_BODY_LIMIT_SECONDS = 60
 
 _base_blocks = {}
 _base_lock = threading.Lock()
@@ -117,9 +131,11 @@ _connections = 0
 _connections_lock = threading.Lock()
 _barrier_arrivals = {}
 _barrier_condition = threading.Condition()
-# Per-key records of the stateful streaming routes (/sse/reconnect, /sse/slow).
+# Per-key records of the stateful streaming routes (/sse/reconnect, /stream-bytes, /hold-body, /sse/slow).
 _state_lock = threading.Lock()
 _sse_reconnects = {}
+_stream_bytes = {}
+_held_bodies = {}
 _slow_streams = {}
 
 
@@ -308,6 +324,23 @@ def sse_malformed_expected(case, size):
     return None
 
 
+# /stream-bytes: byte o of the body is (o % 65536) % 251, whatever the chunk size. The pattern buffer
+# is the 64 KiB block repeated to chunk + 64 KiB bytes, so each write is a slice of it (no copying).
+STREAM_BLOCK = bytes(i % 251 for i in range(BLOCK))
+STREAM_CHUNK_LIMIT = 16 * 1024 * 1024
+_stream_patterns = {}
+
+
+def stream_pattern(chunk):
+    with _base_lock:
+        pattern = _stream_patterns.get(chunk)
+        if pattern is None:
+            if len(_stream_patterns) > 8:
+                _stream_patterns.clear()
+            pattern = STREAM_BLOCK * ((chunk + BLOCK - 1) // BLOCK + 1)
+            _stream_patterns[chunk] = pattern
+        return pattern
+
 
 class ClientGone(Exception):
     pass
@@ -382,6 +415,11 @@ class Handler(BaseHTTPRequestHandler):
             "/sse/malformed": self.sse_malformed,
             "/sse/malformed/expected": self.sse_malformed_expected,
             "/sse/wrong-type": self.sse_wrong_type,
+            "/stream-bytes": self.stream_bytes,
+            "/stream-bytes/sent": lambda: self.send_state(_stream_bytes,
+                                                          {"sent": 0, "done": False, "client_left": False}),
+            "/hold-body": self.hold_body,
+            "/hold-body/state": lambda: self.send_state(_held_bodies, {"opened": False, "client_left": False}),
         }
         if path in routes:
             return routes[path]()
@@ -900,6 +938,48 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    # Large bodies and backpressure
+
+    def stream_bytes(self):
+        size = max(0, self.int_arg("size", 1024))
+        chunk = min(STREAM_CHUNK_LIMIT, max(1, self.int_arg("chunk", BLOCK)))
+        record = {"sent": 0, "done": False, "client_left": False}
+        with _state_lock:
+            _stream_bytes[self.query.get("key", "")] = record
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        view = memoryview(stream_pattern(chunk))
+        sent = 0
+        try:
+            while sent < size:
+                take = min(chunk, size - sent)
+                start = sent % BLOCK
+                self.connection.sendall(view[start:start + take])
+                sent += take
+                with _state_lock:
+                    record["sent"] = sent
+            with _state_lock:
+                record["done"] = True
+        except OSError:
+            with _state_lock:
+                record["client_left"] = True
+            self.close_connection = True
+
+    def hold_body(self):
+        record = {"opened": True, "client_left": False}
+        with _state_lock:
+            _held_bodies[self.query.get("key", "")] = record
+        if not self.begin_chunked("text/plain"):
+            return
+        self.write_piece(b"first\n", True)
+        left = self.wait_for_client_to_leave(HOLD_BODY_LIMIT_SECONDS)
+        with _state_lock:
+            record["client_left"] = left
 
     def gzip(self):
         payload = json.dumps({"gzipped": True, "method": self.command, "padding": "z" * 2000}).encode("utf-8")
