@@ -221,7 +221,8 @@ def parse_range(header, size):
 #             until an `id:` field changes it; null when no `id:` field has been seen (lastEventId "")
 #   retry_ms  the reconnection time in force when the event is dispatched: the last valid `retry:`
 #             value seen so far in the stream (it persists too); null when there has been none
-# A stream's text is written one block (the lines up to and including a blank line) per chunk.
+# Unless said otherwise, a stream is written one block (the lines up to and including a blank line)
+# per chunk, and ends with the last chunk (a clean end).
 
 # /sse/basic, written one chunk per item. A parser dispatches exactly SSE_BASIC_EXPECTED:
 #   1. type "message", data "one",            id "1", retry_ms null
@@ -230,8 +231,9 @@ def parse_range(header, size):
 #   4. type "message", data "",               id "2", retry_ms 1500
 #   5. type "message", data "after-unknown",  id "2", retry_ms 1500
 # The BOM comes right before `id: 1`: a parser that keeps it reads a field named "\ufeffid", ignores
-# it, and event 1 then has no id. The block with only `retry:` and the comment-only lines dispatch
-# nothing; `data: dropped` is never followed by a blank line, so it is never dispatched.
+# it, and event 1 then has no id. The comment `: hello` is ignored; the block with only `retry:` sets
+# the reconnection time and dispatches nothing; `data: dropped` is never followed by a blank line
+# before the end of the stream, so it is never dispatched.
 SSE_BASIC_CHUNKS = [
     b"\xef\xbb\xbfid: 1\n: hello\ndata: one\n\n",
     b"event: update\ndata: line1\ndata: line2\nid: 2\n\n",
