@@ -39,8 +39,11 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /redirect-to?url=U&status=302    redirect to U
   /headers                         JSON: method, path, query and the headers in order (repeats kept)
   /echo (any method)               JSON: method, path, query, headers, body length, SHA-256 and
-                                   the body (base64) when at most 16 MiB
-  /upload-sink (any method)        reads the body streaming; JSON: length and SHA-256 only
+                                   the body (base64) when at most 16 MiB; reads a Content-Length or a
+                                   chunked body: "chunked" (bool) and "content_length_header" (the
+                                   Content-Length header as sent, or null) say which it was
+  /upload-sink (any method)        reads the body streaming; JSON: length and SHA-256 (and "chunked",
+                                   "content_length_header") only
         &range_start=A&range_length=N  also the SHA-256 of body bytes [A, A+N) (a multipart file part)
         &keep_head=K&keep_tail=K   also the first / last K bytes (base64)
   /gzip                            a gzip-encoded JSON body (Content-Encoding: gzip)
@@ -49,6 +52,49 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /barrier?n=N&key=K               holds each request until N requests with key K have arrived, then
                                    answers them all 200 (JSON: arrived); 504 for a request still
                                    waiting after BARRIER_LIMIT_SECONDS (the calls were not side by side)
+
+Server-sent events: Content-Type text/event-stream, Cache-Control: no-cache, chunked, one block of
+lines per chunk (each sent as written). The events a conforming parser dispatches from each stream
+are listed in comments next to SSE_BASIC_CHUNKS and below it.
+
+  /sse/basic                       a fixed stream exercising the parsing rules: a BOM, a comment,
+                                   multi-line data, event types, ids, retry, "data:x", "data" alone,
+                                   an unknown field, and an unterminated last event (never dispatched)
+  /sse/basic/expected              JSON: the events a parser dispatches from /sse/basic, each
+                                   {"type", "data", "id", "retry_ms"} (id and retry_ms may be null)
+  /sse/lineends?style=lf|crlf|cr   3 events with every line ended by LF, CRLF or a lone CR
+  /sse/lineends/expected           JSON: those 3 events (the same for each style)
+  /sse/reconnect?key=K             1st request: retry 50, events 1-3, then half of event 4 and the
+                                   connection is dropped; 2nd: events 4-5, half of 6, dropped;
+                                   3rd and later: 204 No Content
+  /sse/reconnect/log?key=K         JSON: {"connections": N, "last_event_ids": [...]}, the Last-Event-ID
+                                   each request carried (null when absent)
+  /sse/count?n=N&size=S            N events "id: i" / "data: <S letters a-z repeated>" (S default 32),
+                                   i = 1...N, written in chunks of about 256 KiB, then the end
+  /sse/slow?n=N&interval_ms=M      N events "id: i" / "data: tick i", M ms apart, then the end
+        &key=K                     record progress: /sse/slow/state?key=K answers JSON
+                                   {"sent": events written, "done": bool, "client_left": bool}
+  /sse/malformed?case=C            C = no-blank-line | invalid-utf8 | absurd-retry | long-line
+        &size=N                    (long-line) the line's data length, default 2 MiB
+  /sse/malformed/expected?case=C&size=N  JSON: the events a parser dispatches from that case
+  /sse/status/CODE                 status CODE (no body for 204, "status CODE" text otherwise)
+  /sse/wrong-type                  200, Content-Type: application/json, a body that looks like SSE
+
+Large bodies and backpressure:
+
+  /stream-bytes?size=N&chunk=C&key=K  Content-Length N; byte o is (o % 65536) % 251; written with
+                                   sendall C bytes at a time (default 64 KiB, at most 16 MiB); stops
+                                   when the client goes away
+  /stream-bytes/sent?key=K         JSON: {"sent": body bytes handed to the kernel so far,
+                                   "done": bool, "client_left": bool}
+  /hold-body?key=K                 200 text/plain, chunked: the chunk "first\n", then nothing until
+                                   the client goes away (at most HOLD_BODY_LIMIT_SECONDS, then the
+                                   connection is closed with the body unfinished)
+  /hold-body/state?key=K           JSON: {"opened": bool, "client_left": bool} (poll it: the server
+                                   sees the client leave a moment after the client closes)
+
+A key names one test's record; a new request with the same key starts a new record (except
+/sse/reconnect, whose record counts requests). An unknown key answers the empty record.
 
 The resource's bytes: a 64 KiB base block from xorshift64* seeded with `seed`; chunk k of
 the resource is the base block rotated left by (k * 7919) % 65536. Tests regenerate the same
@@ -76,6 +122,7 @@ LAST_MODIFIED = formatdate(1_700_000_000, usegmt=True)
 ECHO_BODY_LIMIT = 16 * 1024 * 1024
 HANG_LIMIT_SECONDS = 300
 BARRIER_LIMIT_SECONDS = 10
+HOLD_BODY_LIMIT_SECONDS = 60
 
 _base_blocks = {}
 _base_lock = threading.Lock()
@@ -84,6 +131,12 @@ _connections = 0
 _connections_lock = threading.Lock()
 _barrier_arrivals = {}
 _barrier_condition = threading.Condition()
+# Per-key records of the stateful streaming routes (/sse/reconnect, /stream-bytes, /hold-body, /sse/slow).
+_state_lock = threading.Lock()
+_sse_reconnects = {}
+_stream_bytes = {}
+_held_bodies = {}
+_slow_streams = {}
 
 
 def base_block(seed):
@@ -158,6 +211,139 @@ def parse_range(header, size):
     return (start, min(end, size))
 
 
+# Server-sent events (/sse/...).
+#
+# An expected event is what a WHATWG-conforming EventSource parser dispatches, as the /sse/*/expected
+# routes serve it:
+#   type      the event type: "message" unless an `event:` field in the same block named another
+#   data      the data buffer with its final LF removed
+#   id        the last event ID string when the event is dispatched; it persists from event to event
+#             until an `id:` field changes it; null when no `id:` field has been seen (lastEventId "")
+#   retry_ms  the reconnection time in force when the event is dispatched: the last valid `retry:`
+#             value seen so far in the stream (it persists too); null when there has been none
+# Unless said otherwise, a stream is written one block (the lines up to and including a blank line)
+# per chunk, and ends with the last chunk (a clean end).
+
+# /sse/basic, written one chunk per item. A parser dispatches exactly SSE_BASIC_EXPECTED:
+#   1. type "message", data "one",            id "1", retry_ms null
+#   2. type "update",  data "line1\nline2",   id "2", retry_ms null
+#   3. type "message", data "nospace",        id "2", retry_ms 1500
+#   4. type "message", data "",               id "2", retry_ms 1500
+#   5. type "message", data "after-unknown",  id "2", retry_ms 1500
+# The BOM comes right before `id: 1`: a parser that keeps it reads a field named "\ufeffid", ignores
+# it, and event 1 then has no id. The comment `: hello` is ignored; the block with only `retry:` sets
+# the reconnection time and dispatches nothing; `data: dropped` is never followed by a blank line
+# before the end of the stream, so it is never dispatched.
+SSE_BASIC_CHUNKS = [
+    b"\xef\xbb\xbfid: 1\n: hello\ndata: one\n\n",
+    b"event: update\ndata: line1\ndata: line2\nid: 2\n\n",
+    b"retry: 1500\n\n",
+    b"data:nospace\n\n",
+    b"data\n\n",
+    b"foo: this unknown field is ignored\ndata: after-unknown\n\n",
+    b"data: dropped\n",
+]
+
+
+def sse_event(data, type="message", id=None, retry_ms=None):
+    return {"type": type, "data": data, "id": id, "retry_ms": retry_ms}
+
+
+SSE_BASIC_EXPECTED = [
+    sse_event("one", id="1"),
+    sse_event("line1\nline2", type="update", id="2"),
+    sse_event("nospace", id="2", retry_ms=1500),
+    sse_event("", id="2", retry_ms=1500),
+    sse_event("after-unknown", id="2", retry_ms=1500),
+]
+
+# /sse/lineends?style=lf|crlf|cr: these blocks with every "\n" written as LF, CRLF or a lone CR.
+# With style=crlf each block is written as two chunks split between its first CR and LF, 10 ms apart
+# (a CRLF may straddle two reads). Every style dispatches exactly SSE_LINEENDS_EXPECTED:
+#   1. type "message", data "alpha",         id "a", retry_ms null
+#   2. type "beta",    data "beta1\nbeta2",  id "a", retry_ms null
+#   3. type "message", data "gamma",         id "c", retry_ms 2000
+SSE_LINEENDS_BLOCKS = [
+    "id: a\ndata: alpha\n\n",
+    ": a comment\nevent: beta\ndata: beta1\ndata: beta2\n\n",
+    "retry: 2000\nid: c\ndata: gamma\n\n",
+]
+SSE_LINE_ENDS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+SSE_LINEENDS_EXPECTED = [
+    sse_event("alpha", id="a"),
+    sse_event("beta1\nbeta2", type="beta", id="a"),
+    sse_event("gamma", id="c", retry_ms=2000),
+]
+
+# /sse/reconnect?key=K, one request after another with the same key:
+#   1st: "retry: 50\nid: 1\ndata: event 1\n\n", then events 2 and 3 ("id: N\ndata: event N\n\n"),
+#        then half of event 4 ("id: 4\ndata: ev") and the connection is dropped (no last chunk)
+#   2nd: events 4 and 5, then half of event 6, dropped the same way
+#   3rd and later: 204 No Content (an EventSource stops)
+# An EventSource that reconnects dispatches event 1..5: type "message", data "event N", id "N",
+# retry_ms 50; the 2nd request should carry Last-Event-ID: 3 and the 3rd Last-Event-ID: 5.
+SSE_RECONNECT_PLAN = {1: (1, 3), 2: (4, 5)}
+SSE_RECONNECT_RETRY_MS = 50
+
+# /sse/malformed?case=...: what each case writes, and what a parser dispatches.
+#   no-blank-line  "data: before\n\n", then "data: never\ndata: dispatched\n" and the end:
+#                  1 event: "before"
+#   invalid-utf8   b"data: bad\xff\xfebytes\n\n", then "data: after\n\n": 2 events, the first's data
+#                  "bad\ufffd\ufffdbytes" (each invalid byte decodes to U+FFFD), then "after"
+#   absurd-retry   "retry: 1000\ndata: first\n\n"                     -> "first",  retry_ms 1000
+#                  "retry: -5\nretry: abc\nretry: 12x\ndata: second\n\n" -> "second", retry_ms 1000
+#                  (a value that is not all ASCII digits is ignored)
+#                  "retry: 99999999999999999999999\ndata: normal\n\n"  -> "normal"; the value is all
+#                  digits, so the specification takes it, but it fits no 64-bit integer: a parser may
+#                  ignore it (retry_ms stays 1000) or clamp it. /sse/malformed/expected gives 1000 and
+#                  marks that event with "retry_ms_may_be_clamped": true.
+#   long-line      "data: " and then size bytes (default 2 MiB) of the letters a-z repeated, written
+#                  64 KiB per chunk with no line end, then "\n\n" and "data: after\n\n": 2 events, the
+#                  first's data the size letters, then "after"
+# No event of these cases has an id.
+SSE_MALFORMED_CASES = ("no-blank-line", "invalid-utf8", "absurd-retry", "long-line")
+SSE_LONG_LINE_DEFAULT = 2 * 1024 * 1024
+SSE_ABSURD_RETRY = b"99999999999999999999999"
+ALPHABET = b"abcdefghijklmnopqrstuvwxyz"
+
+
+def letters(count):
+    """`count` bytes of the letters a-z repeated (the data of /sse/count and the long line)."""
+    return (ALPHABET * (count // len(ALPHABET) + 1))[:count]
+
+
+def sse_malformed_expected(case, size):
+    if case == "no-blank-line":
+        return [sse_event("before")]
+    if case == "invalid-utf8":
+        return [sse_event("bad\ufffd\ufffdbytes"), sse_event("after")]
+    if case == "absurd-retry":
+        last = sse_event("normal", retry_ms=1000)
+        last["retry_ms_may_be_clamped"] = True
+        return [sse_event("first", retry_ms=1000), sse_event("second", retry_ms=1000), last]
+    if case == "long-line":
+        return [sse_event(letters(size).decode("ascii")), sse_event("after")]
+    return None
+
+
+# /stream-bytes: byte o of the body is (o % 65536) % 251, whatever the chunk size. The pattern buffer
+# is the 64 KiB block repeated to chunk + 64 KiB bytes, so each write is a slice of it (no copying).
+STREAM_BLOCK = bytes(i % 251 for i in range(BLOCK))
+STREAM_CHUNK_LIMIT = 16 * 1024 * 1024
+_stream_patterns = {}
+
+
+def stream_pattern(chunk):
+    with _base_lock:
+        pattern = _stream_patterns.get(chunk)
+        if pattern is None:
+            if len(_stream_patterns) > 8:
+                _stream_patterns.clear()
+            pattern = STREAM_BLOCK * ((chunk + BLOCK - 1) // BLOCK + 1)
+            _stream_patterns[chunk] = pattern
+        return pattern
+
+
 class ClientGone(Exception):
     pass
 
@@ -218,6 +404,24 @@ class Handler(BaseHTTPRequestHandler):
             "/gzip": self.gzip,
             "/connections": lambda: self.send_json(200, {"accepted": _connections}),
             "/barrier": self.barrier,
+            "/sse/basic": self.sse_basic,
+            "/sse/basic/expected": lambda: self.send_json(200, SSE_BASIC_EXPECTED),
+            "/sse/lineends": self.sse_lineends,
+            "/sse/lineends/expected": lambda: self.send_json(200, SSE_LINEENDS_EXPECTED),
+            "/sse/reconnect": self.sse_reconnect,
+            "/sse/reconnect/log": self.sse_reconnect_log,
+            "/sse/count": self.sse_count,
+            "/sse/slow": self.sse_slow,
+            "/sse/slow/state": lambda: self.send_state(_slow_streams,
+                                                       {"sent": 0, "done": False, "client_left": False}),
+            "/sse/malformed": self.sse_malformed,
+            "/sse/malformed/expected": self.sse_malformed_expected,
+            "/sse/wrong-type": self.sse_wrong_type,
+            "/stream-bytes": self.stream_bytes,
+            "/stream-bytes/sent": lambda: self.send_state(_stream_bytes,
+                                                          {"sent": 0, "done": False, "client_left": False}),
+            "/hold-body": self.hold_body,
+            "/hold-body/state": lambda: self.send_state(_held_bodies, {"opened": False, "client_left": False}),
         }
         if path in routes:
             return routes[path]()
@@ -227,6 +431,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.error_status(path[len("/resource/error/"):], download=True)
         if path.startswith("/status/"):
             return self.error_status(path[len("/status/"):], download=False)
+        if path.startswith("/sse/status/"):
+            return self.error_status(path[len("/sse/status/"):], download=False)
         self.send_text(404, "no route %s\n" % path)
 
     # Helpers
@@ -258,6 +464,12 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_state(self, records, absent):
+        """Answers the JSON record of the request's `key` in `records`, or `absent` when there is none."""
+        with _state_lock:
+            answer = dict(records.get(self.query.get("key", ""), absent))
+        self.send_json(200, answer)
 
     def body_chunks(self):
         """Yields the request body as it arrives (Content-Length or chunked), 64 KiB at a time."""
@@ -306,18 +518,43 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def wait_for_client_to_leave(self):
-        """Blocks until the peer closes its side (or HANG_LIMIT_SECONDS pass)."""
-        deadline = time.monotonic() + HANG_LIMIT_SECONDS
-        while time.monotonic() < deadline:
-            readable, _, _ = select.select([self.connection], [], [], 0.5)
+    def wait_for_client_to_leave(self, limit=HANG_LIMIT_SECONDS):
+        """Blocks until the peer closes its side (or `limit` seconds pass); True when it did."""
+        self.close_connection = True
+        return self.client_left_within(limit)
+
+    def client_left_within(self, seconds):
+        """Waits up to `seconds`, reading (and dropping) whatever the peer sends; True as soon as the
+        peer closes its side, False when the time is up with the peer still there."""
+        deadline = time.monotonic() + seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            readable, _, _ = select.select([self.connection], [], [], min(remaining, 0.5))
             if readable:
                 try:
                     if not self.connection.recv(65536):
-                        break
+                        return True
                 except OSError:
-                    break
-        self.close_connection = True
+                    return True
+
+    def begin_chunked(self, content_type, status=200, headers=()):
+        """Sends the head of a chunked response; False for HEAD (then the head is the whole answer)."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        return self.command != "HEAD"
+
+    def begin_event_stream(self):
+        """Sends the head of a server-sent event stream (chunked); False for HEAD."""
+        return self.begin_chunked("text/event-stream", headers=[("Cache-Control", "no-cache")])
+
+    def end_chunks(self):
+        self.wfile.write(b"0\r\n\r\n")
 
     # Routes
 
@@ -554,6 +791,8 @@ class Handler(BaseHTTPRequestHandler):
             "headers": self.header_pairs(),
             "length": length,
             "sha256": hasher.hexdigest(),
+            "chunked": self.headers.get("Transfer-Encoding", "").lower() == "chunked",
+            "content_length_header": self.headers.get("Content-Length"),
         }
         if range_hasher is not None:
             answer["range_sha256"] = range_hasher.hexdigest()
@@ -564,6 +803,185 @@ class Handler(BaseHTTPRequestHandler):
         if keep_body:
             answer["body_base64"] = base64.b64encode(bytes(kept)).decode("ascii") if kept is not None else None
         self.send_json(200, answer)
+
+    # Server-sent events (see SSE_BASIC_CHUNKS and the comments around it)
+
+    def sse_basic(self):
+        if not self.begin_event_stream():
+            return
+        for chunk in SSE_BASIC_CHUNKS:
+            self.write_piece(chunk, True)
+        self.end_chunks()
+
+    def sse_lineends(self):
+        style = self.query.get("style", "lf")
+        ending = SSE_LINE_ENDS.get(style)
+        if ending is None:
+            return self.send_text(400, "style must be lf, crlf or cr\n")
+        if not self.begin_event_stream():
+            return
+        for block in SSE_LINEENDS_BLOCKS:
+            data = block.replace("\n", ending).encode("utf-8")
+            if style == "crlf":
+                split = data.index(b"\r") + 1
+                self.write_piece(data[:split], True)
+                time.sleep(0.01)
+                data = data[split:]
+            self.write_piece(data, True)
+        self.end_chunks()
+
+    def sse_reconnect(self):
+        key = self.query.get("key", "")
+        with _state_lock:
+            record = _sse_reconnects.setdefault(key, {"connections": 0, "last_event_ids": []})
+            record["connections"] += 1
+            record["last_event_ids"].append(self.headers.get("Last-Event-ID"))
+            number = record["connections"]
+        plan = SSE_RECONNECT_PLAN.get(number)
+        if plan is None:
+            self.send_response(204)
+            self.end_headers()
+            return
+        if not self.begin_event_stream():
+            return
+        first, last = plan
+        for n in range(first, last + 1):
+            retry = b"retry: %d\n" % SSE_RECONNECT_RETRY_MS if n == 1 else b""
+            self.write_piece(retry + b"id: %d\ndata: event %d\n\n" % (n, n), True)
+        self.write_piece(b"id: %d\ndata: ev" % (last + 1), True)
+        self.close_now()
+
+    def sse_reconnect_log(self):
+        with _state_lock:
+            record = _sse_reconnects.get(self.query.get("key", ""), {"connections": 0, "last_event_ids": []})
+            answer = {"connections": record["connections"], "last_event_ids": list(record["last_event_ids"])}
+        self.send_json(200, answer)
+
+    def sse_count(self):
+        n = max(0, self.int_arg("n", 1000))
+        size = max(0, self.int_arg("size", 32))
+        if not self.begin_event_stream():
+            return
+        # Event i is "id: i\ndata: <size letters>\n\n". A batch of events is built with one join
+        # (the ids are the only part that changes) and written as one chunk of about 256 KiB.
+        tail = "\ndata: " + letters(size).decode("ascii") + "\n\n"
+        glue = tail + "id: "
+        per_chunk = max(1, (256 * 1024) // (len(tail) + 10))
+        first = 1
+        while first <= n:
+            last = min(n, first + per_chunk - 1)
+            text = "id: " + glue.join(map(str, range(first, last + 1))) + tail
+            self.write_piece(text.encode("ascii"), True)
+            first = last + 1
+        self.end_chunks()
+
+    def sse_slow(self):
+        n = max(0, self.int_arg("n", 5))
+        interval = max(0, self.int_arg("interval_ms", 200)) / 1000.0
+        key = self.query.get("key")
+        record = {"sent": 0, "done": False, "client_left": False}
+        if key is not None:
+            with _state_lock:
+                _slow_streams[key] = record
+        if not self.begin_event_stream():
+            return
+        try:
+            for i in range(1, n + 1):
+                self.write_piece(b"id: %d\ndata: tick %d\n\n" % (i, i), True)
+                with _state_lock:
+                    record["sent"] = i
+                if i < n and self.client_left_within(interval):
+                    raise ClientGone()
+            self.end_chunks()
+            with _state_lock:
+                record["done"] = True
+        except (ClientGone, OSError):
+            with _state_lock:
+                record["client_left"] = True
+            self.close_connection = True
+
+    def sse_malformed(self):
+        case = self.query.get("case", "")
+        size = max(0, self.int_arg("size", SSE_LONG_LINE_DEFAULT))
+        if case not in SSE_MALFORMED_CASES:
+            return self.send_text(400, "case must be one of %s\n" % ", ".join(SSE_MALFORMED_CASES))
+        if not self.begin_event_stream():
+            return
+        if case == "no-blank-line":
+            self.write_piece(b"data: before\n\n", True)
+            self.write_piece(b"data: never\ndata: dispatched\n", True)
+        elif case == "invalid-utf8":
+            self.write_piece(b"data: bad\xff\xfebytes\n\n", True)
+            self.write_piece(b"data: after\n\n", True)
+        elif case == "absurd-retry":
+            self.write_piece(b"retry: 1000\ndata: first\n\n", True)
+            self.write_piece(b"retry: -5\nretry: abc\nretry: 12x\ndata: second\n\n", True)
+            self.write_piece(b"retry: " + SSE_ABSURD_RETRY + b"\ndata: normal\n\n", True)
+        else:
+            self.write_piece(b"data: ", True)
+            line = memoryview(letters(size))
+            for start in range(0, size, BLOCK):
+                self.write_piece(line[start:start + BLOCK], True)
+            self.write_piece(b"\n\ndata: after\n\n", True)
+        self.end_chunks()
+
+    def sse_malformed_expected(self):
+        case = self.query.get("case", "")
+        expected = sse_malformed_expected(case, max(0, self.int_arg("size", SSE_LONG_LINE_DEFAULT)))
+        if expected is None:
+            return self.send_text(400, "case must be one of %s\n" % ", ".join(SSE_MALFORMED_CASES))
+        self.send_json(200, expected)
+
+    def sse_wrong_type(self):
+        body = b"id: 1\ndata: this is not an event stream\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    # Large bodies and backpressure
+
+    def stream_bytes(self):
+        size = max(0, self.int_arg("size", 1024))
+        chunk = min(STREAM_CHUNK_LIMIT, max(1, self.int_arg("chunk", BLOCK)))
+        record = {"sent": 0, "done": False, "client_left": False}
+        with _state_lock:
+            _stream_bytes[self.query.get("key", "")] = record
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        view = memoryview(stream_pattern(chunk))
+        sent = 0
+        try:
+            while sent < size:
+                take = min(chunk, size - sent)
+                start = sent % BLOCK
+                self.connection.sendall(view[start:start + take])
+                sent += take
+                with _state_lock:
+                    record["sent"] = sent
+            with _state_lock:
+                record["done"] = True
+        except OSError:
+            with _state_lock:
+                record["client_left"] = True
+            self.close_connection = True
+
+    def hold_body(self):
+        record = {"opened": True, "client_left": False}
+        with _state_lock:
+            _held_bodies[self.query.get("key", "")] = record
+        if not self.begin_chunked("text/plain"):
+            return
+        self.write_piece(b"first\n", True)
+        left = self.wait_for_client_to_leave(HOLD_BODY_LIMIT_SECONDS)
+        with _state_lock:
+            record["client_left"] = left
 
     def gzip(self):
         payload = json.dumps({"gzipped": True, "method": self.command, "padding": "z" * 2000}).encode("utf-8")
