@@ -9,6 +9,8 @@ public struct MockStub: Sendable {
         case response(status: Int, headers: HTTPHeaders, body: Data)
         /// A failure, thrown as it is.
         case failure(ServerAPIError)
+        /// A response whose body arrives in parts: chunks, waits on the mock's clock, a failure mid-body.
+        case stream(status: Int, headers: HTTPHeaders, parts: [MockStreamPart])
     }
 
     /// What the stub answers.
@@ -64,6 +66,34 @@ public struct MockStub: Sendable {
         .data(Data(), status: status, headers: headers, delay: delay)
     }
 
+    /// A response whose body arrives in parts, for streamed calls (`ServerAPIManager.stream`).
+    ///
+    /// ```swift
+    /// mock.stub(.get, "/feed", .stream([.text("one\n"), .wait(.seconds(1)), .text("two\n"), .failure(.init(.network, "dropped"))]))
+    /// ```
+    /// A whole-body call (`send`) gets the parts joined, or the failure.
+    public static func stream(
+        _ parts: [MockStreamPart], status: Int = 200, headers: HTTPHeaders = [:], delay: Duration = .zero
+    ) -> MockStub {
+        MockStub(.stream(status: status, headers: headers, parts: parts), delay: delay)
+    }
+
+    /// A `text/event-stream` response that sends these events, each as its own chunk, with waits between
+    /// them when `interval` is not zero.
+    public static func events(
+        _ events: [ServerSentEvent], interval: Duration = .zero, status: Int = 200, headers: HTTPHeaders = [:],
+        delay: Duration = .zero
+    ) -> MockStub {
+        var headers = headers
+        if !headers.contains("Content-Type") { headers.add(name: "Content-Type", value: "text/event-stream") }
+        var parts: [MockStreamPart] = []
+        for (index, event) in events.enumerated() {
+            if index > 0, interval > .zero { parts.append(.wait(interval)) }
+            parts.append(.event(event))
+        }
+        return .stream(parts, status: status, headers: headers, delay: delay)
+    }
+
     /// A failure.
     public static func failure(_ error: ServerAPIError, delay: Duration = .zero) -> MockStub {
         MockStub(.failure(error), delay: delay)
@@ -77,5 +107,32 @@ public struct MockStub: Sendable {
     /// A connection failure.
     public static func cannotConnect(delay: Duration = .zero) -> MockStub {
         .failure(ServerAPIError(.cannotConnect, "could not connect (stub)"), delay: delay)
+    }
+}
+
+/// One part of a `MockStub.stream` body.
+public enum MockStreamPart: Sendable {
+    /// Bytes, delivered as one chunk.
+    case chunk(Data)
+    /// A wait on the mock's clock before the next part (a `TestClock` in tests advances it).
+    case wait(Duration)
+    /// The body fails here, after the chunks before it were delivered.
+    case failure(ServerAPIError)
+
+    /// UTF-8 text, delivered as one chunk.
+    public static func text(_ text: String) -> MockStreamPart { .chunk(Data(text.utf8)) }
+
+    /// A server-sent event in its wire form (`event:`, `id:`, `retry:`, one `data:` line per line of
+    /// its data, a blank line), delivered as one chunk.
+    public static func event(_ event: ServerSentEvent) -> MockStreamPart {
+        var text = ""
+        if event.type != "message" { text += "event: \(event.type)\n" }
+        if !event.id.isEmpty { text += "id: \(event.id)\n" }
+        if let retry = event.retry {
+            let milliseconds = retry.components.seconds * 1000 + retry.components.attoseconds / 1_000_000_000_000_000
+            text += "retry: \(milliseconds)\n"
+        }
+        for line in event.data.split(separator: "\n", omittingEmptySubsequences: false) { text += "data: \(line)\n" }
+        return .text(text + "\n")
     }
 }

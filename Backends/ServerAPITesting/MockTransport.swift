@@ -14,6 +14,10 @@ import ServerAPIKit
 /// repeating (so `[.status(503), .json("{}")]` fails once, then succeeds). A request with no
 /// stub gets a 404. Delays honour task cancellation (`cancelled`) and the request's timeout
 /// (`timedOut`), as a real transport would.
+///
+/// Streamed calls (`ServerAPIManager.stream`) get `MockStub.stream` and `MockStub.events` bodies part
+/// by part, with the waits on the mock's clock (pass the `TestClock` the manager uses) and the same
+/// backpressure a real transport applies: a part is produced only when the reader has room for it.
 public final class MockTransport: RequestPerforming {
     /// Answers a request; return `nil` to fall through to route stubs.
     public typealias Handler = @Sendable (TransportRequest) async throws -> MockStub?
@@ -36,13 +40,27 @@ public final class MockTransport: RequestPerforming {
 
     /// The transport's name in metrics.
     public let name: String
+    /// The clock stubs' delays and streamed bodies' waits run on.
+    public let clock: any Clock<Duration>
+    /// The bytes a streamed body buffers before the mock stops producing parts until its reader catches up.
+    public let streamBufferSize: Int
 
     /// `true`: a delay or a handler ends with `cancelled` when the call's token fires.
     public var observesCancellationToken: Bool { true }
 
     /// Creates a mock with no stubs.
-    /// - Parameter name: The name reported in metrics.
-    public init(name: String = "mock") { self.name = name }
+    /// - Parameters:
+    ///   - name: The name reported in metrics.
+    ///   - clock: The clock delays and streamed waits run on; a `TestClock` lets a test drive them.
+    ///   - streamBufferSize: The bytes a streamed body buffers before the reader must catch up.
+    public init(
+        name: String = "mock", clock: any Clock<Duration> = ContinuousClock(),
+        streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
+    ) {
+        self.name = name
+        self.clock = clock
+        self.streamBufferSize = streamBufferSize
+    }
 
     /// Answers `method` + `path` with `stubs`, in turn, the last one repeating.
     /// - Parameters:
@@ -70,9 +88,120 @@ public final class MockTransport: RequestPerforming {
 
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let start = ContinuousClock.now
+        let chosen = try await answer(request)
+        let status: Int
+        let headers: HTTPHeaders
+        let body: Data
+        switch chosen.outcome {
+        case .failure(let error):
+            throw error.with(requestID: request.id, url: request.url)
+        case .response(let code, let fields, let bytes):
+            (status, headers, body) = (code, fields, bytes)
+        case .stream(let code, let fields, let parts):
+            var bytes = Data()
+            for part in parts {
+                switch part {
+                case .chunk(let chunk): bytes.append(chunk)
+                case .wait(let duration): try await wait(duration, request)
+                case .failure(let error): throw error.with(requestID: request.id, url: request.url)
+                }
+            }
+            (status, headers, body) = (code, fields, bytes)
+        }
+        if let tooLarge = ResponseSizeRule.check(
+            received: Int64(body.count), status: status, limit: request.maxResponseSize)
+        {
+            throw tooLarge.with(requestID: request.id, url: request.url)
+        }
+        let sent = Self.sentBytes(request)
+        request.progress?(TransferProgress(direction: .download, completed: Int64(body.count), total: Int64(body.count)))
+        var responseBody = ResponseBody.data(body)
+        if let download = request.download, (200..<300).contains(status) {
+            responseBody = try Self.write(body, to: download, request: request)
+        }
+        return TransportResponse(
+            status: status, headers: headers, body: responseBody, url: request.url,
+            metrics: TransportMetrics(
+                transport: name, total: ContinuousClock.now - start, bytesSent: sent,
+                bytesReceived: Int64(body.count), reusedConnection: false))
+    }
+
+    /// Answers with the stub's head at once and its body part by part: chunks as the reader makes room
+    /// for them, waits on the mock's clock, a failure where the stub says. A whole-body stub is one chunk.
+    public func stream(_ request: TransportRequest) async throws -> TransportResponse {
+        let start = ContinuousClock.now
+        let chosen = try await answer(request)
+        let status: Int
+        let headers: HTTPHeaders
+        let parts: [MockStreamPart]
+        switch chosen.outcome {
+        case .failure(let error):
+            throw error.with(requestID: request.id, url: request.url)
+        case .response(let code, let fields, let bytes):
+            (status, headers, parts) = (code, fields, [.chunk(bytes)])
+        case .stream(let code, let fields, let streamParts):
+            (status, headers, parts) = (code, fields, streamParts)
+        }
+        let sent = Self.sentBytes(request)
+        let producer = MockStreamProducer()
+        let (body, source) = ResponseBodyStream.makeStream(
+            bufferSize: streamBufferSize, onResume: { producer.resume() }, onTermination: { producer.stop() })
+        let name = self.name
+        let clock = self.clock
+        let limit = request.maxResponseSize
+        let progress = request.progress
+        let headMetrics = TransportMetrics(
+            transport: name, firstByte: ContinuousClock.now - start, total: ContinuousClock.now - start,
+            bytesSent: sent, reusedConnection: false)
+        producer.start {
+            var received: Int64 = 0
+            func metrics() -> TransportMetrics {
+                var metrics = headMetrics
+                metrics.total = ContinuousClock.now - start
+                metrics.bytesReceived = received
+                return metrics
+            }
+            for part in parts {
+                switch part {
+                case .chunk(let chunk):
+                    guard !chunk.isEmpty else { continue }
+                    received += Int64(chunk.count)
+                    if let tooLarge = ResponseSizeRule.check(received: received, status: status, limit: limit) {
+                        source.finish(throwing: tooLarge, metrics: metrics())
+                        return
+                    }
+                    progress?(TransferProgress(direction: .download, completed: received, total: nil))
+                    switch source.yield(chunk) {
+                    case .more: break
+                    case .pause:
+                        guard await producer.waitForResume() else { return }
+                    case .stopped: return
+                    }
+                case .wait(let duration):
+                    do { try await clock.sleep(for: duration) } catch { return }
+                case .failure(let error):
+                    source.finish(throwing: error, metrics: metrics())
+                    return
+                }
+            }
+            source.finish(metrics: metrics())
+        }
+        return TransportResponse(
+            status: status, headers: headers, body: .stream(body), url: request.url, metrics: headMetrics)
+    }
+
+    /// Records the request, finds its stub (or asks the handler) and waits the stub's delay.
+    private func answer(_ request: TransportRequest) async throws -> MockStub {
         if request.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
+        // A streamed request body is read out, as a transport would send it, before it is recorded.
+        var streamedBytes: Data?
+        if let stream = request.body.streamedBody, state.withLock({ $0.recording }) {
+            var bytes = Data()
+            for try await chunk in try stream.makeChunks() { bytes.append(chunk) }
+            streamedBytes = bytes
+        }
         let (stub, handler) = try state.withLock { state throws(ServerAPIError) -> (MockStub?, Handler?) in
-            if state.recording { state.requests.append(try RecordedRequest(request)) }
+            if state.recording { state.requests.append(try RecordedRequest(request, streamedBody: streamedBytes)) }
             let path = request.url.path
             if let index = state.routes.lastIndex(where: {
                 $0.path == path && ($0.method == nil || $0.method == request.method)
@@ -93,40 +222,30 @@ public final class MockTransport: RequestPerforming {
         }
         let chosen = answer ?? .text("no stub for \(request.method) \(request.url.path)", status: 404)
         if chosen.delay > .zero {
-            let wait = min(chosen.delay, request.timeout)
-            do {
-                try await Self.cancellable(request) { try await Task.sleep(for: wait) }
-            } catch {
-                throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url)
-            }
-            if chosen.delay > request.timeout {
-                throw ServerAPIError.timedOut(after: request.timeout).with(requestID: request.id, url: request.url)
-            }
+            try await wait(chosen.delay, request)
         }
         if request.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
-        switch chosen.outcome {
-        case .failure(let error):
-            throw error.with(requestID: request.id, url: request.url)
-        case .response(let status, let headers, let body):
-            if let tooLarge = ResponseSizeRule.check(
-                received: Int64(body.count), status: status, limit: request.maxResponseSize)
-            {
-                throw tooLarge.with(requestID: request.id, url: request.url)
-            }
-            let sent = (try? request.body.contentLength()) ?? 0
-            if sent > 0 { request.progress?(TransferProgress(direction: .upload, completed: sent, total: sent)) }
-            request.progress?(
-                TransferProgress(direction: .download, completed: Int64(body.count), total: Int64(body.count)))
-            var responseBody = ResponseBody.data(body)
-            if let download = request.download, (200..<300).contains(status) {
-                responseBody = try Self.write(body, to: download, request: request)
-            }
-            return TransportResponse(
-                status: status, headers: headers, body: responseBody, url: request.url,
-                metrics: TransportMetrics(
-                    transport: name, total: ContinuousClock.now - start, bytesSent: sent,
-                    bytesReceived: Int64(body.count), reusedConnection: false))
+        let sent = Self.sentBytes(request)
+        if sent > 0 { request.progress?(TransferProgress(direction: .upload, completed: sent, total: sent)) }
+        return chosen
+    }
+
+    /// Waits on the mock's clock, at most the request's timeout: a longer wait ends in `timedOut`.
+    private func wait(_ duration: Duration, _ request: TransportRequest) async throws {
+        let wait = min(duration, request.timeout)
+        let clock = self.clock
+        do {
+            try await Self.cancellable(request) { try await clock.sleep(for: wait) }
+        } catch {
+            throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url)
         }
+        if duration > request.timeout {
+            throw ServerAPIError.timedOut(after: request.timeout).with(requestID: request.id, url: request.url)
+        }
+    }
+
+    private static func sentBytes(_ request: TransportRequest) -> Int64 {
+        (try? request.body.knownLength() ?? 0) ?? 0
     }
 
     /// Runs a stub's wait or a handler; in a task of its own when the call has a token, so that the token
@@ -172,7 +291,7 @@ public struct RecordedRequest: Sendable, Hashable {
     /// The attempt number.
     public var attempt: Int
 
-    init(_ request: TransportRequest) throws(ServerAPIError) {
+    init(_ request: TransportRequest, streamedBody: Data? = nil) throws(ServerAPIError) {
         id = request.id
         url = request.url
         method = request.method
@@ -180,6 +299,8 @@ public struct RecordedRequest: Sendable, Hashable {
         attempt = request.attempt
         if let bytes = request.body.inMemoryBytes {
             body = bytes
+        } else if let streamedBody {
+            body = streamedBody
         } else {
             let reader = try request.body.makeReader()
             var data = Data()
@@ -199,4 +320,63 @@ public struct RecordedRequest: Sendable, Hashable {
 
     /// The body as UTF-8 text.
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// The task that produces a mock's streamed body, paused while the reader's buffer is full.
+final class MockStreamProducer: Sendable {
+    private struct State {
+        var task: Task<Void, Never>?
+        var stopped = false
+        var resumed = false
+        var waiter: CheckedContinuation<Bool, Never>?
+    }
+
+    private let state = Locked(State())
+
+    func start(_ work: @escaping @Sendable () async -> Void) {
+        let task = Task { await work() }
+        let stopped = state.withLock { state -> Bool in
+            state.task = task
+            return state.stopped
+        }
+        if stopped { task.cancel() }
+    }
+
+    /// Waits until the reader made room (`true`) or left (`false`).
+    func waitForResume() async -> Bool {
+        await withCheckedContinuation { waiter in
+            let answer = state.withLock { state -> Bool? in
+                if state.stopped { return false }
+                if state.resumed {
+                    state.resumed = false
+                    return true
+                }
+                state.waiter = waiter
+                return nil
+            }
+            if let answer { waiter.resume(returning: answer) }
+        }
+    }
+
+    func resume() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let waiter = state.waiter else {
+                state.resumed = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: true)
+    }
+
+    func stop() {
+        let (task, waiter) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<Bool, Never>?) in
+            state.stopped = true
+            defer { state.waiter = nil }
+            return (state.task, state.waiter)
+        }
+        task?.cancel()
+        waiter?.resume(returning: false)
+    }
 }
