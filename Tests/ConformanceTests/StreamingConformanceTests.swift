@@ -1,0 +1,274 @@
+import Foundation
+import ServerAPIKit
+import ServerAPITestSupport
+import Testing
+
+/// Streamed responses through the manager on every transport, against the real servers: chunks
+/// before the end, lines, server-sent events as the WHATWG specification parses them, the reconnecting
+/// event source, bad input, and cancellation at every point of a stream.
+@Suite("Conformance: streamed responses")
+struct StreamingConformanceTests {
+    static func key() -> String { UUID().uuidString }
+
+    private func manager(_ kind: TransportKind) -> ServerAPIManager {
+        ServerAPIManager(transport: kind.make())
+    }
+
+    /// A JSON document from the fixture, through the transport under test.
+    private func json(_ manager: ServerAPIManager, _ path: String) async throws -> Any {
+        let result = try await manager.send(ServerAPI(url: try TestServers.fixture(path)).format(.data))
+        return try JSONSerialization.jsonObject(with: result.data ?? Data())
+    }
+
+    /// The events a fixture route's `expected` document lists, as (type, data, id).
+    private func expectedEvents(_ manager: ServerAPIManager, _ path: String) async throws -> [[String]] {
+        let list = try await json(manager, path) as? [[String: Any]] ?? []
+        return list.map { [$0["type"] as? String ?? "", $0["data"] as? String ?? "", $0["id"] as? String ?? ""] }
+    }
+
+    private func events(_ response: StreamedResponse) async throws -> [[String]] {
+        var events: [[String]] = []
+        for try await event in response.events { events.append([event.type, event.data, event.id]) }
+        return events
+    }
+
+    @Test("the first chunk of a slow body arrives while the transfer is still running", arguments: TransportKind.allCases)
+    func dripArrivesEarly(kind: TransportKind) async throws {
+        let manager = manager(kind)
+        let response = try await manager.stream(
+            ServerAPI(url: try TestServers.httpbin("/drip?duration=2&numbytes=4&delay=0")))
+        var chunks = response.body.makeAsyncIterator()
+        let first = try #require(try await chunks.next())
+        #expect(!first.isEmpty)
+        // Seen before the body ended: the transport delivered it as it arrived, not at the end.
+        #expect(!response.body.isFinished)
+        var total = first.count
+        while let chunk = try await chunks.next() { total += chunk.count }
+        #expect(total == 4)
+        let metrics = await response.finalMetrics
+        #expect(metrics.transport?.bytesReceived == 4)
+    }
+
+    @Test("httpbin's JSON lines arrive as lines", arguments: TransportKind.allCases)
+    func jsonLines(kind: TransportKind) async throws {
+        let response = try await manager(kind).stream(ServerAPI(url: try TestServers.httpbin("/stream/20")))
+        var ids: [Int] = []
+        for try await line in response.lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            ids.append(object?["id"] as? Int ?? -1)
+        }
+        #expect(ids == Array(0..<20))
+    }
+
+    @Test("server-sent events follow the WHATWG parsing rules", arguments: TransportKind.allCases)
+    func basicEvents(kind: TransportKind) async throws {
+        let manager = manager(kind)
+        let expected = try await expectedEvents(manager, "/sse/basic/expected")
+        let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/sse/basic")))
+        #expect(response.headers["Content-Type"]?.hasPrefix("text/event-stream") == true)
+        #expect(try await events(response) == expected)
+        #expect(expected.count == 5)
+    }
+
+    @Test(
+        "LF, CRLF (split across chunks) and CR line ends give the same events",
+        arguments: TransportKind.allCases, ["lf", "crlf", "cr"])
+    func lineEnds(kind: TransportKind, style: String) async throws {
+        let manager = manager(kind)
+        let expected = try await expectedEvents(manager, "/sse/lineends/expected")
+        let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/sse/lineends?style=\(style)")))
+        #expect(try await events(response) == expected)
+    }
+
+    @Test(
+        "malformed event streams give events or a typed error, never a crash or a hang",
+        arguments: TransportKind.allCases, ["no-blank-line", "invalid-utf8", "absurd-retry"])
+    func malformed(kind: TransportKind, name: String) async throws {
+        let manager = manager(kind)
+        let expected = try await expectedEvents(manager, "/sse/malformed/expected?case=\(name)")
+        let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/sse/malformed?case=\(name)")))
+        #expect(try await events(response) == expected)
+    }
+
+    @Test("a line longer than the limit ends the events with responseTooLarge", arguments: TransportKind.allCases)
+    func longLine(kind: TransportKind) async throws {
+        let response = try await manager(kind).stream(
+            ServerAPI(url: try TestServers.fixture("/sse/malformed?case=long-line&size=2097152")))
+        let error = await #expect(throws: ServerAPIError.self) {
+            for try await _ in response.events {}
+        }
+        #expect(error?.kind == .responseTooLarge)
+        let metrics = await response.finalMetrics
+        #expect(metrics.duration > .zero)
+    }
+
+    @Test(
+        "the event source reconnects with Last-Event-ID after drops and stops on 204",
+        arguments: TransportKind.allCases)
+    func reconnecting(kind: TransportKind) async throws {
+        let manager = manager(kind)
+        let key = Self.key()
+        var events: [ServerSentEvent] = []
+        for try await event in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/reconnect?key=\(key)"))) {
+            events.append(event)
+        }
+        #expect(events.map(\.data) == (1...5).map { "event \($0)" })
+        #expect(events.map(\.id) == (1...5).map { "\($0)" })
+        let log = try await json(manager, "/sse/reconnect/log?key=\(key)") as? [String: Any]
+        #expect(log?["connections"] as? Int == 3)
+        #expect((log?["last_event_ids"] as? [Any])?.map { $0 as? String } == [nil, "3", "5"])
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("an event source stops on an error status and refuses a body that is not an event stream",
+          arguments: TransportKind.allCases)
+    func eventSourceStops(kind: TransportKind) async throws {
+        let manager = manager(kind)
+        let status = await #expect(throws: ServerAPIError.self) {
+            for try await _ in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/status/500"))) {}
+        }
+        #expect(status?.kind == .httpStatus)
+        #expect(status?.bodyExcerpt == "status 500")
+        let type = await #expect(throws: ServerAPIError.self) {
+            for try await _ in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/wrong-type"))) {}
+        }
+        #expect(type?.kind == .decoding)
+    }
+
+    @Test("an error status fails the call before the body with an excerpt of it", arguments: TransportKind.allCases)
+    func errorStatus(kind: TransportKind) async throws {
+        let error = await #expect(throws: ServerAPIError.self) {
+            try await manager(kind).stream(ServerAPI(url: try TestServers.fixture("/status/503")))
+        }
+        #expect(error?.status == 503)
+        #expect(error?.bodyExcerpt?.isEmpty == false)
+    }
+
+    @Test("a body dropped mid-way ends the stream with a network error", arguments: TransportKind.allCases)
+    func droppedMidBody(kind: TransportKind) async throws {
+        let response = try await manager(kind).stream(
+            ServerAPI(url: try TestServers.fixture("/close-mid-body?size=100000&after=1000")))
+        let error = await #expect(throws: ServerAPIError.self) { try await response.body.collect(upTo: 1 << 20) }
+        #expect(error?.kind == .network)
+        #expect(error?.requestID == response.requestID)
+    }
+
+    /// Where a stream is cancelled.
+    enum Point: String, CaseIterable, Sendable {
+        /// The server has not answered yet: the call is waiting for the head.
+        case beforeHead
+        /// The head and a first chunk arrived; the server holds the rest back.
+        case midBody
+        /// The reader stopped reading; the transport paused on a full buffer.
+        case whilePaused
+        /// The reader left its `for try await` loop.
+        case leavingTheLoop
+    }
+
+    /// How a stream is cancelled.
+    enum Way: String, CaseIterable, Sendable {
+        case tag, id, all, task, stream
+    }
+
+    @Test("a cancelled stream ends with cancelled and closes its connection",
+          arguments: TransportKind.allCases, Point.allCases)
+    func cancellation(kind: TransportKind, point: Point) async throws {
+        for way in Way.allCases where point != .leavingTheLoop || way == .stream {
+            try await cancel(kind: kind, point: point, way: way)
+        }
+    }
+
+    private func cancel(kind: TransportKind, point: Point, way: Way) async throws {
+        let manager = manager(kind)
+        let key = Self.key()
+        let path: String
+        switch point {
+        case .beforeHead: path = "/hang"
+        case .midBody, .leavingTheLoop: path = "/hold-body?key=\(key)"
+        case .whilePaused: path = "/stream-bytes?size=1073741824&key=\(key)"
+        }
+        let api = ServerAPI(url: try TestServers.fixture(path)).tag(key)
+        let label = "\(kind) \(point) \(way)"
+        if point == .beforeHead {
+            let task = Task { try await manager.stream(api) }
+            try await waitUntil("\(label): in flight") { manager.inFlight.count == 1 }
+            switch way {
+            case .tag: manager.cancel(tag: key)
+            case .id: manager.cancel(id: api.id)
+            case .all: manager.cancelAll()
+            case .task, .stream: task.cancel()
+            }
+            let error = await #expect(throws: ServerAPIError.self) { try await task.value }
+            #expect(error?.kind == .cancelled, "\(label)")
+            #expect(manager.inFlight.isEmpty, "\(label)")
+            return
+        }
+        let response = try await manager.stream(api)
+        let firstChunk = EventCounter()
+        // A paused reader does other work until the test lets it read again (or its task is cancelled).
+        let readAgain = EventCounter()
+        let reader = Task { () -> (Int, ServerAPIError?) in
+            var bytes = 0
+            do {
+                for try await chunk in response.body {
+                    bytes += chunk.count
+                    firstChunk.fire()
+                    if point == .leavingTheLoop { break }
+                    if point == .whilePaused { await readAgain.wait() }
+                }
+                return (bytes, nil)
+            } catch {
+                return (bytes, ServerAPIError.wrap(error))
+            }
+        }
+        await firstChunk.wait()
+        if point == .whilePaused {
+            // The server is held back: what it sent stops growing well short of the body.
+            try await waitUntil("\(label): server held back") {
+                let sent = try await sentBytes(manager, key)
+                let later = try await sentBytes(manager, key, after: .milliseconds(300))
+                return sent > 0 && sent == later
+            }
+            let sent = try await sentBytes(manager, key)
+            #expect(sent < 256 << 20, "\(label): the server sent \(sent) bytes")
+        }
+        if point != .leavingTheLoop {
+            switch way {
+            case .tag: #expect(manager.cancel(tag: key).count == 1, "\(label)")
+            case .id: #expect(manager.cancel(id: api.id).count == 1, "\(label)")
+            case .all: #expect(manager.cancelAll().count == 1, "\(label)")
+            case .task: reader.cancel()
+            case .stream: response.cancel()
+            }
+        }
+        readAgain.fire()
+        let (_, error) = await reader.value
+        if point == .leavingTheLoop {
+            #expect(error == nil, "\(label)")
+        } else {
+            #expect(error?.kind == .cancelled, "\(label)")
+        }
+        _ = await response.finalMetrics
+        #expect(manager.inFlight.isEmpty, "\(label)")
+        // The server saw the client leave: the connection was closed, not left to dangle.
+        let state = point == .whilePaused ? "/stream-bytes/sent?key=\(key)" : "/hold-body/state?key=\(key)"
+        try await waitUntil("\(label): connection closed") {
+            (try await json(manager, state) as? [String: Any])?["client_left"] as? Bool == true
+        }
+    }
+
+    private func sentBytes(_ manager: ServerAPIManager, _ key: String, after delay: Duration = .zero) async throws -> Int {
+        if delay > .zero { try await Task.sleep(for: delay) }
+        return (try await json(manager, "/stream-bytes/sent?key=\(key)") as? [String: Any])?["sent"] as? Int ?? -1
+    }
+
+    /// Polls a condition the servers report (they offer no event to wait on), up to a generous bound.
+    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("timed out waiting: \(what)")
+    }
+}
