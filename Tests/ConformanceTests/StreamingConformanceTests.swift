@@ -128,7 +128,7 @@ struct StreamingConformanceTests {
             for try await _ in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/status/500"))) {}
         }
         #expect(status?.kind == .httpStatus)
-        #expect(status?.bodyExcerpt == "status 500")
+        #expect(status?.bodyExcerpt?.hasPrefix("status 500") == true)
         let type = await #expect(throws: ServerAPIError.self) {
             for try await _ in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/wrong-type"))) {}
         }
