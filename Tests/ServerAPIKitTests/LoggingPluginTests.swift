@@ -32,11 +32,29 @@ struct LoggingPluginTests {
         #expect(lines[2] == "→ GET \(url) \(api.id) attempt 2")
         #expect(lines[3].hasPrefix("← 200 GET \(url) \(api.id) attempt 2: "))
         #expect(lines[3].hasSuffix(" ms, sent 0 B, received 7 B via mock"))
-        #expect(lines[4].hasPrefix("✓ GET \(url) \(api.id) from network: ") && lines[4].hasSuffix(" ms, 2 attempts"))
+        #expect(lines[4].hasPrefix("✓ GET \(url) \(api.id) from network: ") && lines[4].hasSuffix(" ms, 2 attempts, received 7 B"))
 
         _ = try await manager.send(api)
         #expect(log.all.count == 6)
         #expect(log.all[5].hasPrefix("✓ GET \(url) \(api.id) from cache: "))
+    }
+
+    @Test("a streamed call logs its head as streaming, its end with the bytes received, and redacts as usual")
+    func streamed() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/feed", .stream([.text("abc"), .text("de")]))
+        let log = Log()
+        let manager = ServerAPIManager(
+            transport: mock, plugins: [LoggingPlugin(logsHeaders: false, sink: log.append)])
+        let api = ServerAPI.test("/feed").query("token", "SECRET-9")
+        let response = try await manager.stream(api)
+        #expect(log.all.count == 2)
+        #expect(log.all[1].hasSuffix("streaming the body via mock"))
+        _ = try await response.body.collect(upTo: 100)
+        _ = await response.finalMetrics
+        #expect(log.all.count == 3)
+        #expect(log.all[2].hasSuffix(", 1 attempt, received 5 B"))
+        #expect(!log.all.joined().contains("SECRET-9"))
     }
 
     @Test("a failure is logged with its kind and message")

@@ -72,7 +72,12 @@ public struct LoggingPlugin: ServerAPIPlugin {
         case .success(let response):
             let metrics = response.metrics
             var entry = "← \(response.status) \(call): \(Self.format(metrics.total)), sent \(metrics.bytesSent) B, "
-                + "received \(metrics.bytesReceived) B via \(metrics.transport)"
+            if case .stream = response.body {
+                // The head of a streamed call: the body is still to come, and `didComplete` ends the call.
+                entry += "streaming the body via \(metrics.transport)"
+            } else {
+                entry += "received \(metrics.bytesReceived) B via \(metrics.transport)"
+            }
             if logsHeaders { entry += headerLines(response.headers) }
             sink(entry)
         case .failure(let error):
@@ -89,7 +94,8 @@ public struct LoggingPlugin: ServerAPIPlugin {
         } else if metrics.attempts == 0 {
             sink("✓ \(call) from cache: \(Self.format(metrics.duration))")
         } else {
-            sink("✓ \(call) from network: \(Self.format(metrics.duration)), \(attempts)")
+            let received = metrics.transport.map { ", received \($0.bytesReceived) B" } ?? ""
+            sink("✓ \(call) from network: \(Self.format(metrics.duration)), \(attempts)\(received)")
         }
     }
 
