@@ -156,3 +156,79 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         }
     }
 }
+
+/// A streamed body of JSON lines (NDJSON, JSON Lines, httpbin's `/stream/N`) decoded one model per line.
+///
+/// ```swift
+/// for try await entry in response.decodedLines(LogEntry.self) { show(entry) }
+/// ```
+/// Blank lines are skipped. A line that does not decode ends the sequence with a `decoding` error that
+/// quotes the start of the line.
+public struct DecodedLines<Model: Decodable & Sendable>: AsyncSequence, Sendable {
+    public typealias Element = Model
+    public typealias Failure = ServerAPIError
+
+    let lines: ResponseLines
+    let makeDecoder: @Sendable () -> JSONDecoder
+
+    public func makeAsyncIterator() -> Iterator { Iterator(lines: lines.makeAsyncIterator(), decoder: makeDecoder()) }
+
+    /// Decodes lines in order.
+    public struct Iterator: AsyncIteratorProtocol {
+        var lines: ResponseLines.Iterator
+        let decoder: JSONDecoder
+        var number = 0
+
+        public mutating func next() async throws(ServerAPIError) -> Model? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> Model? {
+            while let line = try await lines.next(isolation: actor) {
+                number += 1
+                guard !line.allSatisfy(\.isWhitespace) else { continue }
+                do {
+                    return try decoder.decode(Model.self, from: Data(line.utf8))
+                } catch {
+                    throw ServerAPIError(
+                        .decoding,
+                        "line \(number) of the streamed body is not a \(Model.self): \(ServerAPIError.excerpt(Data(line.utf8)) ?? "")",
+                        underlying: error)
+                }
+            }
+            return nil
+        }
+    }
+}
+
+extension StreamedResponse {
+    /// The body as JSON lines, each decoded as a `Model`.
+    /// - Parameters:
+    ///   - type: The model of each line.
+    ///   - decoder: Makes the decoder to use; a plain `JSONDecoder` by default.
+    public func decodedLines<Model: Decodable & Sendable>(
+        _ type: Model.Type, decoder: @escaping @Sendable () -> JSONDecoder = { JSONDecoder() }
+    ) -> DecodedLines<Model> {
+        DecodedLines(lines: lines, makeDecoder: decoder)
+    }
+}
+
+extension ServerSentEvent {
+    /// The event's data decoded as JSON: what an LLM completion or a price feed sends in each event.
+    /// - Parameters:
+    ///   - type: The model.
+    ///   - decoder: The decoder; a plain `JSONDecoder` by default.
+    /// - Returns: The model.
+    /// - Throws: `ServerAPIError` of kind `decoding`, quoting the start of the data.
+    public func decode<Model: Decodable>(_ type: Model.Type, decoder: JSONDecoder = JSONDecoder()) throws(ServerAPIError)
+        -> Model
+    {
+        do {
+            return try decoder.decode(Model.self, from: Data(data.utf8))
+        } catch {
+            throw ServerAPIError(
+                .decoding, "the event's data is not a \(Model.self): \(ServerAPIError.excerpt(Data(data.utf8)) ?? "empty")",
+                underlying: error)
+        }
+    }
+}

@@ -261,3 +261,29 @@ struct StreamedRequestBodyTests {
         #expect(mock.requestCount == 1)
     }
 }
+
+@Suite("Decoding streamed JSON lines and event data")
+struct StreamDecodingTests {
+    struct Item: Decodable, Sendable, Equatable {
+        var id: Int
+    }
+
+    @Test("JSON lines decode one model per line, blank lines skipped, a bad line a decoding error")
+    func lines() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/nd", .stream([.text("{\"id\":1}\n\n{\"i"), .text("d\":2}\r\nnot json\n{\"id\":3}\n")]))
+        let response = try await ServerAPIManager(transport: mock).stream(.test("/nd"))
+        var items: [Item] = []
+        let error = await errorOf { for try await item in response.decodedLines(Item.self) { items.append(item) } }
+        #expect(items == [Item(id: 1), Item(id: 2)])
+        #expect(error?.kind == .decoding)
+        #expect(error?.message.contains("line 4") == true)
+        #expect(error?.message.contains("not json") == true)
+    }
+
+    @Test("an event's data decodes as JSON")
+    func eventData() throws {
+        #expect(try ServerSentEvent(data: #"{"id":7}"#).decode(Item.self) == Item(id: 7))
+        #expect(throws: ServerAPIError.self) { try ServerSentEvent(data: "[DONE]").decode(Item.self) }
+    }
+}
