@@ -4,6 +4,10 @@ import ServerAPITestSupport
 @testable import ServerAPIURLSession
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// `URLSessionTransport.stream`: the head as soon as it arrives, the body as FoundationNetworking
 /// receives it, the typed errors after the head, cancellation that leaves no task behind, and what
 /// FoundationNetworking does (and does not do) for a reader slower than the network.
@@ -130,6 +134,82 @@ struct URLSessionStreamingTests {
         try await expectNoTasksLeft(transport)
     }
 
+    // MARK: A reader slower than the network
+
+    /// What FoundationNetworking does for a reader that stops: the stream answers `.pause` once
+    /// `streamBufferSize` bytes wait, but the transfer cannot pause (see `suspendRestartsTheRequest`), so
+    /// the transport receives the whole body while the reader holds one chunk, and the unread bytes sit
+    /// in memory. Measured: the body's size in resident memory (set `SAPI_STREAM_MEASURE_BYTES` for
+    /// another size; 1 GiB measured about 1 GiB). On a transport that pauses this would stay near the
+    /// buffer size.
+    @Test("a reader that stops does not stop the transfer: the unread body is held in memory")
+    func slowReaderIsNotBackpressured() async throws {
+        let size = ProcessInfo.processInfo.environment["SAPI_STREAM_MEASURE_BYTES"].flatMap { Int($0) } ?? 128 << 20
+        var configuration = URLSessionTransport.Configuration()
+        configuration.streamBufferSize = 256 << 10
+        let transport = URLSessionTransport(configuration: configuration)
+        let received = Locked<Int64>(0)
+        var request = TransportRequest(url: try TestServers.fixture("/resource?size=\(size)&seed=5"))
+        request.progress = { progress in
+            guard progress.direction == .download else { return }
+            received.withLock { $0 = max($0, progress.completed) }
+        }
+        let probe = MemoryProbe()
+        probe.start()
+        let response = try await transport.stream(request)
+        let body = try streamBody(response)
+        var chunks = body.makeAsyncIterator()
+        var read = try await chunks.next()?.count ?? 0
+        // The reader stops after one chunk. A transfer that paused would stop near the buffer's size.
+        try await poll("the transfer to receive the whole body", limit: .seconds(120)) {
+            received.withLock { $0 } == Int64(size)
+        }
+        let growth = probe.stop()
+        print(
+            "URLSession stream, reader stopped after \(read) bytes: received \(mebibytes(Int64(size))), "
+                + "resident memory grew \(mebibytes(growth)) (buffer \(mebibytes(256 << 10)))")
+        #expect(growth > Int64(size) / 2)
+        let payload = FixturePayload(seed: 5)
+        var mismatch: Int?
+        while let chunk = try await chunks.next() {
+            if mismatch == nil, chunk != payload.bytes(read..<min(size, read + chunk.count)) { mismatch = read }
+            read += chunk.count
+        }
+        #expect(read == size)
+        #expect(mismatch == nil)
+        try await expectNoTasksLeft(transport)
+    }
+
+    #if canImport(FoundationNetworking)
+        /// Why the transport cannot pause: `URLSessionTask.suspend()` on a running data task takes its libcurl
+        /// handle out of the session's multi handle (`_NativeProtocol.suspend`, `internalState` →
+        /// `.transferReady` → `_MultiHandle.remove`, which aborts the transfer), and `resume()` adds it back,
+        /// which sends the request again: a second head, and the body again from its first byte.
+        @Test("FoundationNetworking's suspend and resume send a running request again from the start")
+        func suspendRestartsTheRequest() async throws {
+            let size = 8 << 20
+            let recorder = RecordingDataDelegate()
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            let session = URLSession(configuration: .ephemeral, delegate: recorder, delegateQueue: queue)
+            // Slow enough that the body is far from complete when the task is suspended.
+            let task = session.dataTask(
+                with: try TestServers.fixture("/resource?size=\(size)&seed=7&rate=4000000"))
+            await onOwnThread { task.resume() }
+            try await poll("the first bytes") { recorder.state.withLock { $0.bytes } > 0 }
+            await onOwnThread {
+                task.suspend()
+                task.resume()
+            }
+            await recorder.completed.wait()
+            let (heads, bytes, error) = recorder.state.withLock { ($0.heads, $0.bytes, $0.error) }
+            await onOwnThread { session.finishTasksAndInvalidate() }
+            #expect(error == nil)
+            #expect(heads == 2)
+            #expect(bytes > size)
+        }
+    #endif
+
     // MARK: Cancellation
 
     @Test("cancel() ends a running body with cancelled and cancels its task")
@@ -248,3 +328,45 @@ private func expectNoTasksLeft(_ transport: URLSessionTransport, sourceLocation:
         return transport.activeTransfers == 0 && running == 0
     }
 }
+
+/// Runs blocking work on a thread of its own: `URLSessionTask.suspend()` and `resume()` wait for
+/// FoundationNetworking's thread.
+private func onOwnThread(_ work: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            work()
+            continuation.resume()
+        }
+    }
+}
+
+#if canImport(FoundationNetworking)
+    /// A plain session delegate that counts heads and body bytes.
+    // @unchecked: NSObject is not Sendable; the state is behind a lock.
+    private final class RecordingDataDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        struct State {
+            var heads = 0
+            var bytes = 0
+            var error: (any Error)?
+        }
+        let state = Locked(State())
+        let completed = EventCounter()
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
+            completionHandler(.allow)
+            state.withLock { $0.heads += 1 }
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            state.withLock { $0.bytes += data.count }
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            state.withLock { $0.error = error }
+            completed.fire()
+        }
+    }
+#endif
