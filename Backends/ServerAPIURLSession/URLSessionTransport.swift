@@ -139,9 +139,12 @@ public final class URLSessionTransport: RequestPerforming {
     static let resourceTimeout: Int64 = 7 * 24 * 3600
 
     /// Why a request body from an `AsyncSequence` is refused: FoundationNetworking on Linux reads a body
-    /// stream synchronously on the session's one transfer thread and takes "no bytes available" for the
-    /// end of the body, so a body that is produced while it is sent can neither wait for its producer nor
-    /// pause the transfer. `CurlTransport` sends one.
+    /// stream synchronously, from libcurl's read callback, on the one serial queue every session of the
+    /// process runs its transfers on, and takes "no bytes available" (or a read of 0) for the end of the
+    /// body: `_BodyStreamSource.getNextChunk` never answers `.retryLater`, the one answer that would pause
+    /// the upload. So a body that is produced while it is sent can neither wait for its producer (a
+    /// blocking read would stall every transfer of the process) nor pause the transfer. `CurlTransport`
+    /// sends one.
     static let streamedBodyRefusal = ServerAPIError(
         .invalidRequest,
         "URLSessionTransport cannot send a streamed request body (FoundationNetworking reads body streams "
