@@ -11,7 +11,7 @@ import Testing
 /// `URLSessionTransport.stream`: the head as soon as it arrives, the body as FoundationNetworking
 /// receives it, the typed errors after the head, cancellation that leaves no task behind, and what
 /// FoundationNetworking does (and does not do) for a reader slower than the network.
-@Suite("URLSessionTransport: streamed responses")
+@Suite("URLSessionTransport: streamed responses", .serialized)
 struct URLSessionStreamingTests {
     // MARK: Delivery
 
@@ -72,12 +72,12 @@ struct URLSessionStreamingTests {
     @Test("the request's timeout bounds the head only: a body slower than it still arrives whole")
     func timeoutBoundsHeadOnly() async throws {
         let transport = URLSessionTransport()
-        // 6 bytes, one every 400 ms: the body takes about 2 s, twice the timeout.
+        // 8 bytes, one every 600 ms: the body takes about 4.8 s, well past the timeout.
         let request = TransportRequest(
-            url: try TestServers.fixture("/drip?size=6&interval_ms=400&chunk=1"), timeout: .seconds(1))
+            url: try TestServers.fixture("/drip?size=8&interval_ms=600&chunk=1"), timeout: .seconds(3))
         let response = try await transport.stream(request)
         let body = try await streamBody(response).collect(upTo: 1 << 20)
-        #expect(body.count == 6)
+        #expect(body.count == 8)
     }
 
     @Test("no head within the request's timeout throws timedOut")
@@ -124,7 +124,7 @@ struct URLSessionStreamingTests {
         let transport = URLSessionTransport()
         let request = TransportRequest(
             url: try TestServers.fixture("/hang-body?size=100000&after=1000"), timeout: .seconds(30),
-            stallTimeout: StallTimeout(bytesPerSecond: 100, duration: .seconds(1)))
+            stallTimeout: StallTimeout(bytesPerSecond: 100, duration: .seconds(2)))
         let response = try await transport.stream(request)
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await streamBody(response).collect(upTo: 1 << 20)
