@@ -8,17 +8,24 @@ internal import FoundationNetworking
 /// Conversions between ServerAPIKit's transport values and Foundation's URL loading types.
 enum RequestConversion {
     /// The `URLRequest` that sends `request`: method, headers, body (streamed when it has files).
+    /// - Parameter streamed: Whether the response is streamed: then `request.timeout` bounds only the
+    ///   time until the head, and only the configured `idleTimeout` limits silence after it.
     static func urlRequest(
         for request: TransportRequest, configuration: URLSessionTransport.Configuration,
-        failureBox: BodyInputStream.FailureBox
+        failureBox: BodyInputStream.FailureBox, streamed: Bool = false
     ) throws(ServerAPIError) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.httpShouldHandleCookies = configuration.handlesCookies
-        // FoundationNetworking's timeoutInterval is an inactivity timer in whole seconds (0.5 would be 0 ms);
-        // the total timeout is enforced by the transfer's own timer, which this one must not beat.
-        let idle = configuration.idleTimeout ?? request.timeout + .seconds(1)
+        // FoundationNetworking's timeoutInterval is an inactivity timer in whole seconds (0.5 would be 0 ms),
+        // reset by every chunk, header line or body read (_EasyHandle.resetTimer) and applied over the whole
+        // transfer; the total timeout is enforced by the transfer's own timer, which this one must not beat.
+        // A streamed body may be silent for longer than the head's timeout (a quiet event feed): unless the
+        // configuration asks for an idle limit, it gets the session's resource limit (a week), which
+        // FoundationNetworking does not enforce by itself.
+        let unlimited = Duration.seconds(URLSessionTransport.resourceTimeout)
+        let idle = configuration.idleTimeout ?? (streamed ? unlimited : request.timeout + .seconds(1))
         urlRequest.timeoutInterval = max(1, idle.seconds.rounded(.up))
         var headers = request.headers
         // Set here, or FoundationNetworking sends its own ("<process> (unknown version) curl/…"); a

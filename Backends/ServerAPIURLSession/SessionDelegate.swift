@@ -32,6 +32,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ = transfers.withLock { $0.removeValue(forKey: taskIdentifier) }
     }
 
+    /// How many tasks are routed to a transfer now.
+    var registeredCount: Int { transfers.withLock { $0.count } }
+
     private func transfer(for task: URLSessionTask) -> Transfer? {
         transfers.withLock { $0[task.taskIdentifier] }
     }

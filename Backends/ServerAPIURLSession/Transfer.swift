@@ -8,6 +8,10 @@ internal import FoundationNetworking
 /// One request in flight on a `URLSessionTransport`: its task, its body, its download file,
 /// its counters, and the one continuation it resumes.
 ///
+/// A streamed call (`URLSessionTransport.stream`) resumes the continuation with the final head and a
+/// `.stream` body; from then on the body's chunks go to the stream's source instead of `body`, and the
+/// completion finishes the source (with the final metrics, or the error) instead of the continuation.
+///
 /// Task callbacks arrive one at a time, in order, on the callback queue. A failure decided
 /// elsewhere (the Swift task was cancelled, the timeout fired) is recorded under the lock,
 /// tears the connection down, and completes the transfer at once, unless a callback is
@@ -25,8 +29,12 @@ final class Transfer: Sendable {
         var task: URLSessionTask?
         /// A failure decided outside the callbacks; the transfer completes with it.
         var pendingFailure: ServerAPIError?
-        /// Fails the transfer once its total timeout has passed; cancelled when it completes.
+        /// Fails the transfer once its total timeout has passed; cancelled when it completes, and for a
+        /// streamed call when the head is delivered (the timeout bounds the time until the head).
         var timeout: DispatchWorkItem?
+        /// A streamed call's body, once its head went to the caller: chunks go here, and the completion
+        /// finishes it.
+        var source: ResponseBodyStream.Source?
         /// Fails the transfer when it moves too slowly (see `watch`).
         var watchdog: Task<Void, Never>?
         /// Bytes sent and received so far, over every hop, for the watchdog.
@@ -54,6 +62,10 @@ final class Transfer: Sendable {
         case progress(TransferProgress)
         case complete(Result<TransportResponse, ServerAPIError>)
         case restart(old: URLSessionTask?, request: TransportRequest)
+        /// A streamed call's head: the caller gets it now, the body follows through the source.
+        case deliverHead(CheckedContinuation<TransportResponse, any Error>?, TransportResponse, TransferProgress)
+        /// A streamed call's chunk, for the source.
+        case yield(ResponseBodyStream.Source, Data, TransferProgress)
     }
 
     private let state: Locked<State>
@@ -66,8 +78,11 @@ final class Transfer: Sendable {
     private let started = ContinuousClock.now
     private let id: RequestID
     private let originalURL: URL
+    /// Whether the call is streamed: the head is delivered as soon as it arrives.
+    private let streamed: Bool
 
-    init(request: TransportRequest, transport: URLSessionTransport) throws(ServerAPIError) {
+    init(request: TransportRequest, transport: URLSessionTransport, streamed: Bool = false) throws(ServerAPIError) {
+        self.streamed = streamed
         session = transport.session
         delegate = transport.delegate
         control = transport.control
@@ -106,7 +121,7 @@ final class Transfer: Sendable {
             // A timer, not a sleeping task: a task would cost two jobs on the global executor per call
             // (starting to sleep, then waking up to be cancelled); a cancelled work item costs nothing.
             let timeout = DispatchWorkItem { [weak self] in
-                self?.fail(.timedOut(after: limit))
+                self?.fail(.timedOut(after: limit), onlyBeforeHead: true)
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(limit), execute: timeout)
             state.timeout = timeout
@@ -125,10 +140,15 @@ final class Transfer: Sendable {
     }
 
     /// Ends the transfer with `error` as soon as possible, from any thread: the connection is
-    /// torn down and the continuation resumed now (or when the running callback ends).
-    func fail(_ error: ServerAPIError) {
+    /// torn down and the continuation resumed (or a streamed body finished) now, or when the running
+    /// callback ends.
+    /// - Parameters:
+    ///   - error: Why.
+    ///   - onlyBeforeHead: Do nothing once a streamed call's head went to the caller (the head timeout).
+    func fail(_ error: ServerAPIError, onlyBeforeHead: Bool = false) {
         let (completeNow, task): (Bool, URLSessionTask?) = state.withLock { state in
             guard state.phase != .finished, state.pendingFailure == nil else { return (false, nil) }
+            if onlyBeforeHead, state.source != nil { return (false, nil) }
             state.pendingFailure = error.with(requestID: id, url: originalURL)
             // During a callback, the callback completes the transfer when it ends (after its report).
             if state.inCallback { state.completeAfterCallback = true }
@@ -140,11 +160,13 @@ final class Transfer: Sendable {
     }
 
     /// Completes the transfer once: with `result`, or with the pending failure when there is one.
-    /// The writer is only touched under the lock, so this may run on any thread.
+    /// The writer is only touched under the lock, so this may run on any thread. After a streamed
+    /// call's head, the body's source is finished instead of the continuation.
     private func complete(_ result: Result<TransportResponse, ServerAPIError>?) {
         typealias Ending = (
             continuation: CheckedContinuation<TransportResponse, any Error>?,
-            outcome: Result<TransportResponse, ServerAPIError>, task: URLSessionTask?
+            outcome: Result<TransportResponse, ServerAPIError>, task: URLSessionTask?,
+            source: ResponseBodyStream.Source?, metrics: TransportMetrics
         )
         let finished = state.withLock { state -> Ending? in
             guard state.phase == .running else { return nil }
@@ -158,16 +180,23 @@ final class Transfer: Sendable {
             state.watchdog = nil
             let continuation = state.continuation
             state.continuation = nil
-            return (continuation, outcome, state.task)
+            let source = state.source
+            state.source = nil
+            return (continuation, outcome, state.task, source, makeMetrics(state))
         }
-        guard let (continuation, outcome, task) = finished else { return }
+        guard let (continuation, outcome, task, source, metrics) = finished else { return }
         if let task {
             delegate.unregister(task.taskIdentifier)
             if case .failure = outcome { cancel(task) }
         }
         switch outcome {
-        case .success(let response): continuation?.resume(returning: response)
-        case .failure(let error): continuation?.resume(throwing: error.with(requestID: id, url: originalURL))
+        case .success(let response):
+            continuation?.resume(returning: response)
+            source?.finish(metrics: response.metrics)
+        case .failure(let error):
+            let error = error.with(requestID: id, url: originalURL)
+            continuation?.resume(throwing: error)
+            source?.finish(throwing: error, metrics: metrics)
         }
     }
 
@@ -192,6 +221,7 @@ final class Transfer: Sendable {
             state.headers = headers
             state.responseURL = http.url
             state.body = Data()
+            if streamed { return deliverHead(&state) }
             guard let writer = state.writer else {
                 return .progress(
                     TransferProgress(direction: .download, completed: 0, total: state.exchange.expectedLength))
@@ -249,11 +279,12 @@ final class Transfer: Sendable {
                 return .progress(writer.progress)
             case .keep:
                 state.moved += Int64(data.count)
+                let report = TransferProgress(
+                    direction: .download, completed: state.exchange.receivedBytes,
+                    total: state.exchange.expectedLength)
+                if let source = state.source { return .yield(source, data, report) }
                 state.body.append(data)
-                return .progress(
-                    TransferProgress(
-                        direction: .download, completed: state.exchange.receivedBytes,
-                        total: state.exchange.expectedLength))
+                return .progress(report)
             }
         }
     }
@@ -300,7 +331,7 @@ final class Transfer: Sendable {
             let urlRequest: URLRequest
             do throws(ServerAPIError) {
                 urlRequest = try RequestConversion.urlRequest(
-                    for: next, configuration: configuration, failureBox: streamFailure)
+                    for: next, configuration: configuration, failureBox: streamFailure, streamed: streamed)
             } catch {
                 state.exchange.failed(error)
                 return reply(nil)
@@ -318,6 +349,30 @@ final class Transfer: Sendable {
         return BodyInputStream(reader: reader, failureBox: streamFailure)
     }
 
+    /// A streamed call's final head arrived: the caller gets it with a `.stream` body now, and the head
+    /// timeout stops applying. Under the lock.
+    private func deliverHead(_ state: inout State) -> Action {
+        let (stream, source) = ResponseBodyStream.makeStream(
+            bufferSize: configuration.streamBufferSize,
+            onResume: { [weak self] in self?.readerResumed() },
+            onTermination: { [weak self] in
+                self?.fail(.cancelled("the streamed response was cancelled"))
+            })
+        state.source = source
+        state.timeout?.cancel()
+        state.timeout = nil
+        let continuation = state.continuation
+        state.continuation = nil
+        let response = makeResponse(state, status: state.exchange.status, body: .stream(stream))
+        return .deliverHead(
+            continuation, response,
+            TransferProgress(direction: .download, completed: 0, total: state.exchange.expectedLength))
+    }
+
+    /// The reader drained a buffer it had asked to pause. FoundationNetworking cannot pause a transfer
+    /// (see `URLSessionTransport.stream`), so reading never stopped: nothing to restart.
+    private func readerResumed() {}
+
     func didComplete(task: URLSessionTask, error: (any Error)?) {
         let result: Result<TransportResponse, ServerAPIError>? = state.withLock { state in
             guard isCurrent(task, in: state) else { return nil }
@@ -327,6 +382,10 @@ final class Transfer: Sendable {
             switch state.exchange.finished(failure: failure) {
             case .deliver(let status):
                 var body = ResponseBody.data(state.body)
+                if streamed, state.source == nil {
+                    // The response ended without a head delivered (a 401 answered as it is): one chunk.
+                    body = .stream(ResponseBodyStream(chunks: [state.body], metrics: makeMetrics(state)))
+                }
                 if let writer = state.writer {
                     do throws(ServerAPIError) {
                         body = try writer.finish()
@@ -389,6 +448,16 @@ final class Transfer: Sendable {
             old.map { delegate.unregister($0.taskIdentifier) }
             old.map(cancel)
             control.async { self.launch(request) }
+        case .deliverHead(let continuation, let response, let report):
+            continuation?.resume(returning: response)
+            progress?(report)
+        case .yield(let source, let data, let report):
+            if source.yield(data) == .stopped {
+                // The reader is gone: its onTermination fails the transfer too; this is in case it raced.
+                fail(.cancelled("the streamed response's reader stopped before its end"))
+                return
+            }
+            progress?(report)
         }
     }
 
@@ -422,23 +491,27 @@ final class Transfer: Sendable {
 
     private func makeTask(for request: TransportRequest) throws(ServerAPIError) -> URLSessionTask {
         let urlRequest = try RequestConversion.urlRequest(
-            for: request, configuration: configuration, failureBox: streamFailure)
+            for: request, configuration: configuration, failureBox: streamFailure, streamed: streamed)
         let task = session.dataTask(with: urlRequest)
         delegate.register(task, for: self)
         return task
     }
 
     private func makeResponse(_ state: State, status: Int, body: ResponseBody) -> TransportResponse {
-        let bytes: Int64
-        switch body {
-        case .data(let data): bytes = Int64(data.count)
-        case .file, .stream: bytes = state.exchange.receivedBytes
-        }
+        var bytes = state.exchange.receivedBytes
+        // A streamed body's bytes went to its source; `body` is then empty.
+        if case .data(let data) = body, !streamed { bytes = Int64(data.count) }
         return TransportResponse(
             status: status, headers: state.headers, body: body, url: state.responseURL ?? state.request.url,
-            metrics: TransportMetrics(
-                transport: "urlsession", connected: nil, firstByte: state.firstByte,
-                total: ContinuousClock.now - started, bytesSent: state.sent, bytesReceived: bytes,
-                reusedConnection: nil, redirects: state.exchange.redirects, httpVersion: nil))
+            metrics: makeMetrics(state, received: bytes))
+    }
+
+    /// What was measured so far.
+    private func makeMetrics(_ state: State, received: Int64? = nil) -> TransportMetrics {
+        TransportMetrics(
+            transport: "urlsession", connected: nil, firstByte: state.firstByte,
+            total: ContinuousClock.now - started, bytesSent: state.sent,
+            bytesReceived: received ?? state.exchange.receivedBytes,
+            reusedConnection: nil, redirects: state.exchange.redirects, httpVersion: nil)
     }
 }

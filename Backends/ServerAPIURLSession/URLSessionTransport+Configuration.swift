@@ -18,6 +18,10 @@ extension URLSessionTransport {
         /// Fail a transfer that moves slower than this, for requests that set no stall timeout of their
         /// own (a watchdog per transfer); `nil` for no limit.
         public var stallTimeout: StallTimeout? = nil
+        /// The bytes a streamed body buffers for its reader before its stream asks the transfer to pause.
+        /// FoundationNetworking cannot pause (see `URLSessionTransport.stream`), so on Linux this only
+        /// sets when the stream tells its reader's side that it is behind; the transfer reads on.
+        public var streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
         /// The proxy, set only by `URLSessionTransport.init(configuration:proxy:)`, which checks it.
         var proxy: Proxy? = nil
 

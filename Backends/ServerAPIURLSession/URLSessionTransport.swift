@@ -55,7 +55,7 @@ public final class URLSessionTransport: RequestPerforming {
         sessionConfiguration.httpCookieAcceptPolicy = configuration.handlesCookies ? .always : .never
         if !configuration.handlesCookies { sessionConfiguration.httpCookieStorage = nil }
         // The transport enforces each request's total timeout itself; the session's limits stay out of the way.
-        sessionConfiguration.timeoutIntervalForResource = 7 * 24 * 3600
+        sessionConfiguration.timeoutIntervalForResource = TimeInterval(Self.resourceTimeout)
         if !configuration.additionalHeaders.isEmpty {
             var headers: [AnyHashable: Any] = [:]
             for field in configuration.additionalHeaders where headers[field.name] == nil {
@@ -66,6 +66,16 @@ public final class URLSessionTransport: RequestPerforming {
         callbackQueue = CallbackQueue(name: "ServerAPIURLSession.callbacks")
         delegate = SessionDelegate(control: control)
         session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: callbackQueue)
+    }
+
+    /// Calls whose task is registered with the delegate: 0 once every call has ended (for tests).
+    var activeTransfers: Int { delegate.registeredCount }
+
+    /// The session's tasks that FoundationNetworking still runs (for tests).
+    func sessionTaskCount() async -> Int {
+        await withCheckedContinuation { continuation in
+            session.getAllTasks { continuation.resume(returning: $0.count) }
+        }
     }
 
     deinit {
@@ -81,10 +91,38 @@ public final class URLSessionTransport: RequestPerforming {
     /// - Throws: `ServerAPIError`: `cancelled`, `timedOut`, `cannotConnect`, `network`, `tls`,
     ///   `tooManyRedirects`, `responseTooLarge`, `fileSystem` or `invalidRequest`.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
+        try await run(request, streamed: false)
+    }
+
+    /// Sends a request and returns as soon as the final response head has arrived (after redirects),
+    /// with the body as a `ResponseBodyStream` fed as FoundationNetworking receives it.
+    ///
+    /// `request.timeout` bounds the time until the head; the body then runs until it ends, stalls
+    /// (`request.stallTimeout`, or the configuration's), stays silent for the configuration's
+    /// `idleTimeout` when one is set, or is cancelled (`ResponseBodyStream.cancel()`, or its reader
+    /// leaving early), which cancels the task.
+    ///
+    /// - Important: On Linux FoundationNetworking cannot pause a transfer: `URLSessionTask.suspend()`
+    ///   takes the task's libcurl handle out of the session's multi handle, which aborts the transfer,
+    ///   and `resume()` sends the request again from the start. So a reader slower than the network
+    ///   does not slow the server down: what it has not read yet is held in memory, up to the whole
+    ///   body. Read promptly, or use `CurlTransport`, which pauses its transfer when the stream's buffer
+    ///   (`Configuration.streamBufferSize`) is full.
+    /// - Parameter request: The resolved request.
+    /// - Returns: Status, headers, the streamed body, and the metrics as of the head.
+    /// - Throws: `ServerAPIError`, for failures before the head (as `perform`); later ones end the body.
+    public func stream(_ request: TransportRequest) async throws -> TransportResponse {
+        try await run(request, streamed: true)
+    }
+
+    private func run(_ request: TransportRequest, streamed: Bool) async throws -> TransportResponse {
         let transfer: Transfer
-        do {
+        do throws(ServerAPIError) {
             try Self.validate(request, defaultStallTimeout: configuration.stallTimeout)
-            transfer = try Transfer(request: request, transport: self)
+            if streamed, request.download != nil {
+                throw ServerAPIError(.invalidRequest, "a streamed call cannot have a download destination")
+            }
+            transfer = try Transfer(request: request, transport: self, streamed: streamed)
         } catch {
             throw error.with(requestID: request.id, url: request.url)
         }
@@ -97,10 +135,16 @@ public final class URLSessionTransport: RequestPerforming {
         }
     }
 
+    /// The session's resource timeout, in seconds: a week, out of every transfer's way.
+    static let resourceTimeout: Int64 = 7 * 24 * 3600
+
     /// Why a request body from an `AsyncSequence` is refused: FoundationNetworking on Linux reads a body
-    /// stream synchronously on the session's one transfer thread and takes "no bytes available" for the
-    /// end of the body, so a body that is produced while it is sent can neither wait for its producer nor
-    /// pause the transfer. `CurlTransport` sends one.
+    /// stream synchronously, from libcurl's read callback, on the one serial queue every session of the
+    /// process runs its transfers on, and takes "no bytes available" (or a read of 0) for the end of the
+    /// body: `_BodyStreamSource.getNextChunk` never answers `.retryLater`, the one answer that would pause
+    /// the upload. So a body that is produced while it is sent can neither wait for its producer (a
+    /// blocking read would stall every transfer of the process) nor pause the transfer. `CurlTransport`
+    /// sends one.
     static let streamedBodyRefusal = ServerAPIError(
         .invalidRequest,
         "URLSessionTransport cannot send a streamed request body (FoundationNetworking reads body streams "
