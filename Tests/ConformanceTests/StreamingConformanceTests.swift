@@ -170,8 +170,13 @@ struct StreamingConformanceTests {
         case tag, id, all, task, stream
     }
 
-    @Test("a cancelled stream ends with cancelled and closes its connection",
-          arguments: TransportKind.allCases, Point.allCases)
+    /// Every transport at every point, except a paused URLSession stream: FoundationNetworking cannot pause a
+    /// transfer (see `URLSessionStreamingTests.slowReaderIsNotBackpressured`, which pins what it does instead).
+    static let cancellationCases: [(TransportKind, Point)] = TransportKind.allCases.flatMap { kind in
+        Point.allCases.filter { kind.pausesStreams || $0 != .whilePaused }.map { (kind, $0) }
+    }
+
+    @Test("a cancelled stream ends with cancelled and closes its connection", arguments: cancellationCases)
     func cancellation(kind: TransportKind, point: Point) async throws {
         for way in Way.allCases where point != .leavingTheLoop || way == .stream {
             try await cancel(kind: kind, point: point, way: way)

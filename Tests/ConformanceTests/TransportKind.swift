@@ -23,5 +23,9 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether a streamed response's transfer pauses when its reader stops reading. FoundationNetworking
+    /// cannot pause one (`URLSessionTask.suspend()` aborts it), so URLSession streams are not held back.
+    var pausesStreams: Bool { self == .curl }
+
     var description: String { rawValue }
 }
