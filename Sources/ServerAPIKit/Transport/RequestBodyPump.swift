@@ -140,14 +140,28 @@ public final class RequestBodyPump: Sendable {
                 return end(error)
             }
             guard let next else { return end(nil) }
+            // With a declared length, the transport stops reading at that length: the end (or the
+            // excess, which throws) is read before the last bytes are handed over, so that a sequence
+            // that runs long fails the call instead of being cut silently.
+            var last = false
+            if let length = chunks.length, iterator.count == length {
+                do {
+                    _ = try await iterator.next()
+                } catch {
+                    return end(error)
+                }
+                last = true
+            }
             let notify = state.withLock { state -> Bool in
                 guard !state.cancelled else { return false }
                 state.chunk = next
                 state.offset = 0
+                if last { state.ended = .some(nil) }
                 defer { state.readerWaiting = false }
                 return state.readerWaiting
             }
             if notify { onReady() }
+            if last { return }
         }
     }
 
