@@ -42,6 +42,9 @@ final class CurlLoop: Sendable {
     let wakeup: CurlWakeup?
     /// Transfers whose easy handle is in the multi handle (or between redirects), for tests and diagnostics.
     let activeTransfers = Atomic<Int>(0)
+    /// How often streamed responses paused receiving for a full buffer, and resumed, for tests.
+    let receivePauses = Atomic<Int>(0)
+    let receiveResumes = Atomic<Int>(0)
     /// Why the loop could not start, when it could not.
     private let startFailure: String?
     /// The loop thread, once it runs: work handed over on it needs no wake-up.

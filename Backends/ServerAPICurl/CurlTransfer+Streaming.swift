@@ -1,6 +1,7 @@
 internal import CCurl
 import Foundation
 import ServerAPIKit
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -71,6 +72,7 @@ extension CurlTransfer {
         case .pause:
             if !receivePaused {
                 receivePaused = true
+                loop.receivePauses.add(1, ordering: .relaxed)
                 _ = applyPause()
             }
             return true
@@ -87,6 +89,7 @@ extension CurlTransfer {
         if receiving {
             guard receivePaused else { return CURLE_OK }
             receivePaused = false
+            loop.receiveResumes.add(1, ordering: .relaxed)
         } else {
             guard sendPaused else { return CURLE_OK }
             sendPaused = false

@@ -125,6 +125,11 @@ public final class CurlTransport: RequestPerforming {
     /// The transfers libcurl is working on now; 0 once every call has returned.
     var activeTransferCount: Int { loop.activeTransfers.load(ordering: .relaxed) }
 
+    /// How often streamed responses paused for a full buffer, and resumed once their reader drained it.
+    var streamPauseCounts: (paused: Int, resumed: Int) {
+        (loop.receivePauses.load(ordering: .relaxed), loop.receiveResumes.load(ordering: .relaxed))
+    }
+
     /// Sends a request through libcurl and returns the response, whatever its status.
     /// - Parameter request: The resolved request.
     /// - Returns: Status, the final response's headers, the body (in memory, or in the download file)
