@@ -100,9 +100,10 @@ struct CurlStreamingTests {
         while let chunk = try await chunks.next() { data.append(chunk) }
         let total = ContinuousClock.now - started
         #expect(data == Data("*****".utf8))
-        // httpbin spreads the 5 bytes over 2 s: the first must not wait for the rest.
-        #expect(firstAt < .milliseconds(1500), "first chunk after \(firstAt)")
-        #expect(total >= .milliseconds(1500), "whole body after \(total)")
+        // httpbin spreads the 5 bytes over 2 s (the last one 1.6 s after the first): the first chunk
+        // must not wait for the rest. Measured between the two, so a slow start on a busy machine
+        // does not matter.
+        #expect(total - firstAt > .milliseconds(800), "first chunk after \(firstAt), whole body after \(total)")
         let metrics = try #require(try body(of: response).metrics)
         #expect(metrics.bytesReceived == 5)
         #expect(await pollUntil { transport.activeTransferCount == 0 })
@@ -140,8 +141,9 @@ struct CurlStreamingTests {
         for try await chunk in try body(of: response) {
             hash.update(chunk)
             received += chunk.count
-            // A slow reader: the network is far faster than this.
-            if received % (1 << 20) < chunk.count { await Task.yield() }
+            // A slow reader (the network is far faster than this), which also leaves the cooperative
+            // threads to the tests running beside it.
+            await Task.yield()
         }
         #expect(received == size)
         #expect(hash.finalize().map { String(format: "%02x", $0) }.joined() == expected)
