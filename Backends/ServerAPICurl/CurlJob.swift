@@ -7,13 +7,24 @@ struct CurlJob: Sendable {
     let control: CurlJobControl
     /// The request, as the caller resolved it.
     let request: TransportRequest
-    /// Resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never took.
+    /// Resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never took. A
+    /// streamed call's is resumed as soon as the final response head has arrived.
     let continuation: CurlContinuation
+    /// For `CurlTransport.stream`: how the body is streamed; `nil` for `perform`.
+    var streaming: CurlStreaming? = nil
 
     /// Resumes the caller with a failure, filling in the call's id and URL.
     func fail(_ error: ServerAPIError) {
         continuation.resume(throwing: error.with(requestID: request.id, url: request.url))
     }
+}
+
+/// What a streamed call needs besides the request.
+struct CurlStreaming: Sendable {
+    /// The bytes the body's stream buffers before the transfer pauses.
+    let bufferSize: Int
+    /// The transport, kept alive by the body's stream while the body is read.
+    let owner: CurlTransport
 }
 
 /// The part of a call that both the caller's thread and the loop thread touch.

@@ -23,6 +23,9 @@ final class CurlLoop: Sendable {
     struct Inbox {
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
+        /// Paused transfers to resume: a streamed body's reader drained its buffer, or a streamed
+        /// request body has bytes again.
+        var resumptions: [CurlResumption] = []
         /// Tasks that prefer this loop as their executor (see `CurlTransport.executor`), ready to run.
         var tasks: [UnownedJob] = []
         /// A wake-up is on its way: more work needs no second one.
@@ -39,6 +42,9 @@ final class CurlLoop: Sendable {
     let wakeup: CurlWakeup?
     /// Transfers whose easy handle is in the multi handle (or between redirects), for tests and diagnostics.
     let activeTransfers = Atomic<Int>(0)
+    /// How often streamed responses paused receiving for a full buffer, and resumed, for tests.
+    let receivePauses = Atomic<Int>(0)
+    let receiveResumes = Atomic<Int>(0)
     /// Why the loop could not start, when it could not.
     private let startFailure: String?
     /// The loop thread, once it runs: work handed over on it needs no wake-up.
@@ -108,6 +114,17 @@ final class CurlLoop: Sendable {
         waiting?.fail(.cancelled())
     }
 
+    /// Asks the loop to resume a paused transfer (any thread): its streamed body's reader made room,
+    /// or its streamed request body has bytes again. Ignored for a transfer that has ended.
+    func resume(_ resumption: CurlResumption) {
+        let signal = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.resumptions.append(resumption)
+            return Self.needsWake(&inbox)
+        }
+        if signal { wake() }
+    }
+
     /// Hands the loop a task to run on its thread (the task executor's `enqueue`).
     func enqueue(_ task: UnownedJob) {
         let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
@@ -147,7 +164,10 @@ final class CurlLoop: Sendable {
 
     /// Whether work arrived since the last `takeWork` (loop thread only): then it must not sleep.
     var hasWork: Bool {
-        inbox.withLock { !$0.jobs.isEmpty || !$0.cancellations.isEmpty || !$0.tasks.isEmpty || $0.shuttingDown }
+        inbox.withLock {
+            !$0.jobs.isEmpty || !$0.cancellations.isEmpty || !$0.resumptions.isEmpty || !$0.tasks.isEmpty
+                || $0.shuttingDown
+        }
     }
 
     /// Asks the loop to end every transfer and stop; called when the transport is released.
@@ -160,10 +180,14 @@ final class CurlLoop: Sendable {
     }
 
     /// Takes what arrived since the last call (loop thread only); `true` once the loop should stop.
-    func takeWork(jobs: inout [CurlJob], cancellations: inout [UInt64], tasks: inout [UnownedJob]) -> Bool {
+    func takeWork(
+        jobs: inout [CurlJob], cancellations: inout [UInt64], resumptions: inout [CurlResumption],
+        tasks: inout [UnownedJob]
+    ) -> Bool {
         inbox.withLock { inbox in
             swap(&jobs, &inbox.jobs)
             swap(&cancellations, &inbox.cancellations)
+            swap(&resumptions, &inbox.resumptions)
             swap(&tasks, &inbox.tasks)
             inbox.wakePending = false
             return inbox.shuttingDown
@@ -197,6 +221,14 @@ extension CurlLoop: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         enqueue(UnownedJob(job))
     }
+}
+
+/// A paused direction of a transfer to resume, by job id.
+enum CurlResumption: Sendable {
+    /// The streamed response's reader drained its buffer: receive again.
+    case receiving(UInt64)
+    /// The streamed request body has bytes (or its end) ready: send again.
+    case sending(UInt64)
 }
 
 /// A `CURLM *` handed to the loop thread.

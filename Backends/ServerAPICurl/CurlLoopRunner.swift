@@ -12,6 +12,9 @@ final class CurlLoopRunner {
     private let settings: CurlSettings
     /// The strong references to transfers libcurl knows by unretained pointer, by job id.
     private var transfers: [UInt64: CurlTransfer] = [:]
+    /// When each streamed call waiting for its final head runs out of time (its timeout bounds the head
+    /// only, so libcurl has no total timeout for it), by job id.
+    private var headDeadlines: [UInt64: ContinuousClock.Instant] = [:]
     /// Reset easy handles ready for the next transfer (saves an allocation and libcurl's set-up).
     private var idleHandles: [CurlEasyHandle] = []
     private static let maxIdleHandles = 64
@@ -36,11 +39,15 @@ final class CurlLoopRunner {
         let executor = loop.asUnownedTaskExecutor()
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
+        var resumptions: [CurlResumption] = []
         var tasks: [UnownedJob] = []
         while true {
-            let shuttingDown = loop.takeWork(jobs: &jobs, cancellations: &cancellations, tasks: &tasks)
+            let shuttingDown = loop.takeWork(
+                jobs: &jobs, cancellations: &cancellations, resumptions: &resumptions, tasks: &tasks)
             for id in cancellations { cancelTransfer(id: id) }
             cancellations.removeAll(keepingCapacity: true)
+            for resumption in resumptions { resume(resumption) }
+            resumptions.removeAll(keepingCapacity: true)
             for job in jobs { start(job) }
             jobs.removeAll(keepingCapacity: true)
             if shuttingDown { break }
@@ -51,6 +58,7 @@ final class CurlLoopRunner {
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             collectFinishedTransfers()
+            if !headDeadlines.isEmpty { checkHeadDeadlines() }
             // Work handed over on this thread (a resumed caller's next request) sent no wake-up.
             if !loop.hasWork { waitForWork() }
         }
@@ -67,7 +75,12 @@ final class CurlLoopRunner {
     private func waitForWork() {
         guard let wakeup = loop.wakeup else { return }
         var waiting = curl_waitfd(fd: wakeup.readDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
-        _ = curl_multi_poll(multi, &waiting, 1, Self.pollMilliseconds, nil)
+        var milliseconds = Self.pollMilliseconds
+        if let deadline = headDeadlines.values.min() {
+            let left = (deadline - .now).curlMilliseconds
+            milliseconds = Int32(clamping: min(Int(milliseconds), left))
+        }
+        _ = curl_multi_poll(multi, &waiting, 1, milliseconds, nil)
         // Drained before the inbox is read: a signal sent after this belongs to work the next
         // `takeWork` may not see yet, and it wakes the next poll.
         if waiting.revents != 0 { wakeup.drain() }
@@ -80,7 +93,7 @@ final class CurlLoopRunner {
         guard let easy = idleHandles.popLast() ?? CurlEasyHandle() else {
             return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
         }
-        let transfer = CurlTransfer(job: job, easy: easy, settings: settings)
+        let transfer = CurlTransfer(job: job, easy: easy, settings: settings, loop: loop)
         do throws(ServerAPIError) {
             try transfer.begin()
             try add(transfer)
@@ -91,6 +104,40 @@ final class CurlLoopRunner {
         }
         transfers[job.control.id] = transfer
         loop.activeTransfers.add(1, ordering: .relaxed)
+        if job.streaming != nil { headDeadlines[job.control.id] = transfer.started + job.request.timeout }
+    }
+
+    // MARK: Streaming
+
+    /// Resumes a transfer paused for its streamed body (either way); ignores one that has ended.
+    private func resume(_ resumption: CurlResumption) {
+        let code: CURLcode
+        let transfer: CurlTransfer
+        switch resumption {
+        case .receiving(let id):
+            guard let found = transfers[id] else { return }
+            transfer = found
+            code = transfer.resume(receiving: true)
+        case .sending(let id):
+            guard let found = transfers[id] else { return }
+            transfer = found
+            code = transfer.resume(receiving: false)
+        }
+        // A callback stopped the transfer while libcurl delivered what it held back: it ends now.
+        if code != CURLE_OK, transfers[transfer.job.control.id] === transfer { finish(transfer, code: code) }
+    }
+
+    /// Fails the streamed calls whose final head did not arrive within their timeout.
+    private func checkHeadDeadlines() {
+        let now = ContinuousClock.now
+        for (id, deadline) in headDeadlines {
+            guard let transfer = transfers[id], !transfer.headDelivered else {
+                headDeadlines[id] = nil
+                continue
+            }
+            guard now >= deadline else { continue }
+            cancelTransfer(id: id, reason: .timedOut(after: transfer.job.request.timeout))
+        }
     }
 
     private func add(_ transfer: CurlTransfer) throws(ServerAPIError) {
@@ -129,14 +176,18 @@ final class CurlLoopRunner {
             } catch {
                 transfer.abandon()
                 end(transfer)
-                transfer.job.fail(error)
+                transfer.report(error, metrics: nil)
             }
         case .response(let response):
             end(transfer)
             transfer.job.continuation.resume(returning: response)
-        case .failure(let error):
+        case .streamEnded(let metrics):
             end(transfer)
-            transfer.job.fail(error)
+            transfer.source?.finish(metrics: metrics)
+        case .failure(let error):
+            let metrics = transfer.streamMetrics
+            end(transfer)
+            transfer.report(error, metrics: metrics)
         }
     }
 
@@ -145,6 +196,7 @@ final class CurlLoopRunner {
         if transfers.removeValue(forKey: transfer.job.control.id) != nil {
             loop.activeTransfers.subtract(1, ordering: .relaxed)
         }
+        headDeadlines[transfer.job.control.id] = nil
         recycle(transfer.easy)
         transfer.releaseRequestResources()
     }
@@ -152,9 +204,10 @@ final class CurlLoopRunner {
     private func cancelTransfer(id: UInt64, reason: ServerAPIError = .cancelled()) {
         guard let transfer = transfers[id] else { return }
         _ = curl_multi_remove_handle(multi, transfer.easy.raw)
+        let metrics = transfer.streamMetrics
         transfer.abandon()
         end(transfer)
-        transfer.job.fail(reason)
+        transfer.report(reason, metrics: metrics)
     }
 
     /// Resets a handle that has left the multi handle and keeps it for the next transfer.

@@ -37,6 +37,8 @@ extension CurlTransfer {
         }
         let uploaded = easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0
         reportFinalProgress(uploaded: uploaded)
+        // A streamed call's caller has the head already: its body's stream ends.
+        if headDelivered { return .streamEnded(metrics(uploaded: uploaded)) }
         body = Data()
         return .response(
             TransportResponse(
@@ -67,7 +69,7 @@ extension CurlTransfer {
     }
 
     /// What libcurl measured for the last request, with offsets from the start of the call.
-    private func metrics(uploaded: Int64) -> TransportMetrics {
+    func metrics(uploaded: Int64) -> TransportMetrics {
         func offset(_ info: CURLINFO) -> Duration? {
             guard let microseconds = easy.offset(info), microseconds > 0 else { return nil }
             return hopStarted + .microseconds(microseconds)
@@ -102,7 +104,8 @@ extension CurlTransfer {
     /// uses; `nil` for other failures. libcurl reports the connect and the total timeout with one code:
     /// its total timer is set to what is left of the call's, so the call's time is up only for that one.
     private func totalTimeout(_ code: CURLcode) -> ServerAPIError? {
-        guard code == CURLE_OPERATION_TIMEDOUT, ContinuousClock.now - started >= request.timeout else { return nil }
+        // A streamed call has no total timeout in libcurl (the loop enforces its head deadline).
+        guard code == CURLE_OPERATION_TIMEDOUT, job.streaming == nil, ContinuousClock.now - started >= request.timeout else { return nil }
         let underlying = CurlError(
             code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: easy.errorMessage)
         var error = ServerAPIError.timedOut(after: request.timeout, underlying: underlying)

@@ -73,6 +73,7 @@ extension CurlTransfer {
         case .fail:
             return false
         case .receiveBody:
+            if let streaming = job.streaming { return deliverStreamedHead(streaming) }
             if request.method != .head, let expectedLength = exchange.expectedLength {
                 body.reserveCapacity(Int(min(expectedLength, Self.maxReservation)))
             }
@@ -128,6 +129,7 @@ extension CurlTransfer {
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         switch exchange.bodyReceived(count: bytes.count) {
         case .keep:
+            if let source { return streamBody(bytes, to: source) }
             body.append(bytes.assumingMemoryBound(to: UInt8.self))
             return true
         case .write:
@@ -152,6 +154,7 @@ extension CurlTransfer {
 
     /// Copies the next body bytes into libcurl's buffer.
     func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if let pump { return sendStreamedBody(pump, into: buffer) }
         guard let reader else { return 0 }
         do throws(ServerAPIError) {
             return try reader.read(into: buffer)
@@ -163,6 +166,7 @@ extension CurlTransfer {
 
     /// Starts the body again from its first byte (libcurl asks for nothing else when it resends).
     func rewindBody(to offset: Int64, origin: Int32) -> Int32 {
+        if let pump { return rewindStreamedBody(pump, to: offset, origin: origin) }
         guard offset == 0, origin == SEEK_SET else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
         do throws(ServerAPIError) {
             reader = try request.body.makeReader()

@@ -11,6 +11,8 @@ final class CurlTransfer {
     /// What happened when libcurl said the transfer was done.
     enum Outcome {
         case response(TransportResponse)
+        /// A streamed call's body ended normally, with these metrics (its head was delivered already).
+        case streamEnded(TransportMetrics)
         case failure(ServerAPIError)
         /// Send `request` again (to the redirect's target, or for a download that must start over).
         case again
@@ -19,6 +21,8 @@ final class CurlTransfer {
     let job: CurlJob
     let easy: CurlEasyHandle
     let settings: CurlSettings
+    /// The loop, which a streamed body's reader and a streamed request body's pump ask to resume the transfer.
+    let loop: CurlLoop
     /// The request being sent: the caller's, then each redirect's.
     var request: TransportRequest
     /// When the call started, for the timeout and metrics.
@@ -32,6 +36,14 @@ final class CurlTransfer {
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// Streams a body that is not handed to libcurl in one copy.
     var reader: BodyReader?
+    /// Feeds a request body from an `AsyncSequence` (`BodySource.stream`).
+    var pump: RequestBodyPump?
+
+    /// A streamed call's body, once its final head has arrived and the caller has it.
+    var source: ResponseBodyStream.Source?
+    /// Whether the transfer is paused, per direction (`curl_easy_pause` sets both at once).
+    var receivePaused = false
+    var sendPaused = false
 
     /// The exchange's lifecycle (heads, redirects, body size, download decisions), as the core's rules say.
     var exchange: ExchangeStateMachine
@@ -51,10 +63,11 @@ final class CurlTransfer {
     /// libcurl's receive buffer for downloads (its maximum is 512 KB).
     static let downloadBufferSize = 256 << 10
 
-    init(job: CurlJob, easy: CurlEasyHandle, settings: CurlSettings) {
+    init(job: CurlJob, easy: CurlEasyHandle, settings: CurlSettings, loop: CurlLoop) {
         self.job = job
         self.easy = easy
         self.settings = settings
+        self.loop = loop
         request = job.request
         started = .now
         exchange = ExchangeStateMachine(download: job.request.download != nil)
@@ -85,6 +98,8 @@ final class CurlTransfer {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         reader = nil
+        pump?.cancel()
+        pump = nil
     }
 
     // MARK: Setting up the easy handle
@@ -103,7 +118,9 @@ final class CurlTransfer {
         try easy.set(CURLOPT_PRIVATE, pointer: context)
         try easy.set(CURLOPT_NOSIGNAL, true)
         easy.setIfSupported(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_TIMEOUT_MS, remaining.curlMilliseconds)
+        // A streamed call's timeout bounds the time until its head only: the loop enforces it (see
+        // `CurlLoopRunner.checkHeadDeadlines`), as libcurl's total timeout would end a long body too.
+        if job.streaming == nil { try easy.set(CURLOPT_TIMEOUT_MS, remaining.curlMilliseconds) }
         if let connect = request.connectTimeout ?? settings.connectTimeout {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
         }
@@ -147,6 +164,10 @@ final class CurlTransfer {
     /// Sets the method and the body; returns whether a body (perhaps empty) is sent.
     private func configureMethodAndBody(context: UnsafeMutableRawPointer) throws(ServerAPIError) -> Bool {
         let method = request.method.rawValue
+        if let body = request.body.streamedBody {
+            try configureStreamedBody(body, method: method, context: context)
+            return true
+        }
         let length = try request.body.contentLength()
         if method == "HEAD" {
             guard length == 0 else { throw ServerAPIError(.invalidRequest, "a HEAD request cannot have a body") }

@@ -44,6 +44,9 @@ extension CurlTransport {
         public var tls: TLSOptions
         /// The most bytes of an error response (404, 500, …) kept in memory during a download.
         public var maxErrorBodySize: Int
+        /// The bytes a streamed response (`stream`) buffers for its reader before the transfer stops
+        /// reading from the socket; it reads again once the reader has taken half of them.
+        public var streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
 
         /// Creates a configuration.
         /// - Parameters:
@@ -59,6 +62,7 @@ extension CurlTransport {
         ///   - stallTimeout: The default stall limit; `nil` for none.
         ///   - tls: Public-key pins and the client certificate.
         ///   - maxErrorBodySize: The most bytes of a download's error response kept (1 MiB).
+        ///   - streamBufferSize: The bytes a streamed response buffers before the transfer pauses (1 MiB).
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -71,7 +75,8 @@ extension CurlTransport {
             proxy: Proxy? = nil,
             stallTimeout: StallTimeout? = nil,
             tls: TLSOptions = TLSOptions(),
-            maxErrorBodySize: Int = 1 << 20
+            maxErrorBodySize: Int = 1 << 20,
+            streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -85,6 +90,7 @@ extension CurlTransport {
             self.stallTimeout = stallTimeout
             self.tls = tls
             self.maxErrorBodySize = maxErrorBodySize
+            self.streamBufferSize = streamBufferSize
         }
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.

@@ -19,6 +19,13 @@
 //   `curl_easy_reset`, so libcurl never holds a pointer to a freed transfer.
 // - A transfer's continuation is resumed exactly once, on the loop thread, after its easy handle
 //   has left the multi handle: no callback (progress included) can run after `perform` returns.
+//   A streamed call (`stream`) is the exception: its continuation is resumed from the header
+//   callback once the final head is known, and the transfer goes on feeding the body's
+//   `ResponseBodyStream.Source` until it ends, after its handle left the multi handle as above. The
+//   stream's `onResume` and `onTermination` reach the loop through the inbox, like a cancellation,
+//   and the stream keeps the transport alive while it is read (see CurlTransfer+Streaming.swift).
+// - A streamed request body (`BodySource.stream`) is read by a `RequestBodyPump` task, one chunk
+//   ahead; its `onReady` resumes the paused upload through the inbox as well.
 // - Memory: the header `curl_slist` is freed when a transfer ends or is redirected; request bodies
 //   in memory are copied by libcurl (`CURLOPT_COPYPOSTFIELDS`) or streamed by a `BodyReader`; easy
 //   handles and their error buffers are freed together in `CurlEasyHandle.deinit`; the multi handle
@@ -62,6 +69,37 @@ public final class CurlTransport: RequestPerforming {
             makeDownloadWriter: CurlDownloads.defaultFactory(maxErrorBodySize: configuration.maxErrorBodySize))
     }
 
+    /// Sends a request through libcurl and returns as soon as the final response head has arrived,
+    /// with the body as a `ResponseBodyStream` read as it arrives.
+    ///
+    /// The request's timeout bounds the time until the head (redirects included); the body then runs
+    /// for as long as it keeps moving (the stall timeout applies) and until the stream is cancelled or
+    /// its reader leaves. When the stream's buffer (`Configuration.streamBufferSize`) is full, the
+    /// transfer stops reading from the socket until the reader has drained half of it.
+    /// - Parameter request: The resolved request (without a download target).
+    /// - Returns: Status, headers, the streamed body and libcurl's timings as of the head; the final
+    ///   metrics are on the stream once it ends.
+    /// - Throws: `ServerAPIError`, for failures before the head (as `perform`); later failures
+    ///   (`network` for a dropped connection, the stall timeout, `responseTooLarge`) end the stream.
+    public func stream(_ request: TransportRequest) async throws -> TransportResponse {
+        guard request.download == nil else {
+            throw ServerAPIError(
+                .invalidRequest, "a streamed call cannot have a download destination", requestID: request.id,
+                url: request.url)
+        }
+        let control = CurlJobControl()
+        let loop = self.loop
+        let streaming = CurlStreaming(bufferSize: configuration.streamBufferSize, owner: self)
+        return try await request.withCancellationHandler {
+            try await withCurlContinuation { continuation in
+                loop.submit(
+                    CurlJob(control: control, request: request, continuation: continuation, streaming: streaming))
+            }
+        } onCancel: {
+            loop.cancel(control)
+        }
+    }
+
     /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).
     init(configuration: Configuration = Configuration(), makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
         self.configuration = configuration
@@ -86,6 +124,11 @@ public final class CurlTransport: RequestPerforming {
 
     /// The transfers libcurl is working on now; 0 once every call has returned.
     var activeTransferCount: Int { loop.activeTransfers.load(ordering: .relaxed) }
+
+    /// How often streamed responses paused for a full buffer, and resumed once their reader drained it.
+    var streamPauseCounts: (paused: Int, resumed: Int) {
+        (loop.receivePauses.load(ordering: .relaxed), loop.receiveResumes.load(ordering: .relaxed))
+    }
 
     /// Sends a request through libcurl and returns the response, whatever its status.
     /// - Parameter request: The resolved request.
