@@ -32,19 +32,32 @@ struct StreamingConformanceTests {
         return events
     }
 
-    @Test("the first chunk of a slow body arrives while the transfer is still running", arguments: TransportKind.allCases)
-    func dripArrivesEarly(kind: TransportKind) async throws {
+    @Test("the first chunk arrives while the server still holds the rest back", arguments: TransportKind.allCases)
+    func firstChunkEarly(kind: TransportKind) async throws {
         let manager = manager(kind)
+        let response = try await manager.stream(
+            ServerAPI(url: try TestServers.fixture("/hold-body?key=\(Self.key())")))
+        var chunks = response.body.makeAsyncIterator()
+        // "first\n", then nothing until the client leaves: only a transport that streams delivers it.
+        #expect(try await chunks.next() == Data("first\n".utf8))
+        #expect(!response.body.isFinished)
+        response.cancel()
+    }
+
+    @Test("a dripped body arrives whole, and its metrics are final at the end", arguments: TransportKind.allCases)
+    func drip(kind: TransportKind) async throws {
+        let manager = manager(kind)
+        let started = ContinuousClock.now
         let response = try await manager.stream(
             ServerAPI(url: try TestServers.httpbin("/drip?duration=2&numbytes=4&delay=0")))
         var chunks = response.body.makeAsyncIterator()
         let first = try #require(try await chunks.next())
-        #expect(!first.isEmpty)
-        // Seen before the body ended: the transport delivered it as it arrived, not at the end.
-        #expect(!response.body.isFinished)
+        let firstAt = ContinuousClock.now - started
         var total = first.count
         while let chunk = try await chunks.next() { total += chunk.count }
         #expect(total == 4)
+        // Printed, not asserted: the "well under 2 s" is shown by the hold-body test above.
+        print("drip over \(kind): first chunk after \(firstAt), whole body after \(ContinuousClock.now - started)")
         let metrics = await response.finalMetrics
         #expect(metrics.transport?.bytesReceived == 4)
     }

@@ -85,7 +85,22 @@ private struct Echo {
 struct CurlStreamingTests {
     // MARK: Responses
 
-    @Test("the head and the first chunk arrive long before a dripped body ends", .timeLimit(.minutes(1)))
+    @Test("the head and the first chunk arrive while the server still holds the rest back", .timeLimit(.minutes(1)))
+    func firstChunkEarly() async throws {
+        let transport = CurlTransport()
+        let key = UUID().uuidString
+        let response = try await transport.stream(
+            TransportRequest(url: try TestServers.fixture("/hold-body?key=\(key)")))
+        #expect(response.status == 200)
+        var chunks = try body(of: response).makeAsyncIterator()
+        // The server sends "first\n" and then nothing until the client leaves: a transport that waited
+        // for the end of the body would never deliver it.
+        #expect(try await chunks.next() == Data("first\n".utf8))
+        try body(of: response).cancel()
+        #expect(await pollUntil { transport.activeTransferCount == 0 })
+    }
+
+    @Test("a dripped body arrives whole, its first chunk before the end", .timeLimit(.minutes(1)))
     func drip() async throws {
         let transport = CurlTransport()
         let started = ContinuousClock.now
@@ -100,10 +115,8 @@ struct CurlStreamingTests {
         while let chunk = try await chunks.next() { data.append(chunk) }
         let total = ContinuousClock.now - started
         #expect(data == Data("*****".utf8))
-        // httpbin spreads the 5 bytes over 2 s (the last one 1.6 s after the first): the first chunk
-        // must not wait for the rest. Measured between the two, so a slow start on a busy machine
-        // does not matter.
-        #expect(total - firstAt > .milliseconds(800), "first chunk after \(firstAt), whole body after \(total)")
+        // Timings are printed, not asserted: a busy machine may delay the reader past the whole drip.
+        print("drip over curl: first chunk after \(firstAt), whole body after \(total)")
         let metrics = try #require(try body(of: response).metrics)
         #expect(metrics.bytesReceived == 5)
         #expect(await pollUntil { transport.activeTransferCount == 0 })
