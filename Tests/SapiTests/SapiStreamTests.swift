@@ -262,14 +262,18 @@ struct Terminal {
         var exitCode: Int32?
     }
 
-    let socket = "sapi-test-\(UUID().uuidString)"
+    /// The tmux server's socket, removed with its configuration file when the terminal is done.
+    let socket = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-tmux-\(UUID().uuidString.prefix(8))")
 
     /// Runs `body` with a fresh terminal, and stops its tmux server afterwards.
     static func with(_ body: (Terminal) async throws -> Void) async throws {
         let terminal = Terminal()
-        let config = FileManager.default.temporaryDirectory.appendingPathComponent("\(terminal.socket).conf")
+        let config = terminal.socket.appendingPathExtension("conf")
         try Data("set -g remain-on-exit on\n".utf8).write(to: config)
-        defer { try? FileManager.default.removeItem(at: config) }
+        defer {
+            try? FileManager.default.removeItem(at: config)
+            try? FileManager.default.removeItem(at: terminal.socket)
+        }
         _ = try await terminal.tmux([
             "-f", config.path, "new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
             "env PS1='$ ' bash --norc --noprofile",
@@ -320,7 +324,7 @@ struct Terminal {
 
     private func tmux(_ arguments: [String]) async throws -> String {
         guard let tmux = Self.tmux else { throw TestFailure("tmux is not installed") }
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-tmux-\(UUID().uuidString)")
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-tmux-out-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: out) }
         // tmux starts with no descriptor but 0-2 (the server it forks would keep the one through which
@@ -328,7 +332,7 @@ struct Terminal {
         let unblocked = "import os, signal, sys; os.closerange(3, 65536); signal.pthread_sigmask(signal.SIG_SETMASK, []); "
             + "os.execv(sys.argv[1], sys.argv[1:])"
         let process = try FixtureProcess(
-            URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", unblocked, tmux, "-L", socket] + arguments
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", unblocked, tmux, "-S", socket.path] + arguments
         ) { process in
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardInput = FileHandle.nullDevice
