@@ -31,6 +31,7 @@ struct Options {
     var cacheMode: CacheMode?
     var print: Set<Character> = ["B"]
     var checkStatus = false
+    var stream = false
     var extraCA: String?
     var proxy: String?
     var noProxy: [String] = []
@@ -129,6 +130,10 @@ extension Options {
             $0.print = wanted
         },
         OptionSpec(names: ["--verbose", "-v"], help: "print headers and body") { o, _ in o.print = ["H", "B"] },
+        OptionSpec(
+            names: ["--stream", "-S"],
+            help: "print the body as it arrives: bytes, JSON lines or server-sent events (see streaming below)"
+        ) { o, _ in o.stream = true },
         OptionSpec(names: ["--check-status"], help: "exit 2 when the status is 4xx or 5xx") { o, _ in o.checkStatus = true },
         OptionSpec(names: ["--insecure-ca"], value: "FILE", help: "also trust the CA certificates in FILE") {
             $0.extraCA = $1
@@ -234,7 +239,27 @@ extension Options {
         if options.resume && options.download == nil {
             throw UsageError(message: "--continue needs --download FILE")
         }
+        if options.stream { try checkStream(options) }
         return options
+    }
+
+    /// `--stream` prints one body as it arrives: it cannot save it, cache it or read it as one envelope.
+    private static func checkStream(_ options: Options) throws(UsageError) {
+        if options.download != nil {
+            throw UsageError(
+                message: "--stream prints the body as it arrives and cannot be combined with --download",
+                hint: "sapi --stream URL > FILE, or --download FILE without --stream")
+        }
+        if options.cache != .none || options.cacheDirectory != nil || options.cacheMode != nil {
+            throw UsageError(
+                message: "a streamed response is never cached: --cache, --cache-dir and --cache-mode cannot go with --stream",
+                hint: "drop the cache options, or drop --stream")
+        }
+        if options.envelope {
+            throw UsageError(
+                message: "--envelope reads one whole body and cannot be combined with --stream",
+                hint: "--stream --key-path PATH applies the key path to each JSON line or event")
+        }
     }
 
     private static func apply(_ spec: OptionSpec, _ options: inout Options, _ value: String) throws(UsageError) {
@@ -270,6 +295,23 @@ extension Options {
             lines.append("  " + left.padding(toLength: max(28, left.count + 2), withPad: " ", startingAt: 0) + spec.help)
         }
         lines += [
+            "",
+            "streaming (--stream, -S):",
+            "  The body is written as it arrives, with nothing buffered. A text/event-stream body is printed",
+            "  one event at a time: \"event: TYPE\" when the type is not message, \"id: ID\" when the id",
+            "  changed, \"retry: MS\" when asked, then the data; a blank line between events (coloured on a",
+            "  terminal). Other bodies are written byte for byte.",
+            "  With --key-path, each event's data (or each line of any other body, such as NDJSON) is read as",
+            "  JSON and the value found is printed: from events, a string is printed as it is, with no",
+            "  newline, so that the text fragments of a streamed answer join up",
+            "  (sapi -S URL --key-path choices[0].delta.content); any other value is printed as one line of",
+            "  JSON. From lines, every value is one line of JSON. Events or lines where the key path finds",
+            "  nothing are skipped, and so are empty data and [DONE]; data that is not JSON is skipped with a",
+            "  warning on stderr. Exit 6 when the key path found nothing in the whole body.",
+            "  An application/json body whose first line is not a whole JSON value is one document: the",
+            "  key path applies to it once it has arrived.",
+            "  A 4xx or 5xx body is written as it came. Ctrl-C stops the stream and exits 130; a reader that",
+            "  leaves (| head) stops it quietly. --download, the cache options and --envelope do not go with it.",
             "",
             "exit codes:",
             "  0    ok",

@@ -12,12 +12,9 @@ struct Printer {
     func print(_ result: ServerResult, api: ServerAPI) throws -> ExitCode {
         var out = Data()
         if options.print.contains("H") {
-            var head = ""
-            let reason = HTTPStatus.reason(result.status)
-            head += paint("HTTP \(result.status)\(reason.isEmpty ? "" : " " + reason)", "\u{1B}[1m") + "\n"
-            for field in result.headers { head += paint(field.name, "\u{1B}[36m") + ": \(field.value)\n" }
+            var head = Self.head(status: result.status, headers: result.headers, colors: colors)
             if result.isFromCache, case .cache(_, let age) = result.source {
-                head += paint("X-Sapi-Cache", "\u{1B}[36m") + ": hit, age \(Int(age.seconds)) s\n"
+                head += Self.paint("X-Sapi-Cache", Self.fieldName, colors) + ": hit, age \(Int(age.seconds)) s\n"
             }
             out.append(contentsOf: (head + "\n").utf8)
         }
@@ -45,8 +42,7 @@ struct Printer {
         }
         FileHandle.standardOutput.write(out)
         if options.checkStatus && result.status >= 400 {
-            let reason = HTTPStatus.reason(result.status)
-            FileHandle.standardError.write(Data("sapi: warning: HTTP \(result.status) \(reason)\n".utf8))
+            FileHandle.standardError.write(Data(Self.statusWarning(result.status).utf8))
             return .httpStatus
         }
         return .ok
@@ -75,5 +71,23 @@ struct Printer {
         return data
     }
 
-    private func paint(_ text: String, _ code: String) -> String { colors ? code + text + "\u{1B}[0m" : text }
+    /// The status line and the header fields, one a line (bold status, cyan names on a terminal).
+    static func head(status: Int, headers: HTTPHeaders, colors: Bool) -> String {
+        let reason = HTTPStatus.reason(status)
+        var head = paint("HTTP \(status)\(reason.isEmpty ? "" : " " + reason)", bold, colors) + "\n"
+        for field in headers { head += paint(field.name, fieldName, colors) + ": \(field.value)\n" }
+        return head
+    }
+
+    /// The warning `--check-status` prints for a 4xx or 5xx status.
+    static func statusWarning(_ status: Int) -> String {
+        "sapi: warning: HTTP \(status) \(HTTPStatus.reason(status))\n"
+    }
+
+    static let bold = "\u{1B}[1m"
+    static let fieldName = "\u{1B}[36m"
+
+    static func paint(_ text: String, _ code: String, _ colors: Bool) -> String {
+        colors ? code + text + "\u{1B}[0m" : text
+    }
 }

@@ -49,7 +49,14 @@ enum Sapi {
 
         let progress: (@Sendable (TransferProgress) -> Void)?
         if let bar { progress = { bar.update($0) } } else { progress = nil }
+        if options.stream {
+            // A reader that leaves (`sapi -S URL | head -1`) ends the stream quietly, whatever the backend.
+            signal(SIGPIPE, SIG_IGN)
+        }
         let task = Task { () async -> Int32 in
+            if options.stream {
+                return await stream(api, options: options, manager: composed.manager, colors: terminalOut, bar: bar)
+            }
             var code = ExitCode.ok
             do {
                 var results = 0
@@ -75,6 +82,35 @@ enum Sapi {
         let code = await task.value
         interrupt.cancel()
         return code
+    }
+
+    /// `--stream`: prints the response as it arrives and returns the exit code.
+    static func stream(
+        _ api: ServerAPI, options: Options, manager: ServerAPIManager, colors: Bool, bar: ProgressBar?
+    ) async -> Int32 {
+        var printer = StreamPrinter(colors: colors, terminal: colors)
+        let progress: (@Sendable (TransferProgress) -> Void)?
+        if let bar { progress = { bar.update($0) } } else { progress = nil }
+        do throws(any Error) {
+            if let keyPath = options.keyPath { printer.keyPath = try JSONKeyPath(parsing: keyPath) }
+            let response = try await manager.stream(api, progress: progress)
+            bar?.finish()
+            let code = try await printer.print(
+                response, print: options.print, keyPath: options.keyPath != nil, checkStatus: options.checkStatus)
+            return code.rawValue
+        } catch StandardOutput.Failure.closed {
+            return ExitCode.ok.rawValue
+        } catch StandardOutput.Failure.failed(let number) {
+            FileHandle.standardError.write(Data("sapi: error: cannot write the output: \(String(cString: strerror(number)))\n".utf8))
+            return ExitCode.usage.rawValue
+        } catch {
+            bar?.finish()
+            // What was printed stays; the line it was on is ended before the error is reported.
+            try? printer.endLine()
+            let failure = ServerAPIError.wrap(error)
+            reportError(failure)
+            return ExitCode(failure).rawValue
+        }
     }
 
     static func report(_ error: any Error) {

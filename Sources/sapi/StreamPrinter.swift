@@ -1,0 +1,303 @@
+import Foundation
+import ServerAPIKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Standard output with no buffer in between: each write reaches file descriptor 1 before it returns,
+/// so a streamed body shows as it arrives. A closed pipe is an error to stop on, not a crash.
+enum StandardOutput {
+    enum Failure: Error {
+        /// The reader went away (`EPIPE`): `sapi -S URL | head -1`.
+        case closed
+        /// Any other write error, with its `errno`.
+        case failed(Int32)
+    }
+
+    static func write(_ data: Data) throws(Failure) {
+        let failure: Failure? = data.withUnsafeBytes { bytes -> Failure? in
+            guard let base = bytes.baseAddress else { return nil }
+            var offset = 0
+            while offset < bytes.count {
+                let written = Foundation.write(1, base + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno == EPIPE ? .closed : .failed(errno)
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+}
+
+/// Prints a streamed body as it arrives (`--stream`): bytes as they come, server-sent events one at a
+/// time, or the value at `--key-path` in each event's data or each JSON line.
+struct StreamPrinter {
+    /// How a body is printed.
+    enum Mode: Equatable {
+        /// The bytes as they come.
+        case bytes
+        /// Server-sent events in a readable form.
+        case events
+        /// The value at the key path in each event's data: strings as text fragments, joined up.
+        case eventValues
+        /// The value at the key path in each line, one line of JSON each (NDJSON, JSON text sequences).
+        case lineValues
+        /// `application/json`: lines of JSON when its first line is a whole value, else one document.
+        case jsonBody
+    }
+
+    var colors: Bool
+    /// Standard output is a terminal: a body that stops mid-line gets a newline, binary data is not shown.
+    var terminal: Bool
+    var keyPath = JSONKeyPath()
+    /// Writes to standard output.
+    var write: (Data) throws -> Void = { try StandardOutput.write($0) }
+    /// Writes a warning to standard error.
+    var warn: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+
+    /// What was printed last ended a line (or nothing was printed).
+    private(set) var atLineStart = true
+    private var mode = Mode.bytes
+    /// Values printed for the key path, events printed, the last id printed.
+    private var values = 0
+    private var events = 0
+    private var lastID = ""
+    /// Where the key path found nothing (the last such error), and items whose data was not JSON.
+    private var missed: ServerAPIError?
+    private var notJSON = 0
+
+    init(colors: Bool, terminal: Bool) {
+        self.colors = colors
+        self.terminal = terminal
+    }
+
+    /// How a response with this status and `Content-Type` is printed.
+    static func mode(contentType: String?, status: Int, hasKeyPath: Bool) -> Mode {
+        // An error body is printed as it came, as without --stream.
+        guard (200..<300).contains(status) else { return .bytes }
+        let mime = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if mime == "text/event-stream" { return hasKeyPath ? .eventValues : .events }
+        guard hasKeyPath else { return .bytes }
+        if let mime, mime == "application/json" || mime.hasSuffix("+json") { return .jsonBody }
+        return .lineValues
+    }
+
+    /// Prints the head (when `print` has `H`) and the body (when it has `B`) as they arrive.
+    /// - Returns: `httpStatus` for a 4xx or 5xx status with `checkStatus`, else `ok`.
+    /// - Throws: The error that ended the body, a key path that found nothing in the whole body, or
+    ///   `StandardOutput.Failure`.
+    mutating func print(
+        _ response: StreamedResponse, print parts: Set<Character>, keyPath hasKeyPath: Bool, checkStatus: Bool
+    ) async throws -> ExitCode {
+        if parts.contains("H") {
+            try emit(Printer.head(status: response.status, headers: response.headers, colors: colors) + "\n")
+        }
+        if parts.contains("B") {
+            let mode = Self.mode(
+                contentType: response.headers["Content-Type"], status: response.status, hasKeyPath: hasKeyPath)
+            try await body(response.body, mode: mode)
+        } else {
+            response.cancel()
+        }
+        if checkStatus && response.status >= 400 {
+            warn(Printer.statusWarning(response.status).dropLast().description)
+            return .httpStatus
+        }
+        return .ok
+    }
+
+    /// Prints a body as `mode` says, to its end.
+    mutating func body(_ body: ResponseBodyStream, mode: Mode) async throws {
+        self.mode = mode
+        switch mode {
+        case .bytes:
+            for try await chunk in body {
+                if terminal && chunk.contains(0) {
+                    try endLine()
+                    try emit("+-----------------------------------------+\n| NOTE: binary data not shown in terminal |\n+-----------------------------------------+\n")
+                    body.cancel()
+                    return
+                }
+                try emit(chunk)
+            }
+        case .events, .eventValues:
+            for try await event in ServerSentEvents(body) {
+                if mode == .events { try printEvent(event) } else { try printValue(of: event) }
+            }
+        case .lineValues, .jsonBody:
+            try await printLines(of: body)
+        }
+        try finish()
+    }
+
+    /// Ends the output on a line boundary after an error or an interrupt, where that is sapi's own
+    /// text or a terminal (piped bytes stay exactly as they came).
+    mutating func endLine() throws {
+        guard !atLineStart, terminal || mode != .bytes else { return }
+        try emit("\n")
+    }
+
+    // MARK: - Events
+
+    private mutating func printEvent(_ event: ServerSentEvent) throws {
+        var text = events > 0 ? "\n" : ""
+        events += 1
+        let colors = colors
+        let name = { (field: String) in Printer.paint(field, Printer.fieldName, colors) + ": " }
+        if event.type != "message" { text += name("event") + event.type + "\n" }
+        if event.id != lastID {
+            text += name("id") + event.id + "\n"
+            lastID = event.id
+        }
+        if let retry = event.retry {
+            let (seconds, attoseconds) = retry.components
+            text += name("retry") + "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)\n"
+        }
+        if colors, let json = try? JSONValue(parsing: Data(event.data.utf8)) {
+            text += JSONPrinter(colors: true).render(json, pretty: false)
+        } else {
+            text += event.data
+        }
+        try emit(text + "\n")
+    }
+
+    private mutating func printValue(of event: ServerSentEvent) throws {
+        events += 1
+        let data = event.data.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Keep-alives and the end marker of OpenAI-style streams carry no value.
+        if data.isEmpty || data == "[DONE]" { return }
+        let described = "event \(events)" + (event.id.isEmpty ? "" : " (id \(event.id))")
+        guard let value = try value(in: Data(data.utf8), describing: described) else { return }
+        if case .string(let text) = value {
+            // A text fragment of one answer: printed as it is, joined to the next one.
+            try emit(text)
+        } else {
+            try endLine()
+            try emit(render(value, pretty: false) + "\n")
+        }
+    }
+
+    // MARK: - Lines
+
+    private mutating func printLines(of body: ResponseBodyStream) async throws {
+        var splitter = LineSplitter(maximumLineLength: 64 << 20)
+        var number = 0
+        // `.jsonBody` until its first line has arrived: the bytes so far.
+        var pending = Data()
+        // `.jsonBody` whose first line is not a whole value: one document, read to its end.
+        var document: Data?
+        var decided = mode == .lineValues
+        for try await chunk in body {
+            if document != nil {
+                document?.append(chunk)
+                continue
+            }
+            var bytes = chunk
+            if !decided {
+                pending.append(chunk)
+                guard let first = Self.firstLine(of: pending) else { continue }
+                decided = true
+                if (try? JSONValue(parsing: first)) == nil {
+                    document = pending
+                    continue
+                }
+                bytes = pending
+                pending = Data()
+            }
+            for line in try splitter.feed(bytes) {
+                number += 1
+                try printValue(inLine: line, number: number)
+            }
+        }
+        if !decided { document = pending }
+        if let document {
+            let value = try JSONValue(parsing: document).value(at: keyPath)
+            values += 1
+            try emit(render(value, pretty: colors) + "\n")
+        } else if let last = splitter.finish() {
+            try printValue(inLine: last, number: number + 1)
+        }
+    }
+
+    /// The first line of `data` that is not blank, once its end has arrived.
+    private static func firstLine(of data: Data) -> Data? {
+        var start = data.startIndex
+        while let end = data[start...].firstIndex(where: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
+            let line = data[start..<end]
+            if !isBlank(Array(line)) { return Data(line) }
+            start = end + 1
+        }
+        return nil
+    }
+
+    private static func isBlank(_ line: [UInt8]) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x1E }
+    }
+
+    private mutating func printValue(inLine line: [UInt8], number: Int) throws {
+        // A JSON text sequence (application/json-seq) starts each record with RS.
+        let bytes = line.first == 0x1E ? line.dropFirst() : line[...]
+        guard !Self.isBlank(Array(bytes)) else { return }
+        guard let value = try value(in: Data(bytes), describing: "line \(number)") else { return }
+        try emit(render(value, pretty: false) + "\n")
+    }
+
+    // MARK: - Values
+
+    /// The value at the key path in `data`; `nil` when `data` is not JSON (with a warning) or the key
+    /// path finds nothing in it (remembered, for the end).
+    private mutating func value(in data: Data, describing item: String) throws -> JSONValue? {
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: data)
+        } catch {
+            notJSON += 1
+            let text = String(decoding: data.prefix(60), as: UTF8.self)
+            warn("sapi: warning: \(item) is not JSON, skipped: \(JSONPrinter.quote(text))\(data.count > 60 ? "…" : "")")
+            return nil
+        }
+        do {
+            let value = try json.value(at: keyPath)
+            values += 1
+            return value
+        } catch {
+            missed = error
+            return nil
+        }
+    }
+
+    private func render(_ value: JSONValue, pretty: Bool) -> String {
+        JSONPrinter(colors: colors).render(value, pretty: pretty)
+    }
+
+    /// The end of a body: a last newline where sapi's text or a terminal needs one, and exit 6 when the
+    /// key path found nothing at all.
+    private mutating func finish() throws {
+        try endLine()
+        guard mode == .eventValues || mode == .lineValues || mode == .jsonBody, values == 0 else { return }
+        if var missed {
+            let items = mode == .eventValues ? "event" : "line"
+            missed.message = "the key path found nothing in any \(items); in the last one: \(missed.message)"
+            throw missed
+        }
+        if notJSON > 0 {
+            throw ServerAPIError(
+                .decoding, "no \(mode == .eventValues ? "event's data" : "line") was JSON for the key path \(keyPath)",
+                keyPath: keyPath.description)
+        }
+    }
+
+    private mutating func emit(_ text: String) throws { try emit(Data(text.utf8)) }
+
+    private mutating func emit(_ data: Data) throws {
+        guard let last = data.last else { return }
+        try write(data)
+        atLineStart = last == UInt8(ascii: "\n")
+    }
+}
