@@ -78,6 +78,9 @@ are listed in comments next to SSE_BASIC_CHUNKS and below it.
         &size=N                    (long-line) the line's data length, default 2 MiB
   /sse/malformed/expected?case=C&size=N  JSON: the events a parser dispatches from that case
   /sse/status/CODE                 status CODE (no body for 204, "status CODE" text otherwise)
+  /sse/completion                  an LLM-style completion stream: a role chunk, the content "Hello, world!"
+                                   in fragments as {"choices":[{"delta":{"content":...}}]}, a finish chunk,
+                                   then "data: [DONE]"
   /sse/wrong-type                  200, Content-Type: application/json, a body that looks like SSE
 
 Large bodies and backpressure:
@@ -417,6 +420,7 @@ class Handler(BaseHTTPRequestHandler):
             "/sse/malformed": self.sse_malformed,
             "/sse/malformed/expected": self.sse_malformed_expected,
             "/sse/wrong-type": self.sse_wrong_type,
+            "/sse/completion": self.sse_completion,
             "/stream-bytes": self.stream_bytes,
             "/stream-bytes/sent": lambda: self.send_state(_stream_bytes,
                                                           {"sent": 0, "done": False, "client_left": False}),
@@ -931,6 +935,18 @@ class Handler(BaseHTTPRequestHandler):
         if expected is None:
             return self.send_text(400, "case must be one of %s\n" % ", ".join(SSE_MALFORMED_CASES))
         self.send_json(200, expected)
+
+    def sse_completion(self):
+        if not self.begin_event_stream():
+            return
+        deltas = [{"role": "assistant"}] + [{"content": part} for part in ["Hel", "lo", ", wor", "ld", "!"]]
+        for delta in deltas:
+            chunk = {"id": "cmpl-1", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            self.write_piece(("data: %s\n\n" % json.dumps(chunk)).encode("utf-8"), True)
+        done = {"id": "cmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        self.write_piece(("data: %s\n\n" % json.dumps(done)).encode("utf-8"), True)
+        self.write_piece(b"data: [DONE]\n\n", True)
+        self.end_chunks()
 
     def sse_wrong_type(self):
         body = b"id: 1\ndata: this is not an event stream\n\n"

@@ -186,31 +186,37 @@ struct SapiStreamTests {
 
     // MARK: - Incremental delivery
 
-    // These need the body as it arrives from the backends: today both fall back to the one-chunk
-    // default, which delivers the whole body once the transfer has ended (and nothing of a transfer that
-    // failed). Enable them once the curl and URLSession streaming backends are merged.
+    @Test("--key-path on an LLM-style completion stream prints the answer as one text", arguments: backends)
+    func completion(backend: String) async throws {
+        let outcome = try await SapiProcess.run([
+            "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/completion",
+            "--key-path", "choices[0].delta.content",
+        ])
+        #expect(outcome.code == 0, "\(outcome.stderr)")
+        #expect(outcome.text == "Hello, world!\n")
+        #expect(outcome.stderr.isEmpty, "the role chunk, the finish chunk and [DONE] are skipped quietly")
+    }
 
-    @Test("the first byte of a slow body is on stdout before the body ends",
-          .disabled("needs the streaming backends"), arguments: backends)
+    @Test("what arrived is on stdout while the server holds the rest back; Ctrl-C then exits 130", arguments: backends)
     func incremental(backend: String) async throws {
+        let key = UUID().uuidString
         let started = try SapiProcess.start([
-            "--backend", backend, "-S", "\(try SapiProcess.httpbin)/drip?duration=3&numbytes=3&delay=0",
+            "--backend", backend, "-S", "\(try SapiProcess.fixture)/hold-body?key=\(key)",
         ])
         let out = started.1
-        // httpbin writes one byte a second: seeing fewer than 3 means the first arrived on its own.
-        var seen = 0
-        try await poll("the first byte on stdout") {
-            seen = (try? Data(contentsOf: out).count) ?? 0
-            return seen > 0
+        // The fixture sends "first\n" and then nothing until the client leaves: only a streamed body
+        // can show it before the end.
+        try await poll("the first line on stdout") {
+            (try? Data(contentsOf: out)) == Data("first\n".utf8)
         }
-        #expect(seen < 3, "the body came in one piece")
+        kill(started.0.processIdentifier, SIGINT)
         let outcome = try await SapiProcess.finish(started)
-        #expect(outcome.code == 0, "\(outcome.stderr)")
-        #expect(outcome.text == "***")
+        #expect(outcome.code == 130, "\(outcome.stderr)")
+        #expect(outcome.text == "first\n")
     }
 
     @Test("on a terminal, the first event shows before Ctrl-C, which ends the line cleanly",
-          .disabled("needs the streaming backends"), .enabled(if: Terminal.tmux != nil), arguments: backends)
+          .enabled(if: Terminal.tmux != nil), arguments: backends)
     func incrementalOnTerminal(backend: String) async throws {
         let fixture = try SapiProcess.fixture
         try await Terminal.with { terminal in
@@ -223,14 +229,13 @@ struct SapiStreamTests {
         }
     }
 
-    @Test("what arrived before a dropped connection is printed", .disabled("needs the streaming backends"),
-          arguments: backends)
+    @Test("what arrived before a dropped connection is printed", arguments: backends)
     func partialBeforeDrop(backend: String) async throws {
         let outcome = try await SapiProcess.run([
             "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/reconnect?key=\(UUID().uuidString)",
         ])
         #expect(outcome.code == 4, "\(outcome.stderr)")
-        #expect(outcome.text == "id: 1\nevent 1\n\nid: 2\nevent 2\n\nid: 3\nevent 3\n")
+        #expect(outcome.text == "id: 1\nretry: 50\nevent 1\n\nid: 2\nevent 2\n\nid: 3\nevent 3\n")
     }
 
     private func slowState(_ fixture: String, _ key: String) async throws -> [String: Any] {
