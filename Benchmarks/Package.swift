@@ -7,7 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "ServerAPIKit", path: ".."),
-        // Only the transport comparison uses it, as the reference client.
+        // Only the transport and streaming comparisons use it, as the reference client.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
@@ -38,6 +38,16 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Sources/serverapi-transport-bench"
+        ),
+        .executableTarget(
+            name: "serverapi-stream-bench",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPICurl", package: "ServerAPIKit"),
+                .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Sources/serverapi-stream-bench"
         ),
     ],
     swiftLanguageModes: [.v6]
