@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
-# Measures streamed responses (ServerAPIManager.stream) against references, on the fault fixture server.
+# Measures streamed responses (ServerAPIManager.stream) against references, on a local nginx.
 # Usage: scripts/bench-streaming.sh [--quick]
 #   full run: 3 runs per row (medians), 10,000,000 server-sent events (about 500 MB), a 1 GiB stream.
 #   --quick:  1 run per row, 2,000,000 events, a 256 MiB stream.
 #   SAPI_BENCH_SSE_EVENTS=N and SAPI_BENCH_STREAM_BYTES=N override the sizes.
-# The fixture writes about 6 million events/s and, in 1 MiB writes, several GB/s on loopback; the
-# `curl -N` event-stream row measures that ceiling (it bounds every events/s figure and ratio).
+# nginx serves both bodies from files with sendfile, so the server is not the bottleneck: the `curl -N`
+# rows (no parsing, output to /dev/null) show the ceiling.
 # Rows:
-#   server-sent events (/sse/count?n=N&size=32): the manager over CurlTransport reading `response.events`,
-#     async-http-client splitting the bytes into events itself, the manager over URLSessionTransport (for
-#     information); each run checks that N events arrived and that the last id is N. For information,
-#     `curl -N -o /dev/null` on the same stream: the fixture's ceiling, without any parsing.
-#   large stream (/stream-bytes?size=N&chunk=1048576; the fixture's default 64 KiB writes would make
-#     Python the bottleneck at under 2 GB/s): the manager over CurlTransport reading `response.body` as chunks
+#   server-sent events (a text/event-stream file of N events "id: i" / "data: <32 letters>", as the fault
+#     fixture's /sse/count): the manager over CurlTransport reading `response.events`, async-http-client
+#     splitting the bytes into events itself, the manager over URLSessionTransport (for information); each
+#     run checks that N events arrived and that the last id is N. For information, `curl -N -o /dev/null`.
+#   large stream (a file of N bytes): the manager over CurlTransport reading `response.body` as chunks
 #     (counted, dropped), `curl -N -o /dev/null`, and for information the manager over URLSessionTransport
 #     and async-http-client; with each one's peak memory.
-# Each ratio is between rows of the same run. Starts the fixture (python3 only) on a port the kernel picks,
-# and stops it on exit. Installs `time` and the libcurl headers with apt when missing. Prints a table;
-# writes Benchmarks/results/bench-streaming.json.
+# Each ratio is between rows of the same run. Starts nginx on a port the kernel picks and stops it on exit.
+# Installs nginx, `time` and the libcurl headers with apt when missing. Prints a table; writes
+# Benchmarks/results/bench-streaming.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -37,6 +36,7 @@ SSE_EVENTS=${SAPI_BENCH_SSE_EVENTS:-$SSE_EVENTS}
 STREAM_BYTES=${SAPI_BENCH_STREAM_BYTES:-$STREAM_BYTES}
 
 missing=()
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
 [[ -x /usr/bin/time ]] || missing+=(time)
 command -v curl >/dev/null || missing+=(curl)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
@@ -46,6 +46,8 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
 echo "Building serverapi-stream-bench (release)…" >&2
 # A path dependency's new files are only noticed when a manifest changes.
 touch Package.swift Benchmarks/Package.swift
@@ -54,29 +56,68 @@ BIN="$(swift build -c release --package-path Benchmarks --show-bin-path)"
 BENCH="$BIN/serverapi-stream-bench"
 
 WORK=$(mktemp -d /tmp/bench-streaming.XXXXXX)
-FIXTURE_PID=""
+NGINX_PID=""
 cleanup() {
-    if [[ -n "$FIXTURE_PID" ]]; then kill "$FIXTURE_PID" 2>/dev/null || true; wait "$FIXTURE_PID" 2>/dev/null || true; fi
+    if [[ -n "$NGINX_PID" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The fault fixture alone (standard library only), as scripts/test-server.sh starts it: port 0, the
-# bound port written to a file once it listens.
-python3 "$ROOT/Tests/Fixtures/fault_server.py" --host 127.0.0.1 --port 0 --port-file "$WORK/port" \
-    >"$WORK/fixture.log" 2>&1 </dev/null &
-FIXTURE_PID=$!
-for _ in $(seq 300); do
-    [[ -s "$WORK/port" ]] && break
-    kill -0 "$FIXTURE_PID" 2>/dev/null || { echo "the fixture server exited:" >&2; cat "$WORK/fixture.log" >&2; exit 1; }
+# nginx serves both bodies from files with sendfile, so the server costs little CPU and every client is
+# measured against the same fast source (the Python fixture, single-threaded, would be the bottleneck).
+mkdir -p "$WORK/www" "$WORK/tmp"
+chmod 755 "$WORK" "$WORK/www"
+# The event stream: event i is "id: i\ndata: <32 letters a-z repeated>\n\n", as the fixture's /sse/count.
+python3 - "$WORK/www/events.sse" "$SSE_EVENTS" <<'PY'
+import sys
+path, n = sys.argv[1], int(sys.argv[2])
+data = (b"abcdefghijklmnopqrstuvwxyz" * 2)[:32]
+with open(path, "wb", buffering=1 << 20) as out:
+    batch = []
+    for i in range(1, n + 1):
+        batch.append(b"id: %d\ndata: %s\n\n" % (i, data))
+        if len(batch) == 10000:
+            out.write(b"".join(batch))
+            batch = []
+    out.write(b"".join(batch))
+PY
+# The large body: sparse, so it costs no disk until read.
+truncate -s "$STREAM_BYTES" "$WORK/www/big.bin"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+cat >"$WORK/nginx.conf" <<EOF
+daemon off;
+worker_processes 1;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    default_type application/octet-stream;
+    types { text/event-stream sse; }
+    client_body_temp_path $WORK/tmp/body;
+    proxy_temp_path $WORK/tmp/proxy;
+    fastcgi_temp_path $WORK/tmp/fastcgi;
+    uwsgi_temp_path $WORK/tmp/uwsgi;
+    scgi_temp_path $WORK/tmp/scgi;
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WORK/www;
+    }
+}
+EOF
+"$NGINX" -c "$WORK/nginx.conf" -p "$WORK" &
+NGINX_PID=$!
+SERVER="http://127.0.0.1:$PORT"
+for _ in $(seq 100); do
+    curl -sf -o /dev/null -r 0-0 "$SERVER/big.bin" && break
     sleep 0.1
 done
-[[ -s "$WORK/port" ]] || { echo "the fixture server did not report its port" >&2; exit 1; }
-FIXTURE="http://127.0.0.1:$(tr -d '[:space:]' <"$WORK/port")"
-curl -sf -o /dev/null "$FIXTURE/health" || { echo "the fixture server does not answer:" >&2; cat "$WORK/fixture.log" >&2; exit 1; }
-SSE_URL="$FIXTURE/sse/count?n=$SSE_EVENTS&size=32"
-BYTES_URL="$FIXTURE/stream-bytes?size=$STREAM_BYTES&chunk=1048576"
+curl -sf -o /dev/null -r 0-0 "$SERVER/big.bin" || { echo "nginx does not serve:" >&2; cat "$WORK/error.log" >&2; exit 1; }
+SSE_URL="$SERVER/events.sse"
+BYTES_URL="$SERVER/big.bin"
 # The event stream's length: event i is "id: i\ndata: <32 letters>\n\n", 45 bytes and i's digits.
 SSE_BYTES=$(python3 -c 'import sys
 n = int(sys.argv[1]); total = 45 * n; low = 1
@@ -86,14 +127,14 @@ print(total)' "$SSE_EVENTS")
 RAW="$WORK/raw.jsonl"
 : >"$RAW"
 
-echo "fixture on $FIXTURE; $RUNS run(s) per row; $SSE_EVENTS events; $STREAM_BYTES bytes streamed" >&2
+echo "nginx on $SERVER; $RUNS run(s) per row; $SSE_EVENTS events; $STREAM_BYTES bytes streamed" >&2
 for run in $(seq "$RUNS"); do
     for client in curl ahc urlsession; do
         echo "  run $run: $client sse" >&2
         "$BENCH" --client "$client" --mode sse --url "$SSE_URL" --expect "$SSE_EVENTS" >>"$RAW" \
             || echo "{\"client\":\"$client\",\"mode\":\"sse\",\"failed\":true}" >>"$RAW"
     done
-    echo "  run $run: curl -N sse (the fixture's ceiling)" >&2
+    echo "  run $run: curl -N sse (no parsing: the ceiling)" >&2
     if stats=$(curl -N -s -f -o /dev/null -w '%{time_total} %{size_download}' "$SSE_URL") \
         && read -r seconds bytes <<<"$stats" && [[ "$bytes" == "$SSE_BYTES" ]]; then
         python3 -c 'import json, sys
@@ -179,13 +220,13 @@ names = {"curl": "manager + CurlTransport", "urlsession": "manager + URLSessionT
          "ahc": "async-http-client", "curl -N": "curl -N -o /dev/null"}
 
 print()
-print(f"Server-sent events: /sse/count?n={sse_events:,}&size=32 on the fault fixture (loopback); "
+print(f"Server-sent events: {sse_events:,} events of 32 bytes of data, from nginx (loopback); "
       f"median of {runs} run(s)")
 print()
 print("| client | events/s | vs AHC | MB/s | CPU s | peak RSS MB | RSS growth MB |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 ahc_eps = get("sse", "ahc", "eventsPerSecond")
-sse_names = dict(names, **{"curl -N": "curl -N -o /dev/null (the fixture's ceiling, no parsing)"})
+sse_names = dict(names, **{"curl -N": "curl -N -o /dev/null (no parsing: the ceiling)"})
 for c in sse_clients:
     eps = get("sse", c, "eventsPerSecond")
     print(f"| {sse_names[c]} | {fmt(eps)} | {ratio(eps, ahc_eps)} | {fmt(get('sse', c, 'megabytesPerSecond'), '{:,.1f}')} | "
@@ -194,7 +235,7 @@ for c in sse_clients:
 print("(async-http-client splits the bytes into events itself; the manager's rows go through `response.events`.)")
 
 print()
-print(f"Large stream: /stream-bytes?size={stream_bytes:,} ({stream_bytes / 1048576:,.0f} MiB) read as chunks and "
+print(f"Large stream: {stream_bytes:,} bytes ({stream_bytes / 1048576:,.0f} MiB) from nginx, read as chunks and "
       f"dropped; median of {runs} run(s)")
 print()
 print("| client | MB/s | vs curl -N | seconds | CPU s | peak RSS MB | RSS growth MB |")
