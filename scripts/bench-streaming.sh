@@ -57,8 +57,10 @@ BENCH="$BIN/serverapi-stream-bench"
 
 WORK=$(mktemp -d /tmp/bench-streaming.XXXXXX)
 NGINX_PID=""
+FIXTURE_PID=""
 cleanup() {
     if [[ -n "$NGINX_PID" ]]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    if [[ -n "$FIXTURE_PID" ]]; then kill "$FIXTURE_PID" 2>/dev/null || true; wait "$FIXTURE_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -118,6 +120,17 @@ done
 curl -sf -o /dev/null -r 0-0 "$SERVER/big.bin" || { echo "nginx does not serve:" >&2; cat "$WORK/error.log" >&2; exit 1; }
 SSE_URL="$SERVER/events.sse"
 BYTES_URL="$SERVER/big.bin"
+# The same large stream from the fault fixture as well (Python, 1 MiB writes): the kernel hands its bytes
+# over differently from nginx's sendfile, and curl -N reads them with far less CPU, so its ratio is shown too.
+python3 "$ROOT/Tests/Fixtures/fault_server.py" --host 127.0.0.1 --port 0 --port-file "$WORK/port" \
+    >"$WORK/fixture.log" 2>&1 </dev/null &
+FIXTURE_PID=$!
+for _ in $(seq 300); do
+    [[ -s "$WORK/port" ]] && break
+    sleep 0.1
+done
+[[ -s "$WORK/port" ]] || { echo "the fixture server did not start:" >&2; cat "$WORK/fixture.log" >&2; exit 1; }
+FIXTURE_BYTES_URL="http://127.0.0.1:$(tr -d '[:space:]' <"$WORK/port")/stream-bytes?size=$STREAM_BYTES&chunk=1048576"
 # The event stream's length: event i is "id: i\ndata: <32 letters>\n\n", 45 bytes and i's digits.
 SSE_BYTES=$(python3 -c 'import sys
 n = int(sys.argv[1]); total = 45 * n; low = 1
@@ -128,6 +141,27 @@ RAW="$WORK/raw.jsonl"
 : >"$RAW"
 
 echo "nginx on $SERVER; $RUNS run(s) per row; $SSE_EVENTS events; $STREAM_BYTES bytes streamed" >&2
+# curl -N on a large stream: its speed, CPU and peak memory, as one JSON row of MODE.
+curl_bytes() {
+    local url=$1 mode=$2 stats seconds bytes peak user system
+    echo "  run $run: curl -N $mode" >&2
+    if stats=$(/usr/bin/time -f '%M %U %S' -o "$WORK/time.txt" \
+        curl -N -s -f -o /dev/null -w '%{time_total} %{size_download}' "$url"); then
+        read -r seconds bytes <<<"$stats"
+        read -r peak user system <<<"$(tail -1 "$WORK/time.txt")"
+        if [[ "$bytes" == "$STREAM_BYTES" ]]; then
+            python3 -c 'import json, sys
+seconds, nbytes, peak, user, system = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+print(json.dumps({"client": "curl -N", "mode": sys.argv[6], "bytes": nbytes, "seconds": seconds,
+                  "megabytesPerSecond": nbytes / seconds / 1048576, "cpuSeconds": user + system,
+                  "peakRSSKilobytes": peak}))' "$seconds" "$bytes" "$peak" "$user" "$system" "$mode" >>"$RAW"
+            return
+        fi
+        echo "curl -N received $bytes bytes, expected $STREAM_BYTES" >&2
+    fi
+    echo "{\"client\":\"curl -N\",\"mode\":\"$mode\",\"failed\":true}" >>"$RAW"
+}
+
 for run in $(seq "$RUNS"); do
     for client in curl ahc urlsession; do
         echo "  run $run: $client sse" >&2
@@ -151,24 +185,12 @@ print(json.dumps({"client": "curl -N", "mode": "sse", "bytes": nbytes, "seconds"
         "$BENCH" --client "$client" --mode bytes --url "$BYTES_URL" --expect "$STREAM_BYTES" >>"$RAW" \
             || echo "{\"client\":\"$client\",\"mode\":\"bytes\",\"failed\":true}" >>"$RAW"
     done
-    echo "  run $run: curl -N bytes" >&2
-    if stats=$(/usr/bin/time -f '%M %U %S' -o "$WORK/time.txt" \
-        curl -N -s -f -o /dev/null -w '%{time_total} %{size_download}' "$BYTES_URL"); then
-        read -r seconds bytes <<<"$stats"
-        read -r peak user system <<<"$(tail -1 "$WORK/time.txt")"
-        if [[ "$bytes" == "$STREAM_BYTES" ]]; then
-            python3 -c 'import json, sys
-seconds, nbytes, peak, user, system = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-print(json.dumps({"client": "curl -N", "mode": "bytes", "bytes": nbytes, "seconds": seconds,
-                  "megabytesPerSecond": nbytes / seconds / 1048576, "cpuSeconds": user + system,
-                  "peakRSSKilobytes": peak}))' "$seconds" "$bytes" "$peak" "$user" "$system" >>"$RAW"
-        else
-            echo "curl -N received $bytes bytes, expected $STREAM_BYTES" >&2
-            echo '{"client":"curl -N","mode":"bytes","failed":true}' >>"$RAW"
-        fi
-    else
-        echo '{"client":"curl -N","mode":"bytes","failed":true}' >>"$RAW"
-    fi
+    curl_bytes "$BYTES_URL" bytes
+    echo "  run $run: curl bytes from the fixture" >&2
+    "$BENCH" --client curl --mode bytes --url "$FIXTURE_BYTES_URL" --expect "$STREAM_BYTES" \
+        | sed 's/"mode":"bytes"/"mode":"bytes-fixture"/' >>"$RAW" \
+        || echo '{"client":"curl","mode":"bytes-fixture","failed":true}' >>"$RAW"
+    curl_bytes "$FIXTURE_BYTES_URL" bytes-fixture
 done
 
 mkdir -p Benchmarks/results
@@ -201,6 +223,11 @@ for c in bytes_clients:
     if med(c, "bytes", "megabytesPerSecond") is not None:
         summary["bytes"][c] = {k: med(c, "bytes", k) for k in
                                ["megabytesPerSecond", "seconds", "cpuSeconds", "peakRSSKilobytes", "rssGrowthKilobytes"]}
+summary["bytesFromFixture"] = {}
+for c in ["curl", "curl -N"]:
+    if med(c, "bytes-fixture", "megabytesPerSecond") is not None:
+        summary["bytesFromFixture"][c] = {k: med(c, "bytes-fixture", k) for k in
+                                          ["megabytesPerSecond", "seconds", "cpuSeconds", "peakRSSKilobytes"]}
 summary["failures"] = [r for r in rows if r.get("failed")]
 summary["raw"] = rows
 
@@ -249,6 +276,18 @@ for c in bytes_clients:
 print("(peak RSS: the process's VmHWM; curl's from /usr/bin/time. RSS growth: the peak minus the resident "
       "memory before the request.)")
 
+print()
+print("The same stream from the fault fixture (Python, 1 MiB writes):")
+print()
+print("| client | MB/s | vs curl -N | seconds | CPU s | peak RSS MB |")
+print("|---|---:|---:|---:|---:|---:|")
+curl_n_fixture = get("bytesFromFixture", "curl -N", "megabytesPerSecond")
+for c in ["curl", "curl -N"]:
+    rate = get("bytesFromFixture", c, "megabytesPerSecond")
+    print(f"| {names[c]} | {fmt(rate, '{:,.1f}')} | {ratio(rate, curl_n_fixture)} | "
+          f"{fmt(get('bytesFromFixture', c, 'seconds'), '{:.2f}')} | {fmt(get('bytesFromFixture', c, 'cpuSeconds'), '{:.2f}')} | "
+          f"{fmt(mb(get('bytesFromFixture', c, 'peakRSSKilobytes')), '{:,.1f}')} |")
+
 # The goals of the streaming work, each as a ratio from this run.
 goals = []
 def goal(name, value, target, at_least=True, unit="×"):
@@ -268,8 +307,10 @@ print("| goal | this run | target | |")
 print("|---|---:|---:|---|")
 goal("manager + CurlTransport ÷ async-http-client, server-sent events/s",
      r(get("sse", "curl", "eventsPerSecond"), ahc_eps), 1.5)
-goal(f"manager + CurlTransport ÷ curl -N, {stream_bytes / 1048576:,.0f} MiB stream throughput",
+goal(f"manager + CurlTransport ÷ curl -N, {stream_bytes / 1048576:,.0f} MiB stream throughput (nginx)",
      r(get("bytes", "curl", "megabytesPerSecond"), curl_n), 0.9)
+goal(f"manager + CurlTransport ÷ curl -N, {stream_bytes / 1048576:,.0f} MiB stream throughput (fault fixture)",
+     r(get("bytesFromFixture", "curl", "megabytesPerSecond"), curl_n_fixture), 0.9)
 summary["goals"] = goals
 if summary["failures"]:
     print("Failed runs:", ", ".join(f"{f['client']} {f['mode']}" for f in summary["failures"]))

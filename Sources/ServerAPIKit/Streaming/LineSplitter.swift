@@ -50,6 +50,15 @@ public struct LineSplitter: Sendable {
     /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than
     ///   `maximumLineLength`; any error `body` throws, after which the rest of the chunk is dropped.
     public mutating func feed(_ chunk: some Collection<UInt8>, forEachLine body: ([UInt8]) throws -> Void) throws {
+        try feedBytes(chunk) { line in try body(Array(line)) }
+    }
+
+    /// Splits the next chunk, calling `body` with each completed line as a buffer that is valid only
+    /// during the call: a line that lies inside the chunk is not copied at all, one that spans chunks
+    /// comes from the splitter's own buffer. What the line and event views use.
+    mutating func feedBytes(
+        _ chunk: some Collection<UInt8>, forEachLine body: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws {
         guard !overflowed else { throw lineTooLong() }
         // `Data` and `[UInt8]` are contiguous and split in place; any other collection is copied first.
         let handled: Void? = try chunk.withContiguousStorageIfAvailable { bytes in
@@ -106,36 +115,46 @@ public struct LineSplitter: Sendable {
         overflowed = false
     }
 
-    private mutating func split(_ bytes: UnsafeBufferPointer<UInt8>, _ body: ([UInt8]) throws -> Void) throws {
+    private mutating func split(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws {
         var start = 0
         if skipsLineFeed, !bytes.isEmpty {
             skipsLineFeed = false
             if bytes[0] == .lineFeed { start = 1 }
         }
         var index = start
-        while index < bytes.count {
+        let count = bytes.count
+        while index < count {
             let byte = bytes[index]
-            if byte == .lineFeed || byte == .carriageReturn {
-                try append(UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                if byte == .carriageReturn {
-                    if index + 1 < bytes.count {
-                        if bytes[index + 1] == .lineFeed { index += 1 }
-                    } else {
-                        skipsLineFeed = true
-                    }
-                }
-                start = index + 1
-                do {
-                    try body(line)
-                } catch {
-                    line.removeAll(keepingCapacity: true)
-                    throw error
-                }
-                line.removeAll(keepingCapacity: true)
+            guard byte == .lineFeed || byte == .carriageReturn else {
+                index += 1
+                continue
             }
+            let piece = UnsafeBufferPointer(rebasing: bytes[start..<index])
+            if byte == .carriageReturn {
+                if index + 1 < count {
+                    if bytes[index + 1] == .lineFeed { index += 1 }
+                } else {
+                    skipsLineFeed = true
+                }
+            }
+            start = index + 1
             index += 1
+            if line.isEmpty {
+                // The whole line is in this chunk: handed over in place.
+                guard piece.count <= maximumLineLength else {
+                    overflowed = true
+                    throw lineTooLong()
+                }
+                try body(piece)
+            } else {
+                try append(piece)
+                defer { line.removeAll(keepingCapacity: true) }
+                try line.withUnsafeBufferPointer { try body($0) }
+            }
         }
-        try append(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+        try append(UnsafeBufferPointer(rebasing: bytes[start..<count]))
     }
 
     private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) throws {

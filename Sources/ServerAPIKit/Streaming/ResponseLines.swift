@@ -53,7 +53,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
                     return splitter.finishText()
                 }
                 do {
-                    try splitter.feed(chunk) { pending.append(String(decoding: $0, as: UTF8.self)) }
+                    try splitter.feedBytes(chunk) { pending.append(String(decoding: $0, as: UTF8.self)) }
                 } catch {
                     ended = true
                     throw ServerAPIError.wrap(error)

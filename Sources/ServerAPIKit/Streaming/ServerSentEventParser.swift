@@ -84,7 +84,7 @@ public struct ServerSentEventParser: Sendable {
         var splitter = self.splitter
         self.splitter = LineSplitter(maximumLineLength: 0)
         defer { self.splitter = splitter }
-        try splitter.feed(chunk) { line in
+        try splitter.feedBytes(chunk) { line in
             if let event = try process(line) { try body(event) }
         }
     }
@@ -117,25 +117,23 @@ public struct ServerSentEventParser: Sendable {
         lastEventIDBuffer = lastEventID
     }
 
-    private mutating func process(_ line: [UInt8]) throws -> ServerSentEvent? {
-        var line = line[...]
+    private mutating func process(_ bytes: UnsafeBufferPointer<UInt8>) throws -> ServerSentEvent? {
+        var line = bytes[...]
         if atStreamStart {
             atStreamStart = false
             if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }
         }
         guard let first = line.first else { return dispatch() }
         if first == .colon { return nil }
-        let name: ArraySlice<UInt8>
-        var value: ArraySlice<UInt8>
+        var name = line
+        var value = line[line.endIndex...]
         if let colon = line.firstIndex(of: .colon) {
             name = line[..<colon]
             value = line[(colon + 1)...]
             if value.first == .space { value = value.dropFirst() }
-        } else {
-            name = line
-            value = []
         }
-        if name.elementsEqual("data".utf8) {
+        switch Field(name) {
+        case .data:
             // The limit is on the data as dispatched: the buffer minus the trailing "\n".
             guard value.count <= maximumDataSize - dataBuffer.count else {
                 let error = ServerAPIError(
@@ -144,19 +142,41 @@ public struct ServerSentEventParser: Sendable {
                 failure = error
                 throw error
             }
-            dataBuffer.append(contentsOf: value)
+            dataBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: value))
             dataBuffer.append(.lineFeed)
-        } else if name.elementsEqual("event".utf8) {
-            eventTypeBuffer = String(decoding: value, as: UTF8.self)
-        } else if name.elementsEqual("id".utf8) {
-            if !value.contains(0) { lastEventIDBuffer = String(decoding: value, as: UTF8.self) }
-        } else if name.elementsEqual("retry".utf8) {
+        case .event:
+            eventTypeBuffer = String(decoding: UnsafeBufferPointer(rebasing: value), as: UTF8.self)
+        case .id:
+            if !value.contains(0) {
+                lastEventIDBuffer = String(decoding: UnsafeBufferPointer(rebasing: value), as: UTF8.self)
+            }
+        case .retry:
             if let milliseconds = Self.milliseconds(value) {
                 retry = .milliseconds(milliseconds)
                 eventRetry = retry
             }
+        case .other:
+            break
         }
         return nil
+    }
+
+    /// The fields the specification knows, recognised by their bytes.
+    private enum Field {
+        case data, event, id, retry, other
+
+        init(_ name: Slice<UnsafeBufferPointer<UInt8>>) {
+            let base = name.base.baseAddress! + name.startIndex
+            switch name.count {
+            case 2 where base[0] == 0x69 && base[1] == 0x64: self = .id  // "id"
+            case 4 where base[0] == 0x64 && base[1] == 0x61 && base[2] == 0x74 && base[3] == 0x61: self = .data
+            case 5 where base[0] == 0x65 && base[1] == 0x76 && base[2] == 0x65 && base[3] == 0x6E && base[4] == 0x74:
+                self = .event
+            case 5 where base[0] == 0x72 && base[1] == 0x65 && base[2] == 0x74 && base[3] == 0x72 && base[4] == 0x79:
+                self = .retry
+            default: self = .other
+            }
+        }
     }
 
     private mutating func dispatch() -> ServerSentEvent? {
@@ -174,7 +194,7 @@ public struct ServerSentEventParser: Sendable {
 
     // Only ASCII digits count; an empty value is not a number, and one that overflows `Int64` is
     // treated like any other invalid value: ignored.
-    private static func milliseconds(_ digits: ArraySlice<UInt8>) -> Int64? {
+    private static func milliseconds(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Int64? {
         guard !digits.isEmpty else { return nil }
         var result: Int64 = 0
         for byte in digits {
