@@ -101,6 +101,45 @@ struct LargeTransferTests {
         #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
     }
 
+    @Test(
+        "a 1 GiB stream whose reader stops holds the server back, and is read in bounded memory",
+        arguments: TransportKind.allCases.filter(\.pausesStreams))
+    func pausedStream(kind: TransportKind) async throws {
+        let size = 1 << 30
+        let key = UUID().uuidString
+        let manager = ServerAPIManager(transport: kind.make())
+        let probe = MemoryProbe()
+        probe.start()
+        let response = try await manager.stream(
+            ServerAPI(url: try TestServers.fixture("/stream-bytes?size=\(size)&key=\(key)")))
+        var chunks = response.body.makeAsyncIterator()
+        var received = try #require(try await chunks.next()).count
+        // The reader stops. The server's count of bytes it sent stops growing once the transport has
+        // paused and the socket buffers are full: polled, as the fixture offers no event for it.
+        var sent = -1
+        for _ in 0..<200 {
+            let now = try await Self.sentBytes(manager, key)
+            if now == sent { break }
+            sent = now
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        print("paused 1 GiB stream [\(kind)]: the server sent \(mebibytes(Int64(sent))) while the reader had \(received) B")
+        #expect(sent < 64 << 20, "the server sent \(sent) bytes while the reader had stopped")
+        while let chunk = try await chunks.next() { received += chunk.count }
+        let growth = probe.stop()
+        print("paused 1 GiB stream [\(kind)]: resident memory grew by \(mebibytes(growth))")
+        #expect(received == size)
+        #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
+        #expect(await response.finalMetrics.transport?.bytesReceived == Int64(size))
+    }
+
+    private static func sentBytes(_ manager: ServerAPIManager, _ key: String) async throws -> Int {
+        let result = try await manager.send(
+            ServerAPI(url: try TestServers.fixture("/stream-bytes/sent?key=\(key)")).format(.data))
+        let state = try JSONSerialization.jsonObject(with: result.data ?? Data()) as? [String: Any]
+        return state?["sent"] as? Int ?? -1
+    }
+
     static func expectedDigest(seed: Int, transport: any RequestPerforming) async throws -> String {
         let response = try await transport.send(try TestServers.fixture("/resource/sha256?size=\(size)&seed=\(seed)"))
         return String(decoding: response.data ?? Data(), as: UTF8.self)
