@@ -1,8 +1,10 @@
+import Foundation
+
 /// An incremental splitter that turns a byte stream, fed in chunks split anywhere, into lines.
 ///
 /// A line ends with `\n`, `\r\n` or a lone `\r`; the end-of-line bytes are not part of the line.
-/// Bytes are copied once into a buffer the splitter reuses, so splitting allocates nothing per
-/// line unless the caller keeps the line.
+/// Only a line that spans chunks is copied, into a buffer the splitter reuses; the line and event views
+/// read the others in place.
 ///
 /// ```swift
 /// var splitter = LineSplitter()
@@ -125,12 +127,23 @@ public struct LineSplitter: Sendable {
         }
         var index = start
         let count = bytes.count
+        let base = bytes.baseAddress
+        // The next LF and the next CR at or after `index` (`count` when there is none), each found with
+        // `memchr` and kept until the scan passes it: every byte is looked at once, by a vectorised search.
+        var nextLineFeed = -1
+        var nextCarriageReturn = -1
+        func find(_ byte: UInt8, from offset: Int) -> Int {
+            guard let base, offset < count,
+                let found = memchr(base + offset, Int32(byte), count - offset)
+            else { return count }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
         while index < count {
+            if nextLineFeed < index { nextLineFeed = find(.lineFeed, from: index) }
+            if nextCarriageReturn < index { nextCarriageReturn = find(.carriageReturn, from: index) }
+            index = min(nextLineFeed, nextCarriageReturn)
+            guard index < count else { break }
             let byte = bytes[index]
-            guard byte == .lineFeed || byte == .carriageReturn else {
-                index += 1
-                continue
-            }
             let piece = UnsafeBufferPointer(rebasing: bytes[start..<index])
             if byte == .carriageReturn {
                 if index + 1 < count {
