@@ -154,6 +154,13 @@ public final class URLSessionTransport: RequestPerforming {
     static func validate(_ request: TransportRequest, defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {
         try request.validateForSending(defaultStallTimeout: defaultStallTimeout)
         if request.body.streamedBody != nil { throw streamedBodyRefusal }
+        // FoundationNetworking on Linux fails such URLs with NSURLErrorBadURL before sending anything.
+        if request.url.host?.contains(":") == true {
+            throw ServerAPIError(
+                .invalidRequest,
+                "URLSessionTransport cannot request an IPv6 address literal on Linux (FoundationNetworking "
+                    + "refuses the URL); use a host name, or CurlTransport")
+        }
         if request.method == .get, try request.body.contentLength() > 0 {
             throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
         }

@@ -18,6 +18,7 @@ public struct CurlTestServer: Sendable {
 
     /// Runs `body` with a fresh server, which is stopped afterwards whatever happens.
     /// - Parameters:
+    ///   - host: The address it listens on: `127.0.0.1`, or `::1` for the IPv6 loopback.
     ///   - tls: The server's certificate and key, for HTTPS.
     ///   - clientCA: With `tls`: the CA that client certificates must be signed by; the server then
     ///     requires one.
@@ -25,14 +26,16 @@ public struct CurlTestServer: Sendable {
     /// - Returns: What `body` returns.
     /// - Throws: `FixtureProcess.Failure` when the server did not start, or what `body` throws.
     public static func with<T>(
-        tls: (certificate: URL, key: URL)? = nil, clientCA: URL? = nil, _ body: (CurlTestServer) async throws -> T
+        host: String = "127.0.0.1", tls: (certificate: URL, key: URL)? = nil, clientCA: URL? = nil,
+        _ body: (CurlTestServer) async throws -> T
     ) async throws -> T {
-        var arguments: [String] = []
+        var arguments = ["--host", host]
         if let tls { arguments += ["--certfile", tls.certificate.path, "--keyfile", tls.key.path] }
         if let clientCA { arguments += ["--client-ca", clientCA.path] }
         let scheme = tls == nil ? "http" : "https"
         return try await FixtureProcess.withServer(script: FixtureScript.curlTestServer, arguments: arguments) { port in
-            try await body(CurlTestServer(port: port, base: "\(scheme)://127.0.0.1:\(port)"))
+            let address = host.contains(":") ? "[\(host)]" : host
+            return try await body(CurlTestServer(port: port, base: "\(scheme)://\(address):\(port)"))
         }
     }
 }

@@ -53,6 +53,12 @@ extension ServerAPI {
     /// Returns a copy with another timeout per attempt.
     public func timeout(_ timeout: Duration) -> ServerAPI { with { $0.timeout = timeout } }
 
+    /// Returns a copy whose attempts may take at most `timeout` to connect (TCP and TLS), within the
+    /// total timeout: a host that does not answer fails fast with `timedOut`, a slow response still has
+    /// the whole timeout. `CurlTransport` enforces it apart; `URLSessionTransport` on Linux cannot (its
+    /// total timeout covers connecting).
+    public func connectTimeout(_ timeout: Duration?) -> ServerAPI { with { $0.connectTimeout = timeout } }
+
     /// Returns a copy that fails an attempt whose transfer moves fewer than `bytesPerSecond` bytes a
     /// second (both directions together) for `duration`, with a `timedOut` error whose `isStalled` is true.
     /// - Parameters:

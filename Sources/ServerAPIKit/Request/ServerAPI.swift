@@ -33,6 +33,9 @@ public struct ServerAPI: Sendable, Hashable {
     public var tag: String?
     /// The total time one attempt may take.
     public var timeout: Duration
+    /// The time connecting (TCP and TLS) may take, within `timeout`; `nil` lets the transport decide
+    /// (its configuration's connect timeout, else `timeout`). See `connectTimeout(_:)`.
+    public var connectTimeout: Duration? = nil
     /// Fail an attempt whose transfer moves slower than this; `nil` uses the transport's default.
     /// See `stallTimeout(below:for:)`.
     public var stallTimeout: StallTimeout? = nil

@@ -2,6 +2,7 @@
 """A small HTTP/1.1 server for the libcurl backend's tests (standard library only).
 
 Started by the tests on a free loopback port; prints "PORT <n>" on its first line once it listens.
+With --host ::1 it listens on the IPv6 loopback instead of 127.0.0.1.
 With --certfile/--keyfile it serves HTTPS instead; with --client-ca as well, it requires a client
 certificate signed by that CA (TLS 1.3, Python's ssl CERT_REQUIRED).
 
@@ -228,6 +229,10 @@ class Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+class IPv6Server(Server):
+    address_family = socket.AF_INET6
+
+
 def drain(sock):
     try:
         sock.settimeout(2)
@@ -241,11 +246,13 @@ def drain(sock):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on; ::1 for IPv6 loopback")
     parser.add_argument("--certfile")
     parser.add_argument("--keyfile")
     parser.add_argument("--client-ca")
     args = parser.parse_args()
-    server = Server(("127.0.0.1", args.port), Handler)
+    server_class = IPv6Server if ":" in args.host else Server
+    server = server_class((args.host, args.port), Handler)
     if args.certfile:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.certfile, args.keyfile)
