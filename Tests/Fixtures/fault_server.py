@@ -50,7 +50,8 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /coding/NAME?size=N&fill=F       N body bytes (F = text: JSON-like lines, compress ~10x, the default;
                                    zero: zero bytes) encoded with NAME = gzip | deflate (zlib-wrapped) |
                                    deflate-raw (raw deflate, sent as "deflate", as some servers do) | br |
-                                   zstd | identity | compress (not encoded: an unknown coding);
+                                   zstd | identity | compress (not encoded: an unknown coding) |
+                                   gzip-corrupt (not encoded, but sent as "gzip");
                                    Content-Encoding and the encoded Content-Length; X-Decoded-Length and
                                    X-Decoded-SHA256 describe the decoded body. br and zstd need the
                                    venv's brotli / zstandard: without them, 501 saying so
@@ -1113,10 +1114,12 @@ def coding_encode(name, plain):
         return packer.compress(plain) + packer.flush(), "deflate"
     if name == "compress":
         return plain, "compress"
+    if name == "gzip-corrupt":
+        return plain, "gzip"
     if name == "br":
         if brotli is None:
             raise LookupError("br needs the Python package brotli (scripts/requirements-test.txt)")
-        return brotli.compress(plain), "br"
+        return brotli.compress(plain, quality=5), "br"
     if name == "zstd":
         if zstandard is None:
             raise LookupError("zstd needs the Python package zstandard (scripts/requirements-test.txt)")
