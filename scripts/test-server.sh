@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts and stops the local test servers the integration and conformance tests talk to:
 #   httpbin (from PyPI, in the virtual environment .venv-test/, served by gunicorn), and
-#   the fault fixture server (Tests/Fixtures/fault_server.py, standard library only).
+#   the fault fixture server (Tests/Fixtures/fault_server.py, on the venv's python: its /coding/br and
+#   /coding/zstd use brotlicffi and zstandard, and answer 501 without them).
 # Both listen on 127.0.0.1 on ports the kernel picks (SAPI_HTTPBIN_PORT=N fixes httpbin's, as the
 # README's set-up does for its `sapi :8765/...` examples); their URLs are written to
 # .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=….
@@ -114,7 +115,7 @@ start_httpbin() {
 start_fixture() {
     local log_file="$STATE/fixture.log" pidfile="$STATE/fixture.pid" port_file="$STATE/fixture.port" deadline
     rm -f "$port_file"
-    setsid python3 "$ROOT/Tests/Fixtures/fault_server.py" --host 127.0.0.1 --port 0 --port-file "$port_file" \
+    setsid "$VENV/bin/python" "$ROOT/Tests/Fixtures/fault_server.py" --host 127.0.0.1 --port 0 --port-file "$port_file" \
         >"$log_file" 2>&1 </dev/null &
     echo $! >"$pidfile"
     deadline=$((SECONDS + START_TIMEOUT))

@@ -59,13 +59,17 @@ extension ServerAPIError {
             (.invalidRequest, "the request cannot be sent")
         case CURLE_ABORTED_BY_CALLBACK:
             (.cancelled, "the request was cancelled")
+        case CURLE_BAD_CONTENT_ENCODING:
+            // A coding this libcurl cannot decode (see `CurlTransport.supportedContentCodings`), or a body
+            // that is not valid in its coding: never handed over undecoded as if it were decoded.
+            (.network, "the response's content coding could not be decoded")
         case CURLE_WRITE_ERROR:
             (.fileSystem, "the response could not be stored")
         case CURLE_READ_ERROR:
             (.fileSystem, "the request body could not be read")
         default:
             // PARTIAL_FILE, RECV_ERROR, SEND_ERROR, GOT_NOTHING, HTTP2, WEIRD_SERVER_REPLY,
-            // BAD_CONTENT_ENCODING, SEND_FAIL_REWIND, ...: the connection or the server failed.
+            // SEND_FAIL_REWIND, ...: the connection or the server failed.
             (.network, "the connection to the server failed")
         }
     }

@@ -127,7 +127,11 @@ extension CurlTransfer {
     /// Takes the next body bytes, decoded.
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        switch exchange.bodyReceived(count: bytes.count) {
+        // For a content-coded body, the encoded bytes so far: libcurl counts body bytes as they come off
+        // the connection (after chunked framing, before content decoding) and before it decodes them and
+        // calls us, so the count includes the bytes this piece was decoded from.
+        let encoded = exchange.isContentCoded ? easy.offset(CURLINFO_SIZE_DOWNLOAD_T) : nil
+        switch exchange.bodyReceived(count: bytes.count, encoded: encoded) {
         case .keep:
             if let source { return streamBody(bytes, to: source) }
             body.append(bytes.assumingMemoryBound(to: UInt8.self))

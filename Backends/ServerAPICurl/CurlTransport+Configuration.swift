@@ -9,8 +9,9 @@ extension CurlTransport {
         /// The most connections open at once to one host; 0 means no limit. Requests beyond it wait
         /// for a free connection (their timeout runs while they wait).
         public var maxConnectionsPerHost: Int
-        /// Whether to ask for and decode gzip, deflate and brotli bodies (`Accept-Encoding`), unless the
-        /// request sets its own `Accept-Encoding`.
+        /// Whether to ask for and decode every content coding this libcurl supports
+        /// (`CurlTransport.supportedContentCodings`: gzip, deflate, br, zstd on Debian 12). A request's own
+        /// `Accept-Encoding` is sent instead of libcurl's, and a body in a supported coding is still decoded.
         public var automaticDecompression: Bool
         /// The HTTP versions to use.
         public var httpVersion: HTTPVersion

@@ -377,7 +377,9 @@ final class Transfer: Sendable {
         let result: Result<TransportResponse, ServerAPIError>? = state.withLock { state in
             guard isCurrent(task, in: state) else { return nil }
             let failure = error.map { error in
-                streamFailure.error.withLock({ $0 }) ?? URLErrorMapping.map(error, request: state.request)
+                streamFailure.error.withLock({ $0 })
+                    ?? URLErrorMapping.map(
+                        error, request: state.request, contentCoded: state.exchange.isContentCoded)
             }
             switch state.exchange.finished(failure: failure) {
             case .deliver(let status):

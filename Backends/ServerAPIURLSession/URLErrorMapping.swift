@@ -8,7 +8,9 @@ internal import FoundationNetworking
 /// Turns the errors URLSession reports into `ServerAPIError`s, keeping the original as `underlying`.
 enum URLErrorMapping {
     /// The `ServerAPIError` for an error a task completed with.
-    static func map(_ error: any Error, request: TransportRequest) -> ServerAPIError {
+    /// - Parameter contentCoded: Whether the response's head announced a content coding: FoundationNetworking
+    ///   reports a coding libcurl cannot decode (or a body invalid in its coding) as `URLError.unknown`.
+    static func map(_ error: any Error, request: TransportRequest, contentCoded: Bool = false) -> ServerAPIError {
         let nsError = error as NSError
         guard nsError.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: nsError.code) else {
             return ServerAPIError(
@@ -20,6 +22,11 @@ enum URLErrorMapping {
                 failure, describe(failure, message: nsError.localizedDescription), underlying: error)
             tls = tls.with(requestID: request.id, url: request.url)
             return tls
+        }
+        if contentCoded, code == .unknown || code == .cannotDecodeContentData {
+            return ServerAPIError(
+                .network, "the response's content coding could not be decoded (URLError \(code.rawValue))",
+                requestID: request.id, url: request.url, underlying: error)
         }
         let (kind, message) = describe(code)
         return ServerAPIError(kind, message, requestID: request.id, url: request.url, underlying: error)

@@ -47,6 +47,20 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
         &range_start=A&range_length=N  also the SHA-256 of body bytes [A, A+N) (a multipart file part)
         &keep_head=K&keep_tail=K   also the first / last K bytes (base64)
   /gzip                            a gzip-encoded JSON body (Content-Encoding: gzip)
+  /coding/NAME?size=N&fill=F       N body bytes (F = text: JSON-like lines, compress ~10x, the default;
+                                   zero: zero bytes) encoded with NAME = gzip | deflate (zlib-wrapped) |
+                                   deflate-raw (raw deflate, sent as "deflate", as some servers do) | br |
+                                   zstd | identity | compress (not encoded: an unknown coding) |
+                                   gzip-corrupt (not encoded, but sent as "gzip");
+                                   Content-Encoding and the encoded Content-Length; X-Decoded-Length and
+                                   X-Decoded-SHA256 describe the decoded body. br and zstd need the
+                                   venv's brotli / zstandard: without them, 501 saying so
+        &chunked=1                 the encoded body chunked, without Content-Length
+  /coding/bomb?size=N              N zero bytes (default 10 MiB) gzip-encoded (~10 KB on the wire)
+  /coding/file.tar.gz?size=N       a download of an already-compressed file: gzip bytes of N text bytes,
+                                   Content-Type application/gzip, no Content-Encoding (kept as they are)
+  /coding/encoded.tar.gz?size=N    the same file with Content-Encoding: gzip as well (a misconfigured
+                                   server): transports decode it, as the header says
   /status/CODE                     status CODE with a short text body
   /connections                     JSON: connections accepted so far
   /barrier?n=N&key=K               holds each request until N requests with key K have arrived, then
@@ -115,6 +129,20 @@ import socket
 import sys
 import threading
 import time
+import zlib
+
+# Optional codecs (scripts/requirements-test.txt): without them /coding/br and /coding/zstd answer 501.
+try:
+    import brotli
+except ImportError:
+    try:
+        import brotlicffi as brotli
+    except ImportError:
+        brotli = None
+try:
+    import zstandard
+except ImportError:
+    zstandard = None
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -405,6 +433,9 @@ class Handler(BaseHTTPRequestHandler):
                                                   int(self.query.get("status", "302"))),
             "/headers": self.echo_headers,
             "/gzip": self.gzip,
+            "/coding/bomb": lambda: self.coding("gzip", fill="zero", default_size=10 << 20),
+            "/coding/file.tar.gz": lambda: self.coding_file(content_encoding=False),
+            "/coding/encoded.tar.gz": lambda: self.coding_file(content_encoding=True),
             "/connections": lambda: self.send_json(200, {"accepted": _connections}),
             "/barrier": self.barrier,
             "/sse/basic": self.sse_basic,
@@ -429,6 +460,8 @@ class Handler(BaseHTTPRequestHandler):
         }
         if path in routes:
             return routes[path]()
+        if path.startswith("/coding/"):
+            return self.coding(path[len("/coding/"):])
         if path.startswith("/redirect-chain/"):
             return self.redirect_chain(path[len("/redirect-chain/"):])
         if path.startswith("/resource/error/"):
@@ -1009,6 +1042,89 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def coding(self, name, fill=None, default_size=64 << 10):
+        size = self.int_arg("size", default_size)
+        plain = coding_plain(size, fill or self.query.get("fill", "text"))
+        try:
+            body, header = coding_encode(name, plain)
+        except LookupError as missing:
+            return self.send_text(501 if str(missing) else 404, (str(missing) or "no coding %s" % name) + "\n")
+        chunked = self.query.get("chunked") == "1"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream" if fill == "zero" else "text/plain")
+        if header:
+            self.send_header("Content-Encoding", header)
+        self.send_header("X-Decoded-Length", str(len(plain)))
+        self.send_header("X-Decoded-SHA256", hashlib.sha256(plain).hexdigest())
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        if not chunked:
+            return self.wfile.write(body)
+        for start in range(0, len(body), 4096):
+            piece = body[start:start + 4096]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        self.wfile.write(b"0\r\n\r\n")
+
+    def coding_file(self, content_encoding):
+        body = gzip.compress(coding_plain(self.int_arg("size", 64 << 10), "text"), mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/gzip")
+        if content_encoding:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-File-SHA256", hashlib.sha256(body).hexdigest())
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def coding_plain(size, fill):
+    """The decoded body of /coding: zeros, or JSON-like text lines that gzip about 10 times."""
+    if fill == "zero":
+        return bytes(size)
+    lines = []
+    total = 0
+    index = 0
+    while total < size:
+        line = ('{"id": %d, "name": "item-%d", "tags": ["alpha", "beta"], "score": %d, "ok": %s}\n'
+                % (index, index * 7919 % 100003, index * 31 % 977, "true" if index % 3 else "false")).encode()
+        lines.append(line)
+        total += len(line)
+        index += 1
+    return b"".join(lines)[:size]
+
+
+def coding_encode(name, plain):
+    """(encoded body, Content-Encoding) for /coding/NAME; LookupError("why") when the codec is missing,
+    LookupError("") for an unknown name."""
+    if name == "identity":
+        return plain, None
+    if name == "gzip":
+        return gzip.compress(plain, mtime=0), "gzip"
+    if name == "deflate":
+        return zlib.compress(plain), "deflate"
+    if name == "deflate-raw":
+        packer = zlib.compressobj(wbits=-15)
+        return packer.compress(plain) + packer.flush(), "deflate"
+    if name == "compress":
+        return plain, "compress"
+    if name == "gzip-corrupt":
+        return plain, "gzip"
+    if name == "br":
+        if brotli is None:
+            raise LookupError("br needs the Python package brotli (scripts/requirements-test.txt)")
+        return brotli.compress(plain, quality=5), "br"
+    if name == "zstd":
+        if zstandard is None:
+            raise LookupError("zstd needs the Python package zstandard (scripts/requirements-test.txt)")
+        return zstandard.ZstdCompressor().compress(plain), "zstd"
+    raise LookupError("")
 
 
 class Server(ThreadingHTTPServer):

@@ -15,6 +15,7 @@ struct ControlKey: Sendable, Hashable {
     var cacheMode: CacheMode
     var acceptableStatus: StatusValidation
     var maxResponseSize: Int64?
+    var maxDecompressionRatio: Int?
     var redirects: RedirectPolicy
 
     /// Headers whose values always separate calls, whatever the call lists as varying: two
@@ -30,6 +31,7 @@ struct ControlKey: Sendable, Hashable {
         self.cacheMode = api.cacheMode
         self.acceptableStatus = api.acceptableStatus
         self.maxResponseSize = api.maxResponseSize
+        self.maxDecompressionRatio = api.maxDecompressionRatio
         self.redirects = api.redirects
     }
 }

@@ -28,6 +28,24 @@ extension ServerAPIError {
         return ServerAPIError(.responseTooLarge, message, status: status > 0 ? status : nil)
     }
 
+    /// The error for a content-coded response that expands more than the call's `maxDecompressionRatio`
+    /// allows (a decompression bomb): `responseTooLarge`, saying it was the ratio.
+    /// - Parameters:
+    ///   - ratio: The call's `maxDecompressionRatio`.
+    ///   - encoded: The encoded bytes the check used (received so far, or the encoded `Content-Length`).
+    ///   - decoded: The decoded bytes received so far.
+    ///   - status: The response's status (0 when there was none yet).
+    /// - Returns: A `responseTooLarge` error.
+    public static func decompressionRatioExceeded(ratio: Int, encoded: Int64, decoded: Int64, status: Int)
+        -> ServerAPIError
+    {
+        ServerAPIError(
+            .responseTooLarge,
+            "the response body decompresses to \(decoded) bytes from \(encoded) encoded bytes, more than "
+                + "the decompression ratio limit of \(ratio) to 1",
+            status: status > 0 ? status : nil)
+    }
+
     /// The error for a redirect beyond the call's `RedirectPolicy.follow(max:)`.
     /// - Parameters:
     ///   - max: The most redirects the call follows.

@@ -111,6 +111,10 @@ extension ServerAPI {
     /// Returns a copy that fails with `responseTooLarge` past `bytes`.
     public func maxResponseSize(_ bytes: Int64?) -> ServerAPI { with { $0.maxResponseSize = bytes } }
 
+    /// Returns a copy that fails with `responseTooLarge` when a content-coded body decodes to more than
+    /// `ratio` times its encoded bytes (past the first MiB); `nil` lifts the limit (see `DecompressionRule`).
+    public func maxDecompressionRatio(_ ratio: Int?) -> ServerAPI { with { $0.maxDecompressionRatio = ratio } }
+
     /// Returns a copy with another redirect policy.
     public func redirects(_ policy: RedirectPolicy) -> ServerAPI { with { $0.redirects = policy } }
 

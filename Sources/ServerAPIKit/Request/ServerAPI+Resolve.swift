@@ -59,7 +59,8 @@ extension ServerAPI {
             }
             var request = TransportRequest(
                 id: id, url: url, method: method, headers: headers, body: source, timeout: timeout,
-                connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download, maxResponseSize: maxResponseSize, redirects: redirects,
+                connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
+                maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects,
                 attempt: attempt)
             // Checked once here: the transport sends a prepared request without checking it again.
             try request.prepare()

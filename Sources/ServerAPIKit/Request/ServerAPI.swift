@@ -62,6 +62,9 @@ public struct ServerAPI: Sendable, Hashable {
     public var download: DownloadTarget?
     /// The largest response body accepted, in bytes; `nil` for no limit.
     public var maxResponseSize: Int64?
+    /// The most a content-coded response body may expand (decoded bytes per encoded byte); `nil` for no
+    /// limit. `DecompressionRule.defaultRatio` (100) unless set.
+    public var maxDecompressionRatio: Int?
     /// Whether redirects are followed.
     public var redirects: RedirectPolicy
     /// The shortest time between two sends of this same call; `nil` for no limit. See `minimumInterval(_:onThrottle:)`.
@@ -101,6 +104,7 @@ public struct ServerAPI: Sendable, Hashable {
         self.varyingHeaders = []
         self.download = nil
         self.maxResponseSize = nil
+        self.maxDecompressionRatio = DecompressionRule.defaultRatio
         self.redirects = .follow(max: 10)
     }
 

@@ -2,7 +2,7 @@
 /// backend feeds with what its library reports (a response head, body bytes, the end, a cancellation) and
 /// that answers each event with the action to take.
 ///
-/// It applies `RedirectRule` and `ResponseSizeRule`, ignores 1xx heads, drops the body of a redirect it
+/// It applies `RedirectRule`, `ResponseSizeRule` and `DecompressionRule`, ignores 1xx heads, drops the body of a redirect it
 /// follows or of a download that must start over, and turns a download that was already complete into a
 /// 200. It does no I/O: a download's file is the backend's `DownloadFileWriter`, which the machine asks
 /// the backend to consult (`HeadAction.decideDownload`) before the answer comes back (`downloadDecided`).
@@ -57,6 +57,10 @@ public struct ExchangeStateMachine: Sendable {
     private let redirectSource: Redirects
     /// The current request's `maxResponseSize`, for the body as it arrives.
     private var limit: Int64?
+    /// The current request's `maxDecompressionRatio`.
+    private var ratio: Int?
+    /// The `Content-Length` of the current content-coded body: its encoded size.
+    private var encodedLength: Int64?
 
     /// The status of the current final head; 0 before one arrived.
     public private(set) var status = 0
@@ -64,6 +68,10 @@ public struct ExchangeStateMachine: Sendable {
     public private(set) var receivedBytes: Int64 = 0
     /// The decoded body length the current final head announced, when it did (see `ResponseSizeRule`).
     public private(set) var expectedLength: Int64?
+    /// Whether the current final head announced a content coding (`Content-Encoding` other than `identity`):
+    /// the body is decoded, and `DecompressionRule` applies. A backend that can count the encoded bytes
+    /// passes them to `bodyReceived(count:encoded:)` then.
+    public private(set) var isContentCoded = false
     /// Where the download writer put the current response's body; `nil` before it decided, or without a download.
     public private(set) var disposition: DownloadFileWriter.Disposition?
     /// Redirects followed so far.
@@ -126,6 +134,8 @@ public struct ExchangeStateMachine: Sendable {
         self.status = status
         receivedBytes = 0
         expectedLength = nil
+        isContentCoded = false
+        encodedLength = nil
         disposition = nil
         if redirectSource == .inHeads {
             // `Location` is looked up only for a redirect status: most heads are not redirects.
@@ -148,6 +158,9 @@ public struct ExchangeStateMachine: Sendable {
             return .fail(fail(tooLarge))
         }
         limit = request.maxResponseSize
+        ratio = request.maxDecompressionRatio
+        isContentCoded = DecompressionRule.isEncoded(headers)
+        if isContentCoded { encodedLength = ResponseSizeRule.contentLength(of: headers) }
         if download {
             state = .decidingDownload
             return .decideDownload
@@ -223,9 +236,12 @@ public struct ExchangeStateMachine: Sendable {
     }
 
     /// The next decoded body bytes arrived.
-    /// - Parameter count: How many.
-    /// - Returns: Where they go, or the failure when the body has become too large.
-    public mutating func bodyReceived(count: Int) -> BodyAction {
+    /// - Parameters:
+    ///   - count: How many.
+    ///   - encoded: The encoded body bytes received so far, these included, when the library counts them
+    ///     (only consulted when `isContentCoded`); `nil` falls back to the encoded `Content-Length`.
+    /// - Returns: Where they go, or the failure when the body has become too large or expands too much.
+    public mutating func bodyReceived(count: Int, encoded: Int64? = nil) -> BodyAction {
         let sink: Sink
         switch state {
         case .receivingBody(let current):
@@ -238,6 +254,12 @@ public struct ExchangeStateMachine: Sendable {
         receivedBytes += Int64(count)
         if let tooLarge = ResponseSizeRule.check(received: receivedBytes, status: status, limit: limit) {
             return .fail(fail(tooLarge))
+        }
+        if isContentCoded,
+            let bomb = DecompressionRule.check(
+                decoded: receivedBytes, encoded: encoded ?? encodedLength, ratio: ratio, status: status)
+        {
+            return .fail(fail(bomb))
         }
         switch sink {
         case .memory: return .keep
@@ -310,6 +332,8 @@ public struct ExchangeStateMachine: Sendable {
         status = 0
         receivedBytes = 0
         expectedLength = nil
+        isContentCoded = false
+        encodedLength = nil
         disposition = nil
     }
 

@@ -22,6 +22,9 @@ public struct TransportRequest: Sendable {
     public var download: DownloadTarget?
     /// The largest body, in bytes, the transport accepts before failing with `responseTooLarge`.
     public var maxResponseSize: Int64?
+    /// The most a content-coded body (gzip, deflate, br, zstd) may expand: decoded bytes beyond this many
+    /// times the encoded bytes fail with `responseTooLarge` (see `DecompressionRule`); `nil` for no limit.
+    public var maxDecompressionRatio: Int?
     /// Whether and how far redirects are followed.
     public var redirects: RedirectPolicy
     /// Called with upload and download progress, from any thread.
@@ -48,6 +51,7 @@ public struct TransportRequest: Sendable {
         stallTimeout: StallTimeout? = nil,
         download: DownloadTarget? = nil,
         maxResponseSize: Int64? = nil,
+        maxDecompressionRatio: Int? = DecompressionRule.defaultRatio,
         redirects: RedirectPolicy = .follow(max: 10),
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         attempt: Int = 1,
@@ -63,6 +67,7 @@ public struct TransportRequest: Sendable {
         self.stallTimeout = stallTimeout
         self.download = download
         self.maxResponseSize = maxResponseSize
+        self.maxDecompressionRatio = maxDecompressionRatio
         self.redirects = redirects
         self.progress = progress
         self.attempt = attempt
