@@ -41,6 +41,7 @@ struct Options {
     var clientKey: String?
     var keyPassphrase: String?
     var maxRedirects = 10
+    var session: String?
     var showHelp = false
     var showVersion = false
 
@@ -113,6 +114,10 @@ extension Options {
             $0.cache = store
         },
         OptionSpec(names: ["--cache-dir"], value: "DIR", help: "the file cache's directory") { $0.cacheDirectory = $1 },
+        OptionSpec(
+            names: ["--session"], value: "NAME|PATH",
+            help: "keep cookies between runs: a named session of the URL's host, or a file (with a /)"
+        ) { $0.session = $1 },
         OptionSpec(
             names: ["--cache-mode"], value: "MODE",
             help: "never, store-only, return-cache-else-load (default), return-cache-then-load, load-else-return-cache, cache-only"
