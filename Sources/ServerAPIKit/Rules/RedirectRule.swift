@@ -99,6 +99,8 @@ public enum RedirectRule {
         }
         if !sameOrigin(request.url, target) {
             for name in crossOriginHeaders { next.headers.remove(name: name) }
+            // The socket serves the origin the call named: another origin is reached over the network.
+            if next.unixSocketPath != nil { next.unixSocketPath = nil }
         }
         return next
     }
