@@ -85,6 +85,10 @@ struct Composition {
                 let refusal = URLSessionTransport.refusal(tls)
                 throw UsageError(message: refusal, hint: "--backend curl")
             }
+            guard options.unixSocket == nil, !options.url.lowercased().contains("+unix://") else {
+                throw UsageError(
+                    message: "the urlsession backend cannot connect to a Unix-domain socket", hint: "--backend curl")
+            }
             guard extraCA == nil else {
                 // FoundationNetworking on Linux has no way to add a trusted CA per session.
                 throw UsageError(

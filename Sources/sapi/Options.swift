@@ -42,6 +42,7 @@ struct Options {
     var keyPassphrase: String?
     var maxRedirects = 10
     var session: String?
+    var unixSocket: String?
     var showHelp = false
     var showVersion = false
 
@@ -180,6 +181,9 @@ extension Options {
                 throw UsageError(message: "--max-redirects needs a count, not \"\($1)\"")
             }
             $0.maxRedirects = count
+        },
+        OptionSpec(names: ["--unix-socket"], value: "PATH", help: "connect to a Unix-domain socket (curl backend)") {
+            $0.unixSocket = $1
         },
         OptionSpec(names: ["--help", "-h"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },

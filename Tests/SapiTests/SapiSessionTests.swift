@@ -42,3 +42,29 @@ struct SapiSessionTests {
         #expect(throws: UsageError.self) { try Composition.sessionFile("..", url: "x.test", environment: home) }
     }
 }
+
+/// `sapi --unix-socket`: a call through httpbin's socket.
+@Suite("sapi Unix sockets")
+struct SapiUnixSocketTests {
+    @Test("--unix-socket reaches httpbin; the URL's host is the Host header")
+    func unixSocket() async throws {
+        guard let socket = ProcessInfo.processInfo.environment["SAPI_HTTPBIN_SOCKET"] else {
+            Issue.record("SAPI_HTTPBIN_SOCKET is not set: restart scripts/test-server.sh")
+            return
+        }
+        let outcome = try await SapiProcess.run([
+            "--unix-socket", socket, "http://sock.test/headers", "--key-path", "headers.Host",
+        ])
+        #expect(outcome.code == 0, "\(outcome.stderr)")
+        #expect(outcome.json as? String == "sock.test")
+    }
+
+    @Test("--unix-socket with the urlsession backend is a usage error")
+    func urlsession() async throws {
+        let outcome = try await SapiProcess.run([
+            "--backend", "urlsession", "--unix-socket", "/tmp/none.sock", "http://sock.test/get",
+        ])
+        #expect(outcome.code == 1)
+        #expect(outcome.stderr.contains("--backend curl"))
+    }
+}

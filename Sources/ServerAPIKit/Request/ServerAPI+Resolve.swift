@@ -14,8 +14,12 @@ extension ServerAPI {
         let unixURL = url ?? (host.lowercased().contains("+unix://") ? URL(string: host) : nil)
         if let unixURL, let split = UnixSocket.split(unixURL) {
             var plain = self
-            plain.url = split.url
-            if url == nil { plain.host = "" }
+            if url == nil {
+                // The host names the socket; the path is the call's.
+                plain.host = split.url.absoluteString
+            } else {
+                plain.url = split.url
+            }
             return (try plain.networkURL(), split.socketPath)
         }
         return (try networkURL(), unixSocketPath)
