@@ -54,4 +54,14 @@ struct UnixSocketTests {
         let other = RedirectRule.redirected(request, to: URL(string: "http://elsewhere.test/")!, status: 302)
         #expect(other.unixSocketPath == nil)
     }
+
+    @Test("the socket is part of the cache and coalescing key")
+    func cacheKey() throws {
+        let plain = try ServerAPI(host: "http://localhost", path: "/a").transportRequest()
+        let one = try ServerAPI(host: "http://localhost", path: "/a").unixSocket("/tmp/one.sock").transportRequest()
+        let two = try ServerAPI(host: "http://localhost", path: "/a").unixSocket("/tmp/two.sock").transportRequest()
+        #expect(CacheKey(request: plain) != CacheKey(request: one))
+        #expect(CacheKey(request: one) != CacheKey(request: two))
+        #expect(CacheKey(request: one) == CacheKey(request: one))
+    }
 }
