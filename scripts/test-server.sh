@@ -97,7 +97,10 @@ start_httpbin() {
     local log_file="$STATE/httpbin.log" pidfile="$STATE/httpbin.pid" deadline port=""
     : >"$log_file"
     # gthread workers: the conformance suite keeps many requests open at once (delays, hangs, 200 in parallel).
-    setsid "$VENV/bin/gunicorn" --bind "127.0.0.1:${SAPI_HTTPBIN_PORT:-0}" --workers 2 --worker-class gthread --threads 64 \
+    # Also on a Unix-domain socket (SAPI_HTTPBIN_SOCKET), for the calls that connect through one.
+    HTTPBIN_SOCKET="$STATE/httpbin.sock"
+    rm -f "$HTTPBIN_SOCKET"
+    setsid "$VENV/bin/gunicorn" --bind "127.0.0.1:${SAPI_HTTPBIN_PORT:-0}" --bind "unix:$HTTPBIN_SOCKET" --workers 2 --worker-class gthread --threads 64 \
         --timeout 300 --graceful-timeout 2 --backlog 2048 --error-logfile "$log_file" --pid "$pidfile.gunicorn" \
         httpbin:app >>"$log_file" 2>&1 </dev/null &
     echo $! >"$pidfile"
@@ -146,7 +149,7 @@ stop_one() {
 cmd_stop() {
     stop_one "$STATE/httpbin.pid"
     stop_one "$STATE/fixture.pid"
-    rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port"
+    rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port" "$STATE/httpbin.sock"
 }
 
 cmd_start() {
@@ -162,6 +165,7 @@ cmd_start() {
     start_httpbin
     start_fixture
     printf 'SAPI_HTTPBIN_URL=%s\nSAPI_FIXTURE_URL=%s\n' "$HTTPBIN_URL" "$FIXTURE_URL" >"$ENV_FILE"
+    printf 'SAPI_HTTPBIN_SOCKET=%s\n' "$HTTPBIN_SOCKET" >>"$ENV_FILE"
     log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL ($ENV_FILE)"
 }
 

@@ -133,6 +133,11 @@ final class CurlTransfer {
         try configureStallTimeout()
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
         try configureProxy()
+        if let socket = request.unixSocketPath {
+            try easy.set(CURLOPT_UNIX_SOCKET_PATH, socket)
+            // The socket is the route: no proxy stands between.
+            try easy.set(CURLOPT_PROXY, "")
+        }
         // Redirects are followed through the core's ExchangeStateMachine and RedirectRule, not by libcurl:
         // libcurl 7.x keeps a CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and every
         // transport must rewrite methods and strip credentials the same way.

@@ -315,7 +315,8 @@ final class Transfer: Sendable {
             guard state.phase == .running, state.pendingFailure == nil, state.task === task else { return }
             let decision = state.exchange.redirectReceived(
                 status: response.statusCode, location: response.value(forHTTPHeaderField: "Location"),
-                request: state.request)
+                request: state.request,
+                headers: state.request.cookies == nil ? [:] : RequestConversion.headers(of: response))
             let next: TransportRequest
             switch decision {
             case .deliver, .fail:

@@ -153,6 +153,11 @@ public final class URLSessionTransport: RequestPerforming {
     /// Checks what every transport refuses (see `TransportRequest.validate`), then what only this one does.
     static func validate(_ request: TransportRequest, defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {
         try request.validateForSending(defaultStallTimeout: defaultStallTimeout)
+        if request.unixSocketPath != nil {
+            // FoundationNetworking has no way to connect a task to a Unix-domain socket.
+            throw ServerAPIError(
+                .invalidRequest, "URLSession cannot connect to a Unix-domain socket: use the curl transport")
+        }
         if request.body.streamedBody != nil { throw streamedBodyRefusal }
         // FoundationNetworking on Linux fails such URLs with NSURLErrorBadURL before sending anything.
         if request.url.host?.contains(":") == true {

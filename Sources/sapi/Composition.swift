@@ -27,7 +27,35 @@ struct Composition {
                 ?? FileCache(appName: "sapi")
         }
         let transport = try Self.transport(options)
-        manager = ServerAPIManager(transport: transport, formatter: formatter, cache: cache)
+        var configuration = ServerAPIManager.Configuration()
+        if let session = options.session {
+            configuration.cookies = FileCookieStorage(url: try Self.sessionFile(session, url: options.url))
+        }
+        manager = ServerAPIManager(
+            transport: transport, formatter: formatter, cache: cache, configuration: configuration)
+    }
+
+    /// The file of a `--session`: a path (it has a `/`) as given, else the named session of the URL's host,
+    /// `$XDG_CONFIG_HOME/sapi/sessions/HOST[_PORT]/NAME.json` (`~/.config` without `XDG_CONFIG_HOME`).
+    static func sessionFile(
+        _ session: String, url: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> URL {
+        if session.contains("/") { return URL(fileURLWithPath: session) }
+        guard !session.isEmpty, session != ".", session != ".." else {
+            throw UsageError(message: "\"\(session)\" is not a session name", hint: "a name, or a path with a /")
+        }
+        let parsed = URL(string: url).flatMap { $0.host == nil ? nil : $0 } ?? URL(string: "http://" + url)
+        guard let host = parsed?.host?.lowercased(), !host.isEmpty else {
+            throw UsageError(message: "a named --session needs a URL with a host", hint: "give the session's path")
+        }
+        let folder = parsed?.port.map { "\(host)_\($0)" } ?? host
+        let config =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        return URL(fileURLWithPath: config)
+            .appendingPathComponent("sapi/sessions", isDirectory: true)
+            .appendingPathComponent(folder.replacingOccurrences(of: ":", with: "_"), isDirectory: true)
+            .appendingPathComponent(session + ".json")
     }
 
     static func transport(_ options: Options) throws -> any RequestPerforming {
@@ -56,6 +84,10 @@ struct Composition {
             guard tls.isEmpty else {
                 let refusal = URLSessionTransport.refusal(tls)
                 throw UsageError(message: refusal, hint: "--backend curl")
+            }
+            guard options.unixSocket == nil, !options.url.lowercased().contains("+unix://") else {
+                throw UsageError(
+                    message: "the urlsession backend cannot connect to a Unix-domain socket", hint: "--backend curl")
             }
             guard extraCA == nil else {
                 // FoundationNetworking on Linux has no way to add a trusted CA per session.

@@ -41,6 +41,8 @@ struct Options {
     var clientKey: String?
     var keyPassphrase: String?
     var maxRedirects = 10
+    var session: String?
+    var unixSocket: String?
     var showHelp = false
     var showVersion = false
 
@@ -114,6 +116,10 @@ extension Options {
         },
         OptionSpec(names: ["--cache-dir"], value: "DIR", help: "the file cache's directory") { $0.cacheDirectory = $1 },
         OptionSpec(
+            names: ["--session"], value: "NAME|PATH",
+            help: "keep cookies between runs: a named session of the URL's host, or a file (with a /)"
+        ) { $0.session = $1 },
+        OptionSpec(
             names: ["--cache-mode"], value: "MODE",
             help: "never, store-only, return-cache-else-load (default), return-cache-then-load, load-else-return-cache, cache-only"
         ) { options, value in
@@ -175,6 +181,9 @@ extension Options {
                 throw UsageError(message: "--max-redirects needs a count, not \"\($1)\"")
             }
             $0.maxRedirects = count
+        },
+        OptionSpec(names: ["--unix-socket"], value: "PATH", help: "connect to a Unix-domain socket (curl backend)") {
+            $0.unixSocket = $1
         },
         OptionSpec(names: ["--help", "-h"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },

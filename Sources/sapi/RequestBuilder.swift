@@ -72,6 +72,7 @@ enum RequestBuilder {
         if options.retry > 0 { api = api.retry(options.retry) }
         api = api.keyPath(options.keyPath)
         api = api.redirects(options.maxRedirects == 0 ? .none : .follow(max: options.maxRedirects))
+        if let socket = options.unixSocket { api = api.unixSocket(socket) }
         // Every status reaches the printer, except those a retry is for: they must fail the attempt.
         api = api.accept(options.retry > 0 ? .codes(Set(100...599).subtracting(api.retryPolicy.retryableStatuses)) : .any)
         // The printer formats (envelope, key path) itself, so that error bodies are printed as they came.

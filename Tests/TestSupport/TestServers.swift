@@ -23,6 +23,17 @@ public enum TestServers {
     /// - Throws: `MissingServer` when the fixture server is not running.
     public static func fixture(_ path: String) throws -> URL { try make(fixture(), path) }
 
+    /// The Unix-domain socket httpbin also listens on, from `SAPI_HTTPBIN_SOCKET`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func httpbinSocket() throws -> String {
+        guard let value = ProcessInfo.processInfo.environment["SAPI_HTTPBIN_SOCKET"], !value.isEmpty else {
+            throw MissingServer(
+                description: "SAPI_HTTPBIN_SOCKET is not set: httpbin's Unix socket is not there. Restart the "
+                    + "servers with scripts/test-server.sh start; eval \"$(scripts/test-server.sh env)\".")
+        }
+        return value
+    }
+
     private static func url(_ variable: String, _ name: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
             throw MissingServer(

@@ -11,6 +11,8 @@ extension CacheKey {
     ///   - varying: Names of request headers whose values are part of the key.
     public init(request: TransportRequest, varying: [String] = []) {
         var text = request.method.rawValue + " " + Self.normalize(request.url)
+        // The same URL through two sockets is two servers: neither the cache nor coalescing mixes them.
+        if let socket = request.unixSocketPath { text += " unix:" + socket }
         switch request.body {
         case .empty: break
         case .stream(let body):

@@ -27,6 +27,10 @@ public final class ServerAPIManager: Sendable {
         public var coalescesIdenticalRequests: Bool
         /// How business codes are shown, silenced and intercepted for every call; a call's own rules override them.
         public var businessRules: BusinessRules
+        /// Where cookies are kept between calls; `nil` (the default) keeps none. With a storage, every
+        /// request (each redirect a transport follows included) gets the `Cookie` header of the cookies
+        /// that match it, and every response's `Set-Cookie` is stored, the same way with every transport.
+        public var cookies: (any CookieStorage)?
 
         /// Creates a configuration.
         public init(
@@ -35,8 +39,10 @@ public final class ServerAPIManager: Sendable {
             maxPluginRetries: Int = 2,
             clock: any Clock<Duration> = ContinuousClock(),
             coalescesIdenticalRequests: Bool = false,
-            businessRules: BusinessRules = BusinessRules()
+            businessRules: BusinessRules = BusinessRules(),
+            cookies: (any CookieStorage)? = nil
         ) {
+            self.cookies = cookies
             self.defaultHeaders = defaultHeaders
             self.defaultCacheTTL = defaultCacheTTL
             self.maxPluginRetries = maxPluginRetries

@@ -95,6 +95,8 @@ extension ServerAPIManager {
             for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
                 request.headers.add(name: field.name, value: field.value)
             }
+            // Before the plugins, so that a signing plugin signs the Cookie header that is sent.
+            if let storage = configuration.cookies { request.attachCookies(storage) }
             var lastResponse: TransportResponse?
             do {
                 for plugin in plugins { request = try await plugin.prepare(request, for: api) }
@@ -152,6 +154,8 @@ extension ServerAPIManager {
             throw failure
         }
         lastResponse = response
+        // The final response's cookies; a followed redirect's were stored at the redirect (`RedirectRule`).
+        request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
         metrics.transport = response.metrics
         for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
         guard api.acceptableStatus.accepts(response.status) else {

@@ -80,6 +80,9 @@ extension ServerAPI {
         }
     }
 
+    /// Returns a copy that connects to a Unix-domain socket instead of its URL's host (see `UnixSocket`).
+    public func unixSocket(_ path: String?) -> ServerAPI { with { $0.unixSocketPath = path } }
+
     /// Returns a copy with another result format.
     public func format(_ format: ResultFormat) -> ServerAPI { with { $0.resultFormat = format } }
 

@@ -4,6 +4,28 @@ extension ServerAPI {
     /// The absolute URL this call goes to, with its query encoded.
     /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
     public func resolvedURL() throws(ServerAPIError) -> URL {
+        try resolvedTarget().url
+    }
+
+    /// The URL this call sends and the Unix socket it connects to: a `http+unix://` URL (as `url`, or as
+    /// `host`) becomes a `http://localhost/…` URL and its socket; otherwise the socket is `unixSocketPath`.
+    /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
+    public func resolvedTarget() throws(ServerAPIError) -> (url: URL, unixSocketPath: String?) {
+        let unixURL = url ?? (host.lowercased().contains("+unix://") ? URL(string: host) : nil)
+        if let unixURL, let split = UnixSocket.split(unixURL) {
+            var plain = self
+            if url == nil {
+                // The host names the socket; the path is the call's.
+                plain.host = split.url.absoluteString
+            } else {
+                plain.url = split.url
+            }
+            return (try plain.networkURL(), split.socketPath)
+        }
+        return (try networkURL(), unixSocketPath)
+    }
+
+    private func networkURL() throws(ServerAPIError) -> URL {
         // A full URL without extra query items is already what the transport sends: parsing its
         // text again would make the same URL, at a cost on every call.
         if let url, query.isEmpty, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -50,7 +72,7 @@ extension ServerAPI {
     /// content type, the body source and every limit.
     /// - Throws: `invalidRequest` for a bad URL, header or body.
     public func transportRequest(attempt: Int = 1) throws(ServerAPIError) -> TransportRequest {
-        let url = try resolvedURL()
+        let (url, socket) = try resolvedTarget()
         do throws(ServerAPIError) {
             let (source, contentType) = try body.resolve()
             var headers = self.headers
@@ -62,6 +84,7 @@ extension ServerAPI {
                 connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
                 maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects,
                 attempt: attempt)
+            request.unixSocketPath = socket
             // Checked once here: the transport sends a prepared request without checking it again.
             try request.prepare()
             return request

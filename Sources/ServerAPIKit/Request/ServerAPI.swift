@@ -39,6 +39,9 @@ public struct ServerAPI: Sendable, Hashable {
     /// Fail an attempt whose transfer moves slower than this; `nil` uses the transport's default.
     /// See `stallTimeout(below:for:)`.
     public var stallTimeout: StallTimeout? = nil
+    /// The Unix-domain socket the call connects to instead of its URL's host; `nil` for the network.
+    /// A `http+unix://` URL sets it too (see `UnixSocket`).
+    public var unixSocketPath: String? = nil
     /// How many times a failed attempt is retried (0: no retries).
     public var retryCount: Int
     /// When and how a failed attempt is retried.

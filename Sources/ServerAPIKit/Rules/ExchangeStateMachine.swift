@@ -143,7 +143,8 @@ public struct ExchangeStateMachine: Sendable {
             switch RedirectRule.decide(request, status: status, location: location, followed: redirects) {
             case .deliver:
                 break
-            case .follow(let next):
+            case .follow(var next):
+                RedirectRule.carryCookies(headers, of: request, to: &next)
                 state = .followingRedirect(next)
                 return .dropBody(thenFollow: next)
             case .fail(let error):
@@ -206,11 +207,12 @@ public struct ExchangeStateMachine: Sendable {
     ///   - status: The redirect's status.
     ///   - location: Its `Location` header, as the server sent it.
     ///   - request: The request it answers.
+    ///   - headers: The redirect's head, for the `Set-Cookie` lines a request with a cookie storage keeps.
     /// - Returns: `RedirectRule`'s decision; after `.fail` the machine has failed, and the library should
     ///   deliver the redirect's head so that the exchange can finish.
-    public mutating func redirectReceived(status: Int, location: String?, request: TransportRequest)
-        -> RedirectDecision
-    {
+    public mutating func redirectReceived(
+        status: Int, location: String?, request: TransportRequest, headers: HTTPHeaders = [:]
+    ) -> RedirectDecision {
         switch state {
         case .waitingForHead:
             break
@@ -225,7 +227,15 @@ public struct ExchangeStateMachine: Sendable {
             return .fail(fail(ServerAPIError(.network, "a redirect was reported outside a response head")))
         }
         let decision = RedirectRule.decide(request, status: status, location: location, followed: redirects)
-        if case .fail(let error) = decision { state = .failed(error) }
+        switch decision {
+        case .fail(let error):
+            state = .failed(error)
+        case .follow(var next):
+            RedirectRule.carryCookies(headers, of: request, to: &next)
+            return .follow(next)
+        case .deliver:
+            break
+        }
         return decision
     }
 

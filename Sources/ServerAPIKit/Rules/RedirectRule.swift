@@ -99,8 +99,27 @@ public enum RedirectRule {
         }
         if !sameOrigin(request.url, target) {
             for name in crossOriginHeaders { next.headers.remove(name: name) }
+            // The socket serves the origin the call named: another origin is reached over the network.
+            if next.unixSocketPath != nil { next.unixSocketPath = nil }
         }
         return next
+    }
+
+    /// Cookies across a redirect, for a request that carries a cookie storage (`TransportRequest.cookies`):
+    /// the redirect's `Set-Cookie` lines are stored for the URL that set them, then the next request's
+    /// `Cookie` header is rebuilt from the storage for its URL. The caller's own `Cookie` header goes on
+    /// only while the redirects stay on its origin; the jar's cookies go wherever the jar's domain and
+    /// path rules send them, and nowhere else.
+    /// - Parameters:
+    ///   - headers: The redirect's response head.
+    ///   - request: The request the redirect answers.
+    ///   - next: The redirect's next request (from `decide`), updated in place.
+    public static func carryCookies(_ headers: HTTPHeaders, of request: TransportRequest, to next: inout TransportRequest) {
+        guard var cookies = request.cookies else { return }
+        cookies.storage.store(responseHeaders: headers, from: request.url)
+        if !sameOrigin(request.url, next.url) { cookies.callerHeader = nil }
+        next.cookies = cookies
+        cookies.apply(to: &next)
     }
 
     /// Whether a redirect turns the request into a GET without a body.

@@ -20,6 +20,7 @@ extension TransportRequest {
             throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(stallTimeout)")
         }
         try headers.validate()
+        if let unixSocketPath { try UnixSocket.validate(unixSocketPath) }
     }
 
     /// Checks the request (see `validate(stallTimeout:)`) and marks it prepared, so that the transport

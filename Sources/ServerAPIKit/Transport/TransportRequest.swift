@@ -35,6 +35,12 @@ public struct TransportRequest: Sendable {
     /// registry, scopes and handles. `nil` when the request is not the manager's; a transport observes
     /// both through `withCancellationHandler(operation:onCancel:)`.
     public var cancellation: CancellationToken?
+    /// The cookie storage the call uses, if any: each redirect's `Set-Cookie` is stored in it and the
+    /// next hop's `Cookie` header comes from it (see `RequestCookies`, `RedirectRule.carryCookies`).
+    public var cookies: RequestCookies?
+    /// The Unix-domain socket to connect to instead of the URL's host and port (which still name the
+    /// `Host` header); `nil` connects over the network. See `UnixSocket`.
+    public var unixSocketPath: String? { didSet { isPrepared = false } }
     /// Whether `prepare()` checked the request and nothing it checks (URL, method, headers, timeout,
     /// stall timeout) changed since: a transport then sends it without checking again.
     public internal(set) var isPrepared = false

@@ -1,0 +1,72 @@
+import Foundation
+
+/// One stored cookie (RFC 6265 §5.3): what a `Set-Cookie` line set, resolved against the URL it came from.
+public struct Cookie: Sendable, Hashable, Codable {
+    /// What a cookie's `SameSite` attribute said; recorded, not enforced (a client has no "site" of its own).
+    public enum SameSite: String, Sendable, Hashable, Codable {
+        case strict, lax, none
+    }
+
+    /// The name.
+    public var name: String
+    /// The value, as the server sent it.
+    public var value: String
+    /// The domain, lower-case, without a leading dot: the host itself when `hostOnly`.
+    public var domain: String
+    /// Whether the cookie goes to `domain` only (no `Domain` attribute), not to its subdomains.
+    public var hostOnly: Bool
+    /// The path the cookie applies to, and below.
+    public var path: String
+    /// Whether the cookie is sent over https only.
+    public var secure: Bool
+    /// Whether the server marked it `HttpOnly` (recorded: every use here is HTTP).
+    public var httpOnly: Bool
+    /// When it expires; `nil` for a session cookie (kept for the storage's lifetime).
+    public var expires: Date?
+    /// The `SameSite` attribute, if any.
+    public var sameSite: SameSite?
+    /// When it was first stored; a replacement keeps the original's.
+    public var created: Date
+
+    /// Creates a cookie.
+    public init(
+        name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/",
+        secure: Bool = false, httpOnly: Bool = false, expires: Date? = nil, sameSite: SameSite? = nil,
+        created: Date = Date()
+    ) {
+        self.name = name
+        self.value = value
+        self.domain = domain
+        self.hostOnly = hostOnly
+        self.path = path
+        self.secure = secure
+        self.httpOnly = httpOnly
+        self.expires = expires
+        self.sameSite = sameSite
+        self.created = created
+    }
+
+    /// Whether the cookie has expired at `now`.
+    public func isExpired(at now: Date) -> Bool {
+        guard let expires else { return false }
+        return expires <= now
+    }
+
+    /// Whether two cookies are the same slot in a jar (name, domain, path): the later replaces the earlier.
+    public func sameSlot(as other: Cookie) -> Bool {
+        name == other.name && domain == other.domain && path == other.path
+    }
+
+    /// Whether the cookie goes with a request to `url` (RFC 6265 §5.4): the host domain-matches (exactly
+    /// for a host-only cookie), the path path-matches, a `Secure` cookie only over https, and not expired.
+    public func matches(_ url: URL, at now: Date) -> Bool {
+        guard !isExpired(at: now), let host = CookieRules.canonicalHost(of: url) else { return false }
+        if hostOnly {
+            guard host == domain else { return false }
+        } else {
+            guard CookieRules.domainMatches(host, domain) else { return false }
+        }
+        if secure, url.scheme?.lowercased() != "https" { return false }
+        return CookieRules.pathMatches(CookieRules.requestPath(of: url), path)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Cookies kept in a JSON file, session cookies included (a saved session, as `sapi --session` uses).
+///
+/// The file is read once, when the storage is created, and written again after each change: to a
+/// temporary file in the same folder, created with permissions 0600, then renamed over the old one, so
+/// that a reader never sees half a file. A file that cannot be read as a jar (corrupt, truncated, another
+/// format) is treated as empty and replaced at once, never read back as valid.
+public final class FileCookieStorage: CookieStorage {
+    /// The file.
+    public let url: URL
+    private let jar: Locked<CookieJar>
+    private let now: @Sendable () -> Date
+
+    private struct Contents: Codable {
+        var format: String
+        var version: Int
+        var cookies: [Cookie]
+    }
+
+    private static let format = "serverapikit-cookies"
+
+    /// Opens (or starts) the jar in `url`; its folder is created (0700) when missing.
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - limits: The caps per domain and in all.
+    ///   - now: The current time, for expiry; tests pass one they control.
+    public init(url: URL, limits: CookieJar.Limits = .init(), now: @escaping @Sendable () -> Date = { Date() }) {
+        self.url = url
+        self.now = now
+        var jar = CookieJar(limits: limits)
+        var replace = false
+        if let data = FileManager.default.contents(atPath: url.path) {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            if let contents = try? decoder.decode(Contents.self, from: data), contents.format == Self.format,
+                contents.version == 1
+            {
+                for cookie in contents.cookies { jar.store(cookie, now: now()) }
+                // Written back when loading dropped something, so the file holds what the jar holds.
+                replace = jar.cookies.count != contents.cookies.count
+            } else {
+                replace = true
+            }
+        }
+        self.jar = Locked(jar)
+        if replace { try? save(jar) }
+    }
+
+    public func cookies(for url: URL) -> [Cookie] {
+        let now = now()
+        return jar.withLock { $0.cookies(for: url, now: now) }
+    }
+
+    public func store(setCookieLines lines: [String], from url: URL) {
+        let now = now()
+        jar.withLock { jar in
+            // Written under the lock, so that two stores never write in the wrong order.
+            if jar.store(setCookieLines: lines, from: url, now: now) { try? save(jar) }
+        }
+    }
+
+    public var allCookies: [Cookie] {
+        let now = now()
+        return jar.withLock { $0.cookies.filter { !$0.isExpired(at: now) } }
+    }
+
+    public func removeAll() {
+        jar.withLock { jar in
+            jar.removeAll()
+            try? save(jar)
+        }
+    }
+
+    /// Writes the jar: a temporary file (0600) beside the target, renamed over it.
+    private func save(_ jar: CookieJar) throws {
+        var jar = jar
+        jar.removeExpired(now: now())
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(Contents(format: Self.format, version: 1, cookies: jar.cookies))
+        let folder = url.deletingLastPathComponent().path
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let temporary = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw CocoaError(.fileWriteNoPermission) }
+        var failed = false
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(file, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failed = true
+                    return
+                }
+                offset += written
+            }
+        }
+        if fsync(file) != 0 { failed = true }
+        close(file)
+        if failed || rename(temporary, url.path) != 0 {
+            unlink(temporary)
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+}
