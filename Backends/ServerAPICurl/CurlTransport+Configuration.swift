@@ -12,7 +12,8 @@ extension CurlTransport {
         /// Whether to ask for and decode gzip, deflate and brotli bodies (`Accept-Encoding`), unless the
         /// request sets its own `Accept-Encoding`.
         public var automaticDecompression: Bool
-        /// The HTTP versions to use.
+        /// The HTTP versions to use: HTTP/2 where TLS negotiates it (the default), HTTP/1.1 only, or
+        /// HTTP/2 with prior knowledge.
         public var httpVersion: HTTPVersion
         /// The connect timeout for requests that do not set one; `nil` leaves only the request's timeout.
         public var connectTimeout: Duration?
@@ -67,7 +68,7 @@ extension CurlTransport {
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
             automaticDecompression: Bool = true,
-            httpVersion: HTTPVersion = .http2OverTLS,
+            httpVersion: HTTPVersion = .http2,
             connectTimeout: Duration? = nil,
             additionalTrustedCAFile: URL? = nil,
             insecureHosts: Set<String> = [],
@@ -97,11 +98,7 @@ extension CurlTransport {
         public static var `default`: Configuration { Configuration() }
     }
 
-    /// The HTTP versions a `CurlTransport` speaks.
-    public enum HTTPVersion: Sendable, Hashable {
-        /// HTTP/1.1 only.
-        case http1
-        /// HTTP/2 when TLS negotiates it (ALPN), HTTP/1.1 otherwise: the default.
-        case http2OverTLS
-    }
+    /// The HTTP versions a `CurlTransport` speaks (`CURLOPT_HTTP_VERSION`): `.http1`, `.http2` (the
+    /// default: over TLS, by ALPN) or `.http2PriorKnowledge`.
+    public typealias HTTPVersion = ServerAPIKit.HTTPVersion
 }
