@@ -192,7 +192,9 @@ http {
     proxy_buffering off;
     proxy_request_buffering off;
     proxy_max_temp_file_size 0;
-    proxy_redirect off;
+    # The servers behind the front write absolute Locations with their own scheme (http://): the
+    # client came over TLS, so they are made https:// (host and port are the front's already).
+    proxy_redirect http:// https://;
     proxy_read_timeout 600s;
     proxy_send_timeout 600s;
     server {

@@ -44,6 +44,9 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
         return configuration
     }
 
+    /// The name its metrics give (`TransportMetrics.transport`).
+    var transportName: String { self == .urlsession ? "urlsession" : "curl" }
+
     /// httpbin's base URL for this kind: the HTTP/2 front's for `curlHTTP2`.
     func httpbin() throws -> String { self == .curlHTTP2 ? try TestServers.httpbinH2() : try TestServers.httpbin() }
 
