@@ -72,7 +72,9 @@ extension Options {
             }
             $0.backend = backend
         },
-        OptionSpec(names: ["--http-version"], value: "1.1|2|2-prior-knowledge", help: "the HTTP versions (default 2: over TLS)") {
+        OptionSpec(
+            names: ["--http-version"], value: "VERSION", help: "1.1, 2 (over TLS: the default) or 2-prior-knowledge"
+        ) {
             guard let version = HTTPVersion(name: $1.lowercased()) else {
                 throw UsageError(message: "unknown HTTP version \"\($1)\"", hint: "use 1.1, 2 or 2-prior-knowledge")
             }
