@@ -47,6 +47,11 @@ extension CurlTransport {
         public var maxErrorBodySize: Int
         /// The bytes a streamed response (`stream`) buffers for its reader before the transfer stops
         /// reading from the socket; it reads again once the reader has taken half of them.
+        ///
+        /// - Note: Over HTTP/2 a paused stream stops only when the server has used up the stream's flow-
+        ///   control window, which libcurl 7.88 opens to 32 MiB per stream: up to that much more is received
+        ///   and held in memory while the reader is behind (later libcurl versions close the window of a
+        ///   paused stream).
         public var streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
 
         /// Creates a configuration.
