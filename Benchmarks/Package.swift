@@ -9,6 +9,8 @@ let package = Package(
         .package(name: "ServerAPIKit", path: ".."),
         // Only the transport and streaming comparisons use it, as the reference client.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // async-http-client's TLS; the HTTP/2 row tells it to trust the local server's CA.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
     ],
     targets: [
         .executableTarget(
@@ -36,6 +38,7 @@ let package = Package(
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
                 .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Sources/serverapi-transport-bench"
         ),

@@ -5,7 +5,8 @@
 #   --quick:  1 run per row, 3 s per throughput run, a 64 MB download.
 # Rows: wrk (the machine's ceiling), libcurl-c (a bare libcurl multi loop in C: libcurl's ceiling), the Swift
 # clients (each transport bare and through the manager; curl also on its own executor; raw URLSession),
-# and curl -o for the download; then the manager's own CPU cost per call with MockTransport, and every goal's ratio. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
+# and curl -o for the download; an h2 row (64 concurrent GETs over HTTP/2 with TLS, manager + CurlTransport
+# vs async-http-client); then the manager's own CPU cost per call with MockTransport, and every goal's ratio. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -24,6 +25,7 @@ command -v nginx >/dev/null || missing+=(nginx-light)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
+command -v openssl >/dev/null || missing+=(openssl)
 if ((${#missing[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -62,6 +64,13 @@ EOF
 # The download file is generated on the spot (sparse, so it costs no disk until read).
 truncate -s "${DOWNLOAD_MB}M" "$WORK/www/big.bin"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+H2_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+# The h2 row's server certificate, for 127.0.0.1, signed by a CA made here (the clients trust it).
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=bench CA" -keyout "$WORK/ca.key" -out "$WORK/ca.pem" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$WORK/server.key" -out "$WORK/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/server.ext"
+openssl x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial -days 2 \
+    -extfile "$WORK/server.ext" -out "$WORK/server.pem" 2>/dev/null
 
 cat >"$WORK/nginx.conf" <<EOF
 daemon off;
@@ -86,6 +95,13 @@ http {
         listen 127.0.0.1:$PORT;
         root $WORK/www;
     }
+    server {
+        # nginx 1.22 syntax (1.25 and later: \`listen … ssl;\` and \`http2 on;\`).
+        listen 127.0.0.1:$H2_PORT ssl http2;
+        ssl_certificate $WORK/server.pem;
+        ssl_certificate_key $WORK/server.key;
+        root $WORK/www;
+    }
 }
 EOF
 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK" &
@@ -96,6 +112,8 @@ for _ in $(seq 100); do
 done
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/small.json" || { echo "nginx does not serve:" >&2; cat "$WORK/error.log" >&2; exit 1; }
 SMALL="http://127.0.0.1:$PORT/small.json"
+SMALL_H2="https://127.0.0.1:$H2_PORT/small.json"
+curl -sf --http2 --cacert "$WORK/ca.pem" -o /dev/null "$SMALL_H2" || { echo "nginx does not serve h2:" >&2; cat "$WORK/error.log" >&2; exit 1; }
 BIG="http://127.0.0.1:$PORT/big.bin"
 RAW="$WORK/raw.jsonl"
 : >"$RAW"
@@ -121,6 +139,11 @@ for run in $(seq "$RUNS"); do
         echo "  run $run: $client download" >&2
         "$BENCH" --client "$client" --mode download --url "$BIG" --output "$WORK/download.bin" >>"$RAW" \
             || echo "{\"client\":\"$client\",\"mode\":\"download\",\"failed\":true}" >>"$RAW"
+    done
+    for client in curl-manager ahc; do
+        echo "  run $run: $client h2" >&2
+        "$BENCH" --client "$client" --mode h2 --url "$SMALL_H2" --ca "$WORK/ca.pem" --duration "$DURATION" >>"$RAW" \
+            || echo "{\"client\":\"$client\",\"mode\":\"h2\",\"failed\":true}" >>"$RAW"
     done
     echo "  run $run: curl -o download" >&2
     rm -f "$WORK/download.bin"
@@ -151,7 +174,7 @@ clients = ["curl", "curl-manager", "curl-executor", "curl-manager-executor", "ur
 summary = {"runs": runs, "durationSeconds": duration, "downloadMegabytes": download_mb, "clients": {}}
 for c in clients + ["wrk", "libcurl-c", "curl -o"]:
     entry = {}
-    for mode in ["seq", "c64"]:
+    for mode in ["seq", "c64", "h2"]:
         rps = med(c, mode, "requestsPerSecond")
         if rps is not None:
             entry[mode] = {"requestsPerSecond": rps, "p50Microseconds": med(c, mode, "p50Microseconds"),
@@ -187,6 +210,11 @@ for c in ["wrk", "libcurl-c"] + clients + ["curl -o"]:
           f"{fmt(get(c, 'seq', 'p50Microseconds'))} | {fmt(get(c, 'seq', 'p99Microseconds'))} | "
           f"{fmt(c64)} | {ratio(c64, get('ahc', 'c64', 'requestsPerSecond'))} | {ratio(c64, wrk64)} | "
           f"{fmt(dl)} | {ratio(dl, curl_o)} | {fmt(None if rss is None else rss / 1024, '{:,.1f}')} |")
+print()
+print("HTTP/2 over TLS, 64 concurrent GETs of small.json on one multiplexed connection:")
+for c in ["curl-manager", "ahc"]:
+    print(f"  {c}: {fmt(get(c, 'h2', 'requestsPerSecond'))} req/s, p50 {fmt(get(c, 'h2', 'p50Microseconds'))} µs, "
+          f"p99 {fmt(get(c, 'h2', 'p99Microseconds'))} µs")
 
 def overhead(bare, managed, mode):
     a, b = get(bare, mode, "requestsPerSecond"), get(managed, mode, "requestsPerSecond")
@@ -224,6 +252,7 @@ for variant, label in [("curl-manager", "manager + CurlTransport"), ("curl-manag
     delta = None if p50(variant) is None or p50(bare) is None else p50(variant) - p50(bare)
     goal(f"{label}: sequential p50 − bare p50", delta, 10, at_least=False, unit="µs")
     goal(f"{label} ÷ bare, c64 throughput", r(rps(variant, "c64"), rps(bare, "c64")), 0.9)
+goal("manager + CurlTransport(.http2) ÷ async-http-client, h2 c64", r(rps("curl-manager", "h2"), rps("ahc", "h2")), 1.5)
 goal("bare CurlTransport ÷ bare C libcurl loop, c64", r(rps("curl", "c64"), rps("libcurl-c", "c64")), 0.85)
 goal("bare CurlTransport, executor ÷ bare C libcurl loop, c64", r(rps("curl-executor", "c64"), rps("libcurl-c", "c64")), 0.85)
 overhead_cpu = core.get("managerOverhead", {}).get("overheadCPUMicroseconds")

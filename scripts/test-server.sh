@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Starts and stops the local test servers the integration and conformance tests talk to:
-#   httpbin (from PyPI, in the virtual environment .venv-test/, served by gunicorn), and
+#   httpbin (from PyPI, in the virtual environment .venv-test/, served by gunicorn, also on a Unix socket),
 #   the fault fixture server (Tests/Fixtures/fault_server.py, on the venv's python: its /coding/br and
-#   /coding/zstd use brotlicffi and zstandard, and answer 501 without them).
+#   /coding/zstd use brotlicffi and zstandard, and answer 501 without them), and
+#   an HTTP/2 front for both: Debian's nginx over TLS (a CA and certificate made with openssl in
+#   .build/test-servers/h2/), proxying to httpbin, to the fixture, and, with at most 8 concurrent
+#   streams per connection, to the fixture again.
 # Both listen on 127.0.0.1 on ports the kernel picks (SAPI_HTTPBIN_PORT=N fixes httpbin's, as the
 # README's set-up does for its `sapi :8765/...` examples); their URLs are written to
-# .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=….
+# .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=…, the HTTP/2 front's as
+# SAPI_HTTPBIN_H2_URL=…, SAPI_FIXTURE_H2_URL=…, SAPI_H2_LIMITED_URL=… and its CA as SAPI_H2_CA_FILE=….
 #
 #   scripts/test-server.sh start   # create the venv if needed, start both, wait until they answer
 #   scripts/test-server.sh stop    # stop both (by pid)
@@ -111,6 +115,7 @@ start_httpbin() {
         [ -n "$port" ] || sleep 0.2
     done
     [ -n "$port" ] || fail "httpbin (gunicorn) did not report its port within ${START_TIMEOUT}s"
+    HTTPBIN_PORT=$port
     HTTPBIN_URL="http://127.0.0.1:$port"
     wait_for httpbin "$HTTPBIN_URL/get" "$pidfile"
 }
@@ -127,8 +132,110 @@ start_fixture() {
         sleep 0.1
     done
     [ -s "$port_file" ] || fail "the fault fixture server did not report its port within ${START_TIMEOUT}s"
-    FIXTURE_URL="http://127.0.0.1:$(tr -d '[:space:]' <"$port_file")"
+    FIXTURE_PORT=$(tr -d '[:space:]' <"$port_file")
+    FIXTURE_URL="http://127.0.0.1:$FIXTURE_PORT"
     wait_for "the fault fixture server" "$FIXTURE_URL/health" "$pidfile"
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# A CA and a server certificate for 127.0.0.1 and localhost, made once per start.
+make_h2_certificates() {
+    local dir=$1
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=ServerAPIKit test CA" \
+        -keyout "$dir/ca.key" -out "$dir/ca.pem" >"$dir/openssl.log" 2>&1 || fail "openssl could not make the test CA"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$dir/server.key" -out "$dir/server.csr" \
+        >>"$dir/openssl.log" 2>&1 || fail "openssl could not make the server key"
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+        >"$dir/server.ext"
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 30 \
+        -extfile "$dir/server.ext" -out "$dir/server.pem" >>"$dir/openssl.log" 2>&1 \
+        || fail "openssl could not sign the server certificate"
+}
+
+# nginx speaking HTTP/2 over TLS in front of httpbin and the fixture (nginx 1.22: `listen … ssl http2`).
+# Nothing is buffered, so drips, hangs, stalls and streams reach the client as they leave the servers.
+start_h2() {
+    local dir="$STATE/h2" pidfile="$STATE/nginx.pid" nginx user="" deadline
+    nginx=$(command -v nginx || echo /usr/sbin/nginx)
+    [ -x "$nginx" ] || fail "nginx is not installed (apt-get install nginx-light): the HTTP/2 tests need it"
+    command -v openssl >/dev/null 2>&1 || fail "openssl is not installed (apt-get install openssl)"
+    rm -rf "$dir"
+    mkdir -p "$dir/tmp"
+    make_h2_certificates "$dir"
+    H2_HTTPBIN_PORT=$(free_port)
+    H2_FIXTURE_PORT=$(free_port)
+    H2_LIMITED_PORT=$(free_port)
+    # A root master hands requests to workers running as `nobody`, which could not write .build/.
+    [ "$(id -u)" = 0 ] && user="user root root;"
+    cat >"$dir/nginx.conf" <<EOF
+daemon off;
+$user
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $STATE/nginx.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    ssl_certificate $dir/server.pem;
+    ssl_certificate_key $dir/server.key;
+    client_max_body_size 0;
+    large_client_header_buffers 8 64k;
+    underscores_in_headers on;
+    keepalive_requests 100000;
+    proxy_http_version 1.1;
+    proxy_set_header Host \$http_host;
+    proxy_set_header Connection "";
+    proxy_buffering off;
+    proxy_request_buffering off;
+    proxy_max_temp_file_size 0;
+    # The servers behind the front write absolute Locations with their own scheme (http://): the
+    # client came over TLS, so they are made https:// (host and port are the front's already).
+    proxy_redirect http:// https://;
+    proxy_read_timeout 600s;
+    proxy_send_timeout 600s;
+    server {
+        listen 127.0.0.1:$H2_HTTPBIN_PORT ssl http2;
+        location / { proxy_pass http://127.0.0.1:$HTTPBIN_PORT; }
+    }
+    server {
+        listen 127.0.0.1:$H2_FIXTURE_PORT ssl http2;
+        location / { proxy_pass http://127.0.0.1:$FIXTURE_PORT; }
+    }
+    server {
+        listen 127.0.0.1:$H2_LIMITED_PORT ssl http2;
+        http2_max_concurrent_streams 8;
+        location / { proxy_pass http://127.0.0.1:$FIXTURE_PORT; }
+    }
+}
+EOF
+    : >"$STATE/nginx.log"
+    setsid "$nginx" -p "$dir" -c "$dir/nginx.conf" -e "$STATE/nginx.log" >>"$STATE/nginx.log" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    H2_CA_FILE="$dir/ca.pem"
+    deadline=$((SECONDS + START_TIMEOUT))
+    while [ $SECONDS -lt $deadline ]; do
+        alive "$pidfile" || fail "nginx exited while starting"
+        if "$VENV/bin/python" - "$H2_CA_FILE" "$H2_HTTPBIN_PORT" "$H2_FIXTURE_PORT" "$H2_LIMITED_PORT" <<'EOF' 2>/dev/null; then
+import ssl, sys, urllib.request
+context = ssl.create_default_context(cafile=sys.argv[1])
+for port, path in ((sys.argv[2], "/get"), (sys.argv[3], "/health"), (sys.argv[4], "/health")):
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", timeout=2, context=context) as response:
+        if response.status != 200:
+            sys.exit(1)
+EOF
+            return
+        fi
+        sleep 0.2
+    done
+    fail "nginx did not answer over TLS within ${START_TIMEOUT}s"
 }
 
 stop_one() {
@@ -147,6 +254,7 @@ stop_one() {
 }
 
 cmd_stop() {
+    stop_one "$STATE/nginx.pid"
     stop_one "$STATE/httpbin.pid"
     stop_one "$STATE/fixture.pid"
     rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port" "$STATE/httpbin.sock"
@@ -154,7 +262,7 @@ cmd_stop() {
 
 cmd_start() {
     mkdir -p "$STATE"
-    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && [ -f "$ENV_FILE" ]; then
+    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && [ -f "$ENV_FILE" ]; then
         log "already running:"
         cat "$ENV_FILE" >&2
         return
@@ -164,9 +272,13 @@ cmd_start() {
     ensure_venv
     start_httpbin
     start_fixture
+    start_h2
     printf 'SAPI_HTTPBIN_URL=%s\nSAPI_FIXTURE_URL=%s\n' "$HTTPBIN_URL" "$FIXTURE_URL" >"$ENV_FILE"
     printf 'SAPI_HTTPBIN_SOCKET=%s\n' "$HTTPBIN_SOCKET" >>"$ENV_FILE"
-    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL ($ENV_FILE)"
+    printf 'SAPI_HTTPBIN_H2_URL=https://127.0.0.1:%s\nSAPI_FIXTURE_H2_URL=https://127.0.0.1:%s\n' \
+        "$H2_HTTPBIN_PORT" "$H2_FIXTURE_PORT" >>"$ENV_FILE"
+    printf 'SAPI_H2_LIMITED_URL=https://127.0.0.1:%s\nSAPI_H2_CA_FILE=%s\n' "$H2_LIMITED_PORT" "$H2_CA_FILE" >>"$ENV_FILE"
+    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT ($ENV_FILE)"
 }
 
 cmd_env() {
@@ -175,7 +287,7 @@ cmd_env() {
 }
 
 cmd_status() {
-    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && [ -f "$ENV_FILE" ]; then
+    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && [ -f "$ENV_FILE" ]; then
         cat "$ENV_FILE"
     else
         echo "not running"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite, the way CI does, on a machine that has only the Swift toolchain,
 # python3 and apt: installs what is missing, builds with warnings as errors, starts the local
-# test servers (httpbin and the fault fixture, see scripts/test-server.sh), runs every test with
+# test servers (httpbin, the fault fixture and their HTTP/2 front, see scripts/test-server.sh), runs every test with
 # their URLs in the environment, and always stops the servers again.
 #
 #   scripts/test.sh                       # everything
@@ -29,6 +29,8 @@ if ! command -v pkg-config >/dev/null 2>&1; then apt_install pkg-config; fi
 if ! pkg-config --exists libcurl; then apt_install libcurl4-openssl-dev; fi
 # The curl backend's TLS tests make their certificates with openssl.
 if ! command -v openssl >/dev/null 2>&1; then apt_install openssl; fi
+# The HTTP/2 front of the test servers is Debian's nginx (scripts/test-server.sh).
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then apt_install nginx-light; fi
 # -----------------------------------------------------------------------------------------------
 
 swift build --build-tests -Xswiftc -warnings-as-errors

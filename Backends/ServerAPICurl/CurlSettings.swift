@@ -22,10 +22,12 @@ struct CurlSettings {
 
     init(_ configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
         self.makeDownloadWriter = makeDownloadWriter
-        switch configuration.httpVersion {
-        case .http1: httpVersion = CURL_HTTP_VERSION_1_1
-        case .http2OverTLS: httpVersion = CURL_HTTP_VERSION_2TLS
-        }
+        httpVersion =
+            switch configuration.httpVersion {
+            case .http1: CURL_HTTP_VERSION_1_1
+            case .http2PriorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            default: CURL_HTTP_VERSION_2TLS
+            }
         automaticDecompression = configuration.automaticDecompression
         connectTimeout = configuration.connectTimeout
         caFile = configuration.additionalTrustedCAFile?.path
@@ -36,10 +38,11 @@ struct CurlSettings {
         tls = CurlTLS.prepare(configuration.tls)
     }
 
-    /// Whether a request to `url` may be multiplexed on an HTTP/2 connection: HTTP/2 is allowed and,
-    /// as libcurl negotiates it only by ALPN, the URL is https.
+    /// Whether a request to `url` may be multiplexed on an HTTP/2 connection: HTTP/2 with prior
+    /// knowledge, or HTTP/2 allowed and, as libcurl then negotiates it only by ALPN, the URL is https.
     func mayMultiplex(_ url: URL) -> Bool {
-        httpVersion != CURL_HTTP_VERSION_1_1 && url.scheme?.lowercased() == "https"
+        httpVersion == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            || (httpVersion != CURL_HTTP_VERSION_1_1 && url.scheme?.lowercased() == "https")
     }
 }
 

@@ -13,7 +13,8 @@ extension CurlTransport {
         /// (`CurlTransport.supportedContentCodings`: gzip, deflate, br, zstd on Debian 12). A request's own
         /// `Accept-Encoding` is sent instead of libcurl's, and a body in a supported coding is still decoded.
         public var automaticDecompression: Bool
-        /// The HTTP versions to use.
+        /// The HTTP versions to use: HTTP/2 where TLS negotiates it (the default), HTTP/1.1 only, or
+        /// HTTP/2 with prior knowledge.
         public var httpVersion: HTTPVersion
         /// The connect timeout for requests that do not set one; `nil` leaves only the request's timeout.
         public var connectTimeout: Duration?
@@ -47,6 +48,11 @@ extension CurlTransport {
         public var maxErrorBodySize: Int
         /// The bytes a streamed response (`stream`) buffers for its reader before the transfer stops
         /// reading from the socket; it reads again once the reader has taken half of them.
+        ///
+        /// - Note: Over HTTP/2 a paused stream stops only when the server has used up the stream's flow-
+        ///   control window, which libcurl 7.88 opens to 32 MiB per stream: up to that much more is received
+        ///   and held in memory while the reader is behind (later libcurl versions close the window of a
+        ///   paused stream).
         public var streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
 
         /// Creates a configuration.
@@ -68,7 +74,7 @@ extension CurlTransport {
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
             automaticDecompression: Bool = true,
-            httpVersion: HTTPVersion = .http2OverTLS,
+            httpVersion: HTTPVersion = .http2,
             connectTimeout: Duration? = nil,
             additionalTrustedCAFile: URL? = nil,
             insecureHosts: Set<String> = [],
@@ -98,11 +104,7 @@ extension CurlTransport {
         public static var `default`: Configuration { Configuration() }
     }
 
-    /// The HTTP versions a `CurlTransport` speaks.
-    public enum HTTPVersion: Sendable, Hashable {
-        /// HTTP/1.1 only.
-        case http1
-        /// HTTP/2 when TLS negotiates it (ALPN), HTTP/1.1 otherwise: the default.
-        case http2OverTLS
-    }
+    /// The HTTP versions a `CurlTransport` speaks (`CURLOPT_HTTP_VERSION`): `.http1`, `.http2` (the
+    /// default: over TLS, by ALPN) or `.http2PriorKnowledge`.
+    public typealias HTTPVersion = ServerAPIKit.HTTPVersion
 }

@@ -22,6 +22,12 @@ extension URLSessionTransport {
         /// FoundationNetworking cannot pause (see `URLSessionTransport.stream`), so on Linux this only
         /// sets when the stream tells its reader's side that it is behind; the transfer reads on.
         public var streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
+        /// The HTTP versions to use. Only `.http2` (the default) is taken: FoundationNetworking sets no
+        /// `CURLOPT_HTTP_VERSION`, so its libcurl negotiates HTTP/2 over TLS by ALPN (HTTP/1.1 for plain
+        /// http) and offers no way to ask for HTTP/1.1 only or for prior knowledge. Any other value fails
+        /// every call with `invalidRequest`. (FoundationNetworking does not multiplex, either: it sets
+        /// no `CURLOPT_PIPEWAIT`, so concurrent calls open connections of their own.)
+        public var httpVersion: HTTPVersion = .http2
         /// The proxy, set only by `URLSessionTransport.init(configuration:proxy:)`, which checks it.
         var proxy: Proxy? = nil
 

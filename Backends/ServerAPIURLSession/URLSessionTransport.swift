@@ -119,6 +119,7 @@ public final class URLSessionTransport: RequestPerforming {
         let transfer: Transfer
         do throws(ServerAPIError) {
             try Self.validate(request, defaultStallTimeout: configuration.stallTimeout)
+            if let refusal = Self.refusal(configuration.httpVersion) { throw refusal }
             if streamed, request.download != nil {
                 throw ServerAPIError(.invalidRequest, "a streamed call cannot have a download destination")
             }
@@ -149,6 +150,18 @@ public final class URLSessionTransport: RequestPerforming {
         .invalidRequest,
         "URLSessionTransport cannot send a streamed request body (FoundationNetworking reads body streams "
             + "synchronously); use CurlTransport, or a file or in-memory body")
+
+    /// Why this transport refuses `version`, or `nil` for `.http2`, what FoundationNetworking negotiates
+    /// (see `Configuration.httpVersion`).
+    /// - Parameter version: The configured HTTP versions.
+    /// - Returns: The `invalidRequest` error every call fails with, or `nil`.
+    public static func refusal(_ version: HTTPVersion) -> ServerAPIError? {
+        guard version != .http2 else { return nil }
+        return ServerAPIError(
+            .invalidRequest,
+            "URLSessionTransport cannot use HTTP version \(version): FoundationNetworking has no setting for it "
+                + "and negotiates HTTP/2 over TLS (HTTP/1.1 for plain http); use CurlTransport")
+    }
 
     /// Checks what every transport refuses (see `TransportRequest.validate`), then what only this one does.
     static func validate(_ request: TransportRequest, defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {

@@ -74,6 +74,7 @@ struct Composition {
             configuration.additionalTrustedCAFile = extraCA
             configuration.proxy = proxy
             configuration.tls = tls
+            if let version = options.httpVersion { configuration.httpVersion = version }
             do throws(ServerAPIError) {
                 return try CurlTransport(validating: configuration)
             } catch {
@@ -81,6 +82,9 @@ struct Composition {
                 throw UsageError(message: error.message)
             }
         case .urlsession:
+            if let version = options.httpVersion, let refusal = URLSessionTransport.refusal(version) {
+                throw UsageError(message: refusal.message, hint: "--backend curl")
+            }
             guard tls.isEmpty else {
                 let refusal = URLSessionTransport.refusal(tls)
                 throw UsageError(message: refusal, hint: "--backend curl")

@@ -34,6 +34,7 @@ struct Options {
     var stream = false
     var extraCA: String?
     var proxy: String?
+    var httpVersion: HTTPVersion?
     var noProxy: [String] = []
     var stallTimeout: StallTimeout?
     var pins: [String] = []
@@ -72,6 +73,14 @@ extension Options {
                 throw UsageError(message: "unknown backend \"\($1)\"", hint: "use curl or urlsession")
             }
             $0.backend = backend
+        },
+        OptionSpec(
+            names: ["--http-version"], value: "VERSION", help: "1.1, 2 (over TLS: the default) or 2-prior-knowledge"
+        ) {
+            guard let version = HTTPVersion(name: $1.lowercased()) else {
+                throw UsageError(message: "unknown HTTP version \"\($1)\"", hint: "use 1.1, 2 or 2-prior-knowledge")
+            }
+            $0.httpVersion = version
         },
         OptionSpec(names: ["--form", "-f"], help: "send name=value fields as a form, not JSON") { o, _ in o.form = true },
         OptionSpec(names: ["--timeout"], value: "SECONDS", help: "give up on an attempt after this long (default 60)") {

@@ -73,7 +73,7 @@ struct BodyConformanceTests {
     func bodies(kind: TransportKind, body: Kind) async throws {
         let scratch = try Scratch()
         let (requestBody, expected, contentType) = try body.make(in: scratch)
-        let api = ServerAPI(url: try TestServers.fixture("/echo"), method: .post).body(requestBody)
+        let api = ServerAPI(url: try kind.fixture("/echo"), method: .post).body(requestBody)
         let response = try await kind.make().perform(try api.transportRequest())
         #expect(response.status == 200)
         let echo = try Echo(response)
@@ -91,7 +91,7 @@ struct BodyConformanceTests {
     func httpbinParses(kind: TransportKind) async throws {
         let scratch = try Scratch()
         let transport = kind.make()
-        let base = try TestServers.httpbin("/anything")
+        let base = try kind.httpbin("/anything")
 
         let form = try await transport.perform(
             try ServerAPI(url: base, method: .post).body(.form([("a", "1 2"), ("b", "x&y")])).transportRequest())
@@ -125,7 +125,7 @@ struct BodyConformanceTests {
         try FixturePayload().write(size: 3_000_000, to: file)
         let recorder = ProgressRecorder()
         let response = try await kind.make().send(
-            try TestServers.fixture("/upload-sink"), method: .put, body: .file(file)
+            try kind.fixture("/upload-sink"), method: .put, body: .file(file)
         ) {
             $0.progress = recorder.record
         }
@@ -141,7 +141,7 @@ struct BodyConformanceTests {
         let transport = kind.make()
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await transport.send(
-                try TestServers.fixture("/upload-sink"), method: .post,
+                try kind.fixture("/upload-sink"), method: .post,
                 body: .file(URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)")))
         }
         #expect(error?.kind == .invalidRequest)

@@ -30,10 +30,10 @@ struct CancellationConformanceTests {
         let request: TransportRequest
         switch point {
         case .beforeStart, .afterCompletion:
-            request = TransportRequest(url: try TestServers.httpbin("/get"), timeout: .seconds(30))
+            request = TransportRequest(url: try kind.httpbin("/get"), timeout: .seconds(30))
         case .waitingForResponse:
             request = TransportRequest(
-                url: try TestServers.httpbin("/delay/10"), method: .post, body: .data(Data("x".utf8)),
+                url: try kind.httpbin("/delay/10"), method: .post, body: .data(Data("x".utf8)),
                 timeout: .seconds(30),
                 progress: { report in
                     recorder.record(report)
@@ -41,7 +41,7 @@ struct CancellationConformanceTests {
                 })
         case .midBody:
             request = TransportRequest(
-                url: try TestServers.fixture("/drip?size=1000&interval_ms=50"), timeout: .seconds(30),
+                url: try kind.fixture("/drip?size=1000&interval_ms=50"), timeout: .seconds(30),
                 progress: { report in
                     recorder.record(report)
                     if report.direction == .download, report.completed > 0 { signal.fire() }
@@ -84,7 +84,7 @@ struct CancellationConformanceTests {
             if point != .beforeStart { print("cancellation latency [\(kind), \(point)]: \(latency)") }
         }
         // Any callback still queued for the cancelled transfer runs before this one completes.
-        _ = try await transport.send(try TestServers.httpbin("/get"))
+        _ = try await transport.send(try kind.httpbin("/get"))
         #expect(recorder.lateReports == 0)
     }
 
@@ -93,7 +93,7 @@ struct CancellationConformanceTests {
         arguments: TransportKind.allCases)
     func cancellationStorm(kind: TransportKind) async throws {
         let transport = kind.make()
-        let base = try TestServers.fixture()
+        let base = try kind.fixture()
         // Redirects, slow bodies, downloads, loops, echoes and hangs: cancelled anywhere from before
         // the connection to after the completion, which is where races between the two live.
         let paths = [

@@ -9,7 +9,7 @@ struct ConcurrencyConformanceTests {
     @Test("200 concurrent requests each get their own response", arguments: TransportKind.allCases)
     func concurrent(kind: TransportKind) async throws {
         let transport = kind.make()
-        let base = try TestServers.httpbin()
+        let base = try kind.httpbin()
         let answers = try await withThrowingTaskGroup(of: (Int, Int, JSONValue?).self) { group in
             for index in 0..<200 {
                 group.addTask {
@@ -38,7 +38,7 @@ struct ConcurrencyConformanceTests {
         let calls = 3
         // The fixture holds each call until all of them have arrived, and answers 504 to a call that
         // waited 10 s in vain: calls run one after the other get a 504, calls run side by side get 200.
-        let url = try TestServers.fixture("/barrier?n=\(calls)&key=\(UUID().uuidString)")
+        let url = try kind.fixture("/barrier?n=\(calls)&key=\(UUID().uuidString)")
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<calls {
                 group.addTask { try await transport.send(url, timeout: .seconds(60)).status }
@@ -60,13 +60,13 @@ struct ConcurrencyConformanceTests {
                     let body =
                         Data("body \(index) ".utf8) + FixturePayload(seed: index).bytes(0..<(10_000 * (index + 1)))
                     let echo = try Echo(
-                        try await transport.send(try TestServers.fixture("/echo"), method: .post, body: .data(body)))
+                        try await transport.send(try kind.fixture("/echo"), method: .post, body: .data(body)))
                     #expect(echo.body == body)
                 }
                 group.addTask {
                     let target = DownloadTarget(destination: scratch.file("file-\(index).bin"))
                     let response = try await transport.send(
-                        try TestServers.fixture("/resource?size=\(50_000 + index)&seed=\(index)")
+                        try kind.fixture("/resource?size=\(50_000 + index)&seed=\(index)")
                     ) {
                         $0.download = target
                     }

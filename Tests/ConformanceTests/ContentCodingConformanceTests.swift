@@ -14,8 +14,8 @@ struct ContentCodingConformanceTests {
     static let codings = ["gzip", "deflate", "deflate-raw", "br", "zstd", "identity"]
 
     /// The decoded body the fixture encodes: `size` bytes of JSON-like text, as `/coding/identity` sends them.
-    private func identityBody(_ transport: any RequestPerforming, size: Int) async throws -> Data {
-        let response = try await transport.send(try TestServers.fixture("/coding/identity?size=\(size)"))
+    private func identityBody(_ transport: any RequestPerforming, _ kind: TransportKind, size: Int) async throws -> Data {
+        let response = try await transport.send(try kind.fixture("/coding/identity?size=\(size)"))
         #expect(response.status == 200)
         return response.data ?? Data()
     }
@@ -26,11 +26,11 @@ struct ContentCodingConformanceTests {
     func decodes(kind: TransportKind, coding: String) async throws {
         let transport = kind.make()
         let size = 300_000
-        let response = try await transport.send(try TestServers.fixture("/coding/\(coding)?size=\(size)"))
+        let response = try await transport.send(try kind.fixture("/coding/\(coding)?size=\(size)"))
         #expect(response.status == 200, "\(String(decoding: response.data ?? Data(), as: UTF8.self))")
         let body = response.data ?? Data()
         #expect(body.count == size)
-        #expect(body == (try await identityBody(transport, size: size)))
+        #expect(body == (try await identityBody(transport, kind, size: size)))
         #expect(response.metrics.bytesReceived == Int64(size))
         let announced = response.headers["Content-Encoding"]
         #expect(announced == (coding == "identity" ? nil : coding == "deflate-raw" ? "deflate" : coding))
@@ -39,17 +39,17 @@ struct ContentCodingConformanceTests {
     @Test("a chunked coded body is decoded too", arguments: TransportKind.allCases, ["gzip", "br", "zstd"])
     func chunked(kind: TransportKind, coding: String) async throws {
         let transport = kind.make()
-        let response = try await transport.send(try TestServers.fixture("/coding/\(coding)?size=200000&chunked=1"))
-        #expect(response.data == (try await identityBody(transport, size: 200_000)))
+        let response = try await transport.send(try kind.fixture("/coding/\(coding)?size=200000&chunked=1"))
+        #expect(response.data == (try await identityBody(transport, kind, size: 200_000)))
     }
 
     @Test("a streamed coded body arrives decoded", arguments: TransportKind.allCases)
     func streamed(kind: TransportKind) async throws {
         let manager = ServerAPIManager(transport: kind.make())
-        let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/coding/gzip?size=500000")))
+        let response = try await manager.stream(ServerAPI(url: try kind.fixture("/coding/gzip?size=500000")))
         var body = Data()
         for try await chunk in response.body { body.append(chunk) }
-        #expect(body == (try await identityBody(kind.make(), size: 500_000)))
+        #expect(body == (try await identityBody(kind.make(), kind, size: 500_000)))
     }
 
     @Test(
@@ -57,7 +57,7 @@ struct ContentCodingConformanceTests {
         arguments: TransportKind.allCases, ["compress", "gzip-corrupt"])
     func undecodable(kind: TransportKind, coding: String) async throws {
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await kind.make().send(try TestServers.fixture("/coding/\(coding)?size=1000"))
+            _ = try await kind.make().send(try kind.fixture("/coding/\(coding)?size=1000"))
         }
         #expect(error?.kind == .network)
         #expect(error?.message.contains("content coding could not be decoded") == true, "\(String(describing: error))")
@@ -65,7 +65,7 @@ struct ContentCodingConformanceTests {
 
     @Test("Accept-Encoding offers exactly the codings libcurl decodes", arguments: TransportKind.allCases)
     func acceptEncoding(kind: TransportKind) async throws {
-        let echo = try Echo(try await kind.make().send(try TestServers.fixture("/headers")))
+        let echo = try Echo(try await kind.make().send(try kind.fixture("/headers")))
         #expect(echo.values("Accept-Encoding") == [CurlTransport.supportedContentCodings.joined(separator: ", ")])
         #expect(CurlTransport.supportedContentCodings == ["deflate", "gzip", "br", "zstd"])
     }
@@ -73,7 +73,7 @@ struct ContentCodingConformanceTests {
     @Test("a request's own Accept-Encoding is sent instead", arguments: TransportKind.allCases, ["identity", "gzip"])
     func ownAcceptEncoding(kind: TransportKind, value: String) async throws {
         let echo = try Echo(
-            try await kind.make().send(try TestServers.fixture("/headers"), headers: ["Accept-Encoding": value]))
+            try await kind.make().send(try kind.fixture("/headers"), headers: ["Accept-Encoding": value]))
         #expect(echo.values("Accept-Encoding") == [value])
     }
 
@@ -82,7 +82,7 @@ struct ContentCodingConformanceTests {
     @Test("a bomb is stopped by maxResponseSize, counted in decoded bytes", arguments: TransportKind.allCases)
     func bombOverSize(kind: TransportKind) async throws {
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await kind.make().send(try TestServers.fixture("/coding/bomb")) {
+            _ = try await kind.make().send(try kind.fixture("/coding/bomb")) {
                 $0.maxResponseSize = 2_000_000
                 $0.maxDecompressionRatio = nil
             }
@@ -94,7 +94,7 @@ struct ContentCodingConformanceTests {
     @Test("a bomb is stopped by the default decompression ratio", arguments: TransportKind.allCases)
     func bombOverRatio(kind: TransportKind) async throws {
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await kind.make().send(try TestServers.fixture("/coding/bomb"))
+            _ = try await kind.make().send(try kind.fixture("/coding/bomb"))
         }
         #expect(error?.kind == .responseTooLarge)
         #expect(error?.message.contains("decompression ratio limit of 100") == true, "\(String(describing: error))")
@@ -105,17 +105,17 @@ struct ContentCodingConformanceTests {
     func chunkedBomb(kind: TransportKind) async throws {
         let transport = kind.make()
         switch kind {
-        case .curl:
+        case .curl, .curlHTTP2:
             let error = await #expect(throws: ServerAPIError.self) {
-                _ = try await transport.send(try TestServers.fixture("/coding/bomb?chunked=1"))
+                _ = try await transport.send(try kind.fixture("/coding/bomb?chunked=1"))
             }
             #expect(error?.message.contains("decompression ratio limit of 100") == true, "\(String(describing: error))")
         case .urlsession:
             // FoundationNetworking reports decoded bytes only, and a chunked body announces no encoded length.
-            let response = try await transport.send(try TestServers.fixture("/coding/bomb?chunked=1"))
+            let response = try await transport.send(try kind.fixture("/coding/bomb?chunked=1"))
             #expect(response.data?.count == 10 << 20)
             let error = await #expect(throws: ServerAPIError.self) {
-                _ = try await transport.send(try TestServers.fixture("/coding/bomb?chunked=1")) {
+                _ = try await transport.send(try kind.fixture("/coding/bomb?chunked=1")) {
                     $0.maxResponseSize = 1_000_000
                 }
             }
@@ -125,7 +125,7 @@ struct ContentCodingConformanceTests {
 
     @Test("without a ratio limit the bomb is decoded whole", arguments: TransportKind.allCases)
     func bombWithoutLimit(kind: TransportKind) async throws {
-        let response = try await kind.make().send(try TestServers.fixture("/coding/bomb")) {
+        let response = try await kind.make().send(try kind.fixture("/coding/bomb")) {
             $0.maxDecompressionRatio = nil
         }
         #expect(response.data == Data(count: 10 << 20))
@@ -135,13 +135,13 @@ struct ContentCodingConformanceTests {
     func bombStreamedAndDownloaded(kind: TransportKind) async throws {
         let manager = ServerAPIManager(transport: kind.make())
         let streamError = await #expect(throws: ServerAPIError.self) {
-            let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/coding/bomb")))
+            let response = try await manager.stream(ServerAPI(url: try kind.fixture("/coding/bomb")))
             for try await _ in response.body {}
         }
         #expect(streamError?.message.contains("decompression ratio") == true, "\(String(describing: streamError))")
         let scratch = try Scratch()
         let downloadError = await #expect(throws: ServerAPIError.self) {
-            _ = try await kind.make().send(try TestServers.fixture("/coding/bomb")) {
+            _ = try await kind.make().send(try kind.fixture("/coding/bomb")) {
                 $0.download = DownloadTarget(destination: scratch.file("bomb.bin"))
             }
         }
@@ -151,7 +151,7 @@ struct ContentCodingConformanceTests {
     @Test(
         "a large compressible body is not refused by default", arguments: TransportKind.allCases, ["gzip", "br", "zstd"])
     func compressibleBodyAllowed(kind: TransportKind, coding: String) async throws {
-        let response = try await kind.make().send(try TestServers.fixture("/coding/\(coding)?size=4000000"))
+        let response = try await kind.make().send(try kind.fixture("/coding/\(coding)?size=4000000"))
         #expect(response.status == 200)
         #expect(response.data?.count == 4_000_000)
         let ratio = 4_000_000 / max(Int(response.headers["Content-Length"] ?? "") ?? 1, 1)
@@ -161,7 +161,7 @@ struct ContentCodingConformanceTests {
     @Test("the ratio limit comes from ServerAPI.maxDecompressionRatio", arguments: TransportKind.allCases)
     func ratioThroughManager(kind: TransportKind) async throws {
         let manager = ServerAPIManager(transport: kind.make())
-        let api = ServerAPI(url: try TestServers.fixture("/coding/gzip?size=4000000")).format(.data)
+        let api = ServerAPI(url: try kind.fixture("/coding/gzip?size=4000000")).format(.data)
         _ = try await manager.send(api)
         let error = await #expect(throws: ServerAPIError.self) { _ = try await manager.send(api.maxDecompressionRatio(2)) }
         #expect(error?.kind == .responseTooLarge)
@@ -174,12 +174,12 @@ struct ContentCodingConformanceTests {
     func compressedFileKept(kind: TransportKind) async throws {
         let scratch = try Scratch()
         let destination = scratch.file("file.tar.gz")
-        let response = try await kind.make().send(try TestServers.fixture("/coding/file.tar.gz?size=300000")) {
+        let response = try await kind.make().send(try kind.fixture("/coding/file.tar.gz?size=300000")) {
             $0.download = DownloadTarget(destination: destination)
         }
         #expect(response.status == 200)
         #expect(try await DownloadConformanceTests.sha256(of: destination) == response.headers["X-File-SHA256"])
-        let inMemory = try await kind.make().send(try TestServers.fixture("/coding/file.tar.gz?size=300000"))
+        let inMemory = try await kind.make().send(try kind.fixture("/coding/file.tar.gz?size=300000"))
         #expect(inMemory.data?.starts(with: [0x1f, 0x8b]) == true)
         #expect(inMemory.data?.count == Int(inMemory.headers["Content-Length"] ?? ""))
     }
@@ -187,7 +187,7 @@ struct ContentCodingConformanceTests {
     @Test("a .gz file sent with Content-Encoding: gzip is decoded, as the header says", arguments: TransportKind.allCases)
     func encodedFileDecoded(kind: TransportKind) async throws {
         let transport = kind.make()
-        let response = try await transport.send(try TestServers.fixture("/coding/encoded.tar.gz?size=300000"))
-        #expect(response.data == (try await identityBody(transport, size: 300_000)))
+        let response = try await transport.send(try kind.fixture("/coding/encoded.tar.gz?size=300000"))
+        #expect(response.data == (try await identityBody(transport, kind, size: 300_000)))
     }
 }

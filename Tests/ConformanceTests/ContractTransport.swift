@@ -54,8 +54,8 @@ enum ContractTransport: Sendable, CustomStringConvertible, CaseIterable {
     /// The base URL requests go to.
     func base(server: Server = .httpbin) throws -> String {
         switch self {
-        case .real:
-            try server == .httpbin ? TestServers.httpbin() : TestServers.fixture()
+        case .real(let kind):
+            try server == .httpbin ? kind.httpbin() : kind.fixture()
         case .mock:
             "http://mock.test"
         }

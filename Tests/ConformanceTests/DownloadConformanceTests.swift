@@ -9,10 +9,10 @@ struct DownloadConformanceTests {
     static let size = 1_500_000
 
     private func download(
-        _ transport: any RequestPerforming, _ path: String, to target: DownloadTarget,
+        _ kind: TransportKind, _ transport: any RequestPerforming, _ path: String, to target: DownloadTarget,
         progress: ProgressRecorder? = nil
     ) async throws -> TransportResponse {
-        try await transport.send(try TestServers.fixture(path)) {
+        try await transport.send(try kind.fixture(path)) {
             $0.download = target
             $0.progress = progress?.record
         }
@@ -23,7 +23,7 @@ struct DownloadConformanceTests {
         let scratch = try Scratch()
         let target = DownloadTarget(destination: scratch.file("plain.bin"))
         let recorder = ProgressRecorder()
-        let response = try await download(
+        let response = try await download(kind, 
             kind.make(), "/resource?size=\(Self.size)&seed=3", to: target, progress: recorder)
         recorder.markReturned()
         #expect(response.status == 200)
@@ -48,7 +48,7 @@ struct DownloadConformanceTests {
         // A partial file from an earlier attempt must survive the error untouched.
         let partial = FixturePayload().bytes(0..<1000)
         try writeFile(partial, to: target.partialURL)
-        let response = try await download(kind.make(), "/resource/error/\(status)", to: target)
+        let response = try await download(kind, kind.make(), "/resource/error/\(status)", to: target)
         #expect(response.status == status)
         #expect(String(decoding: response.data ?? Data(), as: UTF8.self).contains("error \(status)"))
         #expect(!scratch.exists(target.destination))
@@ -62,7 +62,7 @@ struct DownloadConformanceTests {
         let target = DownloadTarget(destination: scratch.file("resumed.bin"), resume: true)
         let path = "/resource?size=\(Self.size)&seed=11&drop_after=600000"
 
-        let error = await #expect(throws: ServerAPIError.self) { _ = try await download(transport, path, to: target) }
+        let error = await #expect(throws: ServerAPIError.self) { _ = try await download(kind, transport, path, to: target) }
         #expect(error?.kind == .network)
         #expect(!scratch.exists(target.destination))
         let kept = scratch.size(target.partialURL) ?? 0
@@ -70,11 +70,11 @@ struct DownloadConformanceTests {
         #expect(scratch.exists(target.validatorURL))
 
         let recorder = ProgressRecorder()
-        let response = try await download(transport, path, to: target, progress: recorder)
+        let response = try await download(kind, transport, path, to: target, progress: recorder)
         #expect(response.status == 206)
         #expect(response.body == .file(target.destination, bytes: Int64(Self.size)))
         #expect(recorder.reports(.download).first?.completed == kept)
-        let expected = try await transport.send(try TestServers.fixture("/resource/sha256?size=\(Self.size)&seed=11"))
+        let expected = try await transport.send(try kind.fixture("/resource/sha256?size=\(Self.size)&seed=11"))
         #expect(
             try await Self.sha256(of: target.destination) == String(decoding: expected.data ?? Data(), as: UTF8.self))
         #expect(!scratch.exists(target.partialURL))
@@ -90,7 +90,7 @@ struct DownloadConformanceTests {
         let kept = 1_000_000
         try FixturePayload(seed: 13).write(size: kept, to: target.partialURL)
         let recorder = ProgressRecorder()
-        let response = try await download(
+        let response = try await download(kind, 
             kind.make(), "/resource?size=\(size)&seed=13", to: target, progress: recorder)
         #expect(response.status == 206)
         #expect(response.body == .file(target.destination, bytes: Int64(size)))
@@ -111,7 +111,7 @@ struct DownloadConformanceTests {
         let destination = scratch.file("limited.bin")
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await manager.send(
-                ServerAPI(url: try TestServers.fixture("/resource/error/404?size=5000")).download(to: destination))
+                ServerAPI(url: try kind.fixture("/resource/error/404?size=5000")).download(to: destination))
         }
         #expect(error?.kind == .httpStatus)
         #expect(error?.status == 404)
@@ -128,7 +128,7 @@ struct DownloadConformanceTests {
         let scratch = try Scratch()
         let target = DownloadTarget(destination: scratch.file("norange.bin"), resume: true)
         try writeFile(Data(repeating: 0xEE, count: 400_000), to: target.partialURL)
-        let response = try await download(kind.make(), "/resource/norange?size=\(Self.size)&seed=4", to: target)
+        let response = try await download(kind, kind.make(), "/resource/norange?size=\(Self.size)&seed=4", to: target)
         #expect(response.status == 200)
         #expect(try await FixturePayload(seed: 4).verify(fileAt: target.destination, size: Self.size))
     }
@@ -141,7 +141,7 @@ struct DownloadConformanceTests {
         let target = DownloadTarget(destination: scratch.file("stale.bin"), resume: true)
         try writeFile(Data(repeating: 0xEE, count: 400_000), to: target.partialURL)
         try writeFile(Data("\"an-old-version\"".utf8), to: target.validatorURL)
-        let response = try await download(kind.make(), "/resource?size=\(Self.size)&seed=6", to: target)
+        let response = try await download(kind, kind.make(), "/resource?size=\(Self.size)&seed=6", to: target)
         #expect(response.status == 200)
         #expect(try await FixturePayload(seed: 6).verify(fileAt: target.destination, size: Self.size))
     }
@@ -151,7 +151,7 @@ struct DownloadConformanceTests {
         let scratch = try Scratch()
         let target = DownloadTarget(destination: scratch.file("complete.bin"), resume: true)
         try FixturePayload(seed: 8).write(size: 100_000, to: target.partialURL)
-        let response = try await download(kind.make(), "/resource?size=100000&seed=8", to: target)
+        let response = try await download(kind, kind.make(), "/resource?size=100000&seed=8", to: target)
         #expect(response.status == 200)
         #expect(response.body == .file(target.destination, bytes: 100_000))
         #expect(try await FixturePayload(seed: 8).verify(fileAt: target.destination, size: 100_000))
@@ -163,7 +163,7 @@ struct DownloadConformanceTests {
         let scratch = try Scratch()
         let target = DownloadTarget(destination: scratch.file("longer.bin"), resume: true)
         try writeFile(Data(repeating: 0xEE, count: 200_000), to: target.partialURL)
-        let response = try await download(kind.make(), "/resource?size=100000&seed=2", to: target)
+        let response = try await download(kind, kind.make(), "/resource?size=100000&seed=2", to: target)
         #expect(response.status == 200)
         #expect(try await FixturePayload(seed: 2).verify(fileAt: target.destination, size: 100_000))
     }
@@ -175,7 +175,7 @@ struct DownloadConformanceTests {
         let scratch = try Scratch()
         let target = DownloadTarget(destination: scratch.file("416.bin"), resume: true)
         try writeFile(Data(repeating: 0xEE, count: 5000), to: target.partialURL)
-        let response = try await download(kind.make(), "/resource/416?size=100000", to: target)
+        let response = try await download(kind, kind.make(), "/resource/416?size=100000", to: target)
         #expect(response.status == 416)
         #expect(!scratch.exists(target.destination))
     }
@@ -186,13 +186,13 @@ struct DownloadConformanceTests {
         let manager = ServerAPIManager(transport: kind.make())
         let destination = scratch.file("managed.bin")
         let result = try await manager.send(
-            ServerAPI(url: try TestServers.fixture("/resource?size=300000&seed=12")).download(to: destination))
+            ServerAPI(url: try kind.fixture("/resource?size=300000&seed=12")).download(to: destination))
         #expect(result.fileURL == destination)
         #expect(try await FixturePayload(seed: 12).verify(fileAt: destination, size: 300_000))
 
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await manager.send(
-                ServerAPI(url: try TestServers.fixture("/resource/error/404")).download(to: destination))
+                ServerAPI(url: try kind.fixture("/resource/error/404")).download(to: destination))
         }
         #expect(error?.kind == .httpStatus)
         #expect(error?.status == 404)

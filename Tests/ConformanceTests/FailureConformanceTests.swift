@@ -35,7 +35,7 @@ struct FailureConformanceTests {
     @Test("each fixture fault ends in the right error kind", arguments: TransportKind.allCases, faults)
     func fault(kind: TransportKind, fault: Fault) async throws {
         let transport = kind.make()
-        let url = try TestServers.fixture(fault.path)
+        let url = try kind.fixture(fault.path)
         let started = ContinuousClock.now
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await transport.send(url, timeout: fault.timeout) { $0.maxResponseSize = fault.maxResponseSize }
@@ -51,7 +51,7 @@ struct FailureConformanceTests {
         let transport = kind.make()
         let recorder = ProgressRecorder()
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await transport.send(try TestServers.fixture("/resource?size=50000000&rate=10000000")) {
+            _ = try await transport.send(try kind.fixture("/resource?size=50000000&rate=10000000")) {
                 $0.maxResponseSize = 1000
                 $0.progress = recorder.record
             }
@@ -85,11 +85,11 @@ struct FailureConformanceTests {
         let transport = kind.make()
         let started = ContinuousClock.now
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await transport.send(try TestServers.httpbin("/delay/5"), timeout: .milliseconds(300))
+            _ = try await transport.send(try kind.httpbin("/delay/5"), timeout: .milliseconds(300))
         }
         #expect(error?.kind == .timedOut)
         #expect(ContinuousClock.now - started < .seconds(4))
-        let response = try await transport.send(try TestServers.httpbin("/delay/1"), timeout: .seconds(15))
+        let response = try await transport.send(try kind.httpbin("/delay/1"), timeout: .seconds(15))
         #expect(response.status == 200)
     }
 }

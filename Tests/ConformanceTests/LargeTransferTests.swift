@@ -23,7 +23,7 @@ struct LargeTransferTests {
         probe.start()
         let started = ContinuousClock.now
         let response = try await transport.send(
-            try TestServers.fixture("/resource?size=\(Self.size)&seed=21"), timeout: .seconds(120)
+            try kind.fixture("/resource?size=\(Self.size)&seed=21"), timeout: .seconds(120)
         ) {
             $0.download = target
             $0.progress = recorder.record
@@ -53,14 +53,14 @@ struct LargeTransferTests {
         probe.start()
         let started = ContinuousClock.now
         let response = try await transport.send(
-            try TestServers.fixture("/upload-sink"), method: .put, body: .file(file), timeout: .seconds(120)
+            try kind.fixture("/upload-sink"), method: .put, body: .file(file), timeout: .seconds(120)
         ) { $0.progress = recorder.record }
         let elapsed = ContinuousClock.now - started
         let growth = probe.stop()
         print("200 MB file upload [\(kind)]: \(elapsed), resident memory grew by \(mebibytes(growth))")
         let echo = try Echo(response)
         #expect(echo.length == Self.size)
-        #expect(echo.sha256 == (try await Self.expectedDigest(seed: 22, transport: transport)))
+        #expect(echo.sha256 == (try await Self.expectedDigest(seed: 22, kind: kind, transport: transport)))
         #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
         #expect(recorder.reports(.upload).last?.completed == Int64(Self.size))
         #expect(response.metrics.bytesSent == Int64(Self.size))
@@ -86,7 +86,7 @@ struct LargeTransferTests {
         probe.start()
         let started = ContinuousClock.now
         let response = try await transport.perform(
-            try ServerAPI(url: try TestServers.fixture(path), method: .post).body(.multipart(form)).timeout(
+            try ServerAPI(url: try kind.fixture(path), method: .post).body(.multipart(form)).timeout(
                 .seconds(120)
             )
             .transportRequest())
@@ -95,7 +95,7 @@ struct LargeTransferTests {
         print("200 MB multipart upload [\(kind)]: \(elapsed), resident memory grew by \(mebibytes(growth))")
         let json = try JSONDecoder().decode(JSONValue.self, from: response.data ?? Data())
         #expect(json["length"]?.intValue == Int64(head.count + Self.size + tail.count))
-        #expect(json["range_sha256"]?.stringValue == (try await Self.expectedDigest(seed: 23, transport: transport)))
+        #expect(json["range_sha256"]?.stringValue == (try await Self.expectedDigest(seed: 23, kind: kind, transport: transport)))
         #expect(json["head_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) } == head)
         #expect(json["tail_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) } == tail)
         #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
@@ -111,14 +111,14 @@ struct LargeTransferTests {
         let probe = MemoryProbe()
         probe.start()
         let response = try await manager.stream(
-            ServerAPI(url: try TestServers.fixture("/stream-bytes?size=\(size)&key=\(key)")))
+            ServerAPI(url: try kind.fixture("/stream-bytes?size=\(size)&key=\(key)")))
         var chunks = response.body.makeAsyncIterator()
         var received = try #require(try await chunks.next()).count
         // The reader stops. The server's count of bytes it sent stops growing once the transport has
         // paused and the socket buffers are full: polled, as the fixture offers no event for it.
         var sent = -1
         for _ in 0..<200 {
-            let now = try await Self.sentBytes(manager, key)
+            let now = try await Self.sentBytes(kind, manager, key)
             if now == sent { break }
             sent = now
             try await Task.sleep(for: .milliseconds(250))
@@ -133,15 +133,15 @@ struct LargeTransferTests {
         #expect(await response.finalMetrics.transport?.bytesReceived == Int64(size))
     }
 
-    private static func sentBytes(_ manager: ServerAPIManager, _ key: String) async throws -> Int {
+    private static func sentBytes(_ kind: TransportKind, _ manager: ServerAPIManager, _ key: String) async throws -> Int {
         let result = try await manager.send(
-            ServerAPI(url: try TestServers.fixture("/stream-bytes/sent?key=\(key)")).format(.data))
+            ServerAPI(url: try kind.fixture("/stream-bytes/sent?key=\(key)")).format(.data))
         let state = try JSONSerialization.jsonObject(with: result.data ?? Data()) as? [String: Any]
         return state?["sent"] as? Int ?? -1
     }
 
-    static func expectedDigest(seed: Int, transport: any RequestPerforming) async throws -> String {
-        let response = try await transport.send(try TestServers.fixture("/resource/sha256?size=\(size)&seed=\(seed)"))
+    static func expectedDigest(seed: Int, kind: TransportKind, transport: any RequestPerforming) async throws -> String {
+        let response = try await transport.send(try kind.fixture("/resource/sha256?size=\(size)&seed=\(seed)"))
         return String(decoding: response.data ?? Data(), as: UTF8.self)
     }
 }

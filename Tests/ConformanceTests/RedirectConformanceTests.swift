@@ -8,7 +8,7 @@ import Testing
 struct RedirectConformanceTests {
     @Test("redirects are followed up to the limit", arguments: TransportKind.allCases)
     func followed(kind: TransportKind) async throws {
-        let response = try await kind.make().send(try TestServers.httpbin("/redirect/3")) {
+        let response = try await kind.make().send(try kind.httpbin("/redirect/3")) {
             $0.redirects = .follow(max: 3)
         }
         #expect(response.status == 200)
@@ -20,7 +20,7 @@ struct RedirectConformanceTests {
     func overLimit(kind: TransportKind) async throws {
         let transport = kind.make()
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await transport.send(try TestServers.httpbin("/redirect/4")) { $0.redirects = .follow(max: 3) }
+            _ = try await transport.send(try kind.httpbin("/redirect/4")) { $0.redirects = .follow(max: 3) }
         }
         #expect(error?.kind == .tooManyRedirects)
     }
@@ -29,7 +29,7 @@ struct RedirectConformanceTests {
     func loop(kind: TransportKind) async throws {
         let transport = kind.make()
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await transport.send(try TestServers.fixture("/redirect-loop"), timeout: .seconds(20))
+            _ = try await transport.send(try kind.fixture("/redirect-loop"), timeout: .seconds(20))
         }
         #expect(error?.kind == .tooManyRedirects)
     }
@@ -39,7 +39,7 @@ struct RedirectConformanceTests {
         [301, 302, 303, 307, 308])
     func notFollowed(kind: TransportKind, status: Int) async throws {
         let response = try await kind.make().send(
-            try TestServers.fixture("/redirect-to?url=/headers&status=\(status)")
+            try kind.fixture("/redirect-to?url=/headers&status=\(status)")
         ) { $0.redirects = .none }
         #expect(response.status == status)
         #expect(response.headers["Location"] == "/headers")
@@ -53,11 +53,11 @@ struct RedirectConformanceTests {
         let headers: HTTPHeaders = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
 
         let sameHost = try Echo(
-            try await transport.send(try TestServers.fixture("/redirect-chain/2"), headers: headers))
+            try await transport.send(try kind.fixture("/redirect-chain/2"), headers: headers))
         #expect(sameHost.values("Authorization") == ["Bearer secret"])
         #expect(sameHost.values("Cookie") == ["session=1"])
 
-        let otherHost = try await transport.send(try TestServers.fixture("/redirect-cross-host"), headers: headers)
+        let otherHost = try await transport.send(try kind.fixture("/redirect-cross-host"), headers: headers)
         #expect(otherHost.status == 200)
         #expect(otherHost.url.host == "localhost")
         let echo = try Echo(otherHost)
@@ -78,21 +78,21 @@ struct RedirectConformanceTests {
         let credentials = ["Authorization", "Cookie", "Proxy-Authorization"]
 
         let sameOrigin = try Echo(
-            try await transport.send(try TestServers.fixture("/redirect-chain/1"), headers: headers))
+            try await transport.send(try kind.fixture("/redirect-chain/1"), headers: headers))
         for name in credentials { #expect(sameOrigin.values(name).count == 1, "\(name)") }
 
         // 127.0.0.1 → localhost, same port.
-        let otherHost = try await transport.send(try TestServers.fixture("/redirect-cross-host"), headers: headers)
+        let otherHost = try await transport.send(try kind.fixture("/redirect-cross-host"), headers: headers)
         #expect(otherHost.url.host == "localhost")
         let echo = try Echo(otherHost)
         for name in credentials { #expect(echo.values(name).isEmpty, "\(name)") }
         #expect(echo.values("X-Other") == ["kept"])
 
         // Same host, another port: httpbin.
-        let target = try TestServers.httpbin("/headers")
+        let target = try kind.httpbin("/headers")
         let query = target.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let otherPort = try await transport.send(
-            try TestServers.fixture("/redirect-to?status=307&url=\(query)"), headers: headers)
+            try kind.fixture("/redirect-to?status=307&url=\(query)"), headers: headers)
         #expect(otherPort.status == 200)
         #expect(otherPort.url.port == target.port)
         let received = try JSONDecoder().decode(HTTPBinHeaders.self, from: otherPort.data ?? Data()).headers
@@ -104,7 +104,7 @@ struct RedirectConformanceTests {
     @Test("a POST answered 303 is followed with a GET without a body", arguments: TransportKind.allCases)
     func seeOther(kind: TransportKind) async throws {
         let response = try await kind.make().send(
-            try TestServers.fixture("/redirect-to?url=/echo&status=303"), method: .post,
+            try kind.fixture("/redirect-to?url=/echo&status=303"), method: .post,
             headers: ["Content-Type": "text/plain"], body: .data(Data("a body".utf8)))
         let echo = try Echo(response)
         #expect(echo.method == "GET")

@@ -14,7 +14,7 @@ struct StallConformanceTests {
     /// A transport of `kind` whose default stall limit is `stall`.
     func make(_ kind: TransportKind, stall: StallTimeout?) -> any RequestPerforming {
         switch kind {
-        case .curl: CurlTransport(configuration: .init(stallTimeout: stall))
+        case .curl, .curlHTTP2: CurlTransport(configuration: kind.curlConfiguration(.init(stallTimeout: stall)))
         case .urlsession: URLSessionTransport(configuration: .init(stallTimeout: stall))
         }
     }
@@ -22,7 +22,7 @@ struct StallConformanceTests {
     @Test("a drip slower than the limit fails as a stall, long before the total timeout", arguments: TransportKind.allCases)
     func slowDrip(kind: TransportKind) async throws {
         // 4 bytes a second for 50 seconds.
-        let url = try TestServers.fixture("/drip?size=200&interval_ms=250&chunk=1")
+        let url = try kind.fixture("/drip?size=200&interval_ms=250&chunk=1")
         let started = ContinuousClock.now
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await kind.make().send(url, timeout: .seconds(60)) { $0.stallTimeout = Self.limit }
@@ -39,7 +39,7 @@ struct StallConformanceTests {
 
     @Test("the transport's default stall limit applies to requests that set none", arguments: TransportKind.allCases)
     func transportDefault(kind: TransportKind) async throws {
-        let url = try TestServers.fixture("/drip?size=200&interval_ms=250&chunk=1")
+        let url = try kind.fixture("/drip?size=200&interval_ms=250&chunk=1")
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await make(kind, stall: Self.limit).send(url, timeout: .seconds(60))
         }
@@ -52,7 +52,7 @@ struct StallConformanceTests {
         arguments: TransportKind.allCases)
     func steady(kind: TransportKind) async throws {
         // About 50 KB/s for 3 seconds: three windows of the 1 s limit.
-        let url = try TestServers.fixture("/drip?size=150000&interval_ms=30&chunk=1500")
+        let url = try kind.fixture("/drip?size=150000&interval_ms=30&chunk=1500")
         // The transport's own default (1 MB/s) would fail this transfer; the request's limit replaces it.
         let transport = make(kind, stall: StallTimeout(bytesPerSecond: 1_000_000, duration: .seconds(1)))
         let response = try await transport.send(url, timeout: .seconds(60)) { $0.stallTimeout = Self.limit }
@@ -63,7 +63,7 @@ struct StallConformanceTests {
     @Test("a total timeout is not reported as a stall", arguments: TransportKind.allCases)
     func totalTimeout(kind: TransportKind) async throws {
         // Fast enough for the stall limit, too long for the total timeout.
-        let url = try TestServers.fixture("/drip?size=100000&interval_ms=20&chunk=1000")
+        let url = try kind.fixture("/drip?size=100000&interval_ms=20&chunk=1000")
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await kind.make().send(url, timeout: .milliseconds(700)) {
                 $0.stallTimeout = StallTimeout(bytesPerSecond: 100, duration: .seconds(5))
@@ -79,7 +79,7 @@ struct StallConformanceTests {
         let transport = kind.make()
         let target = DownloadTarget(destination: scratch.file("stalled.bin"), resume: true)
         // 100,000 bytes at once, then nothing; a response that starts past that is sent whole.
-        let url = try TestServers.fixture("/resource?size=300000&seed=9&stall_after=100000")
+        let url = try kind.fixture("/resource?size=300000&seed=9&stall_after=100000")
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await transport.send(url, timeout: .seconds(60)) {
                 $0.download = target
@@ -104,7 +104,7 @@ struct StallConformanceTests {
     @Test("a stall limit of zero is an invalid request", arguments: TransportKind.allCases)
     func invalid(kind: TransportKind) async throws {
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await kind.make().send(try TestServers.fixture("/health")) {
+            _ = try await kind.make().send(try kind.fixture("/health")) {
                 $0.stallTimeout = StallTimeout(bytesPerSecond: 0, duration: .seconds(1))
             }
         }

@@ -15,14 +15,14 @@ struct StreamingConformanceTests {
     }
 
     /// A JSON document from the fixture, through the transport under test.
-    private func json(_ manager: ServerAPIManager, _ path: String) async throws -> Any {
-        let result = try await manager.send(ServerAPI(url: try TestServers.fixture(path)).format(.data))
+    private func json(_ kind: TransportKind, _ manager: ServerAPIManager, _ path: String) async throws -> Any {
+        let result = try await manager.send(ServerAPI(url: try kind.fixture(path)).format(.data))
         return try JSONSerialization.jsonObject(with: result.data ?? Data())
     }
 
     /// The events a fixture route's `expected` document lists, as (type, data, id).
-    private func expectedEvents(_ manager: ServerAPIManager, _ path: String) async throws -> [[String]] {
-        let list = try await json(manager, path) as? [[String: Any]] ?? []
+    private func expectedEvents(_ kind: TransportKind, _ manager: ServerAPIManager, _ path: String) async throws -> [[String]] {
+        let list = try await json(kind, manager, path) as? [[String: Any]] ?? []
         return list.map { [$0["type"] as? String ?? "", $0["data"] as? String ?? "", $0["id"] as? String ?? ""] }
     }
 
@@ -36,7 +36,7 @@ struct StreamingConformanceTests {
     func firstChunkEarly(kind: TransportKind) async throws {
         let manager = manager(kind)
         let response = try await manager.stream(
-            ServerAPI(url: try TestServers.fixture("/hold-body?key=\(Self.key())")))
+            ServerAPI(url: try kind.fixture("/hold-body?key=\(Self.key())")))
         var chunks = response.body.makeAsyncIterator()
         // "first\n", then nothing until the client leaves: only a transport that streams delivers it.
         #expect(try await chunks.next() == Data("first\n".utf8))
@@ -49,7 +49,7 @@ struct StreamingConformanceTests {
         let manager = manager(kind)
         let started = ContinuousClock.now
         let response = try await manager.stream(
-            ServerAPI(url: try TestServers.httpbin("/drip?duration=2&numbytes=4&delay=0")))
+            ServerAPI(url: try kind.httpbin("/drip?duration=2&numbytes=4&delay=0")))
         var chunks = response.body.makeAsyncIterator()
         let first = try #require(try await chunks.next())
         let firstAt = ContinuousClock.now - started
@@ -64,7 +64,7 @@ struct StreamingConformanceTests {
 
     @Test("httpbin's JSON lines arrive as lines", arguments: TransportKind.allCases)
     func jsonLines(kind: TransportKind) async throws {
-        let response = try await manager(kind).stream(ServerAPI(url: try TestServers.httpbin("/stream/20")))
+        let response = try await manager(kind).stream(ServerAPI(url: try kind.httpbin("/stream/20")))
         var ids: [Int] = []
         for try await line in response.lines {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -76,8 +76,8 @@ struct StreamingConformanceTests {
     @Test("server-sent events follow the WHATWG parsing rules", arguments: TransportKind.allCases)
     func basicEvents(kind: TransportKind) async throws {
         let manager = manager(kind)
-        let expected = try await expectedEvents(manager, "/sse/basic/expected")
-        let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/sse/basic")))
+        let expected = try await expectedEvents(kind, manager, "/sse/basic/expected")
+        let response = try await manager.stream(ServerAPI(url: try kind.fixture("/sse/basic")))
         #expect(response.headers["Content-Type"]?.hasPrefix("text/event-stream") == true)
         #expect(try await events(response) == expected)
         #expect(expected.count == 5)
@@ -88,8 +88,8 @@ struct StreamingConformanceTests {
         arguments: TransportKind.allCases, ["lf", "crlf", "cr"])
     func lineEnds(kind: TransportKind, style: String) async throws {
         let manager = manager(kind)
-        let expected = try await expectedEvents(manager, "/sse/lineends/expected")
-        let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/sse/lineends?style=\(style)")))
+        let expected = try await expectedEvents(kind, manager, "/sse/lineends/expected")
+        let response = try await manager.stream(ServerAPI(url: try kind.fixture("/sse/lineends?style=\(style)")))
         #expect(try await events(response) == expected)
     }
 
@@ -98,15 +98,15 @@ struct StreamingConformanceTests {
         arguments: TransportKind.allCases, ["no-blank-line", "invalid-utf8", "absurd-retry"])
     func malformed(kind: TransportKind, name: String) async throws {
         let manager = manager(kind)
-        let expected = try await expectedEvents(manager, "/sse/malformed/expected?case=\(name)")
-        let response = try await manager.stream(ServerAPI(url: try TestServers.fixture("/sse/malformed?case=\(name)")))
+        let expected = try await expectedEvents(kind, manager, "/sse/malformed/expected?case=\(name)")
+        let response = try await manager.stream(ServerAPI(url: try kind.fixture("/sse/malformed?case=\(name)")))
         #expect(try await events(response) == expected)
     }
 
     @Test("a line longer than the limit ends the events with responseTooLarge", arguments: TransportKind.allCases)
     func longLine(kind: TransportKind) async throws {
         let response = try await manager(kind).stream(
-            ServerAPI(url: try TestServers.fixture("/sse/malformed?case=long-line&size=2097152")))
+            ServerAPI(url: try kind.fixture("/sse/malformed?case=long-line&size=2097152")))
         let error = await #expect(throws: ServerAPIError.self) {
             for try await _ in response.events {}
         }
@@ -122,12 +122,12 @@ struct StreamingConformanceTests {
         let manager = manager(kind)
         let key = Self.key()
         var events: [ServerSentEvent] = []
-        for try await event in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/reconnect?key=\(key)"))) {
+        for try await event in manager.eventSource(ServerAPI(url: try kind.fixture("/sse/reconnect?key=\(key)"))) {
             events.append(event)
         }
         #expect(events.map(\.data) == (1...5).map { "event \($0)" })
         #expect(events.map(\.id) == (1...5).map { "\($0)" })
-        let log = try await json(manager, "/sse/reconnect/log?key=\(key)") as? [String: Any]
+        let log = try await json(kind, manager, "/sse/reconnect/log?key=\(key)") as? [String: Any]
         #expect(log?["connections"] as? Int == 3)
         #expect((log?["last_event_ids"] as? [Any])?.map { $0 as? String } == [nil, "3", "5"])
         #expect(manager.inFlight.isEmpty)
@@ -138,12 +138,12 @@ struct StreamingConformanceTests {
     func eventSourceStops(kind: TransportKind) async throws {
         let manager = manager(kind)
         let status = await #expect(throws: ServerAPIError.self) {
-            for try await _ in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/status/500"))) {}
+            for try await _ in manager.eventSource(ServerAPI(url: try kind.fixture("/sse/status/500"))) {}
         }
         #expect(status?.kind == .httpStatus)
         #expect(status?.bodyExcerpt?.hasPrefix("status 500") == true)
         let type = await #expect(throws: ServerAPIError.self) {
-            for try await _ in manager.eventSource(ServerAPI(url: try TestServers.fixture("/sse/wrong-type"))) {}
+            for try await _ in manager.eventSource(ServerAPI(url: try kind.fixture("/sse/wrong-type"))) {}
         }
         #expect(type?.kind == .decoding)
     }
@@ -151,7 +151,7 @@ struct StreamingConformanceTests {
     @Test("an error status fails the call before the body with an excerpt of it", arguments: TransportKind.allCases)
     func errorStatus(kind: TransportKind) async throws {
         let error = await #expect(throws: ServerAPIError.self) {
-            try await manager(kind).stream(ServerAPI(url: try TestServers.fixture("/status/503")))
+            try await manager(kind).stream(ServerAPI(url: try kind.fixture("/status/503")))
         }
         #expect(error?.status == 503)
         #expect(error?.bodyExcerpt?.isEmpty == false)
@@ -160,7 +160,7 @@ struct StreamingConformanceTests {
     @Test("a body dropped mid-way ends the stream with a network error", arguments: TransportKind.allCases)
     func droppedMidBody(kind: TransportKind) async throws {
         let response = try await manager(kind).stream(
-            ServerAPI(url: try TestServers.fixture("/close-mid-body?size=100000&after=1000")))
+            ServerAPI(url: try kind.fixture("/close-mid-body?size=100000&after=1000")))
         let error = await #expect(throws: ServerAPIError.self) { try await response.body.collect(upTo: 1 << 20) }
         #expect(error?.kind == .network)
         #expect(error?.requestID == response.requestID)
@@ -205,7 +205,7 @@ struct StreamingConformanceTests {
         case .midBody, .leavingTheLoop: path = "/hold-body?key=\(key)"
         case .whilePaused: path = "/stream-bytes?size=1073741824&key=\(key)"
         }
-        let api = ServerAPI(url: try TestServers.fixture(path)).tag(key)
+        let api = ServerAPI(url: try kind.fixture(path)).tag(key)
         let label = "\(kind) \(point) \(way)"
         if point == .beforeHead {
             let task = Task { try await manager.stream(api) }
@@ -243,11 +243,11 @@ struct StreamingConformanceTests {
         if point == .whilePaused {
             // The server is held back: what it sent stops growing well short of the body.
             try await waitUntil("\(label): server held back") {
-                let sent = try await sentBytes(manager, key)
-                let later = try await sentBytes(manager, key, after: .milliseconds(300))
+                let sent = try await sentBytes(kind, manager, key)
+                let later = try await sentBytes(kind, manager, key, after: .milliseconds(300))
                 return sent > 0 && sent == later
             }
-            let sent = try await sentBytes(manager, key)
+            let sent = try await sentBytes(kind, manager, key)
             #expect(sent < 256 << 20, "\(label): the server sent \(sent) bytes")
         }
         if point != .leavingTheLoop {
@@ -271,13 +271,13 @@ struct StreamingConformanceTests {
         // The server saw the client leave: the connection was closed, not left to dangle.
         let state = point == .whilePaused ? "/stream-bytes/sent?key=\(key)" : "/hold-body/state?key=\(key)"
         try await waitUntil("\(label): connection closed") {
-            (try await json(manager, state) as? [String: Any])?["client_left"] as? Bool == true
+            (try await json(kind, manager, state) as? [String: Any])?["client_left"] as? Bool == true
         }
     }
 
-    private func sentBytes(_ manager: ServerAPIManager, _ key: String, after delay: Duration = .zero) async throws -> Int {
+    private func sentBytes(_ kind: TransportKind, _ manager: ServerAPIManager, _ key: String, after delay: Duration = .zero) async throws -> Int {
         if delay > .zero { try await Task.sleep(for: delay) }
-        return (try await json(manager, "/stream-bytes/sent?key=\(key)") as? [String: Any])?["sent"] as? Int ?? -1
+        return (try await json(kind, manager, "/stream-bytes/sent?key=\(key)") as? [String: Any])?["sent"] as? Int ?? -1
     }
 
     /// Polls a condition the servers report (they offer no event to wait on), up to a generous bound.

@@ -12,6 +12,8 @@ extension TransportKind {
         switch self {
         case .urlsession: try URLSessionTransport(tls: tls)
         case .curl: try CurlTransport(validating: .init(additionalTrustedCAFile: caFile, tls: tls))
+        case .curlHTTP2:
+            try CurlTransport(validating: .init(httpVersion: .http2, additionalTrustedCAFile: caFile, tls: tls))
         }
     }
 }

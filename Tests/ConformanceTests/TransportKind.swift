@@ -1,17 +1,27 @@
+import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPITestSupport
 import ServerAPIURLSession
 
 /// The transports the conformance suite holds to one contract. Adding a backend is one case here.
 enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case urlsession
     case curl
+    /// `CurlTransport` with `httpVersion: .http2` talking to the servers through their HTTP/2 front
+    /// (nginx over TLS, see scripts/test-server.sh), trusting its CA.
+    ///
+    /// There is no URLSession kind over HTTP/2: FoundationNetworking on Linux would negotiate it (its
+    /// libcurl's default is HTTP/2 over TLS), but it cannot trust the front's CA: it sets `CURLOPT_CAINFO`
+    /// to the system bundle and has no per-session trust (its `URLSessionCertificateAuthorityInfoFile`
+    /// variable is read on Android only).
+    case curlHTTP2
 
     /// A new transport of this kind.
     func make() -> any RequestPerforming {
         switch self {
         case .urlsession: URLSessionTransport()
-        case .curl: CurlTransport()
+        case .curl, .curlHTTP2: CurlTransport(configuration: curlConfiguration(.init()))
         }
     }
 
@@ -19,13 +29,41 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     func make(maxErrorBodySize: Int) -> any RequestPerforming {
         switch self {
         case .urlsession: URLSessionTransport(configuration: .init(maxErrorBodySize: maxErrorBodySize))
-        case .curl: CurlTransport(configuration: .init(maxErrorBodySize: maxErrorBodySize))
+        case .curl, .curlHTTP2: CurlTransport(configuration: curlConfiguration(.init(maxErrorBodySize: maxErrorBodySize)))
         }
     }
 
+    /// `configuration` as this kind changes it: for `curlHTTP2`, HTTP/2 and the front's CA.
+    func curlConfiguration(_ configuration: CurlTransport.Configuration) -> CurlTransport.Configuration {
+        guard self == .curlHTTP2 else { return configuration }
+        var configuration = configuration
+        configuration.httpVersion = .http2
+        // A missing variable leaves the CA unset: calls then fail with an untrusted certificate, and
+        // the URL accessors below throw `MissingServer` first anyway.
+        configuration.additionalTrustedCAFile = try? TestServers.h2CAFile()
+        return configuration
+    }
+
+    /// The name its metrics give (`TransportMetrics.transport`).
+    var transportName: String { self == .urlsession ? "urlsession" : "curl" }
+
+    /// httpbin's base URL for this kind: the HTTP/2 front's for `curlHTTP2`.
+    func httpbin() throws -> String { self == .curlHTTP2 ? try TestServers.httpbinH2() : try TestServers.httpbin() }
+
+    /// The fault fixture's base URL for this kind: the HTTP/2 front's for `curlHTTP2`.
+    func fixture() throws -> String { self == .curlHTTP2 ? try TestServers.fixtureH2() : try TestServers.fixture() }
+
+    /// A URL on httpbin, for this kind.
+    /// - Parameter path: The path and query, starting with `/`.
+    func httpbin(_ path: String) throws -> URL { try TestServers.url(base: httpbin(), path) }
+
+    /// A URL on the fault fixture, for this kind.
+    /// - Parameter path: The path and query, starting with `/`.
+    func fixture(_ path: String) throws -> URL { try TestServers.url(base: fixture(), path) }
+
     /// Whether a streamed response's transfer pauses when its reader stops reading. FoundationNetworking
     /// cannot pause one (`URLSessionTask.suspend()` aborts it), so URLSession streams are not held back.
-    var pausesStreams: Bool { self == .curl }
+    var pausesStreams: Bool { self != .urlsession }
 
     var description: String { rawValue }
 }

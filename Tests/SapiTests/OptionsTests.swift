@@ -63,6 +63,23 @@ struct OptionsTests {
         #expect(try Options.parse(["--success-codes", "0, 200", "x.test"]).successCodes == ["0", "200"])
     }
 
+    @Test("--http-version takes 1.1, 2 or 2-prior-knowledge; the urlsession backend takes only 2")
+    func httpVersion() throws {
+        #expect(try Options.parse(["--http-version", "1.1", "x.test"]).httpVersion == .http1)
+        #expect(try Options.parse(["--http-version=2", "x.test"]).httpVersion == .http2)
+        #expect(try Options.parse(["--http-version", "2-prior-knowledge", "x.test"]).httpVersion == .http2PriorKnowledge)
+        #expect(try Options.parse(["x.test"]).httpVersion == nil)
+        #expect(throws: UsageError.self) { try Options.parse(["--http-version", "3", "x.test"]) }
+        _ = try Composition.transport(Options.parse(["x.test", "--http-version", "2-prior-knowledge"]))
+        _ = try Composition.transport(Options.parse(["x.test", "--backend", "urlsession", "--http-version", "2"]))
+        for version in ["1.1", "2-prior-knowledge"] {
+            let error = #expect(throws: UsageError.self) {
+                try Composition.transport(Options.parse(["x.test", "--backend", "urlsession", "--http-version", version]))
+            }
+            #expect(error?.message.contains("FoundationNetworking") == true)
+        }
+    }
+
     @Test("JSON fields make a sorted JSON body; raw JSON keeps its type")
     func jsonBody() throws {
         let api = try RequestBuilder.build(Options.parse(["x.test", "name=Ada", "age:=36", "admin:=true"]))

@@ -34,6 +34,32 @@ public enum TestServers {
         return value
     }
 
+    /// The HTTP/2 front's base URL for httpbin (nginx over TLS, proxying), from `SAPI_HTTPBIN_H2_URL`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func httpbinH2() throws -> String { try url("SAPI_HTTPBIN_H2_URL", "the HTTP/2 front (nginx)") }
+
+    /// The HTTP/2 front's base URL for the fault fixture, from `SAPI_FIXTURE_H2_URL`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func fixtureH2() throws -> String { try url("SAPI_FIXTURE_H2_URL", "the HTTP/2 front (nginx)") }
+
+    /// The HTTP/2 front's listener that allows at most 8 concurrent streams per connection (proxying to
+    /// the fault fixture), from `SAPI_H2_LIMITED_URL`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func h2Limited() throws -> String { try url("SAPI_H2_LIMITED_URL", "the HTTP/2 front (nginx)") }
+
+    /// The CA that signed the HTTP/2 front's certificate (a PEM file), from `SAPI_H2_CA_FILE`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func h2CAFile() throws -> URL {
+        URL(fileURLWithPath: try url("SAPI_H2_CA_FILE", "the HTTP/2 front (nginx)"))
+    }
+
+    /// A URL made of a base URL (as these accessors give it) and a path.
+    /// - Parameters:
+    ///   - base: The base URL, without a trailing slash.
+    ///   - path: The path and query, starting with `/`.
+    /// - Throws: `MissingServer` when the URL cannot be made.
+    public static func url(base: String, _ path: String) throws -> URL { try make(base, path) }
+
     private static func url(_ variable: String, _ name: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
             throw MissingServer(

@@ -6,6 +6,7 @@ import Foundation
     import FoundationNetworking
 #endif
 import NIOCore
+import NIOSSL
 import ServerAPICurl
 import ServerAPIKit
 import ServerAPIURLSession
@@ -45,6 +46,8 @@ struct Options {
     var warmUp = 1.0
     var concurrency = 64
     var output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bench-download.bin")
+    /// The CA to trust for https URLs (the `h2` mode's local nginx).
+    var caFile: String?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -60,6 +63,7 @@ struct Options {
             case "--warmup": warmUp = Double(value) ?? warmUp
             case "--concurrency": concurrency = Int(value) ?? concurrency
             case "--output": output = URL(fileURLWithPath: value)
+            case "--ca": caFile = value
             default: throw ServerAPIError(.invalidRequest, "unknown option \(argument)")
             }
         }
@@ -75,7 +79,8 @@ func peakRSSKilobytes() -> Int {
     return 0
 }
 
-func makeClient(_ name: String, url: URL, connections: Int) throws -> Client {
+func makeClient(_ name: String, url: URL, connections: Int, http2: Bool, caFile: String?) throws -> Client {
+    if http2 { return try makeHTTP2Client(name, url: url, caFile: caFile) }
     switch name {
     case "curl", "curl-manager", "curl-executor", "curl-manager-executor":
         let transport = CurlTransport(
@@ -93,6 +98,25 @@ func makeClient(_ name: String, url: URL, connections: Int) throws -> Client {
         return ahcClient(url: url, connections: connections)
     default:
         throw ServerAPIError(.invalidRequest, "unknown client \(name)")
+    }
+}
+
+/// A client for the `h2` mode: HTTP/2 over TLS to one host, trusting `caFile`. Both clients open
+/// one connection and multiplex on it (libcurl waits for it with CURLOPT_PIPEWAIT; AHC does by itself).
+func makeHTTP2Client(_ name: String, url: URL, caFile: String?) throws -> Client {
+    switch name {
+    case "curl", "curl-manager":
+        let transport = CurlTransport(
+            configuration: .init(httpVersion: .http2, additionalTrustedCAFile: caFile.map(URL.init(fileURLWithPath:))))
+        return name == "curl-manager" ? managerClient(transport, url: url) : transportClient(transport, url: url)
+    case "ahc":
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile { tls.trustRoots = .file(caFile) }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        return ahcClient(url: url, configuration: configuration)
+    default:
+        throw ServerAPIError(.invalidRequest, "the h2 mode has no client \(name): use curl, curl-manager or ahc")
     }
 }
 
@@ -154,6 +178,10 @@ func rawURLSessionClient(url: URL, connections: Int) -> Client {
 func ahcClient(url: URL, connections: Int) -> Client {
     var configuration = HTTPClient.Configuration()
     configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+    return ahcClient(url: url, configuration: configuration)
+}
+
+func ahcClient(url: URL, configuration: HTTPClient.Configuration) -> Client {
     let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     let address = url.absoluteString
     return Client(
@@ -212,8 +240,9 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double? {
 let usage = """
     usage: serverapi-transport-bench [--client curl|curl-manager|curl-executor|curl-manager-executor|
                                               urlsession|urlsession-manager|urlsession-raw|ahc]
-                                     [--mode seq|c64|download] [--url URL] [--duration SECONDS]
-                                     [--warmup SECONDS] [--concurrency N] [--output FILE]
+                                     [--mode seq|c64|h2|download] [--url URL] [--duration SECONDS]
+                                     [--warmup SECONDS] [--concurrency N] [--output FILE] [--ca FILE]
+    h2: c64 over HTTP/2 to an https URL whose certificate --ca signed (clients curl, curl-manager, ahc).
     Prints one JSON line of results. scripts/bench-transports.sh runs every client and prints the table.
     """
 if CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
@@ -227,13 +256,15 @@ do {
     FileHandle.standardError.write(Data("serverapi-transport-bench: \(error)\n\(usage)\n".utf8))
     exit(1)
 }
-let concurrency = options.mode == "c64" ? options.concurrency : 1
-let client = try makeClient(options.client, url: options.url, connections: max(concurrency, 1))
+let concurrency = options.mode == "c64" || options.mode == "h2" ? options.concurrency : 1
+let client = try makeClient(
+    options.client, url: options.url, connections: max(concurrency, 1), http2: options.mode == "h2",
+    caFile: options.caFile)
 let clock = ContinuousClock()
 var result: RunResult
 
 switch options.mode {
-case "seq", "c64":
+case "seq", "c64", "h2":
     // Warm-up: opens the connections and fills the pools before anything is timed.
     _ = try await hammer(client, concurrency: concurrency, until: clock.now + .seconds(options.warmUp))
     let start = clock.now
