@@ -204,6 +204,14 @@ http {
     server {
         listen 127.0.0.1:$H2_HTTPBIN_PORT ssl http2;
         location / { proxy_pass http://127.0.0.1:$HTTPBIN_PORT; }
+        # nginx's own gzip, for the content-coding tests: /nginx-gzip/X is httpbin's /X compressed by nginx.
+        location /nginx-gzip/ {
+            proxy_pass http://127.0.0.1:$HTTPBIN_PORT/;
+            gzip on;
+            gzip_proxied any;
+            gzip_min_length 0;
+            gzip_types *;
+        }
     }
     server {
         listen 127.0.0.1:$H2_FIXTURE_PORT ssl http2;

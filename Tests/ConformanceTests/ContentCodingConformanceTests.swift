@@ -191,3 +191,21 @@ struct ContentCodingConformanceTests {
         #expect(response.data == (try await identityBody(transport, kind, size: 300_000)))
     }
 }
+
+/// nginx's own gzip (the HTTP/2 front compresses httpbin's answers under `/nginx-gzip/`), on the curl backend:
+/// the front is HTTP/2 over TLS with a CA that only `CurlTransport` can be told to trust.
+@Suite("Conformance: nginx's gzip")
+struct NginxGzipTests {
+    @Test("a body gzipped by nginx (chunked, no Content-Length) is decoded to httpbin's JSON")
+    func nginxGzip() async throws {
+        let kind = TransportKind.curlHTTP2
+        let manager = ServerAPIManager(transport: kind.make())
+        let result = try await manager.send(
+            ServerAPI(url: try TestServers.url(base: TestServers.httpbinH2(), "/nginx-gzip/get?coded=1")).format(.data))
+        #expect(result.status == 200)
+        #expect(result.headers["Content-Encoding"] == "gzip")
+        let echo = try JSONSerialization.jsonObject(with: result.data ?? Data()) as? [String: Any]
+        #expect((echo?["args"] as? [String: String])?["coded"] == "1")
+        #expect(result.metrics.transport?.httpVersion == "2")
+    }
+}
