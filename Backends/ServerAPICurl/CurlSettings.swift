@@ -13,6 +13,8 @@ struct CurlSettings {
     var tcpKeepAlive: Bool
     var proxy: Proxy?
     var stallTimeout: StallTimeout?
+    /// `CURLOPT_RESOLVE` entries, `host:port:addresses`.
+    var resolve: [String]
     /// Pins and client certificate, or why the transport's TLS options cannot be used (every request fails with it).
     var tls: CurlTLS.Prepared
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
@@ -35,6 +37,7 @@ struct CurlSettings {
         tcpKeepAlive = configuration.tcpKeepAlive
         proxy = configuration.proxy
         stallTimeout = configuration.stallTimeout
+        resolve = configuration.resolve.map(\.curlEntry)
         tls = CurlTLS.prepare(configuration.tls)
     }
 

@@ -34,6 +34,8 @@ final class CurlTransfer {
 
     /// The header list handed to libcurl (`CURLOPT_HTTPHEADER`); freed by `releaseRequestResources`.
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The host-address overrides handed to libcurl (`CURLOPT_RESOLVE`); freed with the header list.
+    var resolveList: UnsafeMutablePointer<curl_slist>?
     /// Streams a body that is not handed to libcurl in one copy.
     var reader: BodyReader?
     /// Feeds a request body from an `AsyncSequence` (`BodySource.stream`).
@@ -103,6 +105,8 @@ final class CurlTransfer {
     func releaseRequestResources() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        if let resolveList { curl_slist_free_all(resolveList) }
+        resolveList = nil
         reader = nil
         pump?.cancel()
         pump = nil
@@ -132,6 +136,15 @@ final class CurlTransfer {
         }
         try configureStallTimeout()
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
+        if !settings.resolve.isEmpty, resolveList == nil {
+            for entry in settings.resolve {
+                guard let list = curl_slist_append(resolveList, entry) else {
+                    throw ServerAPIError(.invalidRequest, "the host address overrides could not be handed to libcurl")
+                }
+                resolveList = list
+            }
+            try easy.set(CURLOPT_RESOLVE, list: resolveList)
+        }
         try configureProxy()
         if let socket = request.unixSocketPath {
             try easy.set(CURLOPT_UNIX_SOCKET_PATH, socket)

@@ -54,6 +54,11 @@ extension CurlTransport {
         ///   and held in memory while the reader is behind (later libcurl versions close the window of a
         ///   paused stream).
         public var streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
+        /// Addresses to use for host names instead of asking DNS (`CURLOPT_RESOLVE`, as `curl --resolve`):
+        /// a staging host reached at a known address, or a name given an IPv6 and an IPv4 address. With
+        /// both families, libcurl tries the first address and, after 200 ms without a connection, the
+        /// other family too (happy eyeballs).
+        public var resolve: [HostAddresses] = []
 
         /// Creates a configuration.
         /// - Parameters:
@@ -102,6 +107,28 @@ extension CurlTransport {
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.
         public static var `default`: Configuration { Configuration() }
+    }
+
+    /// The addresses a host name resolves to, for `Configuration.resolve`.
+    public struct HostAddresses: Sendable, Hashable {
+        /// The host name, as in the URLs.
+        public var host: String
+        /// The port the override applies to.
+        public var port: Int
+        /// The addresses, in the order to try: IPv4 (`127.0.0.1`) or IPv6 (`::1`) literals.
+        public var addresses: [String]
+
+        /// Creates an override.
+        public init(host: String, port: Int, addresses: [String]) {
+            self.host = host
+            self.port = port
+            self.addresses = addresses
+        }
+
+        /// The entry as `CURLOPT_RESOLVE` takes it: `host:port:address[,address]`, IPv6 in brackets.
+        var curlEntry: String {
+            "\(host):\(port):" + addresses.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
+        }
     }
 
     /// The HTTP versions a `CurlTransport` speaks (`CURLOPT_HTTP_VERSION`): `.http1`, `.http2` (the

@@ -1,13 +1,14 @@
 import Foundation
+import ServerAPICurl
 import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
 /// Connecting: the IPv6 loopback, and the connect timeout apart from the total timeout.
 ///
-/// Happy eyeballs (a name with both an IPv6 and an IPv4 address, the first one dead) cannot be tested on
-/// this machine's loopback: `localhost` resolves to 127.0.0.1 only, and neither transport takes a custom
-/// resolution from a call.
+/// Happy eyeballs needs a name with an IPv6 and an IPv4 address: `localhost` resolves to 127.0.0.1 only on
+/// this machine, so the test gives one with `CurlTransport.Configuration.resolve` (URLSession takes no
+/// custom resolution).
 @Suite("Conformance: connecting")
 struct ConnectionConformanceTests {
     @Test("a server on the IPv6 loopback is reached through an [::1] URL (curl)")
@@ -32,6 +33,30 @@ struct ConnectionConformanceTests {
             }
             #expect(error?.kind == .invalidRequest)
             #expect(error?.message.contains("IPv6") == true)
+        }
+    }
+
+    @Test("happy eyeballs: a name whose IPv6 address never answers is reached over IPv4 (curl)")
+    func happyEyeballs() async throws {
+        try await CurlTestServer.with { server in
+            // ::1 at the server's port takes no connection: a client that waited on it would time out.
+            let blackhole = try UnansweredListener(ipv6Port: server.port)
+            func manager(_ addresses: [String]) -> ServerAPIManager {
+                var configuration = CurlTransport.Configuration()
+                configuration.resolve = [.init(host: "dual.test", port: server.port, addresses: addresses)]
+                return ServerAPIManager(transport: CurlTransport(configuration: configuration))
+            }
+            let url = URL(string: "http://dual.test:\(server.port)/echo")!
+            // The IPv6 address alone: nothing answers within the connect timeout.
+            let alone = await #expect(throws: ServerAPIError.self) {
+                try await manager(["::1"]).send(ServerAPI(url: url).connectTimeout(.seconds(2)).format(.data))
+            }
+            #expect(alone?.kind == .timedOut)
+            // Both, IPv6 first: libcurl starts IPv4 after 200 ms and the call succeeds within the same limit.
+            let result = try await manager(["::1", "127.0.0.1"]).send(
+                ServerAPI(url: url).connectTimeout(.seconds(2)).format(.data))
+            #expect(result.status == 200)
+            withExtendedLifetime(blackhole) {}
         }
     }
 
