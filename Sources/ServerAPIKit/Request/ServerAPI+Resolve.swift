@@ -11,7 +11,9 @@ extension ServerAPI {
     /// `host`) becomes a `http://localhost/…` URL and its socket; otherwise the socket is `unixSocketPath`.
     /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
     public func resolvedTarget() throws(ServerAPIError) -> (url: URL, unixSocketPath: String?) {
-        let unixURL = url ?? (host.lowercased().contains("+unix://") ? URL(string: host) : nil)
+        // Most hosts have no "+": the byte check keeps Foundation's string search off every call's path.
+        let namesSocket = host.utf8.contains(UInt8(ascii: "+")) && host.lowercased().contains("+unix://")
+        let unixURL = url ?? (namesSocket ? URL(string: host) : nil)
         if let unixURL, let split = UnixSocket.split(unixURL) {
             var plain = self
             if url == nil {
