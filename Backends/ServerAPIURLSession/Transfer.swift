@@ -80,9 +80,13 @@ final class Transfer: Sendable {
     private let originalURL: URL
     /// Whether the call is streamed: the head is delivered as soon as it arrives.
     private let streamed: Bool
+    /// For a streamed call, the transport: its streamed body keeps it alive (its deinit invalidates the
+    /// session, which would cancel the body), as `try await URLSessionTransport().stream(request)` expects.
+    private let owner: URLSessionTransport?
 
     init(request: TransportRequest, transport: URLSessionTransport, streamed: Bool = false) throws(ServerAPIError) {
         self.streamed = streamed
+        owner = streamed ? transport : nil
         session = transport.session
         delegate = transport.delegate
         control = transport.control
@@ -353,10 +357,13 @@ final class Transfer: Sendable {
     /// A streamed call's final head arrived: the caller gets it with a `.stream` body now, and the head
     /// timeout stops applying. Under the lock.
     private func deliverHead(_ state: inout State) -> Action {
+        // The stream holds its closures until it is released, and they hold the transport.
+        let owner = self.owner
         let (stream, source) = ResponseBodyStream.makeStream(
             bufferSize: configuration.streamBufferSize,
             onResume: { [weak self] in self?.readerResumed() },
             onTermination: { [weak self] in
+                withExtendedLifetime(owner) {}
                 self?.fail(.cancelled("the streamed response was cancelled"))
             })
         state.source = source

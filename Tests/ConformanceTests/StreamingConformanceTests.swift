@@ -62,6 +62,20 @@ struct StreamingConformanceTests {
         #expect(metrics.transport?.bytesReceived == 4)
     }
 
+    @Test("a streamed body keeps its transport alive after the caller lets go of it", arguments: TransportKind.allCases)
+    func bodyKeepsTransport(kind: TransportKind) async throws {
+        var transport: (any RequestPerforming)? = kind.make()
+        let response = try await transport!.stream(
+            TransportRequest(url: try kind.httpbin("/drip?duration=1&numbytes=3&delay=0")))
+        // The only reference to the transport is gone while the server still drips the body.
+        transport = nil
+        guard case .stream(let body) = response.body else {
+            Issue.record("no streamed body")
+            return
+        }
+        #expect(try await body.collect(upTo: 100) == Data("***".utf8))
+    }
+
     @Test("httpbin's JSON lines arrive as lines", arguments: TransportKind.allCases)
     func jsonLines(kind: TransportKind) async throws {
         let response = try await manager(kind).stream(ServerAPI(url: try kind.httpbin("/stream/20")))
