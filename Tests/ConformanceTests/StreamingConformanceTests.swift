@@ -223,7 +223,7 @@ struct StreamingConformanceTests {
         let label = "\(kind) \(point) \(way)"
         if point == .beforeHead {
             let task = Task { try await manager.stream(api) }
-            try await waitUntil("\(label): in flight") { manager.inFlight.count == 1 }
+            try await poll("\(label): in flight", within: .seconds(20), every: .milliseconds(20)) { manager.inFlight.count == 1 }
             switch way {
             case .tag: manager.cancel(tag: key)
             case .id: manager.cancel(id: api.id)
@@ -256,7 +256,7 @@ struct StreamingConformanceTests {
         await firstChunk.wait()
         if point == .whilePaused {
             // The server is held back: what it sent stops growing well short of the body.
-            try await waitUntil("\(label): server held back") {
+            try await poll("\(label): server held back", within: .seconds(20), every: .milliseconds(20)) {
                 let sent = try await sentBytes(kind, manager, key)
                 let later = try await sentBytes(kind, manager, key, after: .milliseconds(300))
                 return sent > 0 && sent == later
@@ -284,7 +284,7 @@ struct StreamingConformanceTests {
         #expect(manager.inFlight.isEmpty, "\(label)")
         // The server saw the client leave: the connection was closed, not left to dangle.
         let state = point == .whilePaused ? "/stream-bytes/sent?key=\(key)" : "/hold-body/state?key=\(key)"
-        try await waitUntil("\(label): connection closed") {
+        try await poll("\(label): connection closed", within: .seconds(20), every: .milliseconds(20)) {
             (try await json(kind, manager, state) as? [String: Any])?["client_left"] as? Bool == true
         }
     }
@@ -292,15 +292,5 @@ struct StreamingConformanceTests {
     private func sentBytes(_ kind: TransportKind, _ manager: ServerAPIManager, _ key: String, after delay: Duration = .zero) async throws -> Int {
         if delay > .zero { try await Task.sleep(for: delay) }
         return (try await json(kind, manager, "/stream-bytes/sent?key=\(key)") as? [String: Any])?["sent"] as? Int ?? -1
-    }
-
-    /// Polls a condition the servers report (they offer no event to wait on), up to a generous bound.
-    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        Issue.record("timed out waiting: \(what)")
     }
 }

@@ -161,7 +161,7 @@ struct URLSessionStreamingTests {
         var chunks = body.makeAsyncIterator()
         var read = try await chunks.next()?.count ?? 0
         // The reader stops after one chunk. A transfer that paused would stop near the buffer's size.
-        try await poll("the transfer to receive the whole body", limit: .seconds(120)) {
+        try await poll("the transfer to receive the whole body", within: .seconds(120)) {
             received.withLock { $0 } == Int64(size)
         }
         let growth = probe.stop()
@@ -304,26 +304,9 @@ struct URLSessionStreamingTests {
     }
 }
 
-/// Waits, polling every 10 ms for at most `limit`, until `condition` holds; fails the test otherwise.
-private func poll(
-    _ what: String, limit: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () async -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)", sourceLocation: sourceLocation)
-            return
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
-
 /// Waits until the transport routes no task to a call and FoundationNetworking runs none.
-private func expectNoTasksLeft(_ transport: URLSessionTransport, sourceLocation: SourceLocation = #_sourceLocation)
-    async throws
-{
-    try await poll("the transport's tasks to end", sourceLocation: sourceLocation) {
+private func expectNoTasksLeft(_ transport: URLSessionTransport) async throws {
+    try await poll("the transport's tasks to end") {
         let running = await transport.sessionTaskCount()
         return transport.activeTransfers == 0 && running == 0
     }

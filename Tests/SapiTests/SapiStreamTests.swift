@@ -158,14 +158,14 @@ struct SapiStreamTests {
             try await terminal.run(
                 "\(try SapiProcess.binary.path) --backend \(backend) -S '\(fixture)/sse/slow?n=200&interval_ms=200&key=\(key)'")
             // The stream is open once the fixture has written its first event.
-            try await poll("the fixture to send the first event") {
+            try await poll("the fixture to send the first event", within: .seconds(30), every: .milliseconds(20)) {
                 try await slowState(fixture, key)["sent"] as? Int ?? 0 >= 1
             }
             try await terminal.press("C-c")
             let screen = try await terminal.waitForExit()
             #expect(screen.exitCode == 130, "\(screen.text)")
             #expect(screen.text.contains("sapi: interrupted"))
-            try await poll("the fixture to see the client leave") {
+            try await poll("the fixture to see the client leave", within: .seconds(30), every: .milliseconds(20)) {
                 try await slowState(fixture, key)["client_left"] as? Bool == true
             }
         }
@@ -206,7 +206,7 @@ struct SapiStreamTests {
         let out = started.1
         // The fixture sends "first\n" and then nothing until the client leaves: only a streamed body
         // can show it before the end.
-        try await poll("the first line on stdout") {
+        try await poll("the first line on stdout", within: .seconds(30), every: .milliseconds(20)) {
             (try? Data(contentsOf: out)) == Data("first\n".utf8)
         }
         kill(started.0.processIdentifier, SIGINT)
@@ -241,17 +241,6 @@ struct SapiStreamTests {
     private func slowState(_ fixture: String, _ key: String) async throws -> [String: Any] {
         let outcome = try await SapiProcess.run(["\(fixture)/sse/slow/state?key=\(key)"])
         return outcome.json as? [String: Any] ?? [:]
-    }
-}
-
-/// Polls `condition` every 20 ms until it holds, for at most `limit`.
-func poll(
-    _ what: String, within limit: Duration = .seconds(30), _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + limit
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(20))
     }
 }
 
@@ -311,7 +300,7 @@ struct Terminal {
     /// Polls the pane until `condition` holds for what it shows.
     func waitFor(escapes: Bool = false, _ condition: (String) -> Bool) async throws -> String {
         var text = ""
-        try await poll("the terminal to show what was expected") {
+        try await poll("the terminal to show what was expected", within: .seconds(30), every: .milliseconds(20)) {
             text = try await screen(escapes: escapes)
             return condition(text)
         }

@@ -7,15 +7,6 @@ import Testing
 
 /// Waits until `condition` holds, checking every few milliseconds, for at most `limit`: for state the
 /// transport exposes without an event (its count of active transfers). Returns whether it held.
-private func pollUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
-}
-
 /// The hex SHA-256 of some chunks.
 private func sha256(_ chunks: [Data]) -> String {
     var hash = SHA256()
@@ -97,7 +88,7 @@ struct CurlStreamingTests {
         // for the end of the body would never deliver it.
         #expect(try await chunks.next() == Data("first\n".utf8))
         try body(of: response).cancel()
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
     @Test("a dripped body arrives whole, its first chunk before the end", .timeLimit(.minutes(1)))
@@ -119,7 +110,7 @@ struct CurlStreamingTests {
         print("drip over curl: first chunk after \(firstAt), whole body after \(total)")
         let metrics = try #require(try body(of: response).metrics)
         #expect(metrics.bytesReceived == 5)
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
     @Test("a streamed body read through the manager comes as lines", .timeLimit(.minutes(1)))
@@ -164,7 +155,7 @@ struct CurlStreamingTests {
         #expect(counts.paused > 0)
         #expect(counts.resumed > 0)
         #expect(try body(of: response).metrics?.bytesReceived == Int64(size))
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
     @Test("cancelling the stream mid-body ends the transfer", .timeLimit(.minutes(1)))
@@ -181,7 +172,7 @@ struct CurlStreamingTests {
         await #expect(throws: ServerAPIError.self) {
             while try await chunks.next() != nil {}
         }
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
         // The transport still works.
         let after = try await transport.perform(TransportRequest(url: try TestServers.fixture("/health")))
         #expect(after.status == 200)
@@ -198,7 +189,7 @@ struct CurlStreamingTests {
             break
         }
         #expect(seen > 0)
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
     @Test("a streamed call's timeout bounds the head only, not a body that keeps moving", .timeLimit(.minutes(1)))
@@ -221,7 +212,7 @@ struct CurlStreamingTests {
         }
         #expect(error?.kind == .timedOut)
         #expect(ContinuousClock.now - started < .seconds(10))
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
     @Test("a dropped connection mid-body ends the stream with network", .timeLimit(.minutes(1)))
@@ -323,7 +314,7 @@ struct CurlStreamingTests {
                     body: .stream(RequestBodyStream(GeneratedChunks(count: 10, size: 10_000, failAt: 5)))))
         }
         #expect(error?.kind == .invalidRequest)
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
     @Test("a declared length the sequence does not match fails the call", .timeLimit(.minutes(1)), arguments: [50_000, 150_000])
@@ -336,7 +327,7 @@ struct CurlStreamingTests {
                     body: .stream(RequestBodyStream(GeneratedChunks(count: 10, size: 10_000), length: declared))))
         }
         #expect(error?.kind == .invalidRequest)
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
     @Test("a 307 redirect that needs the streamed body again fails clearly", .timeLimit(.minutes(1)))
@@ -361,11 +352,11 @@ struct CurlStreamingTests {
                 TransportRequest(
                     url: try TestServers.fixture("/echo"), method: .post, body: .stream(RequestBodyStream(chunks))))
         }
-        #expect(await pollUntil { transport.activeTransferCount == 1 })
+        try await poll("1 active transfers") { transport.activeTransferCount == 1 }
         task.cancel()
         let error = await expectError { try await task.value }
         #expect(error?.kind == .cancelled)
         continuation.finish()
-        #expect(await pollUntil { transport.activeTransferCount == 0 })
+        try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 }
