@@ -31,8 +31,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         var chunks: ResponseBodyStream.Iterator
         var splitter: LineSplitter
-        var pending: [String] = []
-        var index = 0
+        var pending = ChunkElements<String>()
         var ended = false
 
         public mutating func next() async throws(ServerAPIError) -> String? {
@@ -41,19 +40,16 @@ public struct ResponseLines: AsyncSequence, Sendable {
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> String? {
             while true {
-                if index < pending.count {
-                    defer { index += 1 }
-                    return pending[index]
-                }
+                if let line = pending.next() { return line }
                 guard !ended else { return nil }
-                pending.removeAll(keepingCapacity: true)
-                index = 0
                 guard let chunk = try await chunks.next(isolation: actor) else {
                     ended = true
                     return splitter.finishText()
                 }
                 do {
-                    try splitter.feedBytes(chunk) { pending.append(String(decoding: $0, as: UTF8.self)) }
+                    try pending.refill { lines in
+                        try splitter.feedBytes(chunk) { lines.append(String(decoding: $0, as: UTF8.self)) }
+                    }
                 } catch {
                     ended = true
                     throw ServerAPIError.wrap(error)
@@ -109,8 +105,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         var chunks: ResponseBodyStream.Iterator
         /// The parser, with the last event id and the server's `retry` so far.
         public private(set) var parser: ServerSentEventParser
-        var pending: [ServerSentEvent] = []
-        var index = 0
+        var pending = ChunkElements<ServerSentEvent>()
         var ended = false
 
         init(chunks: ResponseBodyStream.Iterator, parser: ServerSentEventParser) {
@@ -126,13 +121,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             -> ServerSentEvent?
         {
             while true {
-                if index < pending.count {
-                    defer { index += 1 }
-                    return pending[index]
-                }
+                if let event = pending.next() { return event }
                 guard !ended else { return nil }
-                pending.removeAll(keepingCapacity: true)
-                index = 0
                 let chunk: Data?
                 do {
                     chunk = try await chunks.next(isolation: actor)
@@ -147,13 +137,33 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     return nil
                 }
                 do {
-                    try parser.feed(chunk) { pending.append($0) }
+                    try pending.refill { events in try parser.feed(chunk) { events.append($0) } }
                 } catch {
                     ended = true
                     throw ServerAPIError.wrap(error)
                 }
             }
         }
+    }
+}
+
+/// The elements one chunk produced, handed out one per `next()`: what the line and event iterators share.
+struct ChunkElements<Element> {
+    private var elements: [Element] = []
+    private var index = 0
+
+    /// The next element of the current chunk, if one is left.
+    mutating func next() -> Element? {
+        guard index < elements.count else { return nil }
+        defer { index += 1 }
+        return elements[index]
+    }
+
+    /// Starts over with the elements `fill` appends, keeping the storage.
+    mutating func refill(_ fill: (inout [Element]) throws -> Void) rethrows {
+        elements.removeAll(keepingCapacity: true)
+        index = 0
+        try fill(&elements)
     }
 }
 
