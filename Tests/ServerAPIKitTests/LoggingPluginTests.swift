@@ -41,15 +41,20 @@ struct LoggingPluginTests {
 
     @Test("a streamed call logs its head as streaming, its end with the bytes received, and redacts as usual")
     func streamed() async throws {
-        let mock = MockTransport()
-        mock.stub(.get, "/feed", .stream([.text("abc"), .text("de")]))
+        let clock = TestClock()
+        let mock = MockTransport(clock: clock)
+        // The body cannot end before the test advances the clock, so the end's line cannot come early.
+        mock.stub(.get, "/feed", .stream([.text("abc"), .wait(.seconds(1)), .text("de")]))
         let log = Log()
         let manager = ServerAPIManager(
-            transport: mock, plugins: [LoggingPlugin(logsHeaders: false, sink: log.append)])
+            transport: mock, plugins: [LoggingPlugin(logsHeaders: false, sink: log.append)],
+            configuration: .init(clock: clock))
         let api = ServerAPI.test("/feed").query("token", "SECRET-9")
         let response = try await manager.stream(api)
+        await clock.waitForSleepers(1)
         #expect(log.all.count == 2)
         #expect(log.all[1].hasSuffix("streaming the body via mock"))
+        clock.advance(by: .seconds(1))
         _ = try await response.body.collect(upTo: 100)
         _ = await response.finalMetrics
         #expect(log.all.count == 3)

@@ -72,14 +72,18 @@ struct ManagerStreamTests {
 
     @Test("retries and plugins apply before the head; didComplete waits for the body's end")
     func pipeline() async throws {
-        let mock = MockTransport()
+        let clock = TestClock()
+        let mock = MockTransport(clock: clock)
         let log = Log()
-        mock.stub(.get, "/r", .status(503), .stream([.text("ok")]))
-        let manager = manager(mock, plugins: [RecordingPlugin(name: "p", log: log)])
+        // The body cannot end before the test advances the clock: the end is the test's to decide.
+        mock.stub(.get, "/r", .status(503), .stream([.text("ok"), .wait(.seconds(1))]))
+        let manager = manager(mock, plugins: [RecordingPlugin(name: "p", log: log)], clock: clock)
         let response = try await manager.stream(.test("/r").retry(1, policy: RetryPolicy(baseDelay: .zero)))
         #expect(mock.requestCount == 2)
         #expect(mock.requests.last?.headers["X-Plugin"] == "p")
+        await clock.waitForSleepers(1)
         #expect(!log.all.contains { $0.hasPrefix("p.didComplete") })
+        clock.advance(by: .seconds(1))
         #expect(try await response.body.collect(upTo: 10) == Data("ok".utf8))
         _ = await response.finalMetrics
         #expect(log.all.last == "p.didComplete(ok)")
