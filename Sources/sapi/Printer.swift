@@ -41,9 +41,9 @@ struct Printer {
             }
         }
         FileHandle.standardOutput.write(out)
-        if options.checkStatus && result.status >= 400 {
+        if options.checkStatus, let code = ExitCode.status(result.status) {
             FileHandle.standardError.write(Data(Self.statusWarning(result.status).utf8))
-            return .httpStatus
+            return code
         }
         return .ok
     }

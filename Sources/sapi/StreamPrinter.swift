@@ -89,7 +89,7 @@ struct StreamPrinter {
     }
 
     /// Prints the head (when `print` has `H`) and the body (when it has `B`) as they arrive.
-    /// - Returns: `httpStatus` for a 4xx or 5xx status with `checkStatus`, else `ok`.
+    /// - Returns: 3, 4 or 5 for a 3xx, 4xx or 5xx status with `checkStatus`, else `ok`.
     /// - Throws: The error that ended the body, a key path that found nothing in the whole body, or
     ///   `StandardOutput.Failure`.
     mutating func print(
@@ -105,9 +105,9 @@ struct StreamPrinter {
         } else {
             response.cancel()
         }
-        if checkStatus && response.status >= 400 {
+        if checkStatus, let code = ExitCode.status(response.status) {
             warn(Printer.statusWarning(response.status).dropLast().description)
-            return .httpStatus
+            return code
         }
         return .ok
     }

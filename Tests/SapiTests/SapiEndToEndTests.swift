@@ -63,7 +63,7 @@ struct SapiEndToEndTests {
         #expect(outcome.json as? String == "Overview")
     }
 
-    @Test("exit codes: 0 ok, 1 usage, 2 status with --check-status, 3 timeout, 4 cannot connect, 5 business, 6 key path",
+    @Test("exit codes: 0 ok, 1 usage, 2 timeout, 3/4/5 status class with --check-status, 6 redirects, 7 cannot connect, 8 business, 9 key path",
           arguments: backends)
     func exitCodes(backend: String) async throws {
         let httpbin = try SapiProcess.httpbin
@@ -74,14 +74,18 @@ struct SapiEndToEndTests {
             (["\(httpbin)/status/404"], 0, nil),
             (["--bogus", "\(httpbin)/get"], 1, "unknown option"),
             (["\(httpbin)/get", "not-an-item"], 1, "not a request item"),
-            (["--check-status", "\(httpbin)/status/404"], 2, "404"),
-            (["--check-status", "\(httpbin)/status/503"], 2, "503"),
-            (["--timeout", "0.5", "\(httpbin)/delay/5"], 3, "timed out"),
-            (["http://127.0.0.1:1/"], 4, "connect"),
-            (["--envelope", "\(httpbin)/base64/\(business)"], 5, "out of stock"),
+            (["--check-status", "\(httpbin)/status/404"], 4, "404"),
+            (["--check-status", "\(httpbin)/status/503"], 5, "503"),
+            (["--check-status", "--max-redirects", "0", "\(httpbin)/redirect/1"], 3, "302"),
+            (["--max-redirects", "0", "\(httpbin)/redirect/1"], 0, nil),
+            (["--max-redirects", "1", "\(httpbin)/redirect/3"], 6, "redirect"),
+            (["--retry", "1", "\(httpbin)/status/503"], 5, "503"),
+            (["--timeout", "0.5", "\(httpbin)/delay/5"], 2, "timed out"),
+            (["http://127.0.0.1:1/"], 7, "connect"),
+            (["--envelope", "\(httpbin)/base64/\(business)"], 8, "out of stock"),
             (["--envelope", "--key-path", "n", "\(httpbin)/base64/\(ok)"], 0, nil),
-            (["\(httpbin)/json", "--key-path", "slideshow.nope"], 6, "nope"),
-            (["--envelope", "\(httpbin)/json"], 6, "not a business envelope"),
+            (["\(httpbin)/json", "--key-path", "slideshow.nope"], 9, "nope"),
+            (["--envelope", "\(httpbin)/json"], 9, "not a business envelope"),
         ]
         for (arguments, code, message) in cases {
             let outcome = try await SapiProcess.run(["--backend", backend] + arguments)
@@ -122,7 +126,7 @@ struct SapiEndToEndTests {
         let broken = try await SapiProcess.run([
             "--backend", backend, "\(fixture)/resource?size=\(size)&drop_after=1000000", "--download", file.path,
         ])
-        #expect(broken.code == 4, "\(broken.stderr)")
+        #expect(broken.code == 7, "\(broken.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
         let partial = try FileManager.default.attributesOfItem(atPath: file.path + ".part")[.size] as? NSNumber
         #expect((partial?.intValue ?? 0) > 0)
@@ -143,7 +147,7 @@ struct SapiEndToEndTests {
             "--backend", backend, "--check-status", "\(try SapiProcess.fixture)/resource/error/404", "--download",
             file.path,
         ])
-        #expect(outcome.code == 2, "\(outcome.stderr)")
+        #expect(outcome.code == 4, "\(outcome.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
         #expect(!FileManager.default.fileExists(atPath: file.path + ".part"))
     }

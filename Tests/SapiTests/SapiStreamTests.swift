@@ -36,7 +36,7 @@ struct SapiStreamTests {
 
         // A key path that finds nothing in any line: exit 6, naming what the lines have.
         let missing = try await SapiProcess.run(["--backend", backend, "-S", "\(httpbin)/stream/2", "--key-path", "nope"])
-        #expect(missing.code == 6, "\(missing.stderr)")
+        #expect(missing.code == 9, "\(missing.stderr)")
         #expect(missing.text.isEmpty)
         #expect(missing.stderr.hasPrefix("sapi: error: ") && missing.stderr.contains("no key \"nope\""))
 
@@ -72,7 +72,7 @@ struct SapiStreamTests {
         let outcome = try await SapiProcess.run([
             "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/basic", "--key-path", "choices[0].delta.content",
         ])
-        #expect(outcome.code == 6, "\(outcome.stderr)")
+        #expect(outcome.code == 9, "\(outcome.stderr)")
         #expect(outcome.text.isEmpty)
         let warnings = outcome.stderr.split(separator: "\n").filter { $0.hasPrefix("sapi: warning: event ") }
         // Events 1, 2, 3 and 5; event 4's data is empty, which is skipped without a word.
@@ -86,13 +86,13 @@ struct SapiStreamTests {
         let httpbin = try SapiProcess.httpbin
         let fixture = try SapiProcess.fixture
         let notFound = try await SapiProcess.run(["--backend", backend, "-S", "--check-status", "\(httpbin)/status/404"])
-        #expect(notFound.code == 2, "\(notFound.stderr)")
+        #expect(notFound.code == 4, "\(notFound.stderr)")
         #expect(notFound.stderr.contains("sapi: warning: HTTP 404 Not Found"))
 
         let events = try await SapiProcess.run([
             "--backend", backend, "-S", "--check-status", "--key-path", "a", "\(fixture)/sse/status/503",
         ])
-        #expect(events.code == 2, "\(events.stderr)")
+        #expect(events.code == 5, "\(events.stderr)")
         #expect(events.text == "status 503\n", "an error body is printed as it came, key path or not")
 
         // Without --check-status the status is no failure, as without --stream.
@@ -100,9 +100,9 @@ struct SapiStreamTests {
         #expect(plain.code == 0, "\(plain.stderr)")
         #expect(plain.text == "status 404\n")
 
-        // A status a retry is for fails the call: exit 2 once the retries are spent.
+        // A status a retry is for fails the call: exit 5 once the retries are spent.
         let retried = try await SapiProcess.run(["--backend", backend, "-S", "--retry", "1", "\(httpbin)/status/503"])
-        #expect(retried.code == 2, "\(retried.stderr)")
+        #expect(retried.code == 5, "\(retried.stderr)")
     }
 
     @Test("-v prints the head before the events")
@@ -120,7 +120,7 @@ struct SapiStreamTests {
         let outcome = try await SapiProcess.run([
             "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/reconnect?key=\(UUID().uuidString)",
         ])
-        #expect(outcome.code == 4, "\(outcome.stderr)")
+        #expect(outcome.code == 7, "\(outcome.stderr)")
         #expect(outcome.stderr.hasPrefix("sapi: error: network"))
         #expect(outcome.text.isEmpty || outcome.text.hasSuffix("\n"))
     }
@@ -234,7 +234,7 @@ struct SapiStreamTests {
         let outcome = try await SapiProcess.run([
             "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/reconnect?key=\(UUID().uuidString)",
         ])
-        #expect(outcome.code == 4, "\(outcome.stderr)")
+        #expect(outcome.code == 7, "\(outcome.stderr)")
         #expect(outcome.text == "id: 1\nretry: 50\nevent 1\n\nid: 2\nevent 2\n\nid: 3\nevent 3\n")
     }
 

@@ -7,7 +7,7 @@ import Testing
 @Suite("sapi: TLS")
 struct SapiTLSTests {
     @Test(
-        "--pin: the right pin answers, a wrong one exits 4 with a line naming the pin mismatch")
+        "--pin: the right pin answers, a wrong one exits 7 with a line naming the pin mismatch")
     func pins() async throws {
         try await CurlTestServer.withTLS { server, certificates in
             let base = server.base
@@ -15,16 +15,16 @@ struct SapiTLSTests {
             let right = try await SapiProcess.run(ca + ["--pin", try certificates.pin("server.pin"), "\(base)/echo"])
             #expect(right.code == 0, "\(right.stderr)")
             let wrong = try await SapiProcess.run(ca + ["--pin", try certificates.pin("backup.pin"), "\(base)/echo"])
-            #expect(wrong.code == 4)
+            #expect(wrong.code == 7)
             #expect(wrong.stderr.hasPrefix("sapi: error: TLS pin mismatch: "), "\(wrong.stderr)")
             let untrusted = try await SapiProcess.run(["\(base)/echo"])
-            #expect(untrusted.code == 4)
+            #expect(untrusted.code == 7)
             #expect(untrusted.stderr.hasPrefix("sapi: error: TLS certificate not trusted: "), "\(untrusted.stderr)")
         }
     }
 
     @Test(
-        "--cert and --key present a client certificate; without them the server's refusal exits 4")
+        "--cert and --key present a client certificate; without them the server's refusal exits 7")
     func clientCertificate() async throws {
         try await CurlTestServer.withTLS(requiresClientCertificate: true) { server, certificates in
             let base = server.base
@@ -37,7 +37,7 @@ struct SapiTLSTests {
             #expect(accepted.code == 0, "\(accepted.stderr)")
             #expect(accepted.text.contains("CN=ServerAPIKit Test Client"))
             let refused = try await SapiProcess.run(ca + ["\(base)/whoami"])
-            #expect(refused.code == 4)
+            #expect(refused.code == 7)
             #expect(refused.stderr.hasPrefix("sapi: error: TLS client certificate rejected: "), "\(refused.stderr)")
         }
     }
