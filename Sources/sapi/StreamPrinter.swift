@@ -276,7 +276,7 @@ struct StreamPrinter {
         JSONPrinter(colors: colors).render(value, pretty: pretty)
     }
 
-    /// The end of a body: a last newline where sapi's text or a terminal needs one, and exit 6 when the
+    /// The end of a body: a last newline where sapi's text or a terminal needs one, and exit 9 when the
     /// key path found nothing at all.
     private mutating func finish() throws {
         try endLine()

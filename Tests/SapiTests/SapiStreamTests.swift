@@ -34,7 +34,7 @@ struct SapiStreamTests {
         #expect(ids.text == "0\n1\n2\n3\n4\n")
         #expect(ids.stderr.isEmpty)
 
-        // A key path that finds nothing in any line: exit 6, naming what the lines have.
+        // A key path that finds nothing in any line: exit 9, naming what the lines have.
         let missing = try await SapiProcess.run(["--backend", backend, "-S", "\(httpbin)/stream/2", "--key-path", "nope"])
         #expect(missing.code == 9, "\(missing.stderr)")
         #expect(missing.text.isEmpty)
@@ -66,7 +66,7 @@ struct SapiStreamTests {
         }
     }
 
-    @Test("--key-path on events whose data is not JSON: a warning per event, and exit 6 when nothing matched",
+    @Test("--key-path on events whose data is not JSON: a warning per event, and exit 9 when nothing matched",
           arguments: backends)
     func eventsNotJSON(backend: String) async throws {
         let outcome = try await SapiProcess.run([
@@ -81,7 +81,7 @@ struct SapiStreamTests {
         #expect(outcome.stderr.contains("sapi: error: no event's data was JSON"))
     }
 
-    @Test("a 4xx or 5xx status: its body as it came, and exit 2 with --check-status", arguments: backends)
+    @Test("a 4xx or 5xx status: its body as it came, and exit 4 or 5 with --check-status", arguments: backends)
     func errorStatus(backend: String) async throws {
         let httpbin = try SapiProcess.httpbin
         let fixture = try SapiProcess.fixture
