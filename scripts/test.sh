@@ -31,6 +31,8 @@ if ! pkg-config --exists libcurl; then apt_install libcurl4-openssl-dev; fi
 if ! command -v openssl >/dev/null 2>&1; then apt_install openssl; fi
 # The HTTP/2 front of the test servers is Debian's nginx (scripts/test-server.sh).
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then apt_install nginx-light; fi
+# sapi's terminal features (colours, progress bar, password prompt, Ctrl-C) are tested in a real terminal.
+if ! command -v tmux >/dev/null 2>&1; then apt_install tmux; fi
 # -----------------------------------------------------------------------------------------------
 
 swift build --build-tests -Xswiftc -warnings-as-errors
