@@ -10,7 +10,7 @@ struct Composition {
     var manager: ServerAPIManager
     var formatter: any ResponseFormatting
 
-    init(_ options: Options) throws {
+    init(_ options: Options, plugins: [any ServerAPIPlugin] = []) throws {
         if options.envelope {
             formatter = EnvelopeFormatter(
                 codeKey: options.codeKey, messageKey: options.messageKey, dataKey: options.dataKey,
@@ -26,13 +26,13 @@ struct Composition {
             cache = options.cacheDirectory.map { FileCache(directory: URL(fileURLWithPath: $0)) }
                 ?? FileCache(appName: "sapi")
         }
-        let transport = try Self.transport(options)
+        let transport: any RequestPerforming = options.offline ? OfflineTransport() : try Self.transport(options)
         var configuration = ServerAPIManager.Configuration()
         if let session = options.session {
             configuration.cookies = FileCookieStorage(url: try Self.sessionFile(session, url: options.url))
         }
         manager = ServerAPIManager(
-            transport: transport, formatter: formatter, cache: cache, configuration: configuration)
+            transport: transport, formatter: formatter, cache: cache, plugins: plugins, configuration: configuration)
     }
 
     /// The file of a `--session`: a path (it has a `/`) as given, else the named session of the URL's host,
@@ -60,7 +60,8 @@ struct Composition {
 
     static func transport(_ options: Options) throws -> any RequestPerforming {
         var extraCA: URL?
-        if let path = options.extraCA {
+        let verify = try Self.verify(options)
+        if let path = options.extraCA ?? verify.caFile {
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw UsageError(message: "cannot read the CA file \(path)")
             }
@@ -74,6 +75,11 @@ struct Composition {
             configuration.additionalTrustedCAFile = extraCA
             configuration.proxy = proxy
             configuration.tls = tls
+            if !verify.enabled, let host = URL(string: RequestBuilder.expandURL(options.url))?.host {
+                configuration.insecureHosts = [host]
+                FileHandle.standardError.write(
+                    Data("sapi: warning: --verify no: the TLS certificate of \(host) is not verified for this call\n".utf8))
+            }
             if let version = options.httpVersion { configuration.httpVersion = version }
             do throws(ServerAPIError) {
                 return try CurlTransport(validating: configuration)
@@ -84,6 +90,11 @@ struct Composition {
         case .urlsession:
             if let version = options.httpVersion, let refusal = URLSessionTransport.refusal(version) {
                 throw UsageError(message: refusal.message, hint: "--backend curl")
+            }
+            guard verify.enabled else {
+                throw UsageError(
+                    message: "the urlsession backend cannot turn TLS verification off (FoundationNetworking has no such setting)",
+                    hint: "--backend curl --verify no")
             }
             guard tls.isEmpty else {
                 let refusal = URLSessionTransport.refusal(tls)
@@ -103,6 +114,20 @@ struct Composition {
             } catch {
                 throw UsageError(message: error.message, hint: "--backend curl")
             }
+        }
+    }
+
+    /// `--verify`: on (`yes`, the default), off (`no`), or on with the CA certificates of a file.
+    static func verify(_ options: Options) throws -> (enabled: Bool, caFile: String?) {
+        guard let value = options.verify else { return (true, nil) }
+        switch value.lowercased() {
+        case "yes", "true": return (true, nil)
+        case "no", "false": return (false, nil)
+        default:
+            guard options.extraCA == nil else {
+                throw UsageError(message: "--verify CA_FILE and --insecure-ca FILE name the same thing; give one")
+            }
+            return (true, (value as NSString).expandingTildeInPath)
         }
     }
 
@@ -137,6 +162,18 @@ struct Composition {
             throw UsageError(message: "--key and --key-pass need --cert")
         }
         return tls
+    }
+}
+
+/// `--offline`: a transport that sends nothing. The request printer has shown the call by the time it is
+/// handed here; the call then ends with `NotSent`.
+struct OfflineTransport: RequestPerforming {
+    struct NotSent: Error {}
+
+    var name: String { "offline" }
+
+    func perform(_ request: TransportRequest) async throws -> TransportResponse {
+        throw ServerAPIError(.cancelled, "--offline: the request was not sent", url: request.url, underlying: NotSent())
     }
 }
 

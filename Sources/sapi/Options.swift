@@ -29,7 +29,21 @@ struct Options {
     var cache = CacheStore.none
     var cacheDirectory: String?
     var cacheMode: CacheMode?
-    var print: Set<Character> = ["B"]
+    /// What `--print` (or `-h`, `-b`, `-m`) asked for; `nil`: `-v`'s, or the default for the output.
+    var print: Set<Character>?
+    /// How many times `-v` was given.
+    var verbose = 0
+    var pretty: OutputStyle.Pretty?
+    var sorted: Bool?
+    var style: OutputStyle.Theme?
+    /// `--raw TEXT`: the request body.
+    var rawBody: String?
+    var ignoreStdin = false
+    var offline = false
+    /// `--verify no|yes|CA_FILE`.
+    var verify: String?
+    /// `--show-credentials`: print `Authorization` and `Proxy-Authorization` values with `-v`.
+    var showCredentials = false
     var checkStatus = false
     var stream = false
     var extraCA: String?
@@ -46,6 +60,19 @@ struct Options {
     var unixSocket: String?
     var showHelp = false
     var showVersion = false
+
+    /// The letters `--print` takes.
+    static let printLetters: Set<Character> = ["H", "B", "h", "b", "m"]
+
+    /// What is printed: `--print` (or `-h`, `-b`, `-m`); else `-v`'s `HBhb`, `-vv`'s `HBhbm`; else `--offline`'s
+    /// request (`HB`); else the response headers and body on a terminal (`hb`), only its body when piped (`b`).
+    func printed(terminal: Bool) -> Set<Character> {
+        if let print { return print }
+        if verbose >= 2 { return ["H", "B", "h", "b", "m"] }
+        if verbose == 1 { return ["H", "B", "h", "b"] }
+        if offline { return ["H", "B"] }
+        return terminal ? ["h", "b"] : ["b"]
+    }
 
     /// The methods `sapi` accepts as its first argument.
     static let methods: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options]
@@ -137,14 +164,62 @@ extension Options {
             }
             options.cacheMode = mode
         },
-        OptionSpec(names: ["--print", "-p"], value: "HB", help: "what to print: H response headers, B body") {
-            let wanted = Set($1.uppercased())
-            guard !wanted.isEmpty, wanted.isSubset(of: ["H", "B"]) else {
-                throw UsageError(message: "--print takes H and/or B, not \"\($1)\"")
+        OptionSpec(
+            names: ["--print", "-p"], value: "WHAT",
+            help: "H request headers, B request body, h response headers, b response body, m metadata"
+        ) {
+            let wanted = Set($1)
+            guard !wanted.isEmpty, wanted.isSubset(of: Options.printLetters) else {
+                throw UsageError(
+                    message: "--print takes letters of HBhbm, not \"\($1)\"",
+                    hint: "H request headers, B request body, h response headers, b response body, m metadata")
             }
             $0.print = wanted
         },
-        OptionSpec(names: ["--verbose", "-v"], help: "print headers and body") { o, _ in o.print = ["H", "B"] },
+        OptionSpec(names: ["--headers", "-h"], help: "print the response headers only (-p h)") { o, _ in o.print = ["h"] },
+        OptionSpec(names: ["--body", "-b"], help: "print the response body only (-p b)") { o, _ in o.print = ["b"] },
+        OptionSpec(names: ["--meta", "-m"], help: "print the response metadata only (-p m)") { o, _ in o.print = ["m"] },
+        OptionSpec(
+            names: ["--verbose", "-v"], help: "print the request too (-p HBhb); -vv adds the metadata (-p HBhbm)"
+        ) { o, _ in o.verbose += 1 },
+        OptionSpec(
+            names: ["--show-credentials"], help: "print Authorization and Proxy-Authorization values with -v"
+        ) { o, _ in o.showCredentials = true },
+        OptionSpec(
+            names: ["--pretty"], value: "all|colors|format|none",
+            help: "colour and format the output (default: all on a terminal, none when piped)"
+        ) {
+            guard let pretty = OutputStyle.Pretty(rawValue: $1.lowercased()) else {
+                throw UsageError(message: "unknown --pretty \"\($1)\"", hint: "use all, colors, format or none")
+            }
+            $0.pretty = pretty
+        },
+        OptionSpec(names: ["--sorted"], help: "sort JSON keys and headers when formatting (the default)") { o, _ in
+            o.sorted = true
+        },
+        OptionSpec(names: ["--unsorted"], help: "keep JSON keys and headers in the order they came") { o, _ in
+            o.sorted = false
+        },
+        OptionSpec(names: ["--style", "-s"], value: "dark|light", help: "the colour theme (default dark; auto: dark)") {
+            let name = $1.lowercased() == "auto" ? "dark" : $1.lowercased()
+            guard let theme = OutputStyle.Theme(rawValue: name) else {
+                throw UsageError(message: "unknown style \"\($1)\"", hint: "use dark or light")
+            }
+            $0.style = theme
+        },
+        OptionSpec(names: ["--raw"], value: "TEXT", help: "send TEXT as the request body (JSON unless --form)") {
+            $0.rawBody = $1
+        },
+        OptionSpec(names: ["--ignore-stdin", "-I"], help: "never read the request body from standard input") { o, _ in
+            o.ignoreStdin = true
+        },
+        OptionSpec(names: ["--offline"], help: "print the request (as -v would) without sending it") { o, _ in
+            o.offline = true
+        },
+        OptionSpec(
+            names: ["--verify"], value: "yes|no|CA_FILE",
+            help: "verify TLS certificates (yes, the default); no: not for this call (curl, with a warning); or trust CA_FILE"
+        ) { $0.verify = $1 },
         OptionSpec(
             names: ["--stream", "-S"],
             help: "print the body as it arrives: bytes, JSON lines or server-sent events (see streaming below)"
@@ -194,7 +269,7 @@ extension Options {
         OptionSpec(names: ["--unix-socket"], value: "PATH", help: "connect to a Unix-domain socket (curl backend)") {
             $0.unixSocket = $1
         },
-        OptionSpec(names: ["--help", "-h"], help: "show this help") { o, _ in o.showHelp = true },
+        OptionSpec(names: ["--help"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },
     ]
 
@@ -213,6 +288,11 @@ extension Options {
             }
             if argument == "--" {
                 onlyPositionals = true
+                continue
+            }
+            // -vv is -v twice.
+            if argument.count > 2, argument.dropFirst().allSatisfy({ $0 == "v" }) {
+                options.verbose += argument.count - 1
                 continue
             }
             var name = argument

@@ -1,44 +1,55 @@
 import Foundation
 import ServerAPIKit
 
-/// Prints results: headers and body as `--print` asks, JSON pretty and coloured on a terminal.
+/// Prints results: the response headers (`h`), body (`b`) and metadata (`m`) as `--print` asks, JSON
+/// formatted and coloured as `--pretty`, `--sorted` and `--style` say.
 struct Printer {
     var options: Options
     var formatter: any ResponseFormatting
-    var colors: Bool
+    var style: OutputStyle
+    /// The letters of `--print` (after the defaults are applied).
+    var parts: Set<Character>
+    /// Standard output is a terminal: binary bodies are not shown.
+    var terminal: Bool
 
     /// Prints one result and returns the exit code it implies.
     /// - Throws: `ServerAPIError` when the envelope or key path cannot be read.
     func print(_ result: ServerResult, api: ServerAPI) throws -> ExitCode {
         var out = Data()
-        if options.print.contains("H") {
-            var head = Self.head(status: result.status, headers: result.headers, colors: colors)
+        if parts.contains("h") {
+            var head = Self.head(
+                status: result.status, headers: result.headers, version: result.metrics.transport?.httpVersion,
+                style: style)
             if result.isFromCache, case .cache(_, let age) = result.source {
-                head += Self.paint("X-Sapi-Cache", Self.fieldName, colors) + ": hit, age \(Int(age.seconds)) s\n"
+                head += style.paint("X-Sapi-Cache", \.fieldName) + ": hit, age \(Int(age.seconds)) s\n"
             }
             out.append(contentsOf: (head + "\n").utf8)
         }
         let success = (200..<300).contains(result.status)
-        if options.print.contains("B") {
+        if parts.contains("b") {
             switch result.value {
             case .file(let url):
-                if colors || isatty(2) != 0 {
+                if terminal || isatty(2) != 0 {
                     let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?
                         .int64Value ?? 0
                     FileHandle.standardError.write(Data("Saved \(size) bytes to \(url.path)\n".utf8))
                 }
             case .data(let data) where success && (options.envelope || options.keyPath != nil):
-                let response = TransportResponse(
-                    status: result.status, headers: result.headers, body: .data(data), url: result.url)
-                let value = try formatter.format(response, for: api.format(.json))
-                out.append(contentsOf: (render(value) + "\n").utf8)
+                out.append(try selected(data, result: result, api: api))
             case .data(let data):
                 out.append(body(data, contentType: result.headers["Content-Type"]))
             case .string(let text):
                 out.append(contentsOf: text.utf8)
             case .json(let json):
-                out.append(contentsOf: (render(.json(json)) + "\n").utf8)
+                out.append(contentsOf: (JSONPrinter(palette: style.palette).render(json, pretty: style.format) + "\n").utf8)
             }
+        }
+        // On a terminal, the prompt that follows starts on a line of its own.
+        if terminal, let last = out.last, last != 0x0A { out.append(0x0A) }
+        if parts.contains("m") {
+            if !out.isEmpty && out.last != 0x0A { out.append(0x0A) }
+            if !out.isEmpty { out.append(0x0A) }
+            out.append(contentsOf: Self.metadata(result.metrics, style: style).utf8)
         }
         FileHandle.standardOutput.write(out)
         if options.checkStatus, let code = ExitCode.status(result.status) {
@@ -48,46 +59,94 @@ struct Printer {
         return .ok
     }
 
-    private func render(_ value: ServerValue) -> String {
+    /// The part of a body `--key-path` or `--envelope` selects, formatted. Without `--envelope` and with
+    /// `--unsorted`, the value's own bytes are formatted, so that its keys keep the body's order.
+    private func selected(_ data: Data, result: ServerResult, api: ServerAPI) throws -> Data {
+        let printer = JSONPrinter(palette: style.palette)
+        if !options.envelope, !style.sorted, let keyPath = api.keyPath,
+            let range = try? JSONScanner.range(of: JSONKeyPath(parsing: keyPath), in: data)
+        {
+            return printer.format(Data(data[range]), indent: style.format) + Data("\n".utf8)
+        }
+        let response = TransportResponse(status: result.status, headers: result.headers, body: .data(data), url: result.url)
+        let value = try formatter.format(response, for: api.format(.json))
         switch value {
-        case .json(let json): JSONPrinter(colors: colors).render(json, pretty: colors)
-        case .string(let text): text
-        case .data(let data): String(decoding: data, as: UTF8.self)
-        case .file(let url): url.path
+        case .json(let json): return Data((printer.render(json, pretty: style.format) + "\n").utf8)
+        case .string(let text): return Data((text + "\n").utf8)
+        case .data(let data): return data + Data("\n".utf8)
+        case .file(let url): return Data((url.path + "\n").utf8)
         }
     }
 
+    /// A body as it came, or formatted when it is JSON and the style formats or colours.
     private func body(_ data: Data, contentType: String?) -> Data {
         guard !data.isEmpty else { return Data() }
         let looksJSON = contentType?.lowercased().contains("json") == true || data.first == UInt8(ascii: "{")
             || data.first == UInt8(ascii: "[")
-        if colors, looksJSON, let json = try? JSONDecoder().decode(JSONValue.self, from: data) {
-            return Data((JSONPrinter(colors: true).render(json) + "\n").utf8)
+        if style.palette != nil || style.format, looksJSON, let formatted = Self.formatJSON(data, style: style) {
+            return formatted
         }
-        if colors, String(validating: data, as: UTF8.self) == nil {
-            return Data("+-----------------------------------------+\n| NOTE: binary data not shown in terminal |\n+-----------------------------------------+\n".utf8)
+        if terminal, String(validating: data, as: UTF8.self) == nil || data.contains(0) {
+            return Data(Self.binaryNote.utf8)
         }
         // Piped: the body exactly as it came, binary included.
         return data
     }
 
-    /// The status line and the header fields, one a line (bold status, cyan names on a terminal).
-    static func head(status: Int, headers: HTTPHeaders, colors: Bool) -> String {
+    /// JSON text formatted as the style says (a last newline added when indented); `nil` when it is not JSON.
+    static func formatJSON(_ data: Data, style: OutputStyle) -> Data? {
+        let printer = JSONPrinter(palette: style.palette)
+        if style.format && style.sorted {
+            guard let json = try? JSONValue(parsing: data) else { return nil }
+            return Data((printer.render(json) + "\n").utf8)
+        }
+        guard (try? JSONScanner.validate(data)) != nil else { return nil }
+        let formatted = printer.format(data, indent: style.format)
+        return style.format ? formatted + Data("\n".utf8) : formatted
+    }
+
+    static let binaryNote =
+        "+-----------------------------------------+\n| NOTE: binary data not shown in terminal |\n+-----------------------------------------+\n"
+
+    /// The status line and the header fields, one a line: `HTTP/1.1 200 OK` (the version when the transport
+    /// reports it), bold status and coloured names with colours, sorted by name when the style sorts.
+    static func head(status: Int, headers: HTTPHeaders, version: String?, style: OutputStyle) -> String {
         let reason = HTTPStatus.reason(status)
-        var head = paint("HTTP \(status)\(reason.isEmpty ? "" : " " + reason)", bold, colors) + "\n"
-        for field in headers { head += paint(field.name, fieldName, colors) + ": \(field.value)\n" }
+        let protocolName = version.map { "HTTP/\($0)" } ?? "HTTP"
+        var head = style.paint("\(protocolName) \(status)\(reason.isEmpty ? "" : " " + reason)", \.status) + "\n"
+        head += fields(Array(headers).map { ($0.name, $0.value) }, style: style)
         return head
     }
 
-    /// The warning `--check-status` prints for a 4xx or 5xx status.
-    static func statusWarning(_ status: Int) -> String {
-        "sapi: warning: HTTP \(status) \(HTTPStatus.reason(status))\n"
+    /// Header fields, one a line, sorted by name (stable) when the style formats and sorts.
+    static func fields(_ fields: [(name: String, value: String)], style: OutputStyle) -> String {
+        var ordered = fields
+        if style.format && style.sorted {
+            ordered = fields.enumerated().sorted {
+                let (left, right) = ($0.element.name.lowercased(), $1.element.name.lowercased())
+                return left == right ? $0.offset < $1.offset : left < right
+            }.map(\.element)
+        }
+        return ordered.map { style.paint($0.name, \.fieldName) + ": \($0.value)\n" }.joined()
     }
 
-    static let bold = "\u{1B}[1m"
-    static let fieldName = "\u{1B}[36m"
+    /// `-p m`: what the call's metrics say, one item a line.
+    static func metadata(_ metrics: RequestMetrics, style: OutputStyle) -> String {
+        let seconds = metrics.duration.seconds
+        var lines = [
+            ("Elapsed time", String(format: "%.3f", seconds) + "s"),
+            ("Received", "\(metrics.bytesReceived) B"),
+            ("Sent", "\(metrics.bytesSent) B"),
+        ]
+        if let version = metrics.transport?.httpVersion { lines.append(("HTTP version", version)) }
+        if let reused = metrics.reusedConnection { lines.append(("Connection", reused ? "reused" : "new")) }
+        lines.append(("Attempts", "\(metrics.attempts)"))
+        if let transport = metrics.transportName { lines.append(("Transport", transport)) }
+        return lines.map { style.paint($0.0, \.meta) + ": " + $0.1 + "\n" }.joined()
+    }
 
-    static func paint(_ text: String, _ code: String, _ colors: Bool) -> String {
-        colors ? code + text + "\u{1B}[0m" : text
+    /// The warning `--check-status` prints for a 3xx, 4xx or 5xx status.
+    static func statusWarning(_ status: Int) -> String {
+        "sapi: warning: HTTP \(status) \(HTTPStatus.reason(status))\n"
     }
 }

@@ -14,8 +14,18 @@ enum RequestBuilder {
         return text.contains("://") ? text : "http://" + text
     }
 
-    /// Builds the call the options describe.
-    static func build(_ options: Options) throws(UsageError) -> ServerAPI {
+    /// Whether the options have items that make a body (fields, raw JSON, files).
+    static func hasBodyItems(_ options: Options) -> Bool {
+        options.items.contains {
+            switch $0 {
+            case .field, .rawJSON, .file: true
+            case .header, .query: false
+            }
+        }
+    }
+
+    /// Builds the call the options describe; `stdin` is what standard input carried, when it was read.
+    static func build(_ options: Options, stdin: Data? = nil) throws(UsageError) -> ServerAPI {
         let urlText = expandURL(options.url)
         guard let url = URL(string: urlText), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", url.host?.isEmpty == false
@@ -64,7 +74,22 @@ enum RequestBuilder {
             api = api.body(.data(data, contentType: "application/json"))
             if !api.headers.contains("Accept") { api = api.header("Accept", "application/json, */*;q=0.5") }
         }
-        let hasBody = !jsonFields.isEmpty || !files.isEmpty || (options.form && !formFields.isEmpty)
+        var hasBody = !jsonFields.isEmpty || !files.isEmpty || (options.form && !formFields.isEmpty)
+        if let raw = options.rawBody.map({ Data($0.utf8) }) ?? stdin.flatMap({ $0.isEmpty ? nil : $0 }) {
+            guard !hasBodyItems(options) else {
+                throw UsageError(
+                    message: "--raw cannot be combined with body items (name=value, name:=json, field@path)",
+                    hint: "put everything in --raw, or use items only")
+            }
+            // httpie's default: a raw body is JSON, or a form with --form, unless a Content-Type item says otherwise.
+            let contentType = api.headers["Content-Type"]
+                ?? (options.form ? "application/x-www-form-urlencoded; charset=utf-8" : "application/json")
+            api = api.body(.data(raw, contentType: contentType))
+            if contentType.lowercased().contains("json"), !api.headers.contains("Accept") {
+                api = api.header("Accept", "application/json, */*;q=0.5")
+            }
+            hasBody = true
+        }
         api = api.method(options.method ?? (hasBody ? .post : .get))
         if !api.headers.contains("User-Agent") { api = api.header("User-Agent", "sapi/\(Sapi.version)") }
         if let timeout = options.timeout { api = api.timeout(.milliseconds(Int64(timeout * 1000))) }

@@ -16,10 +16,11 @@ enum Sapi {
     static func main(_ arguments: [String]) async -> Int32 {
         // Ctrl-C must never kill the process mid-write: it is turned into a cancellation below.
         signal(SIGINT, SIG_IGN)
+        let environment = ProcessInfo.processInfo.environment
         let options: Options
         let api: ServerAPI
         do {
-            options = try Options.parse(arguments)
+            options = try Options.parse(try Config.defaultOptions(environment: environment) + arguments)
             if options.showHelp {
                 print(Options.helpText)
                 return ExitCode.ok.rawValue
@@ -28,14 +29,26 @@ enum Sapi {
                 print("sapi \(version)")
                 return ExitCode.ok.rawValue
             }
-            api = try RequestBuilder.build(options)
+            api = try RequestBuilder.build(options, stdin: readStandardInput(options))
         } catch {
             report(error)
             return ExitCode.usage.rawValue
         }
+        let terminalOut = isatty(1) != 0
+        let style = OutputStyle.resolve(
+            pretty: options.pretty, sorted: options.sorted, theme: options.style, terminal: terminalOut,
+            environment: environment)
+        let parts = options.printed(terminal: terminalOut)
+        var plugins: [any ServerAPIPlugin] = []
+        if parts.contains("H") || parts.contains("B") {
+            plugins.append(
+                RequestPrinter(
+                    parts: parts, style: style, terminal: terminalOut, showCredentials: options.showCredentials,
+                    version: options.httpVersion == .http2PriorKnowledge ? "HTTP/2" : "HTTP/1.1"))
+        }
         let composed: Composition
         do {
-            composed = try Composition(options)
+            composed = try Composition(options, plugins: plugins)
         } catch let error as UsageError {
             report(error)
             return ExitCode.usage.rawValue
@@ -43,9 +56,22 @@ enum Sapi {
             reportError(ServerAPIError.wrap(error))
             return ExitCode(ServerAPIError.wrap(error)).rawValue
         }
-        let terminalOut = isatty(1) != 0
+        if options.offline {
+            // The request printer runs as the call is handed to the offline transport, which sends nothing.
+            do {
+                _ = try await composed.manager.send(api)
+            } catch {
+                let failure = ServerAPIError.wrap(error)
+                guard failure.underlying is OfflineTransport.NotSent else {
+                    reportError(failure)
+                    return ExitCode(failure).rawValue
+                }
+            }
+            return ExitCode.ok.rawValue
+        }
         let bar = isatty(2) != 0 && (options.download != nil || !api.body.isEmpty) ? ProgressBar() : nil
-        let printer = Printer(options: options, formatter: composed.formatter, colors: terminalOut)
+        let printer = Printer(
+            options: options, formatter: composed.formatter, style: style, parts: parts, terminal: terminalOut)
 
         let progress: (@Sendable (TransferProgress) -> Void)?
         if let bar { progress = { bar.update($0) } } else { progress = nil }
@@ -55,7 +81,9 @@ enum Sapi {
         }
         let task = Task { () async -> Int32 in
             if options.stream {
-                return await stream(api, options: options, manager: composed.manager, colors: terminalOut, bar: bar)
+                return await stream(
+                    api, options: options, manager: composed.manager, style: style, parts: parts, terminal: terminalOut,
+                    bar: bar)
             }
             var code = ExitCode.ok
             do {
@@ -86,9 +114,10 @@ enum Sapi {
 
     /// `--stream`: prints the response as it arrives and returns the exit code.
     static func stream(
-        _ api: ServerAPI, options: Options, manager: ServerAPIManager, colors: Bool, bar: ProgressBar?
+        _ api: ServerAPI, options: Options, manager: ServerAPIManager, style: OutputStyle, parts: Set<Character>,
+        terminal: Bool, bar: ProgressBar?
     ) async -> Int32 {
-        var printer = StreamPrinter(colors: colors, terminal: colors)
+        var printer = StreamPrinter(style: style, terminal: terminal)
         let progress: (@Sendable (TransferProgress) -> Void)?
         if let bar { progress = { bar.update($0) } } else { progress = nil }
         do throws(any Error) {
@@ -96,7 +125,7 @@ enum Sapi {
             let response = try await manager.stream(api, progress: progress)
             bar?.finish()
             let code = try await printer.print(
-                response, print: options.print, keyPath: options.keyPath != nil, checkStatus: options.checkStatus)
+                response, print: parts, keyPath: options.keyPath != nil, checkStatus: options.checkStatus)
             return code.rawValue
         } catch StandardOutput.Failure.closed {
             return ExitCode.ok.rawValue
@@ -111,6 +140,15 @@ enum Sapi {
             reportError(failure)
             return ExitCode(failure).rawValue
         }
+    }
+
+    /// Standard input, when it is the request body: piped (never a terminal, so `sapi` never waits on one),
+    /// with no body items, no `--raw` and no `--ignore-stdin`.
+    static func readStandardInput(_ options: Options) -> Data? {
+        guard !options.ignoreStdin, options.rawBody == nil, !RequestBuilder.hasBodyItems(options), isatty(0) == 0 else {
+            return nil
+        }
+        return try? FileHandle.standardInput.readToEnd()
     }
 
     static func report(_ error: any Error) {

@@ -52,7 +52,7 @@ struct StreamPrinter {
         case jsonBody
     }
 
-    var colors: Bool
+    var style: OutputStyle
     /// Standard output is a terminal: a body that stops mid-line gets a newline, binary data is not shown.
     var terminal: Bool
     var keyPath = JSONKeyPath()
@@ -72,8 +72,8 @@ struct StreamPrinter {
     private var missed: ServerAPIError?
     private var notJSON = 0
 
-    init(colors: Bool, terminal: Bool) {
-        self.colors = colors
+    init(style: OutputStyle, terminal: Bool) {
+        self.style = style
         self.terminal = terminal
     }
 
@@ -88,22 +88,33 @@ struct StreamPrinter {
         return .lineValues
     }
 
-    /// Prints the head (when `print` has `H`) and the body (when it has `B`) as they arrive.
+    /// Prints the head (when `print` has `h`) and the body (when it has `b`) as they arrive, then the
+    /// metadata (`m`) once the body has ended.
     /// - Returns: 3, 4 or 5 for a 3xx, 4xx or 5xx status with `checkStatus`, else `ok`.
     /// - Throws: The error that ended the body, a key path that found nothing in the whole body, or
     ///   `StandardOutput.Failure`.
     mutating func print(
         _ response: StreamedResponse, print parts: Set<Character>, keyPath hasKeyPath: Bool, checkStatus: Bool
     ) async throws -> ExitCode {
-        if parts.contains("H") {
-            try emit(Printer.head(status: response.status, headers: response.headers, colors: colors) + "\n")
+        if parts.contains("h") {
+            try emit(
+                Printer.head(
+                    status: response.status, headers: response.headers,
+                    version: response.metrics.transport?.httpVersion, style: style) + "\n")
         }
-        if parts.contains("B") {
+        if parts.contains("b") {
             let mode = Self.mode(
                 contentType: response.headers["Content-Type"], status: response.status, hasKeyPath: hasKeyPath)
             try await body(response.body, mode: mode)
-        } else {
+        } else if !parts.contains("m") {
             response.cancel()
+        } else {
+            for try await _ in response.body {}
+        }
+        if parts.contains("m") {
+            let metrics = await response.finalMetrics
+            try endLine()
+            try emit((parts.contains("b") || parts.contains("h") ? "\n" : "") + Printer.metadata(metrics, style: style))
         }
         if checkStatus, let code = ExitCode.status(response.status) {
             warn(Printer.statusWarning(response.status).dropLast().description)
@@ -148,8 +159,8 @@ struct StreamPrinter {
     private mutating func printEvent(_ event: ServerSentEvent) throws {
         var text = events > 0 ? "\n" : ""
         events += 1
-        let colors = colors
-        let name = { (field: String) in Printer.paint(field, Printer.fieldName, colors) + ": " }
+        let style = style
+        let name = { (field: String) in style.paint(field, \.fieldName) + ": " }
         if event.type != "message" { text += name("event") + event.type + "\n" }
         if event.id != lastID {
             text += name("id") + event.id + "\n"
@@ -159,8 +170,9 @@ struct StreamPrinter {
             let (seconds, attoseconds) = retry.components
             text += name("retry") + "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)\n"
         }
-        if colors, let json = try? JSONValue(parsing: Data(event.data.utf8)) {
-            text += JSONPrinter(colors: true).render(json, pretty: false)
+        let data = Data(event.data.utf8)
+        if style.palette != nil, (try? JSONScanner.validate(data)) != nil {
+            text += String(decoding: JSONPrinter(palette: style.palette).format(data, indent: false), as: UTF8.self)
         } else {
             text += event.data
         }
@@ -219,7 +231,7 @@ struct StreamPrinter {
         if let document {
             let value = try JSONValue(parsing: document).value(at: keyPath)
             values += 1
-            try emit(render(value, pretty: colors) + "\n")
+            try emit(render(value, pretty: style.format) + "\n")
         } else if let last = splitter.finish() {
             try printValue(inLine: last, number: number + 1)
         }
@@ -273,7 +285,7 @@ struct StreamPrinter {
     }
 
     private func render(_ value: JSONValue, pretty: Bool) -> String {
-        JSONPrinter(colors: colors).render(value, pretty: pretty)
+        JSONPrinter(palette: style.palette).render(value, pretty: pretty)
     }
 
     /// The end of a body: a last newline where sapi's text or a terminal needs one, and exit 9 when the

@@ -30,6 +30,7 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /wrong-length?size=N&extra=M     Content-Length N+M, sends N bytes, closes
   /huge-length                     Content-Length: 2000000000 on a tiny body, then closes
   /hang                            reads the request, never answers, until the client goes away
+        &key=K                     record it: /hang/state?key=K answers {"arrived": true, "client_left": ...}
   /hang-body?size=N&after=K        sends the head and K bytes, then stalls until the client goes away
   /drip?size=N&interval_ms=M&chunk=C  N bytes, C at a time, M ms apart
   /redirect-loop                   302 to itself
@@ -168,6 +169,8 @@ _sse_reconnects = {}
 _stream_bytes = {}
 _held_bodies = {}
 _slow_streams = {}
+# /hang?key=K: whether the request arrived and whether its client has left.
+_hangs = {}
 
 
 def base_block(seed):
@@ -425,6 +428,7 @@ class Handler(BaseHTTPRequestHandler):
             "/wrong-length": self.wrong_length,
             "/huge-length": self.huge_length,
             "/hang": self.hang,
+            "/hang/state": lambda: self.send_state(_hangs, {"arrived": False, "client_left": False}),
             "/hang-body": self.hang_body,
             "/drip": self.drip,
             "/redirect-loop": lambda: self.redirect("/redirect-loop"),
@@ -728,7 +732,14 @@ class Handler(BaseHTTPRequestHandler):
         self.close_now()
 
     def hang(self):
+        key = self.query.get("key")
+        if key:
+            with _state_lock:
+                _hangs[key] = {"arrived": True, "client_left": False}
         self.wait_for_client_to_leave()
+        if key:
+            with _state_lock:
+                _hangs[key]["client_left"] = True
 
     def hang_body(self):
         size = max(1, self.int_arg("size", 100000))

@@ -53,7 +53,8 @@ struct OptionsTests {
             "--max-redirects", "0", "x.test",
         ])
         #expect(options.timeout == 2.5 && options.retry == 3 && options.keyPath == "a.b")
-        #expect(options.print == ["H", "B"] && options.backend == .urlsession && options.maxRedirects == 0)
+        #expect(options.printed(terminal: false) == ["H", "B", "h", "b"])
+        #expect(options.backend == .urlsession && options.maxRedirects == 0)
         #expect(throws: UsageError.self) { try Options.parse(["--bogus", "x.test"]) }
         #expect(throws: UsageError.self) { try Options.parse(["--timeout", "-1", "x.test"]) }
         #expect(throws: UsageError.self) { try Options.parse(["--timeout"]) }
@@ -109,16 +110,18 @@ struct OptionsTests {
     func help() {
         let help = Options.helpText
         for spec in Options.specs { #expect(help.contains(spec.names[0])) }
-        for code in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "130"] { #expect(help.contains("  \(code)")) }
+        for code in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "8 ", "9 ", "130"] {
+            #expect(help.contains("\n  \(code)"))
+        }
     }
 
     @Test("JSON prints with sorted keys and four-space indent")
     func printer() {
         let json: JSONValue = ["b": [1, 2.5, nil], "a": "x\"y", "c": [:]]
         #expect(
-            JSONPrinter(colors: false).render(json)
+            JSONPrinter(palette: nil).render(json)
                 == "{\n    \"a\": \"x\\\"y\",\n    \"b\": [\n        1,\n        2.5,\n        null\n    ],\n    \"c\": {}\n}")
-        #expect(JSONPrinter(colors: false).render(json, pretty: false) == #"{"a":"x\"y","b":[1,2.5,null],"c":{}}"#)
+        #expect(JSONPrinter(palette: nil).render(json, pretty: false) == #"{"a":"x\"y","b":[1,2.5,null],"c":{}}"#)
     }
 
     @Test("--proxy, --no-proxy and --stall-timeout reach the transport and the request")

@@ -98,20 +98,21 @@ struct SapiEndToEndTests {
     @Test("Ctrl-C cancels the request cleanly and exits 130", arguments: backends)
     func interrupt(backend: String) async throws {
         let fixture = try SapiProcess.fixture
-        let before = try await connections(fixture)
-        let started = try SapiProcess.start(["--backend", backend, "\(fixture)/hang"])
-        // Wait until the fixture has the request's connection, then interrupt. Each poll is a
-        // connection of its own: the count is `before` + polls so far + 1 once sapi is connected.
-        let deadline = ContinuousClock.now + .seconds(20)
-        var polls = 1
-        while try await connections(fixture) <= before + polls, ContinuousClock.now < deadline {
-            polls += 1
-            try await Task.sleep(for: .milliseconds(20))
+        let key = UUID().uuidString
+        let started = try SapiProcess.start(["--backend", backend, "\(fixture)/hang?key=\(key)"])
+        // Interrupt once the fixture has the request: sapi is past its start-up and waiting on the answer.
+        try await poll("the fixture to receive the request", within: .seconds(30), every: .milliseconds(20)) {
+            let state = try await SapiProcess.run(["\(fixture)/hang/state?key=\(key)"]).json as? [String: Any]
+            return state?["arrived"] as? Bool == true
         }
         kill(started.0.processIdentifier, SIGINT)
         let outcome = try await SapiProcess.finish(started, limit: .seconds(10))
         #expect(outcome.code == 130, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("interrupted"))
+        try await poll("the fixture to see the client leave", within: .seconds(30), every: .milliseconds(20)) {
+            let state = try await SapiProcess.run(["\(fixture)/hang/state?key=\(key)"]).json as? [String: Any]
+            return state?["client_left"] as? Bool == true
+        }
     }
 
     @Test("an interrupted --download resumes with --continue into a byte-identical file", arguments: backends)
@@ -156,7 +157,7 @@ struct SapiEndToEndTests {
     func cache() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let arguments = ["--cache", "file", "--cache-dir", directory.path, "-p", "HB", "\(try SapiProcess.httpbin)/uuid"]
+        let arguments = ["--cache", "file", "--cache-dir", directory.path, "-p", "hb", "\(try SapiProcess.httpbin)/uuid"]
         let first = try await SapiProcess.run(arguments)
         let second = try await SapiProcess.run(arguments)
         #expect(first.code == 0 && second.code == 0, "\(first.stderr)\(second.stderr)")
@@ -172,10 +173,5 @@ struct SapiEndToEndTests {
         #expect(outcome.code == 0)
         #expect(outcome.text.contains("usage: sapi [METHOD] URL [ITEM ...] [OPTIONS]"))
         #expect(outcome.text.contains("130"))
-    }
-
-    private func connections(_ fixture: String) async throws -> Int {
-        let outcome = try await SapiProcess.run(["\(fixture)/connections", "--key-path", "accepted"])
-        return outcome.json as? Int ?? 0
     }
 }

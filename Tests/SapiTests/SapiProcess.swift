@@ -35,8 +35,11 @@ enum SapiProcess {
     /// The fault fixture server's base URL, from `scripts/test.sh`.
     static var fixture: String { get throws { try TestServers.fixture() } }
 
-    /// Starts `sapi` with arguments; output goes to files so that no pipe can fill up.
-    static func start(_ arguments: [String]) throws -> (FixtureProcess, URL, URL) {
+    /// Starts `sapi` with arguments; output goes to files so that no pipe can fill up. Standard input is
+    /// `input` (a file, so never a terminal) or empty; `environment` is added to this process's.
+    static func start(
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+    ) throws -> (FixtureProcess, URL, URL) {
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("sapi-out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
@@ -45,7 +48,18 @@ enum SapiProcess {
         let process = try FixtureProcess(try binary, arguments) { process in
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)
-            process.standardInput = FileHandle.nullDevice
+            if let input {
+                let file = directory.appendingPathComponent("sapi-in-\(UUID().uuidString)")
+                try input.write(to: file)
+                process.standardInput = try FileHandle(forReadingFrom: file)
+                // The open handle keeps the bytes readable; the name is not needed any more.
+                try FileManager.default.removeItem(at: file)
+            } else {
+                process.standardInput = FileHandle.nullDevice
+            }
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
         }
         return (process, out, err)
     }
@@ -64,8 +78,10 @@ enum SapiProcess {
     }
 
     /// Runs `sapi` to its end.
-    static func run(_ arguments: [String]) async throws -> Outcome {
-        try await finish(start(arguments))
+    static func run(
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+    ) async throws -> Outcome {
+        try await finish(start(arguments, input: input, environment: environment))
     }
 }
 

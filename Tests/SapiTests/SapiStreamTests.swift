@@ -105,11 +105,12 @@ struct SapiStreamTests {
         #expect(retried.code == 5, "\(retried.stderr)")
     }
 
-    @Test("-v prints the head before the events")
+    @Test("-v prints the request, then the response head, then the events")
     func head() async throws {
         let outcome = try await SapiProcess.run(["-S", "-v", "\(try SapiProcess.fixture)/sse/slow?n=2&interval_ms=1"])
         #expect(outcome.code == 0, "\(outcome.stderr)")
-        #expect(outcome.text.hasPrefix("HTTP 200 OK\n"))
+        #expect(outcome.text.hasPrefix("GET /sse/slow?n=2&interval_ms=1 HTTP/1.1\n"), "\(outcome.text)")
+        #expect(outcome.text.contains("\n\nHTTP/1.1 200 OK\n"))
         #expect(outcome.text.contains("Content-Type: text/event-stream\n"))
         #expect(outcome.text.hasSuffix("\n\nid: 1\ntick 1\n\nid: 2\ntick 2\n"))
     }
@@ -255,7 +256,8 @@ struct StreamPrinterTests {
         _ chunks: [String], mode: StreamPrinter.Mode, keyPath: String? = nil, colors: Bool = false
     ) async throws -> (Output, (any Error)?) {
         let output = Output()
-        var printer = StreamPrinter(colors: colors, terminal: colors)
+        let style = OutputStyle.resolve(pretty: nil, sorted: nil, theme: nil, terminal: colors, environment: [:])
+        var printer = StreamPrinter(style: style, terminal: colors)
         if let keyPath { printer.keyPath = try JSONKeyPath(parsing: keyPath) }
         printer.write = { output.stdout.append($0) }
         printer.warn = { output.stderr.append($0) }
