@@ -170,8 +170,10 @@ struct CancellationConformanceTests {
         let base = try transport.base()
         let calls = (0..<3).map { _ in ServerAPI(host: base, path: "/delay/10").tag("batch").format(.data) }
         let tasks = calls.map { api in Task { try await manager.send(api) } }
-        // The registry is filled as each task starts; yield until all three are in it.
-        while manager.inFlight.count < calls.count { await Task.yield() }
+        // The registry is filled as each task starts; wait (bounded) until all three are in it.
+        try await poll("the three calls to be in flight", within: .seconds(30), every: .milliseconds(5)) {
+            manager.inFlight.count >= calls.count
+        }
         let cancelled = manager.cancel(tag: "batch")
         #expect(cancelled.count == calls.count)
         for task in tasks {

@@ -1,6 +1,7 @@
 import Foundation
 import ServerAPIKit
 import ServerAPITesting
+import ServerAPITestSupport
 import Testing
 
 /// The manager runs each call in its caller's task, with a cancellation token instead of a task of its
@@ -53,7 +54,9 @@ import Testing
         let manager = ServerAPIManager(transport: mock)
         let api = Self.api.tag("slow")
         let call = Task { await Result { try await manager.send(api) } }
-        while manager.inFlight.isEmpty || mock.requestCount == 0 { await Task.yield() }
+        try await poll("the call to reach the mock", within: .seconds(30), every: .milliseconds(2)) {
+            !manager.inFlight.isEmpty && mock.requestCount > 0
+        }
         switch way {
         case "tag": #expect(manager.cancel(tag: "slow").map(\.id) == [api.id])
         case "id": #expect(manager.cancel(id: api.id).count == 1)
