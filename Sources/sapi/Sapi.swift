@@ -17,7 +17,9 @@ enum Sapi {
         // Ctrl-C must never kill the process mid-write: it is turned into a cancellation below.
         signal(SIGINT, SIG_IGN)
         let options: Options
-        let api: ServerAPI
+        var api: ServerAPI
+        let session: SessionFile?
+        let commandLineAuth: AuthSetting?
         do {
             options = try Options.parse(arguments)
             if options.showHelp {
@@ -29,13 +31,18 @@ enum Sapi {
                 return ExitCode.ok.rawValue
             }
             api = try RequestBuilder.build(options)
+            (session, commandLineAuth) = try authorize(&api, options: options)
+        } catch PasswordPrompt.Failure.interrupted {
+            FileHandle.standardError.write(Data("sapi: interrupted\n".utf8))
+            return ExitCode.interrupted.rawValue
         } catch {
             report(error)
             return ExitCode.usage.rawValue
         }
+        let cookies = session?.makeCookieStorage()
         let composed: Composition
         do {
-            composed = try Composition(options)
+            composed = try Composition(options, cookies: cookies)
         } catch let error as UsageError {
             report(error)
             return ExitCode.usage.rawValue
@@ -81,7 +88,47 @@ enum Sapi {
         interrupt.resume()
         let code = await task.value
         interrupt.cancel()
+        if let session, let cookies, !options.sessionReadOnly {
+            save(session, options: options, auth: commandLineAuth, cookies: cookies.allCookies)
+        }
         return code
+    }
+
+    /// Applies the credentials and the `--session` to the call: `-a` (asking for a left-out password),
+    /// else the session's auth, else `.netrc` (unless `--ignore-netrc`); then the session's headers.
+    /// - Returns: The session as read, and the command line's credentials (which the session then keeps).
+    static func authorize(_ api: inout ServerAPI, options: Options) throws -> (SessionFile?, AuthSetting?) {
+        let url = api.url ?? URL(fileURLWithPath: "/")
+        let session = try options.session.map { name in
+            try SessionFile.load(Composition.sessionFile(name, url: RequestBuilder.expandURL(options.url)))
+        }
+        let commandLine = try AuthSetting.fromCommandLine(options, url: url, askPassword: PasswordPrompt.ask)
+        if let session {
+            api = session.apply(to: api, commandLineHeaders: options.headerItems.map(\.0))
+        }
+        if let auth = commandLine ?? session?.auth {
+            api = auth.apply(to: api)
+            if let credentials = api.credentials { try Composition.checkCredentials(credentials, options) }
+        } else if !options.ignoreNetrc, !options.headerItems.contains(where: { $0.0.lowercased() == "authorization" }),
+            let host = url.host, let (login, password) = Netrc.load()?.credentials(for: host)
+        {
+            api = api.basicAuth(user: login, password: password)
+        }
+        return (session, commandLine)
+    }
+
+    /// Writes the session back when the call changed it; a failure to write is a warning.
+    static func save(_ session: SessionFile, options: Options, auth: AuthSetting?, cookies: [Cookie]) {
+        let next = session.updated(headers: options.headerItems, auth: auth, cookies: cookies)
+        guard session.needsSaving(next) else { return }
+        do {
+            try next.save()
+        } catch let error as SessionFile.SaveError {
+            FileHandle.standardError.write(
+                Data("sapi: warning: the session was not saved to \(error.path): \(error.reason)\n".utf8))
+        } catch {
+            FileHandle.standardError.write(Data("sapi: warning: the session was not saved: \(error)\n".utf8))
+        }
     }
 
     /// `--stream`: prints the response as it arrives and returns the exit code.

@@ -35,8 +35,9 @@ enum SapiProcess {
     /// The fault fixture server's base URL, from `scripts/test.sh`.
     static var fixture: String { get throws { try TestServers.fixture() } }
 
-    /// Starts `sapi` with arguments; output goes to files so that no pipe can fill up.
-    static func start(_ arguments: [String]) throws -> (FixtureProcess, URL, URL) {
+    /// Starts `sapi` with arguments (and `environment` added to the test's own); output goes to files so
+    /// that no pipe can fill up.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (FixtureProcess, URL, URL) {
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("sapi-out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
@@ -46,6 +47,9 @@ enum SapiProcess {
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)
             process.standardInput = FileHandle.nullDevice
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
         }
         return (process, out, err)
     }
@@ -64,8 +68,8 @@ enum SapiProcess {
     }
 
     /// Runs `sapi` to its end.
-    static func run(_ arguments: [String]) async throws -> Outcome {
-        try await finish(start(arguments))
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
+        try await finish(start(arguments, environment: environment))
     }
 }
 
