@@ -109,7 +109,7 @@ enum Sapi {
         if let auth = commandLine ?? session?.auth {
             api = auth.apply(to: api)
             if let credentials = api.credentials { try Composition.checkCredentials(credentials, options) }
-        } else if !options.ignoreNetrc, !options.headerItems.contains(where: { $0.0.lowercased() == "authorization" }),
+        } else if !options.ignoreNetrc, !api.headers.contains("Authorization"),
             let host = url.host, let (login, password) = Netrc.load()?.credentials(for: host)
         {
             api = api.basicAuth(user: login, password: password)
