@@ -37,6 +37,18 @@ struct AuthConformanceTests {
         #expect(response.headers["WWW-Authenticate"]?.hasPrefix("Digest") == true)
     }
 
+    @Test(
+        "a Digest challenge libcurl cannot answer (SHA-512) is the response, as without credentials",
+        arguments: [TransportKind.curl, .curlHTTP2])
+    func unanswerable(kind: TransportKind) async throws {
+        let response = try await kind.make().send(try kind.httpbin("/digest-auth/auth/u/p/SHA-512")) {
+            $0.credentials = Self.credentials
+        }
+        #expect(response.status == 401)
+        #expect(response.headers["WWW-Authenticate"]?.contains("algorithm=SHA-512") == true)
+        #expect(response.headers.values(for: "Set-Cookie").isEmpty == false)
+    }
+
     @Test("a challenge the request has no Digest credentials for is the response", arguments: [TransportKind.curl])
     func noCredentials(kind: TransportKind) async throws {
         let response = try await kind.make().send(try kind.httpbin("/digest-auth/auth/u/p"))
