@@ -47,8 +47,13 @@ enum PasswordPrompt {
             put(tty, "\n")
             throw UsageError(message: "cannot turn off the terminal's echo to ask for the password of \(target)")
         }
+        // A SIGTERM or SIGHUP while asking restores the terminal before the signal ends the process.
+        restoring = (tty, saved)
+        let previous = [SIGTERM, SIGHUP].map { ($0, signal($0, restoreAndDie)) }
         defer {
             _ = tcsetattr(tty, TCSAFLUSH, &saved)
+            for (number, handler) in previous { signal(number, handler) }
+            restoring = nil
             put(tty, "\n")
         }
         var bytes: [UInt8] = []
@@ -60,8 +65,10 @@ enum PasswordPrompt {
             switch byte {
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 return String(decoding: bytes, as: UTF8.self)
-            case 0x03:  // Ctrl-C
+            case 0x03, 0x1C:  // Ctrl-C, Ctrl-\\
                 throw Failure.interrupted
+            case 0x1A:  // Ctrl-Z: not a password character; the prompt does not stop
+                continue
             case 0x04:  // Ctrl-D: the end on an empty line, else ignored
                 if bytes.isEmpty { throw Failure.interrupted }
             case 0x7F, 0x08:  // Backspace: one character, whole (a UTF-8 sequence's continuation bytes too)
@@ -72,6 +79,16 @@ enum PasswordPrompt {
                 bytes.append(byte)
             }
         }
+    }
+
+    /// The terminal and its settings while the prompt has changed them, for `restoreAndDie`.
+    nonisolated(unsafe) private static var restoring: (Int32, termios)?
+
+    /// Restores the terminal, then lets the signal do what it does by default.
+    private static let restoreAndDie: @convention(c) (Int32) -> Void = { number in
+        if var (tty, settings) = PasswordPrompt.restoring { _ = tcsetattr(tty, TCSANOW, &settings) }
+        signal(number, SIG_DFL)
+        raise(number)
     }
 
     private static func put(_ tty: Int32, _ text: String) {

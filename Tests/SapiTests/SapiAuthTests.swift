@@ -3,6 +3,10 @@ import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import sapi
 
 /// `sapi -a/-A`, the password prompt, `.netrc`, and credentials on redirects, against httpbin.
@@ -113,6 +117,27 @@ struct SapiAuthTests {
             #expect(screen.exitCode == 130, "\(screen.text)")
             #expect(!screen.text.contains("abc"))
             // Both flags on again: the line says FLAGS=2 (the command line itself shows no such line).
+            try await terminal.run("clear; stty -a | tr ' ;' '\\n\\n' | grep -cx -e echo -e icanon | sed 's/^/FLAGS=/'")
+            let settings = try await terminal.waitFor { text in
+                text.split(separator: "\n").contains { $0.hasPrefix("FLAGS=") }
+            }
+            #expect(settings.split(separator: "\n").contains("FLAGS=2"), "\(settings)")
+        }
+    }
+
+    @Test("SIGTERM at the password prompt gives the terminal its echo back before the process ends")
+    func promptTerminated() async throws {
+        let httpbin = try SapiProcess.httpbin
+        try await Terminal.with { terminal in
+            // The shell prints its pid, then becomes sapi: the test signals that pid.
+            try await terminal.run(
+                "sh -c 'echo PID=$$; exec \(try SapiProcess.binary.path) -a u \"$0\"' '\(httpbin)/basic-auth/u/p'")
+            let prompt = try await terminal.waitFor { $0.contains("sapi: password for u@") }
+            let pidLine = try #require(prompt.split(separator: "\n").first { $0.hasPrefix("PID=") })
+            let pid = try #require(pid_t(pidLine.dropFirst(4)))
+            #expect(kill(pid, SIGTERM) == 0)
+            let screen = try await terminal.waitForExit()
+            #expect(screen.exitCode == 143, "\(screen.text)")
             try await terminal.run("clear; stty -a | tr ' ;' '\\n\\n' | grep -cx -e echo -e icanon | sed 's/^/FLAGS=/'")
             let settings = try await terminal.waitFor { text in
                 text.split(separator: "\n").contains { $0.hasPrefix("FLAGS=") }
