@@ -87,4 +87,7 @@ static inline CURLMcode ccurl_multi_setopt_pointer(CURLM *handle, CURLMoption op
     return curl_multi_setopt(handle, option, value);
 }
 
+/// CURLAUTH_DIGEST: a macro with a cast, which Swift does not import.
+static inline unsigned long ccurl_auth_digest(void) { return CURLAUTH_DIGEST; }
+
 #endif

@@ -9,6 +9,7 @@ extension CurlTransfer {
     ///   or a download that must start over); the caller then resets the handle and calls `configure`.
     func complete(code: CURLcode) -> Outcome {
         // libcurl's own failure, in our words; when a callback stopped the transfer, `exchange` has the reason.
+        if code == CURLE_OK { replayUnansweredChallenge() }
         let libraryFailure = code == CURLE_OK ? nil : curlFailure(code)
         let deliveredStatus: Int
         switch exchange.finished(failure: libraryFailure) {

@@ -52,6 +52,8 @@ extension CurlTransfer {
                 code = code * 10 + Int(byte - UInt8(ascii: "0"))
             }
         }
+        // The head after a Digest challenge is libcurl's answer to it: the challenge is not the caller's.
+        if case .pending = challenge { challenge = .answered }
         guard exchange.awaitsHead else {
             // Another head after the final one: the exchange decides what that means (it fails).
             guard case .fail = exchange.headReceived(status: code, headers: HTTPHeaders(), request: request) else {
@@ -64,9 +66,10 @@ extension CurlTransfer {
         return true
     }
 
-    private func headEnded() -> Bool {
+    func headEnded() -> Bool {
         // A blank line ends a head, and also the trailers after the final head.
         guard status > 0, exchange.awaitsHead else { return true }
+        if interceptsChallenge() { return true }
         switch exchange.headReceived(status: status, headers: headers, request: request) {
         case .interim, .dropBody, .ignore:
             return true
@@ -127,6 +130,7 @@ extension CurlTransfer {
     /// Takes the next body bytes, decoded.
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if keepsChallengeBody(bytes) { return true }
         // For a content-coded body, the encoded bytes so far: libcurl counts body bytes as they come off
         // the connection (after chunked framing, before content decoding) and before it decodes them and
         // calls us, so the count includes the bytes this piece was decoded from.

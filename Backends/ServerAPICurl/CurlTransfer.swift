@@ -59,6 +59,8 @@ final class CurlTransfer {
     var download: (any CurlDownloadWriting)?
 
     /// The last progress reported, to report only changes.
+    /// A Digest challenge libcurl is answering itself in this hop (see `CurlTransfer+Credentials`).
+    var challenge = DigestChallenge.none
     var reportedUpload: Int64 = -1
     var reportedDownload: Int64 = -1
 
@@ -146,6 +148,7 @@ final class CurlTransfer {
             try easy.set(CURLOPT_RESOLVE, list: resolveList)
         }
         try configureProxy()
+        try configureCredentials()
         if let socket = request.unixSocketPath {
             try easy.set(CURLOPT_UNIX_SOCKET_PATH, socket)
             // The socket is the route: no proxy stands between.

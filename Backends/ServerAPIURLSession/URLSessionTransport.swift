@@ -151,6 +151,19 @@ public final class URLSessionTransport: RequestPerforming {
         "URLSessionTransport cannot send a streamed request body (FoundationNetworking reads body streams "
             + "synchronously); use CurlTransport, or a file or in-memory body")
 
+    /// Why challenge credentials are refused: FoundationNetworking on Linux does not answer Digest
+    /// challenges (its `_HTTPURLProtocol` says "doesn't currently handle digest authentication"), and the
+    /// session delegate cancels every `401` challenge, since one left unanswered hangs the task on Linux
+    /// (swift-corelibs-foundation#5456).
+    /// - Parameter credentials: The request's challenge credentials.
+    /// - Returns: The `invalidRequest` error a call with them fails with.
+    public static func refusal(_ credentials: HTTPCredentials) -> ServerAPIError {
+        ServerAPIError(
+            .invalidRequest,
+            "URLSessionTransport cannot answer \(credentials.scheme.rawValue) authentication challenges "
+                + "(FoundationNetworking does not handle them); use CurlTransport")
+    }
+
     /// Why this transport refuses `version`, or `nil` for `.http2`, what FoundationNetworking negotiates
     /// (see `Configuration.httpVersion`).
     /// - Parameter version: The configured HTTP versions.
@@ -172,6 +185,7 @@ public final class URLSessionTransport: RequestPerforming {
                 .invalidRequest, "URLSession cannot connect to a Unix-domain socket: use the curl transport")
         }
         if request.body.streamedBody != nil { throw streamedBodyRefusal }
+        if let credentials = request.credentials { throw refusal(credentials) }
         // FoundationNetworking on Linux fails such URLs with NSURLErrorBadURL before sending anything.
         if request.url.host?.contains(":") == true {
             throw ServerAPIError(

@@ -10,7 +10,11 @@ struct Composition {
     var manager: ServerAPIManager
     var formatter: any ResponseFormatting
 
-    init(_ options: Options, plugins: [any ServerAPIPlugin] = []) throws {
+    /// - Parameters:
+    ///   - options: The command line.
+    ///   - plugins: The manager's plugins (the request printer).
+    ///   - cookies: The `--session`'s cookie jar, if any.
+    init(_ options: Options, plugins: [any ServerAPIPlugin] = [], cookies: (any CookieStorage)? = nil) throws {
         if options.envelope {
             formatter = EnvelopeFormatter(
                 codeKey: options.codeKey, messageKey: options.messageKey, dataKey: options.dataKey,
@@ -28,9 +32,7 @@ struct Composition {
         }
         let transport: any RequestPerforming = options.offline ? OfflineTransport() : try Self.transport(options)
         var configuration = ServerAPIManager.Configuration()
-        if let session = options.session {
-            configuration.cookies = FileCookieStorage(url: try Self.sessionFile(session, url: options.url))
-        }
+        configuration.cookies = cookies
         manager = ServerAPIManager(
             transport: transport, formatter: formatter, cache: cache, plugins: plugins, configuration: configuration)
     }
@@ -129,6 +131,12 @@ struct Composition {
             }
             return (true, (value as NSString).expandingTildeInPath)
         }
+    }
+
+    /// Refuses challenge credentials (`-A digest`) that the chosen backend cannot answer.
+    static func checkCredentials(_ credentials: HTTPCredentials, _ options: Options) throws(UsageError) {
+        guard options.backend == .urlsession else { return }
+        throw UsageError(message: URLSessionTransport.refusal(credentials).message, hint: "--backend curl")
     }
 
     /// The `--proxy` setting: a URL, `env`, or none.

@@ -60,6 +60,13 @@ struct Options {
     var unixSocket: String?
     var showHelp = false
     var showVersion = false
+    // MARK: - auth and sessions
+    /// `-a user[:password]`, or the token with `-A bearer`.
+    var auth: String?
+    var authType: AuthSetting.Kind?
+    var ignoreNetrc = false
+    /// `--session-read-only`: `session` names the session, which is used but never written.
+    var sessionReadOnly = false
 
     /// The letters `--print` takes.
     static let printLetters: Set<Character> = ["H", "B", "h", "b", "m"]
@@ -153,7 +160,7 @@ extension Options {
         OptionSpec(names: ["--cache-dir"], value: "DIR", help: "the file cache's directory") { $0.cacheDirectory = $1 },
         OptionSpec(
             names: ["--session"], value: "NAME|PATH",
-            help: "keep cookies between runs: a named session of the URL's host, or a file (with a /)"
+            help: "keep cookies, auth and headers between runs: a named session of the URL's host, or a file (with a /)"
         ) { $0.session = $1 },
         OptionSpec(
             names: ["--cache-mode"], value: "MODE",
@@ -269,6 +276,26 @@ extension Options {
         OptionSpec(names: ["--unix-socket"], value: "PATH", help: "connect to a Unix-domain socket (curl backend)") {
             $0.unixSocket = $1
         },
+        // auth and sessions
+        OptionSpec(
+            names: ["--auth", "-a"], value: "USER[:PASS]",
+            help: "credentials (asks for the password on the terminal when it is left out); TOKEN with -A bearer"
+        ) { $0.auth = $1 },
+        OptionSpec(names: ["--auth-type", "-A"], value: "basic|bearer|digest", help: "the auth scheme (default basic; digest: curl only)") {
+            guard let kind = AuthSetting.Kind(rawValue: $1.lowercased()) else {
+                throw UsageError(message: "unknown auth type \"\($1)\"", hint: "use basic, bearer or digest")
+            }
+            $0.authType = kind
+        },
+        OptionSpec(names: ["--ignore-netrc"], help: "do not read credentials from $NETRC or ~/.netrc") { o, _ in
+            o.ignoreNetrc = true
+        },
+        OptionSpec(
+            names: ["--session-read-only"], value: "NAME|PATH", help: "use a --session without updating it"
+        ) {
+            $0.session = $1
+            $0.sessionReadOnly = true
+        },
         OptionSpec(names: ["--help"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },
     ]
@@ -338,6 +365,9 @@ extension Options {
             throw UsageError(message: "--continue needs --download FILE")
         }
         if options.stream { try checkStream(options) }
+        if options.authType != nil && options.auth == nil {
+            throw UsageError(message: "--auth-type needs --auth", hint: "sapi -A bearer -a TOKEN URL")
+        }
         return options
     }
 
@@ -410,6 +440,13 @@ extension Options {
             "  key path applies to it once it has arrived.",
             "  A 4xx or 5xx body is written as it came. Ctrl-C stops the stream and exits 130; a reader that",
             "  leaves (| head) stops it quietly. --download, the cache options and --envelope do not go with it.",
+            "",
+            "auth and sessions:",
+            "  Credentials come from -a, else the --session, else $NETRC or ~/.netrc (machine HOST login U",
+            "  password P, or default), which gives basic auth for its host. They are never sent to another",
+            "  host on a redirect. A session (a named one is $XDG_CONFIG_HOME/sapi/sessions/HOST_PORT/NAME.json,",
+            "  mode 0600) keeps the cookies, -a and the Header:Value items (not Content-*, If-*, Cookie) and",
+            "  sends them with later calls unless the command line gives its own.",
             "",
             "exit codes (httpie's 0-6 and 130; 7-9 are sapi's own):",
             "  0    ok",

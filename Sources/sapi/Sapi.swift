@@ -19,7 +19,9 @@ enum Sapi {
         // Only the variables sapi reads: building the whole environment costs more at start-up than the call.
         let environment = Self.environment(["NO_COLOR", "SAPI_CONFIG_DIR", "XDG_CONFIG_HOME", "HOME"])
         let options: Options
-        let api: ServerAPI
+        var api: ServerAPI
+        let session: SessionFile?
+        let commandLineAuth: AuthSetting?
         do {
             options = try Options.parse(try Config.defaultOptions(environment: environment) + arguments)
             if options.showHelp {
@@ -31,6 +33,10 @@ enum Sapi {
                 return ExitCode.ok.rawValue
             }
             api = try RequestBuilder.build(options, stdin: readStandardInput(options))
+            (session, commandLineAuth) = try authorize(&api, options: options)
+        } catch PasswordPrompt.Failure.interrupted {
+            FileHandle.standardError.write(Data("sapi: interrupted\n".utf8))
+            return ExitCode.interrupted.rawValue
         } catch {
             report(error)
             return ExitCode.usage.rawValue
@@ -47,9 +53,10 @@ enum Sapi {
                     parts: parts, style: style, terminal: terminalOut, showCredentials: options.showCredentials,
                     version: options.httpVersion == .http2PriorKnowledge ? "HTTP/2" : "HTTP/1.1"))
         }
+        let cookies = session?.makeCookieStorage()
         let composed: Composition
         do {
-            composed = try Composition(options, plugins: plugins)
+            composed = try Composition(options, plugins: plugins, cookies: cookies)
         } catch let error as UsageError {
             report(error)
             return ExitCode.usage.rawValue
@@ -110,7 +117,47 @@ enum Sapi {
         interrupt.resume()
         let code = await task.value
         interrupt.cancel()
+        if let session, let cookies, !options.sessionReadOnly {
+            save(session, options: options, auth: commandLineAuth, cookies: cookies.allCookies)
+        }
         return code
+    }
+
+    /// Applies the credentials and the `--session` to the call: `-a` (asking for a left-out password),
+    /// else the session's auth, else `.netrc` (unless `--ignore-netrc`); then the session's headers.
+    /// - Returns: The session as read, and the command line's credentials (which the session then keeps).
+    static func authorize(_ api: inout ServerAPI, options: Options) throws -> (SessionFile?, AuthSetting?) {
+        let url = api.url ?? URL(fileURLWithPath: "/")
+        let session = try options.session.map { name in
+            try SessionFile.load(Composition.sessionFile(name, url: RequestBuilder.expandURL(options.url)))
+        }
+        let commandLine = try AuthSetting.fromCommandLine(options, url: url, askPassword: PasswordPrompt.ask)
+        if let session {
+            api = session.apply(to: api, commandLineHeaders: options.headerItems.map(\.0))
+        }
+        if let auth = commandLine ?? session?.auth {
+            api = auth.apply(to: api)
+            if let credentials = api.credentials { try Composition.checkCredentials(credentials, options) }
+        } else if !options.ignoreNetrc, !api.headers.contains("Authorization"),
+            let host = url.host, let (login, password) = Netrc.load()?.credentials(for: host)
+        {
+            api = api.basicAuth(user: login, password: password)
+        }
+        return (session, commandLine)
+    }
+
+    /// Writes the session back when the call changed it; a failure to write is a warning.
+    static func save(_ session: SessionFile, options: Options, auth: AuthSetting?, cookies: [Cookie]) {
+        let next = session.updated(headers: options.headerItems, auth: auth, cookies: cookies)
+        guard session.needsSaving(next) else { return }
+        do {
+            try next.save()
+        } catch let error as SessionFile.SaveError {
+            FileHandle.standardError.write(
+                Data("sapi: warning: the session was not saved to \(error.path): \(error.reason)\n".utf8))
+        } catch {
+            FileHandle.standardError.write(Data("sapi: warning: the session was not saved: \(error)\n".utf8))
+        }
     }
 
     /// `--stream`: prints the response as it arrives and returns the exit code.

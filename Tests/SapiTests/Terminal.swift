@@ -46,6 +46,11 @@ struct Terminal {
         _ = try await tmux(["send-keys", "-t", "t", "Enter"])
     }
 
+    /// Types text as it is (no key names), without pressing Enter.
+    func type(_ text: String) async throws {
+        _ = try await tmux(["send-keys", "-t", "t", "-l", text])
+    }
+
     /// Presses a key, such as `C-c`.
     func press(_ key: String) async throws {
         _ = try await tmux(["send-keys", "-t", "t", key])

@@ -83,6 +83,20 @@ extension ServerAPI {
     /// Returns a copy that connects to a Unix-domain socket instead of its URL's host (see `UnixSocket`).
     public func unixSocket(_ path: String?) -> ServerAPI { with { $0.unixSocketPath = path } }
 
+    /// Returns a copy that sends `Authorization: Basic base64(user:password)`.
+    public func basicAuth(user: String, password: String) -> ServerAPI {
+        setHeader("Authorization", "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+    }
+
+    /// Returns a copy that sends `Authorization: Bearer token`.
+    public func bearerAuth(_ token: String) -> ServerAPI { setHeader("Authorization", "Bearer " + token) }
+
+    /// Returns a copy whose transport answers the server's Digest challenge with these credentials
+    /// (`CurlTransport` can; `URLSessionTransport` refuses the call with `invalidRequest`).
+    public func digestAuth(user: String, password: String) -> ServerAPI {
+        with { $0.credentials = .digest(user: user, password: password) }
+    }
+
     /// Returns a copy with another result format.
     public func format(_ format: ResultFormat) -> ServerAPI { with { $0.resultFormat = format } }
 

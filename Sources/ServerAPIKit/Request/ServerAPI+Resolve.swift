@@ -87,6 +87,7 @@ extension ServerAPI {
                 maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects,
                 attempt: attempt)
             request.unixSocketPath = socket
+            request.credentials = credentials
             // Checked once here: the transport sends a prepared request without checking it again.
             try request.prepare()
             return request

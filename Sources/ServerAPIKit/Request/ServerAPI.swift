@@ -42,6 +42,9 @@ public struct ServerAPI: Sendable, Hashable {
     /// The Unix-domain socket the call connects to instead of its URL's host; `nil` for the network.
     /// A `http+unix://` URL sets it too (see `UnixSocket`).
     public var unixSocketPath: String? = nil
+    /// Credentials the transport answers an authentication challenge with (Digest); `nil` for none.
+    /// See `digestAuth(user:password:)`; Basic and Bearer are plain headers (`basicAuth`, `bearerAuth`).
+    public var credentials: HTTPCredentials? = nil
     /// How many times a failed attempt is retried (0: no retries).
     public var retryCount: Int
     /// When and how a failed attempt is retried.

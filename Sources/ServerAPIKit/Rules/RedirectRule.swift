@@ -11,7 +11,7 @@ import Foundation
 ///   301/302 of any other method, keep the method and the body.
 /// - Becoming a GET drops the body and the headers that describe it (`bodyHeaders`).
 /// - A redirect to another origin (scheme, host or port, with 80 and 443 as default ports) drops the
-///   credentials in `crossOriginHeaders`.
+///   credentials in `crossOriginHeaders` and the request's `credentials`.
 public enum RedirectRule {
     /// The headers that are never sent to another origin than the one they were given for.
     public static let crossOriginHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
@@ -99,6 +99,8 @@ public enum RedirectRule {
         }
         if !sameOrigin(request.url, target) {
             for name in crossOriginHeaders { next.headers.remove(name: name) }
+            // Challenge credentials (Digest) belong to the origin they were given for, like the headers.
+            next.credentials = nil
             // The socket serves the origin the call named: another origin is reached over the network.
             if next.unixSocketPath != nil { next.unixSocketPath = nil }
         }

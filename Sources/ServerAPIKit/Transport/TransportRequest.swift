@@ -41,6 +41,9 @@ public struct TransportRequest: Sendable {
     /// The Unix-domain socket to connect to instead of the URL's host and port (which still name the
     /// `Host` header); `nil` connects over the network. See `UnixSocket`.
     public var unixSocketPath: String? { didSet { isPrepared = false } }
+    /// Credentials the transport answers an authentication challenge with (Digest); `nil` for none.
+    /// Dropped on a redirect to another origin. A transport that cannot answer the scheme refuses the call.
+    public var credentials: HTTPCredentials?
     /// Whether `prepare()` checked the request and nothing it checks (URL, method, headers, timeout,
     /// stall timeout) changed since: a transport then sends it without checking again.
     public internal(set) var isPrepared = false

@@ -152,7 +152,7 @@ struct RedirectRuleTests {
     }
 
     @Test(
-        "credentials never cross origins: scheme, host or port changes drop them; default ports are the same origin",
+        "credentials (headers and Digest) never cross origins: scheme, host or port changes drop them; default ports are the same origin",
         arguments: [
             ("http://api.test/a", "/b", false),
             ("http://api.test/a", "http://API.test:80/b", false),
@@ -167,13 +167,15 @@ struct RedirectRuleTests {
         ])
     func crossOrigin(from: String, location: String, crossesOrigin: Bool) throws {
         for status in [302, 307] {
-            let request = Self.request(from, method: .get)
+            var request = Self.request(from, method: .get)
+            request.credentials = .digest(user: "u", password: "p")
             let next = try #require(
                 Self.followed(RedirectRule.decide(request, status: status, location: location, followed: 0)))
             for name in ["Authorization", "Cookie", "Proxy-Authorization"] {
                 #expect(next.headers.contains(name) == !crossesOrigin, "\(name) \(from) → \(location)")
             }
             #expect(next.headers["X-Other"] == "kept")
+            #expect(next.credentials == (crossesOrigin ? nil : request.credentials), "digest \(from) → \(location)")
             #expect(RedirectRule.sameOrigin(request.url, next.url) == !crossesOrigin)
         }
     }

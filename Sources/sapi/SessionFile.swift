@@ -1,0 +1,164 @@
+import Foundation
+import ServerAPIKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A `--session` file: the headers, auth and cookies kept for later calls, in httpie's layout:
+///
+/// ```json
+/// {"__meta__": {"about": "sapi session file", "sapi": "0.1.0"},
+///  "auth": {"type": "basic", "raw_auth": "user:pass"},
+///  "cookies": [{"name": "a", "value": "1", "domain": "example.com", ...}],
+///  "headers": {"X-Api": "1"}}
+/// ```
+///
+/// Cookies are the library's `Cookie` values, as `FileCookieStorage` writes them, so a session file from
+/// before (`{"format": "serverapikit-cookies", "version": 1, "cookies": [...]}`) is read as a session
+/// with cookies only, and written back in this layout when the call changes it.
+struct SessionFile: Equatable {
+    var url: URL
+    /// Headers, in the order they were first stored (names compared case-insensitively).
+    var headers: [HTTPHeaders.Field] = []
+    var auth: AuthSetting?
+    var cookies: [Cookie] = []
+    /// Whether the file exists: a new session is written after its first call.
+    var exists = false
+
+    /// The headers a session never keeps: those that describe one call's body or condition (httpie's
+    /// `Content-` and `If-` prefixes), and `Cookie`, which the cookie jar keeps.
+    static func isStored(header name: String) -> Bool {
+        let lower = name.lowercased()
+        return !lower.hasPrefix("content-") && !lower.hasPrefix("if-") && lower != "cookie"
+    }
+
+    /// Reads the session in `url`; a missing file is an empty session.
+    /// - Throws: `UsageError` when the file cannot be read or is not a session (it is left as it is).
+    static func load(_ url: URL) throws(UsageError) -> SessionFile {
+        var session = SessionFile(url: url)
+        guard FileManager.default.fileExists(atPath: url.path) else { return session }
+        let invalid = { (why: String) in
+            UsageError(
+                message: "the session file \(url.path) cannot be read: \(why); it was left as it is",
+                hint: "fix or remove the file, or use another --session")
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else { throw invalid("permission denied") }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw invalid("it is not a JSON object")
+        }
+        session.exists = true
+        if let headers = object["headers"] {
+            guard let fields = headers as? [String: String] else { throw invalid("\"headers\" is not an object of strings") }
+            session.headers = fields.sorted { $0.key < $1.key }.map { HTTPHeaders.Field(name: $0.key, value: $0.value) }
+        }
+        if let auth = object["auth"], !(auth is NSNull) {
+            guard let fields = auth as? [String: Any] else { throw invalid("\"auth\" is not an object") }
+            // httpie writes {"type": null, "raw_auth": null} for a session without auth.
+            if let raw = fields["raw_auth"] as? String {
+                let type = (fields["type"] as? String)?.lowercased() ?? "basic"
+                guard let kind = AuthSetting.Kind(rawValue: type) else { throw invalid("unknown auth type \"\(type)\"") }
+                session.auth = AuthSetting(kind: kind, raw: raw)
+            }
+        }
+        if let cookies = object["cookies"] {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            guard JSONSerialization.isValidJSONObject(cookies),
+                let bytes = try? JSONSerialization.data(withJSONObject: cookies),
+                let list = try? decoder.decode([Cookie].self, from: bytes)
+            else { throw invalid("\"cookies\" is not a list of cookies") }
+            session.cookies = list
+        }
+        return session
+    }
+
+    /// A cookie storage filled with the session's cookies, for the call's manager.
+    func makeCookieStorage() -> MemoryCookieStorage {
+        let storage = MemoryCookieStorage()
+        for cookie in cookies { storage.store(cookie) }
+        return storage
+    }
+
+    /// The call with the session's headers (those the command line does not set) and its auth applied.
+    func apply(to api: ServerAPI, commandLineHeaders: [String]) -> ServerAPI {
+        var api = api
+        let given = Set(commandLineHeaders.map { $0.lowercased() })
+        for field in headers where !given.contains(field.name.lowercased()) {
+            api = api.setHeader(field.name, field.value)
+        }
+        return api
+    }
+
+    /// The session after a call: the command line's headers and auth stored, the jar's cookies kept.
+    func updated(headers items: [(String, String)], auth: AuthSetting?, cookies jar: [Cookie]) -> SessionFile {
+        var next = self
+        for (name, value) in items where Self.isStored(header: name) {
+            if let index = next.headers.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) {
+                next.headers[index] = HTTPHeaders.Field(name: name, value: value)
+            } else {
+                next.headers.append(HTTPHeaders.Field(name: name, value: value))
+            }
+        }
+        if let auth { next.auth = auth }
+        next.cookies = jar
+        return next
+    }
+
+    /// Whether writing `next` in place of this session changes the file.
+    func needsSaving(_ next: SessionFile) -> Bool {
+        !exists || headers != next.headers || auth != next.auth || Set(cookies) != Set(next.cookies)
+    }
+
+    /// The file's bytes.
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let cookieList = try JSONSerialization.jsonObject(with: try encoder.encode(cookies))
+        var object: [String: Any] = [
+            "__meta__": ["about": "sapi session file", "sapi": Sapi.version],
+            "headers": Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }),
+            "cookies": cookieList,
+        ]
+        object["auth"] = auth.map { ["type": $0.kind.rawValue, "raw_auth": $0.raw] } ?? ["type": NSNull(), "raw_auth": NSNull()]
+        return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+    }
+
+    /// Writes the session: a temporary file (0600) beside it, renamed over it; the folder is created 0700.
+    func save() throws {
+        let data = try encoded()
+        let folder = url.deletingLastPathComponent().path
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let temporary = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw SaveError(path: url.path, reason: String(cString: strerror(errno))) }
+        var failure: Int32?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(file, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fsync(file) != 0 { failure = errno }
+        close(file)
+        if failure == nil, rename(temporary, url.path) != 0 { failure = errno }
+        if let failure {
+            unlink(temporary)
+            throw SaveError(path: url.path, reason: String(cString: strerror(failure)))
+        }
+    }
+
+    struct SaveError: Error {
+        var path: String
+        var reason: String
+    }
+}
