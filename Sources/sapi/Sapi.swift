@@ -43,8 +43,15 @@ enum Sapi {
             reportError(ServerAPIError.wrap(error))
             return ExitCode(ServerAPIError.wrap(error)).rawValue
         }
+        if let output = options.output, !options.download {
+            // httpie's --output without --download: what would be printed goes into the file.
+            do throws(UsageError) { try redirectStandardOutput(to: output) } catch {
+                report(error)
+                return ExitCode.usage.rawValue
+            }
+        }
         let terminalOut = isatty(1) != 0
-        let bar = isatty(2) != 0 && (options.download != nil || !api.body.isEmpty) ? ProgressBar() : nil
+        let bar = isatty(2) != 0 && (options.download || !api.body.isEmpty) ? ProgressBar() : nil
         let printer = Printer(options: options, formatter: composed.formatter, colors: terminalOut)
 
         let progress: (@Sendable (TransferProgress) -> Void)?
@@ -56,6 +63,9 @@ enum Sapi {
         let task = Task { () async -> Int32 in
             if options.stream {
                 return await stream(api, options: options, manager: composed.manager, colors: terminalOut, bar: bar)
+            }
+            if options.download {
+                return await Download(api: api, options: options, manager: composed.manager, bar: bar).run().rawValue
             }
             var code = ExitCode.ok
             do {
@@ -70,7 +80,7 @@ enum Sapi {
             } catch {
                 bar?.finish()
                 let failure = ServerAPIError.wrap(error)
-                reportError(failure, download: options.download)
+                reportError(failure)
                 return ExitCode(failure).rawValue
             }
             return code.rawValue
@@ -123,12 +133,26 @@ enum Sapi {
         }
     }
 
+    /// Points standard output at a file (created or truncated), for `--output` without `--download`.
+    static func redirectStandardOutput(to path: String) throws(UsageError) {
+        let expanded = (path as NSString).expandingTildeInPath
+        let descriptor = open(expanded, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard descriptor >= 0 else {
+            throw UsageError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        guard dup2(descriptor, 1) >= 0 else {
+            throw UsageError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Reports an error on standard error; `download` names the file whose partial download was kept.
     static func reportError(_ error: ServerAPIError, download: String? = nil) {
         var text: String
         switch error.kind {
         case .cancelled:
             text = "sapi: interrupted"
-            if let download { text += "; the partial download is kept: rerun with --download \(download) --continue" }
+            if let download { text += "; the partial download is kept as \(download).part: rerun with -d -c -o \(download)" }
         case .business:
             text = "sapi: error: business code \(error.code ?? "?"): \(error.message)"
         case .decoding:
@@ -146,6 +170,9 @@ enum Sapi {
             if let url = error.url { text += " [\(url.absoluteString)]" }
         }
         if let hint = error.recoverySuggestion, error.kind != .cancelled { text += "\n  try: \(hint)" }
+        if let download, error.kind != .cancelled {
+            text += "\n  try: sapi -d -c -o \(download) URL (the partial download is kept as \(download).part)"
+        }
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 }

@@ -35,8 +35,10 @@ enum SapiProcess {
     /// The fault fixture server's base URL, from `scripts/test.sh`.
     static var fixture: String { get throws { try TestServers.fixture() } }
 
-    /// Starts `sapi` with arguments; output goes to files so that no pipe can fill up.
-    static func start(_ arguments: [String]) throws -> (FixtureProcess, URL, URL) {
+    /// Starts `sapi` with arguments (in `directory`, when given); output goes to files so that no pipe
+    /// can fill up.
+    static func start(_ arguments: [String], in directory: URL? = nil) throws -> (FixtureProcess, URL, URL) {
+        let workingDirectory = directory
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("sapi-out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
@@ -46,6 +48,7 @@ enum SapiProcess {
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)
             process.standardInput = FileHandle.nullDevice
+            if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         }
         return (process, out, err)
     }
@@ -63,9 +66,9 @@ enum SapiProcess {
             stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 
-    /// Runs `sapi` to its end.
-    static func run(_ arguments: [String]) async throws -> Outcome {
-        try await finish(start(arguments))
+    /// Runs `sapi` to its end (in `directory`, when given).
+    static func run(_ arguments: [String], in directory: URL? = nil) async throws -> Outcome {
+        try await finish(start(arguments, in: directory))
     }
 }
 
