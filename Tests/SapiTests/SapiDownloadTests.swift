@@ -244,20 +244,34 @@ struct SapiDownloadTests {
         }
     }
 
-    @Test("on a terminal the progress bar runs during the download, then the Saved line")
+    @Test("on a terminal the progress bar runs during the download; Ctrl-C keeps the part, -c ends with the Saved line")
     func progressBarInTerminal() async throws {
         let size = 1_500_000
         try await inDirectory { directory in
             let binary = try SapiProcess.binary.path
             let file = directory.appendingPathComponent("slow.bin").path
-            // 500 KB a second: the download takes three seconds, whatever the machine.
-            let url = "\(try SapiProcess.fixture)/resource?size=\(size)&rate=500000"
+            let fixture = try SapiProcess.fixture
             try await Terminal.with { terminal in
-                try await terminal.run("'\(binary)' -d -o '\(file)' '\(url)'")
-                let running = try await terminal.waitFor { screen in
-                    screen.contains("↓ [") && screen.contains("/ 1.5 MB") && !screen.contains("100%")
+                // The server sends 500000 bytes, then nothing until the client leaves: the bar stays part-way.
+                try await terminal.run("'\(binary)' -d -o '\(file)' '\(fixture)/resource?size=\(size)&stall_after=500000'")
+                do {
+                    _ = try await terminal.waitFor { screen in
+                        screen.contains("↓ [") && screen.contains("33% 500.0 KB / 1.5 MB")
+                    }
+                } catch {
+                    Issue.record("no progress bar part-way; the terminal shows:\n\(try await terminal.screen())")
+                    throw error
                 }
-                #expect(running.contains("%"))
+                try await terminal.press("C-c")
+                let interrupted = try await terminal.waitForExit()
+                #expect(interrupted.exitCode == 130, "\(interrupted.text)")
+                #expect(
+                    interrupted.text.replacingOccurrences(of: "\n", with: "")
+                        .contains("the partial download is kept as \(file).part: rerun with -d -c -o \(file)"),
+                    "\(interrupted.text)")
+
+                try await terminal.run("clear; '\(binary)' -d -c -o '\(file)' '\(fixture)/resource?size=\(size)'")
+                _ = try await terminal.waitFor { !$0.contains("EXIT=130") }
                 let done = try await terminal.waitForExit()
                 #expect(done.exitCode == 0, "\(done.text)")
                 #expect(done.text.contains("100% 1.5 MB / 1.5 MB"), "\(done.text)")
