@@ -24,7 +24,7 @@ struct Options {
     var messageKey = "msg"
     var dataKey = "data"
     var successCodes = ["0"]
-    var download: String?
+    var download = false
     var resume = false
     var cache = CacheStore.none
     var cacheDirectory: String?
@@ -80,6 +80,11 @@ struct Options {
         if offline { return ["H", "B"] }
         return terminal ? ["h", "b"] : ["b"]
     }
+
+    // MARK: - downloads
+
+    /// `--output FILE`: the download's file, or (without `--download`) where standard output goes.
+    var output: String?
 
     /// The methods `sapi` accepts as its first argument.
     static let methods: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options]
@@ -147,10 +152,6 @@ extension Options {
             $0.envelope = true
             $0.successCodes = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         },
-        OptionSpec(names: ["--download", "-d"], value: "FILE", help: "save the body to FILE, with a progress bar") {
-            $0.download = $1
-        },
-        OptionSpec(names: ["--continue", "-c"], help: "resume a partial --download") { o, _ in o.resume = true },
         OptionSpec(names: ["--cache"], value: "none|memory|file", help: "cache responses (default none)") {
             guard let store = CacheStore(rawValue: $1.lowercased()) else {
                 throw UsageError(message: "unknown cache \"\($1)\"", hint: "use none, memory or file")
@@ -296,6 +297,16 @@ extension Options {
             $0.session = $1
             $0.sessionReadOnly = true
         },
+        // downloads
+        OptionSpec(
+            names: ["--download", "-d"],
+            help: "save the body to a file (--output, or a name from the response), with a progress bar"
+        ) { o, _ in o.download = true },
+        OptionSpec(names: ["--output", "-o"], value: "FILE", help: "the --download file; without --download, print into FILE") {
+            guard !$1.isEmpty else { throw UsageError(message: "--output needs a file name") }
+            $0.output = $1
+        },
+        OptionSpec(names: ["--continue", "-c"], help: "resume a partial --download --output FILE") { o, _ in o.resume = true },
         OptionSpec(names: ["--help"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },
     ]
@@ -306,6 +317,8 @@ extension Options {
         var positionals: [String] = []
         var index = 0
         var onlyPositionals = false
+        // Where the positional right after --download would go: the old `--download FILE` form.
+        var afterDownload: Int?
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -344,6 +357,11 @@ extension Options {
             } else {
                 guard inlineValue == nil else { throw UsageError(message: "\(name) takes no value") }
                 try apply(spec, &options, "")
+                if spec.names.contains("--download"), !onlyPositionals, index < arguments.count,
+                    !arguments[index].hasPrefix("-") || arguments[index] == "-"
+                {
+                    afterDownload = positionals.count
+                }
             }
         }
         if options.showHelp || options.showVersion { return options }
@@ -351,7 +369,9 @@ extension Options {
         if positionals.count >= 2, let method = methods.first(where: { $0.rawValue == positionals[0].uppercased() }) {
             options.method = method
             positionals.removeFirst()
+            afterDownload = afterDownload.map { $0 - 1 }
         }
+        if let afterDownload { try checkOldDownloadForm(positionals, afterDownload) }
         options.url = positionals.removeFirst()
         for argument in positionals {
             guard let item = RequestItem.parse(argument) else {
@@ -361,8 +381,10 @@ extension Options {
             }
             options.items.append(item)
         }
-        if options.resume && options.download == nil {
-            throw UsageError(message: "--continue needs --download FILE")
+        if options.resume && (!options.download || options.output == nil) {
+            throw UsageError(
+                message: "--continue resumes a named file: it needs --download and --output FILE",
+                hint: "sapi -d -c -o FILE URL")
         }
         if options.stream { try checkStream(options) }
         if options.authType != nil && options.auth == nil {
@@ -371,12 +393,29 @@ extension Options {
         return options
     }
 
+    /// `--download` is a flag (httpie's): `sapi URL --download FILE` would send FILE as a request item,
+    /// and `sapi --download FILE URL` would request FILE. Both are refused with the new form as a hint.
+    /// - Parameters:
+    ///   - positionals: URL and items, the method removed.
+    ///   - index: The position of the argument that came right after `--download`.
+    private static func checkOldDownloadForm(_ positionals: [String], _ index: Int) throws(UsageError) {
+        let looksLikeURL = { (text: String) in
+            text.contains("://") || (text.hasPrefix(":") && text.dropFirst().first?.isNumber == true)
+        }
+        // After a method (`-d GET URL`) the index is -1: the flag came before the method, not the form.
+        guard index >= 0, index < positionals.count else { return }
+        guard index > 0 || (positionals.count > 1 && looksLikeURL(positionals[1])) else { return }
+        throw UsageError(
+            message: "--download takes no value: it is a flag, and \"\(positionals[index])\" after it is not a file name",
+            hint: "sapi -d -o \(positionals[index]) URL to name the file, or sapi -d URL to take the name from the response")
+    }
+
     /// `--stream` prints one body as it arrives: it cannot save it, cache it or read it as one envelope.
     private static func checkStream(_ options: Options) throws(UsageError) {
-        if options.download != nil {
+        if options.download {
             throw UsageError(
                 message: "--stream prints the body as it arrives and cannot be combined with --download",
-                hint: "sapi --stream URL > FILE, or --download FILE without --stream")
+                hint: "sapi --stream -o FILE URL, or sapi -d -o FILE URL without --stream")
         }
         if options.cache != .none || options.cacheDirectory != nil || options.cacheMode != nil {
             throw UsageError(
@@ -447,6 +486,22 @@ extension Options {
             "  host on a redirect. A session (a named one is $XDG_CONFIG_HOME/sapi/sessions/HOST_PORT/NAME.json,",
             "  mode 0600) keeps the cookies, -a and the Header:Value items (not Content-*, If-*, Cookie) and",
             "  sends them with later calls unless the command line gives its own.",
+            "",
+            "downloads (--download, -d):",
+            "  sapi -d URL saves the body in the current directory under the name the response suggests:",
+            "  Content-Disposition's filename* or filename (its last path component, leading dots removed), else",
+            "  the URL's last path segment, else index; these two get an extension from Content-Type when they",
+            "  have none (.json, .html, .txt, .bin, ...). An existing file is never overwritten: NAME-1, NAME-2, ...",
+            "  sapi -d -o FILE URL saves to FILE. The body goes to FILE.part, renamed to FILE when whole.",
+            "  --continue (-c) resumes FILE.part (Range, and If-Range with the recorded ETag or Last-Modified).",
+            "  When there is no FILE.part but a partial FILE (made by another program), FILE is renamed to",
+            "  FILE.part and resumed; an attempt that fails before a byte is written puts FILE back as it was,",
+            "  one that fails later keeps FILE.part for the next --continue. A FILE that is already complete",
+            "  (the server answers 416 for its size) is not downloaded again. A server that ignores Range sends",
+            "  the whole body: it replaces the partial one, never appended to it.",
+            "  A 3xx not followed, a 4xx or a 5xx saves nothing and leaves FILE and FILE.part as they were:",
+            "  a line on stderr, exit 3, 4 or 5 (with or without --check-status).",
+            "  Without --download, --output FILE writes what would be printed into FILE instead.",
             "",
             "exit codes (httpie's 0-6 and 130; 7-9 are sapi's own):",
             "  0    ok",

@@ -1,15 +1,24 @@
+import Dispatch
 import Foundation
 import ServerAPIKit
 
 /// A progress line on standard error: bytes, rate and time left, redrawn at most ten times a second.
+///
+/// A report that comes too soon after the last redraw is kept and drawn when the tenth of a second
+/// is over, so that the line never stays behind the transfer (a burst, then a stall, must show the
+/// burst's last bytes).
 final class ProgressBar: Sendable {
     private struct State {
         var started = ContinuousClock.now
         var lastDraw: ContinuousClock.Instant?
         var firstCompleted: Int64?
         var drawn = false
+        /// The latest report not drawn yet, waiting for the redraw that is scheduled.
+        var pending: TransferProgress?
+        var finished = false
     }
 
+    private static let interval = Duration.milliseconds(100)
     private let state = Locked(State())
     private let write: @Sendable (String) -> Void
 
@@ -18,25 +27,54 @@ final class ProgressBar: Sendable {
         self.write = write
     }
 
-    /// Redraws the line for a progress report.
+    /// Redraws the line for a progress report, or schedules the redraw when the last one was too recent.
     func update(_ progress: TransferProgress) {
-        let line: String? = state.withLock { state in
+        let (line, delay): (String?, Duration?) = state.withLock { state in
+            guard !state.finished else { return (nil, nil) }
             let now = ContinuousClock.now
             let done = progress.total.map { progress.completed >= $0 } ?? false
-            if let last = state.lastDraw, now - last < .milliseconds(100), !done { return nil }
-            state.lastDraw = now
-            state.drawn = true
-            if state.firstCompleted == nil { state.firstCompleted = progress.completed }
-            let elapsed = max((now - state.started).seconds, 0.001)
-            let rate = Double(progress.completed - (state.firstCompleted ?? 0)) / elapsed
-            return Self.line(progress, rate: rate)
+            if let last = state.lastDraw, now - last < Self.interval, !done {
+                let scheduled = state.pending != nil
+                state.pending = progress
+                return (nil, scheduled ? nil : Self.interval - (now - last))
+            }
+            state.pending = nil
+            return (Self.draw(progress, now: now, state: &state), nil)
         }
-        if let line { write("\r" + line + "\u{1B}[K") }
+        if let line { write(line) }
+        if let delay {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(Int(delay.seconds * 1_000_000) + 1)) { [self] in
+                drawPending()
+            }
+        }
     }
 
-    /// Ends the line, if one was drawn.
+    /// Ends the line, if one was drawn; later reports are ignored.
     func finish() {
-        if state.withLock({ $0.drawn }) { write("\n") }
+        let drawn = state.withLock { state in
+            state.finished = true
+            state.pending = nil
+            return state.drawn
+        }
+        if drawn { write("\n") }
+    }
+
+    private func drawPending() {
+        let line: String? = state.withLock { state in
+            guard !state.finished, let progress = state.pending else { return nil }
+            state.pending = nil
+            return Self.draw(progress, now: ContinuousClock.now, state: &state)
+        }
+        if let line { write(line) }
+    }
+
+    private static func draw(_ progress: TransferProgress, now: ContinuousClock.Instant, state: inout State) -> String {
+        state.lastDraw = now
+        state.drawn = true
+        if state.firstCompleted == nil { state.firstCompleted = progress.completed }
+        let elapsed = max((now - state.started).seconds, 0.001)
+        let rate = Double(progress.completed - (state.firstCompleted ?? 0)) / elapsed
+        return "\r" + line(progress, rate: rate) + "\u{1B}[K"
     }
 
     static func line(_ progress: TransferProgress, rate: Double) -> String {

@@ -102,9 +102,7 @@ enum RequestBuilder {
         api = api.accept(options.retry > 0 ? .codes(Set(100...599).subtracting(api.retryPolicy.retryableStatuses)) : .any)
         // The printer formats (envelope, key path) itself, so that error bodies are printed as they came.
         api = api.format(.data)
-        if let download = options.download {
-            api = api.download(to: URL(fileURLWithPath: (download as NSString).expandingTildeInPath), resume: options.resume)
-        }
+        // --download: `Download` adds the destination, which may be known only once the head arrives.
         if options.cache != .none { api = api.cache(options.cacheMode ?? .returnCacheElseLoad) }
         return api
     }

@@ -41,6 +41,13 @@ enum Sapi {
             report(error)
             return ExitCode.usage.rawValue
         }
+        if let output = options.output, !options.download {
+            // httpie's --output without --download: what would be printed goes into the file.
+            do throws(UsageError) { try redirectStandardOutput(to: output) } catch {
+                report(error)
+                return ExitCode.usage.rawValue
+            }
+        }
         let terminalOut = isatty(1) != 0
         let style = OutputStyle.resolve(
             pretty: options.pretty, sorted: options.sorted, theme: options.style, terminal: terminalOut,
@@ -77,7 +84,7 @@ enum Sapi {
             }
             return ExitCode.ok.rawValue
         }
-        let bar = isatty(2) != 0 && (options.download != nil || !api.body.isEmpty) ? ProgressBar() : nil
+        let bar = isatty(2) != 0 && (options.download || !api.body.isEmpty) ? ProgressBar() : nil
         let printer = Printer(
             options: options, formatter: composed.formatter, style: style, parts: parts, terminal: terminalOut)
 
@@ -93,6 +100,9 @@ enum Sapi {
                     api, options: options, manager: composed.manager, style: style, parts: parts, terminal: terminalOut,
                     bar: bar)
             }
+            if options.download {
+                return await Download(api: api, options: options, manager: composed.manager, bar: bar, style: style).run().rawValue
+            }
             var code = ExitCode.ok
             do {
                 var results = 0
@@ -106,7 +116,7 @@ enum Sapi {
             } catch {
                 bar?.finish()
                 let failure = ServerAPIError.wrap(error)
-                reportError(failure, download: options.download)
+                reportError(failure)
                 return ExitCode(failure).rawValue
             }
             return code.rawValue
@@ -218,12 +228,26 @@ enum Sapi {
         }
     }
 
+    /// Points standard output at a file (created or truncated), for `--output` without `--download`.
+    static func redirectStandardOutput(to path: String) throws(UsageError) {
+        let expanded = (path as NSString).expandingTildeInPath
+        let descriptor = open(expanded, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard descriptor >= 0 else {
+            throw UsageError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        guard dup2(descriptor, 1) >= 0 else {
+            throw UsageError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Reports an error on standard error; `download` names the file whose partial download was kept.
     static func reportError(_ error: ServerAPIError, download: String? = nil) {
         var text: String
         switch error.kind {
         case .cancelled:
             text = "sapi: interrupted"
-            if let download { text += "; the partial download is kept: rerun with --download \(download) --continue" }
+            if let download { text += "; the partial download is kept as \(download).part: rerun with -d -c -o \(download)" }
         case .business:
             text = "sapi: error: business code \(error.code ?? "?"): \(error.message)"
         case .decoding:
@@ -241,6 +265,9 @@ enum Sapi {
             if let url = error.url { text += " [\(url.absoluteString)]" }
         }
         if let hint = error.recoverySuggestion, error.kind != .cancelled { text += "\n  try: \(hint)" }
+        if let download, error.kind != .cancelled {
+            text += "\n  try: sapi -d -c -o \(download) URL (the partial download is kept as \(download).part)"
+        }
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 }

@@ -21,6 +21,8 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
         &etag=VALUE                serve this ETag instead of the default
         &rate=BYTES_PER_SECOND     send slowly
         &chunked=1                 no Content-Length, chunked transfer encoding
+        &disposition=VALUE         send this Content-Disposition
+        &content_type=VALUE        send this Content-Type instead of application/octet-stream
   /resource/norange?size=N         the resource, ignoring Range (always 200 full body)
   /resource/416?size=N             always 416 with Content-Range: bytes */N
   /resource/sha256?size=N&seed=S   the hex SHA-256 of the resource (text)
@@ -620,7 +622,9 @@ class Handler(BaseHTTPRequestHandler):
                 start, end = requested
                 status = 206
         self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Type", self.query.get("content_type") or "application/octet-stream")
+        if self.query.get("disposition"):
+            self.send_header("Content-Disposition", self.query["disposition"])
         if not chunked:
             self.send_header("Content-Length", str(end - start))
         else:

@@ -125,7 +125,7 @@ struct SapiEndToEndTests {
         let file = directory.appendingPathComponent("payload.bin")
 
         let broken = try await SapiProcess.run([
-            "--backend", backend, "\(fixture)/resource?size=\(size)&drop_after=1000000", "--download", file.path,
+            "--backend", backend, "\(fixture)/resource?size=\(size)&drop_after=1000000", "-d", "-o", file.path,
         ])
         #expect(broken.code == 7, "\(broken.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
@@ -133,7 +133,7 @@ struct SapiEndToEndTests {
         #expect((partial?.intValue ?? 0) > 0)
 
         let resumed = try await SapiProcess.run([
-            "--backend", backend, "\(fixture)/resource?size=\(size)", "--download", file.path, "--continue",
+            "--backend", backend, "\(fixture)/resource?size=\(size)", "--download", "--output", file.path, "--continue",
         ])
         #expect(resumed.code == 0, "\(resumed.stderr)")
         let expected = try await SapiProcess.run(["\(fixture)/resource/sha256?size=\(size)"]).text
@@ -146,7 +146,7 @@ struct SapiEndToEndTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-404-\(UUID().uuidString)")
         let outcome = try await SapiProcess.run([
             "--backend", backend, "--check-status", "\(try SapiProcess.fixture)/resource/error/404", "--download",
-            file.path,
+            "--output", file.path,
         ])
         #expect(outcome.code == 4, "\(outcome.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file.path))

@@ -35,11 +35,13 @@ enum SapiProcess {
     /// The fault fixture server's base URL, from `scripts/test.sh`.
     static var fixture: String { get throws { try TestServers.fixture() } }
 
-    /// Starts `sapi` with arguments; output goes to files so that no pipe can fill up. Standard input is
-    /// `input` (a file, so never a terminal) or empty; `environment` is added to this process's.
+    /// Starts `sapi` with arguments (in `directory`, when given); output goes to files so that no pipe can
+    /// fill up. Standard input is `input` (a file, so never a terminal) or empty; `environment` is added to
+    /// this process's.
     static func start(
-        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil
     ) throws -> (FixtureProcess, URL, URL) {
+        let workingDirectory = directory
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("sapi-out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
@@ -49,7 +51,7 @@ enum SapiProcess {
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)
             if let input {
-                let file = directory.appendingPathComponent("sapi-in-\(UUID().uuidString)")
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-in-\(UUID().uuidString)")
                 try input.write(to: file)
                 process.standardInput = try FileHandle(forReadingFrom: file)
                 // The open handle keeps the bytes readable; the name is not needed any more.
@@ -60,6 +62,7 @@ enum SapiProcess {
             if !environment.isEmpty {
                 process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             }
+            if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         }
         return (process, out, err)
     }
@@ -77,11 +80,11 @@ enum SapiProcess {
             stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 
-    /// Runs `sapi` to its end.
+    /// Runs `sapi` to its end (in `directory`, when given).
     static func run(
-        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil
     ) async throws -> Outcome {
-        try await finish(start(arguments, input: input, environment: environment))
+        try await finish(start(arguments, input: input, environment: environment, in: directory))
     }
 }
 

@@ -129,7 +129,7 @@ struct SapiStreamTests {
     @Test("--stream with --download, the cache options or --envelope is a usage error with a hint")
     func usage() async throws {
         let httpbin = try SapiProcess.httpbin
-        let download = try await SapiProcess.run(["--stream", "\(httpbin)/get", "--download", "x"])
+        let download = try await SapiProcess.run(["--stream", "\(httpbin)/get", "--download", "-o", "x"])
         #expect(download.code == 1)
         #expect(download.stderr.contains("sapi: error: --stream") && download.stderr.contains("  try: "))
         #expect(!FileManager.default.fileExists(atPath: "x"))
