@@ -274,6 +274,11 @@ extension Options {
             }
             $0.maxRedirects = count
         },
+        OptionSpec(
+            names: ["--follow", "-F"], help: "follow redirects: sapi's default (httpie needs it); see redirects below"
+        ) { o, _ in
+            if o.maxRedirects == 0 { o.maxRedirects = 10 }
+        },
         OptionSpec(names: ["--unix-socket"], value: "PATH", help: "connect to a Unix-domain socket (curl backend)") {
             $0.unixSocket = $1
         },
@@ -479,6 +484,29 @@ extension Options {
             "  key path applies to it once it has arrived.",
             "  A 4xx or 5xx body is written as it came. Ctrl-C stops the stream and exits 130; a reader that",
             "  leaves (| head) stops it quietly. --download, the cache options and --envelope do not go with it.",
+            "",
+            "input and output:",
+            "  The body is made of the items, or is --raw TEXT, or is standard input when it is piped (never a",
+            "  terminal) and there are no body items: JSON unless --form or a Content-Type item says otherwise,",
+            "  POST unless a METHOD is given. --ignore-stdin (-I) leaves standard input alone.",
+            "  What is printed: --print letters (-p hb), or -h, -b, -m, -v (HBhb), -vv (HBhbm); the default is",
+            "  hb on a terminal and b when piped; --offline prints HB and sends nothing. On a terminal JSON is",
+            "  indented, keys and header fields sorted, and coloured (--pretty, --unsorted, --style); piped,",
+            "  the body is written exactly as it came. NO_COLOR (set, not empty) turns colours off unless",
+            "  --pretty asks for them.",
+            "  ~/.config/sapi/config.json ($SAPI_CONFIG_DIR/config.json, or under $XDG_CONFIG_HOME) may hold",
+            "  {\"default_options\": [\"--style\", \"light\"]}: options put before the command line's.",
+            "",
+            "redirects:",
+            "  sapi follows up to 10 redirects by default, as the library does; httpie follows none without",
+            "  --follow. An API call that meets a redirect (http to https, a moved path, a trailing slash) almost",
+            "  always wants its target, and credentials and cookies never go to another host on the way.",
+            "  --max-redirects 0 stops at the first 3xx (printed; exit 3 with --check-status); more than N is",
+            "  exit 6. --follow (-F) is accepted for httpie's habit.",
+            "",
+            "TLS:",
+            "  Certificates are verified. --verify CA_FILE trusts that file's CAs (as --insecure-ca); --verify no",
+            "  turns verification off for the URL's host for this call only, with a warning (curl backend).",
             "",
             "auth and sessions:",
             "  Credentials come from -a, else the --session, else $NETRC or ~/.netrc (machine HOST login U",
