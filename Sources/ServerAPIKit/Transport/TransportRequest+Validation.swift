@@ -2,8 +2,9 @@ import Foundation
 
 extension TransportRequest {
     /// Checks what every transport refuses the same way before it sends anything: a URL that is not
-    /// http(s) with a host, a timeout that is not positive, a stall limit that cannot be enforced, and
-    /// header names or values that are not valid HTTP.
+    /// http(s) with a host, a method that is not an HTTP token (a line break in it would inject a header),
+    /// a timeout that is not positive, a stall limit that cannot be enforced, and header names or values
+    /// that are not valid HTTP.
     ///
     /// Checked by the transport rather than trusted: a header with a line break would inject another
     /// header, and a transport may be handed requests that did not come through `ServerAPIManager`.
@@ -12,6 +13,9 @@ extension TransportRequest {
     public func validate(stallTimeout: StallTimeout?) throws(ServerAPIError) {
         guard let scheme = url.scheme, Origin.isHTTP(scheme), url.host?.isEmpty == false else {
             throw .notHTTPURL(url)
+        }
+        guard !method.rawValue.isEmpty, method.rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte) else {
+            throw ServerAPIError(.invalidRequest, "the method \"\(method.rawValue)\" is not a valid HTTP token")
         }
         guard timeout > .zero else {
             throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(timeout)")
