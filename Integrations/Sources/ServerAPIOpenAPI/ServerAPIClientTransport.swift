@@ -124,7 +124,8 @@ public struct ServerAPIClientTransport: ClientTransport {
             throw ServerAPIError(
                 .invalidRequest, "the operation's path \(request.path ?? "(none)") cannot be added to \(baseURL)")
         }
-        let basePath = components.percentEncodedPath.hasSuffix("/")
+        let basePath =
+            components.percentEncodedPath.hasSuffix("/")
             ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
         components.percentEncodedPath = basePath + target.percentEncodedPath
         components.percentEncodedQuery = target.percentEncodedQuery
@@ -155,8 +156,9 @@ public struct ServerAPIClientTransport: ClientTransport {
         case .automatic:
             collects =
                 manager.transport.name == "urlsession"
-                || (body.iterationBehavior == .multiple && length.map { $0 <= configuration.maxCollectedRequestBodySize }
-                    == true)
+                || (body.iterationBehavior == .multiple
+                    && length.map { $0 <= configuration.maxCollectedRequestBodySize }
+                        == true)
         }
         guard collects else {
             return .stream(RequestBodyStream(DataChunks(body: body), length: length), contentType: contentType)

@@ -43,7 +43,8 @@ public struct TracingPlugin: ServerAPIPlugin {
         let span: any Span
         if let existing = spans.span(for: api.id) {
             span = existing
-            span.addEvent(SpanEvent(name: "retry", attributes: ["http.request.resend_count": .int64(Int64(request.attempt - 1))]))
+            span.addEvent(
+                SpanEvent(name: "retry", attributes: ["http.request.resend_count": .int64(Int64(request.attempt - 1))]))
             span.attributes["http.request.resend_count"] = request.attempt - 1
         } else {
             span = startSpan(tracer, method: request.method, url: request.url)
@@ -77,7 +78,8 @@ public struct TracingPlugin: ServerAPIPlugin {
         if let error {
             if let status = error.status { span.attributes["http.response.status_code"] = status }
             let type =
-                error.kind == .httpStatus ? error.status.map(String.init) ?? Self.errorType(error.kind)
+                error.kind == .httpStatus
+                ? error.status.map(String.init) ?? Self.errorType(error.kind)
                 : Self.errorType(error.kind)
             span.attributes["error.type"] = type
             span.setStatus(SpanStatus(code: .error, message: redactor.redact(error.message)))

@@ -4,6 +4,10 @@ import ServerAPIKit
 import ServerAPIURLSession
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The transports the integration tests run on.
 enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case curl
@@ -55,4 +59,27 @@ func poll(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
         try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+}
+
+/// A loopback URL on which nothing listens: a port the kernel picked for a socket that was then closed.
+func unusedLoopbackURL() throws -> URL {
+    #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+            bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+        }
+    }
+    try #require(bound)
+    return try #require(URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"))
 }

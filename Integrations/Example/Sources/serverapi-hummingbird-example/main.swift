@@ -16,7 +16,8 @@ import ServerAPITracing
 
 let environment = ProcessInfo.processInfo.environment
 guard let upstream = environment["UPSTREAM_URL"].flatMap(URL.init(string:)) else {
-    FileHandle.standardError.write(Data("serverapi-hummingbird-example: error: set UPSTREAM_URL (httpbin's URL)\n".utf8))
+    FileHandle.standardError.write(
+        Data("serverapi-hummingbird-example: error: set UPSTREAM_URL (httpbin's URL)\n".utf8))
     exit(1)
 }
 let port = environment["PORT"].flatMap(Int.init) ?? 8090

@@ -48,7 +48,9 @@ final class RecordingLogHandler: Sendable {
 }
 
 @Suite struct SwiftLogPluginTests {
-    @Test("a successful call logs its attempt and its end, with metadata and the URL redacted", arguments: Backend.allCases)
+    @Test(
+        "a successful call logs its attempt and its end, with metadata and the URL redacted",
+        arguments: Backend.allCases)
     func success(backend: Backend) async throws {
         let log = RecordingLogHandler()
         let manager = backend.manager(plugins: [SwiftLogPlugin(logger: log.logger())])
@@ -75,8 +77,12 @@ final class RecordingLogHandler: Sendable {
     func failures(backend: Backend) async throws {
         let log = RecordingLogHandler()
         let manager = backend.manager(plugins: [SwiftLogPlugin(logger: log.logger())])
-        await #expect(throws: ServerAPIError.self) { try await manager.send(ServerAPI(url: try TestServers.httpbin("/status/404"))) }
-        await #expect(throws: ServerAPIError.self) { try await manager.send(ServerAPI(url: try TestServers.httpbin("/status/500"))) }
+        await #expect(throws: ServerAPIError.self) {
+            try await manager.send(ServerAPI(url: try TestServers.httpbin("/status/404")))
+        }
+        await #expect(throws: ServerAPIError.self) {
+            try await manager.send(ServerAPI(url: try TestServers.httpbin("/status/500")))
+        }
         let ends = log.all.filter { $0.message == "call failed" }
         #expect(ends.map(\.level) == [.warning, .error])
         #expect(ends.map { $0.metadata["http.status"] } == ["404", "500"])

@@ -15,7 +15,8 @@ import Testing
 
     private func host(_ url: URL) -> String { "\(url.host ?? ""):\(url.port ?? 80)" }
 
-    @Test("every call is counted and timed by method, host, status class, transport and error kind",
+    @Test(
+        "every call is counted and timed by method, host, status class, transport and error kind",
         arguments: Backend.allCases)
     func countedAndTimed(backend: Backend) async throws {
         let metrics = TestMetrics()
@@ -23,7 +24,9 @@ import Testing
         let base = try TestServers.httpbin()
         _ = try await manager.send(ServerAPI(url: try TestServers.httpbin("/get")))
         _ = try await manager.send(ServerAPI(url: try TestServers.httpbin("/get")))
-        await #expect(throws: ServerAPIError.self) { try await manager.send(ServerAPI(url: try TestServers.httpbin("/status/503"))) }
+        await #expect(throws: ServerAPIError.self) {
+            try await manager.send(ServerAPI(url: try TestServers.httpbin("/status/503")))
+        }
         let ok = dimensions(host: host(base), status: "2xx", transport: backend.rawValue)
         let failed = dimensions(host: host(base), status: "5xx", transport: backend.rawValue, error: "http_status")
         #expect(metrics.counterTotal(label: "serverapi_requests_total") == 3)
@@ -41,13 +44,13 @@ import Testing
     func cannotConnect(backend: Backend) async throws {
         let metrics = TestMetrics()
         let manager = backend.manager(plugins: [SwiftMetricsPlugin(factory: metrics)])
-        // Port 9 (discard) on loopback: nothing listens there on the test machines.
-        await #expect(throws: ServerAPIError.self) { try await manager.send(ServerAPI(host: "http://127.0.0.1:9")) }
+        let url = try unusedLoopbackURL()
+        await #expect(throws: ServerAPIError.self) { try await manager.send(ServerAPI(url: url)) }
         let counter = try #require(metrics.counters(label: "serverapi_requests_total").first)
         let dimensions = Dictionary(uniqueKeysWithValues: counter.dimensions.map { ($0.0, $0.1) })
         #expect(dimensions["status_class"] == "none")
         #expect(dimensions["error_kind"] == "cannot_connect")
-        #expect(dimensions["host"] == "127.0.0.1:9")
+        #expect(dimensions["host"] == "127.0.0.1:\(url.port ?? 0)")
     }
 
     @Test("the in-flight meter counts calls between their first attempt and their end", arguments: Backend.allCases)

@@ -11,7 +11,9 @@ import Testing
 @Suite struct GeneratedClientTests {
     private func client(_ backend: Backend, plugins: [any ServerAPIPlugin] = []) throws -> (Client, ServerAPIManager) {
         let manager = backend.manager(plugins: plugins)
-        return (Client(serverURL: try TestServers.httpbin(), transport: ServerAPIClientTransport(manager: manager)), manager)
+        return (
+            Client(serverURL: try TestServers.httpbin(), transport: ServerAPIClientTransport(manager: manager)), manager
+        )
     }
 
     @Test("a JSON body goes out and a JSON body comes back", arguments: Backend.allCases)
@@ -120,9 +122,8 @@ import Testing
     @Test("a connection failure reaches the generated client as a typed ServerAPIError", arguments: Backend.allCases)
     func connectionFailure(backend: Backend) async throws {
         let manager = backend.manager()
-        // Port 9 (discard) on loopback: nothing listens there on the test machines.
         let client = Client(
-            serverURL: try #require(URL(string: "http://127.0.0.1:9")),
+            serverURL: try unusedLoopbackURL(),
             transport: ServerAPIClientTransport(manager: manager))
         let error = await #expect(throws: ClientError.self) { try await client.getStatus(path: .init(code: 200)) }
         #expect((error?.underlyingError as? ServerAPIError)?.kind == .cannotConnect)
