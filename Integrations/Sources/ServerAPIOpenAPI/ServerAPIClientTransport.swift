@@ -19,9 +19,9 @@ public import ServerAPIKit
 /// again; any other is streamed as it is read (`RequestBody.stream`), which a retry cannot resend.
 ///
 /// The call stays in the manager's `inFlight` list, and its plugins' `didComplete` waits, until the response body
-/// has been read to its end; a body dropped unread (an operation whose output ignores it) ends the call as
-/// `cancelled`. An empty body (`Content-Length: 0`, `HEAD`, 204, 304) is read at once, so such calls end as they
-/// return.
+/// has ended (the transport delivered all of it, or it was cancelled); a body dropped before it all arrived (an
+/// operation whose output ignores it) ends the call as `cancelled`. An empty body (`Content-Length: 0`, `HEAD`,
+/// 204, 304) is read at once, so such calls end as they return.
 ///
 /// - Important: `URLSessionTransport` cannot send a streamed request body; with `requestBodies: .automatic` the
 ///   transport collects every request body for it, up to `maxCollectedRequestBodySize`, and refuses a larger one
