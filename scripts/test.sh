@@ -5,7 +5,7 @@
 # their URLs in the environment, and always stops the servers again.
 #
 #   scripts/test.sh                       # everything
-#   scripts/test.sh --filter Conformance  # arguments go to `swift test`
+#   scripts/test.sh --filter Conformance  # arguments go to `swift test` (of the main package only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,4 +55,8 @@ else
     swift test --skip-build --skip ConformanceTests
     swift test --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
     swift test --skip-build --filter LargeTransferTests
+    # The Integrations package (OpenAPI transport, swift-log, swift-metrics and tracing bridges): its own package,
+    # so that the library never depends on what it uses; tested against the same local servers.
+    swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors
+    swift test --package-path Integrations --skip-build
 fi

@@ -1,0 +1,87 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// ServerAPIKit inside a server-side Swift app: an OpenAPI `ClientTransport`, and swift-log, swift-metrics and
+// swift-distributed-tracing bridges. A package of its own so that the library (the package one folder up) never
+// depends on anything these use.
+let package = Package(
+    name: "ServerAPIKitIntegrations",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    products: [
+        .library(name: "ServerAPIOpenAPI", targets: ["ServerAPIOpenAPI"]),
+        .library(name: "ServerAPILogging", targets: ["ServerAPILogging"]),
+        .library(name: "ServerAPIMetrics", targets: ["ServerAPIMetrics"]),
+        .library(name: "ServerAPITracing", targets: ["ServerAPITracing"]),
+    ],
+    dependencies: [
+        .package(name: "ServerAPIKit", path: ".."),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+    ],
+    targets: [
+        .target(
+            name: "ServerAPIOpenAPI",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "ServerAPILogging",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "ServerAPIMetrics",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "ServerAPITracing",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ]
+        ),
+        // OpenAPI/: a client that swift-openapi-generator wrote from OpenAPI/openapi.yaml (by
+        // scripts/generate-openapi.sh; the generated code is committed) calls the local httpbin through the transport.
+        // Observability/: the three bridges, checked with their packages' test kits.
+        .testTarget(
+            name: "IntegrationsTests",
+            dependencies: [
+                "ServerAPIOpenAPI", "ServerAPILogging", "ServerAPIMetrics", "ServerAPITracing",
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPICurl", package: "ServerAPIKit"),
+                .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
+                .product(name: "ServerAPITesting", package: "ServerAPIKit"),
+                .product(name: "ServerAPIMemoryCache", package: "ServerAPIKit"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
