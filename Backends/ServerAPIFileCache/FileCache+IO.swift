@@ -182,7 +182,14 @@ extension FileCache {
         var failure: (any Error)?
         do {
             try prefix.withUnsafeBytes { try file.write($0) }
-            try body.withUnsafeBytes { try file.write($0) }
+            if let midWriteHook {
+                let half = body.startIndex + body.count / 2
+                try body[..<half].withUnsafeBytes { try file.write($0) }
+                midWriteHook()
+                try body[half...].withUnsafeBytes { try file.write($0) }
+            } else {
+                try body.withUnsafeBytes { try file.write($0) }
+            }
             file.touch(modified)
             if configuration.synchronizesWrites { try file.synchronize() }
         } catch {

@@ -79,6 +79,9 @@ public final class FileCache: CachePolicy {
     /// clock): a write within the file system's timestamp granularity of the previous one could
     /// otherwise leave the change time as it was (git's "racily clean" problem).
     let trustDelay: TimeInterval
+    /// Tests only: called in the middle of writing an entry's file (its header and half its body
+    /// written, nothing renamed), so that a test can stop or kill the writer at a known point.
+    let midWriteHook: (@Sendable () -> Void)?
 
     /// Files up to this size are read in one call and the body copied out; larger ones have their
     /// body read straight into its own buffer.
@@ -101,12 +104,16 @@ public final class FileCache: CachePolicy {
         self.init(directory: directory, configuration: configuration, now: now, trustDelay: 1)
     }
 
-    init(directory: URL, configuration: Configuration, now: @escaping @Sendable () -> Date, trustDelay: TimeInterval) {
+    init(
+        directory: URL, configuration: Configuration, now: @escaping @Sendable () -> Date, trustDelay: TimeInterval,
+        midWriteHook: (@Sendable () -> Void)? = nil
+    ) {
         self.directory = directory.standardizedFileURL
         self.directoryPath = self.directory.path
         self.configuration = configuration
         self.now = now
         self.trustDelay = trustDelay
+        self.midWriteHook = midWriteHook
     }
 
     /// Creates a cache in the platform's caches directory, in a folder named after the app.
