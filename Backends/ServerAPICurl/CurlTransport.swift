@@ -55,6 +55,9 @@ public final class CurlTransport: RequestPerforming {
     /// `true`: a call's `CancellationToken` tears its transfer down as its task's cancellation does.
     public var observesCancellationToken: Bool { true }
 
+    /// `true`: a `BodySource.stream` body is sent as it is read.
+    public var sendsStreamedRequestBodies: Bool { true }
+
     /// The settings the transport was made with.
     public let configuration: Configuration
 

@@ -48,6 +48,9 @@ public final class MockTransport: RequestPerforming {
     /// `true`: a delay or a handler ends with `cancelled` when the call's token fires.
     public var observesCancellationToken: Bool { true }
 
+    /// `true`: a `BodySource.stream` body is sent as it is read.
+    public var sendsStreamedRequestBodies: Bool { true }
+
     /// Creates a mock with no stubs.
     /// - Parameters:
     ///   - name: The name reported in metrics.

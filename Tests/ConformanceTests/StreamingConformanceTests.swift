@@ -293,4 +293,25 @@ struct StreamingConformanceTests {
         if delay > .zero { try await Task.sleep(for: delay) }
         return (try await json(kind, manager, "/stream-bytes/sent?key=\(key)") as? [String: Any])?["sent"] as? Int ?? -1
     }
+
+    @Test("a transport says whether it sends streamed request bodies, and the one that says so does",
+          arguments: TransportKind.allCases)
+    func streamedRequestBodies(kind: TransportKind) async throws {
+        let transport = kind.make()
+        #expect(transport.sendsStreamedRequestBodies == (kind != .urlsession))
+        let chunks = AsyncStream<Data> { continuation in
+            continuation.yield(Data("ab".utf8))
+            continuation.yield(Data("cd".utf8))
+            continuation.finish()
+        }
+        var request = TransportRequest(
+            url: try kind.fixture("/echo"), method: .post, body: .stream(RequestBodyStream(chunks, length: 4)))
+        request.headers.add(name: "Content-Type", value: "text/plain")
+        if transport.sendsStreamedRequestBodies {
+            #expect(try Echo(try await transport.perform(request)).length == 4)
+        } else {
+            let error = await #expect(throws: ServerAPIError.self) { try await transport.perform(request) }
+            #expect(error?.kind == .invalidRequest)
+        }
+    }
 }

@@ -30,7 +30,7 @@ public struct ServerAPIClientTransport: ClientTransport {
     /// How request bodies reach the manager's transport.
     public enum RequestBodyMode: Sendable, Hashable {
         /// Collect bodies that can be read again and whose length is known and small enough; stream the others
-        /// (collect them all, up to the limit, for a transport named `urlsession`).
+        /// (collect them all, up to the limit, for a transport that does not send streamed bodies, such as URLSession's).
         case automatic
         /// Always stream: nothing is held in memory, and a call with a body is not retried once sent.
         case streamed
@@ -155,7 +155,7 @@ public struct ServerAPIClientTransport: ClientTransport {
         case .collected: collects = true
         case .automatic:
             collects =
-                manager.transport.name == "urlsession"
+                !manager.transport.sendsStreamedRequestBodies
                 || (body.iterationBehavior == .multiple
                     && length.map { $0 <= configuration.maxCollectedRequestBodySize }
                         == true)

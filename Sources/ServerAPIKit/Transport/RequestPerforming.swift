@@ -57,11 +57,18 @@ public protocol RequestPerforming: Sendable {
     /// Whether `perform` ends promptly when `request.cancellation` fires, not only when its task is
     /// cancelled. `false` by default: the manager then gives each `perform` a task of its own.
     var observesCancellationToken: Bool { get }
+
+    /// Whether the transport sends a `BodySource.stream` body as it is read. `false` by default: a caller
+    /// that has a body of unknown origin (a generated client's, say) then collects it before sending.
+    var sendsStreamedRequestBodies: Bool { get }
 }
 
 extension RequestPerforming {
     /// `false`: the transport is assumed to honour task cancellation only.
     public var observesCancellationToken: Bool { false }
+
+    /// `false`: a transport says so when it streams request bodies.
+    public var sendsStreamedRequestBodies: Bool { false }
 
     /// Sends the request with `perform` and delivers the whole body as one chunk: what a transport that
     /// cannot stream gives a streamed call.
