@@ -162,9 +162,8 @@ enum Sapi {
         guard session.needsSaving(next) else { return }
         do {
             try next.save()
-        } catch let error as SessionFile.SaveError {
-            FileHandle.standardError.write(
-                Data("sapi: warning: the session was not saved to \(error.path): \(error.reason)\n".utf8))
+        } catch let error as PrivateFile.Failure {
+            FileHandle.standardError.write(Data("sapi: warning: the session was not saved to \(error)\n".utf8))
         } catch {
             FileHandle.standardError.write(Data("sapi: warning: the session was not saved: \(error)\n".utf8))
         }

@@ -126,39 +126,10 @@ struct SessionFile: Equatable {
         return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
     }
 
-    /// Writes the session: a temporary file (0600) beside it, renamed over it; the folder is created 0700.
+    /// Writes the session whole, readable by its owner only (a temporary file, 0600, renamed over it; the
+    /// folder is created 0700).
+    /// - Throws: `PrivateFile.Failure` naming the file and the reason.
     func save() throws {
-        let data = try encoded()
-        let folder = url.deletingLastPathComponent().path
-        try FileManager.default.createDirectory(
-            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard file >= 0 else { throw SaveError(path: url.path, reason: String(cString: strerror(errno))) }
-        var failure: Int32?
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(file, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
-            }
-        }
-        if failure == nil, fsync(file) != 0 { failure = errno }
-        close(file)
-        if failure == nil, rename(temporary, url.path) != 0 { failure = errno }
-        if let failure {
-            unlink(temporary)
-            throw SaveError(path: url.path, reason: String(cString: strerror(failure)))
-        }
-    }
-
-    struct SaveError: Error {
-        var path: String
-        var reason: String
+        try PrivateFile.write(try encoded(), to: url)
     }
 }

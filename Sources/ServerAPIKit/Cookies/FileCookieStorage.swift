@@ -80,7 +80,7 @@ public final class FileCookieStorage: CookieStorage {
         }
     }
 
-    /// Writes the jar: a temporary file (0600) beside the target, renamed over it.
+    /// Writes the jar whole, readable by its owner only (`PrivateFile`).
     private func save(_ jar: CookieJar) throws {
         var jar = jar
         jar.removeExpired(now: now())
@@ -88,30 +88,6 @@ public final class FileCookieStorage: CookieStorage {
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(Contents(format: Self.format, version: 1, cookies: jar.cookies))
-        let folder = url.deletingLastPathComponent().path
-        try FileManager.default.createDirectory(
-            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard file >= 0 else { throw CocoaError(.fileWriteNoPermission) }
-        var failed = false
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(file, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failed = true
-                    return
-                }
-                offset += written
-            }
-        }
-        if fsync(file) != 0 { failed = true }
-        close(file)
-        if failed || rename(temporary, url.path) != 0 {
-            unlink(temporary)
-            throw CocoaError(.fileWriteUnknown)
-        }
+        try PrivateFile.write(data, to: url)
     }
 }
