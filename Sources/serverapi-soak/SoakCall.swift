@@ -34,7 +34,7 @@ enum CallKind: String, CaseIterable, Sendable {
     /// A drip through the completion-handler API, whose handle may cancel it.
     case completionHandler = "completion-handler"
 
-    /// The error kinds this call may end with, besides `cancelled`; `nil` in the set means success.
+    /// How this call may end, besides `cancelled`: "ok" (a right result) or `ServerAPIError` kinds.
     var allowedEndings: Set<String> {
         switch self {
         case .fast, .slow, .download, .uploadData, .uploadFile, .streamRead, .streamSlowReader, .completionHandler:

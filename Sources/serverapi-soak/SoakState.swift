@@ -38,20 +38,25 @@ final class HandleTable: Sendable {
 final class CallLedger: Sendable {
     private struct State {
         var running: [RequestID: CallKind] = [:]
+        var tasks: [RequestID: Task<Void, Never>] = [:]
         var endings: [String: [String: Int]] = [:]
         var violations: [String] = []
         var ended = 0
     }
     private let state = Mutex(State())
-    private let tasks = Mutex([RequestID: Task<Void, Never>]())
 
     func start(_ id: RequestID, _ kind: CallKind) { state.withLock { $0.running[id] = kind } }
 
-    func attach(_ id: RequestID, _ task: Task<Void, Never>) { tasks.withLock { $0[id] = task } }
+    /// Keeps a running call's task for the canceller (not one that has already ended).
+    func attach(_ id: RequestID, _ task: Task<Void, Never>) {
+        state.withLock { state in
+            if state.running[id] != nil { state.tasks[id] = task }
+        }
+    }
 
     func end(_ id: RequestID, _ kind: CallKind, _ ending: Result<String, SoakViolation>) {
-        tasks.withLock { _ = $0.removeValue(forKey: id) }
         state.withLock { state in
+            state.tasks.removeValue(forKey: id)
             guard state.running.removeValue(forKey: id) != nil else {
                 state.violations.append("\(kind.rawValue) call \(id) ended twice")
                 return
@@ -71,7 +76,7 @@ final class CallLedger: Sendable {
     }
 
     /// A random running call's task (to cancel it as its caller would).
-    func randomTask() -> Task<Void, Never>? { tasks.withLock { $0.values.randomElement() } }
+    func randomTask() -> Task<Void, Never>? { state.withLock { $0.tasks.values.randomElement() } }
 
     func add(violation: String) { state.withLock { $0.violations.append(violation) } }
 
