@@ -45,8 +45,11 @@ while [ $# -gt 0 ]; do
 done
 
 echo "soak: building serverapi-soak ($CONFIGURATION)…" >&2
-swift build -c "$CONFIGURATION" --product serverapi-soak >&2
-BIN="$(swift build -c "$CONFIGURATION" --show-bin-path)/serverapi-soak"
+# The debug build uses the flags of scripts/test.sh's, so that after it there is nothing left to build.
+FLAGS=()
+if [ "$CONFIGURATION" = debug ]; then FLAGS=(-Xswiftc -warnings-as-errors); fi
+swift build -c "$CONFIGURATION" --product serverapi-soak "${FLAGS[@]}" >&2
+BIN="$(swift build -c "$CONFIGURATION" "${FLAGS[@]}" --show-bin-path)/serverapi-soak"
 
 if ! scripts/test-server.sh status >/dev/null 2>&1; then
     trap 'scripts/test-server.sh stop' EXIT
