@@ -3,20 +3,13 @@
 # (curl, URLSession) and per cancellation point (before start, connecting, mid-body, between retries,
 # during backpressure of a streamed body), as p50 / p99 / max over N samples. DESIGN.md promises 100 ms;
 # the tests keep a generous 1 s bound and never time anything.
-# Usage: scripts/bench-cancel.sh [--samples N]   (default 100 per row)
+# Usage: scripts/bench-cancel.sh [--samples N] [--backend curl|urlsession] [--point NAME]
+#   (default: 100 samples per row, both backends, every point; the arguments go to serverapi-cancel-bench)
 # Starts the fault fixture on a port the kernel picks and stops it on exit. Builds only
 # serverapi-cancel-bench (no async-http-client). Prints a table; writes Benchmarks/results/bench-cancel.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-
-SAMPLES=100
-if [[ "${1:-}" == "--samples" && -n "${2:-}" ]]; then
-    SAMPLES=$2
-elif [[ -n "${1:-}" ]]; then
-    echo "usage: scripts/bench-cancel.sh [--samples N]" >&2
-    exit 1
-fi
 
 if ! command -v pkg-config >/dev/null || ! pkg-config --exists libcurl 2>/dev/null; then
     apt-get update -qq
@@ -49,4 +42,4 @@ done
 
 mkdir -p Benchmarks/results
 SAPI_FIXTURE_URL="http://127.0.0.1:$(tr -d '[:space:]' <"$WORK/port")" \
-    "$BENCH" --samples "$SAMPLES" --output "$ROOT/Benchmarks/results/bench-cancel.json"
+    "$BENCH" --output "$ROOT/Benchmarks/results/bench-cancel.json" "$@"

@@ -14,6 +14,7 @@ import Glibc
 // writes Benchmarks/results/bench-cancel.json. DESIGN.md promises 100 ms.
 //
 //   SAPI_FIXTURE_URL=http://127.0.0.1:PORT serverapi-cancel-bench [--samples N] [--output PATH]
+//       [--backend curl|urlsession] [--point NAME]     (one backend, one point: all by default)
 //
 // Points:
 //   before-start   the caller's task is cancelled right after it starts the call (before or as the
@@ -230,11 +231,17 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 
 let listener = UnansweredListener()
 var rows: [Row] = []
-for backend in ["curl", "urlsession"] {
+let backends = option("--backend").map { [$0] } ?? ["curl", "urlsession"]
+if let unknown = backends.first(where: { !["curl", "urlsession"].contains($0) }) { fail("unknown backend \(unknown)") }
+let points = option("--point").map { name in
+    guard let point = Point(rawValue: name) else { fail("unknown point \(name)") }
+    return [point]
+} ?? Point.allCases
+for backend in backends {
     let seen = Flag()
     let transport: any RequestPerforming = backend == "curl" ? CurlTransport() : URLSessionTransport()
     let manager = ServerAPIManager(transport: transport, plugins: [ResponseSeen(flag: seen)])
-    for point in Point.allCases {
+    for point in points {
         var latencies: [Double] = []
         var other: [String: Int] = [:]
         for _ in 0..<samples {
