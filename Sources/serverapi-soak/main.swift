@@ -173,8 +173,9 @@ func checkIdle(_ backend: Backend, round: Int) async -> String? {
     return "round \(round): the transport still reports \(await backend.activeTransfers()) active transfer(s)"
 }
 
-say("serverapi-soak: \(options.backend), \(options.rounds) round(s) of \(options.calls) calls, "
-    + "\(options.concurrency) at a time, fixture \(fixture.absoluteString)")
+say(
+    "serverapi-soak: \(options.backend), \(options.rounds) round(s) of \(options.calls) calls, "
+        + "\(options.concurrency) at a time, fixture \(fixture.absoluteString)")
 
 // The warm-up: a round on a transport that is then released. What stays open after it (libcurl's and
 // FoundationNetworking's process-wide state, the resolver's files) is the descriptor baseline.
@@ -216,10 +217,11 @@ do {
             }
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        say(String(
-            format: "round %d: %d calls in %.1f s (%.0f/s), %d cancelled; RSS %@, %d descriptors; cancels: %@",
-            round, ledger.ended, seconds, Double(ledger.ended) / seconds, cancelled, megabytes(resident.last!),
-            descriptorsAfterRounds.last!, canceller.summary))
+        say(
+            String(
+                format: "round %d: %d calls in %.1f s (%.0f/s), %d cancelled; RSS %@, %d descriptors; cancels: %@",
+                round, ledger.ended, seconds, Double(ledger.ended) / seconds, cancelled, megabytes(resident.last!),
+                descriptorsAfterRounds.last!, canceller.summary))
         if failures.count > 30 { break }
     }
 }
@@ -236,7 +238,9 @@ if !returned {
 say("endings by kind (calls \(totalCalls)):")
 for kind in CallKind.allCases {
     let endings = totals[kind.rawValue] ?? [:]
-    say("  \(kind.rawValue): " + endings.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+    say(
+        "  \(kind.rawValue): "
+            + endings.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 }
 
 say("RSS after each round: " + resident.map(megabytes).joined(separator: ", "))
@@ -250,8 +254,9 @@ if resident.count >= 4 {
     let allowance = max(reference / 20, 4 << 20)
     let highest = resident[(start + 1)...].max()!
     let plateau = highest <= reference + allowance
-    say("RSS plateau: \(plateau ? "yes" : "NO"): rounds \(start + 2)-\(resident.count) peak at \(megabytes(highest)), "
-        + "round \(start + 1) \(megabytes(reference)) (allowance \(megabytes(allowance)))")
+    say(
+        "RSS plateau: \(plateau ? "yes" : "NO"): rounds \(start + 2)-\(resident.count) peak at \(megabytes(highest)), "
+            + "round \(start + 1) \(megabytes(reference)) (allowance \(megabytes(allowance)))")
     if !plateau { failures.append("resident memory keeps growing: \(resident.map(megabytes))") }
 } else {
     say("RSS plateau: not assessed (fewer than 4 rounds)")

@@ -29,9 +29,11 @@ struct ActiveTransfersTests {
         }
     }
 
-    @Test("a call in flight is counted; completed, failed and cancelled calls leave none", arguments: [
-        TransportKind.curl, .urlsession,
-    ])
+    @Test(
+        "a call in flight is counted; completed, failed and cancelled calls leave none",
+        arguments: [
+            TransportKind.curl, .urlsession,
+        ])
     func returnsToZero(kind: TransportKind) async throws {
         let counted = Self.counted(kind)
         let manager = counted.manager

@@ -118,7 +118,8 @@ final class Flag: Sendable {
 /// Signals when a response (the 503 before a retry delay) reached the manager.
 struct ResponseSeen: ServerAPIPlugin {
     let flag: Flag
-    func didReceive(_ result: Result<TransportResponse, ServerAPIError>, for request: TransportRequest, api: ServerAPI) {
+    func didReceive(_ result: Result<TransportResponse, ServerAPIError>, for request: TransportRequest, api: ServerAPI)
+    {
         flag.set()
     }
 }
@@ -233,10 +234,11 @@ let listener = UnansweredListener()
 var rows: [Row] = []
 let backends = option("--backend").map { [$0] } ?? ["curl", "urlsession"]
 if let unknown = backends.first(where: { !["curl", "urlsession"].contains($0) }) { fail("unknown backend \(unknown)") }
-let points = option("--point").map { name in
-    guard let point = Point(rawValue: name) else { fail("unknown point \(name)") }
-    return [point]
-} ?? Point.allCases
+let points =
+    option("--point").map { name in
+        guard let point = Point(rawValue: name) else { fail("unknown point \(name)") }
+        return [point]
+    } ?? Point.allCases
 for backend in backends {
     let seen = Flag()
     let transport: any RequestPerforming = backend == "curl" ? CurlTransport() : URLSessionTransport()
@@ -256,7 +258,8 @@ for backend in backends {
         latencies.sort()
         if latencies.isEmpty { fail("no \(backend) \(point.rawValue) sample ended with `cancelled`: \(other)") }
         let row = Row(
-            backend: backend, point: point.rawValue, samples: latencies.count, p50Milliseconds: percentile(latencies, 0.5),
+            backend: backend, point: point.rawValue, samples: latencies.count,
+            p50Milliseconds: percentile(latencies, 0.5),
             p99Milliseconds: percentile(latencies, 0.99), maxMilliseconds: latencies.last!,
             wrongEndings: other.values.reduce(0, +), otherEndings: other)
         FileHandle.standardError.write(Data("  \(backend) \(point.rawValue): done\n".utf8))
@@ -270,9 +273,10 @@ print()
 print("| transport | point | p50 | p99 | max | samples | not `cancelled` |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for row in rows {
-    print(String(
-        format: "| %@ | %@ | %.2f | %.2f | %.2f | %d | %d |", row.backend, row.point, row.p50Milliseconds,
-        row.p99Milliseconds, row.maxMilliseconds, row.samples, row.wrongEndings))
+    print(
+        String(
+            format: "| %@ | %@ | %.2f | %.2f | %.2f | %d | %d |", row.backend, row.point, row.p50Milliseconds,
+            row.p99Milliseconds, row.maxMilliseconds, row.samples, row.wrongEndings))
 }
 for row in rows where row.wrongEndings > 0 {
     let endings = row.otherEndings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
