@@ -8,7 +8,9 @@
 // stops growing after the first round. Exits 1 with the reasons when a check fails.
 //
 //   serverapi-soak --backend curl|urlsession [--calls N] [--rounds R] [--concurrency C]
-//                  [--deadline SECONDS] [--cancel-pause-ms MS]   (SAPI_FIXTURE_URL names the fixture)
+//                  [--deadline SECONDS] [--cancel-pause-ms MS] [--kinds fast,download,...]
+//   (SAPI_FIXTURE_URL names the fixture; --kinds sends only those kinds of call, e.g. to find which one
+//   makes memory grow)
 import Foundation
 import ServerAPIKit
 
@@ -19,6 +21,7 @@ struct Options {
     var concurrency = 48
     var deadline = 300
     var cancelPause = Duration.milliseconds(20)
+    var kinds = CallKind.allCases
 
     init(arguments: [String]) throws {
         var iterator = arguments.dropFirst().makeIterator()
@@ -41,6 +44,14 @@ struct Options {
             case "--concurrency": concurrency = try number(argument)
             case "--deadline": deadline = try number(argument)
             case "--cancel-pause-ms": cancelPause = .milliseconds(try number(argument))
+            case "--kinds":
+                let names = try value(argument).split(separator: ",").map(String.init)
+                kinds = try names.map { name in
+                    guard let kind = CallKind(rawValue: name) else {
+                        throw SoakViolation(description: "unknown kind \(name): \(CallKind.allCases.map(\.rawValue))")
+                    }
+                    return kind
+                }
             default: throw SoakViolation(description: "unknown argument \(argument)")
             }
         }
@@ -106,8 +117,11 @@ let endpoints = SoakEndpoints(
 /// Picks kinds by weight, from a fixed seed so that every run sends the same mix.
 struct KindPicker {
     private var state: UInt64
-    private let table: [CallKind] = CallKind.allCases.flatMap { Array(repeating: $0, count: $0.weight) }
-    init(seed: UInt64) { state = seed }
+    private let table: [CallKind]
+    init(seed: UInt64, kinds: [CallKind]) {
+        state = seed
+        table = kinds.flatMap { Array(repeating: $0, count: $0.weight) }
+    }
     mutating func next() -> CallKind {
         state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         return table[Int((state >> 33) % UInt64(table.count))]
@@ -133,7 +147,7 @@ func runRound(_ number: Int, calls: Int, backend: Backend) async -> (CallLedger,
     let cancelling = Task {
         await canceller.run(manager: manager, ledger: ledger, handles: handles, pause: options.cancelPause)
     }
-    var picker = KindPicker(seed: UInt64(number) &* 7919 &+ 17)
+    var picker = KindPicker(seed: UInt64(number) &* 7919 &+ 17, kinds: options.kinds)
     await withTaskGroup(of: Void.self) { group in
         for index in 0..<calls {
             if index >= options.concurrency { await group.next() }
