@@ -52,6 +52,12 @@ let package = Package(
             dependencies: ["ServerAPIKit", "ServerAPITesting"],
             path: "Sources/serverapi-example"
         ),
+        // The soak and chaos run (scripts/soak.sh); not a product.
+        .executableTarget(
+            name: "serverapi-soak",
+            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession"],
+            path: "Sources/serverapi-soak"
+        ),
         .executableTarget(
             name: "sapi",
             dependencies: [

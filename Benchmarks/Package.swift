@@ -42,6 +42,16 @@ let package = Package(
             ],
             path: "Sources/serverapi-transport-bench"
         ),
+        // No async-http-client: scripts/bench-cancel.sh builds only this product, in well under a minute.
+        .executableTarget(
+            name: "serverapi-cancel-bench",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPICurl", package: "ServerAPIKit"),
+                .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
+            ],
+            path: "Sources/serverapi-cancel-bench"
+        ),
         .executableTarget(
             name: "serverapi-stream-bench",
             dependencies: [

@@ -55,6 +55,8 @@ else
     swift test --skip-build --skip ConformanceTests
     swift test --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
     swift test --skip-build --filter LargeTransferTests
+    # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
+    bash scripts/soak.sh --short
     # ThreadSanitizer: the library's suites again, instrumented, in a build folder of their own; a data race
     # fails the run (TSan's exit code). Left to the plain pass above: sapi's end-to-end tests (they run the CLI as
     # processes), the 200 MB transfers and the 64 MiB slow read (memory and volume, not concurrency). The bounds

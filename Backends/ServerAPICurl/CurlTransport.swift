@@ -126,7 +126,7 @@ public final class CurlTransport: RequestPerforming {
     public var executor: any TaskExecutor { loop }
 
     /// The transfers libcurl is working on now; 0 once every call has returned.
-    var activeTransferCount: Int { loop.activeTransfers.load(ordering: .relaxed) }
+    package var activeTransferCount: Int { loop.activeTransfers.load(ordering: .relaxed) }
 
     /// How often streamed responses paused for a full buffer, and resumed once their reader drained it.
     var streamPauseCounts: (paused: Int, resumed: Int) {

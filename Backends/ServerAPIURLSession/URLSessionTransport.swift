@@ -69,10 +69,10 @@ public final class URLSessionTransport: RequestPerforming {
     }
 
     /// Calls whose task is registered with the delegate: 0 once every call has ended (for tests).
-    var activeTransfers: Int { delegate.registeredCount }
+    package var activeTransfers: Int { delegate.registeredCount }
 
     /// The session's tasks that FoundationNetworking still runs (for tests).
-    func sessionTaskCount() async -> Int {
+    package func sessionTaskCount() async -> Int {
         await withCheckedContinuation { continuation in
             session.getAllTasks { continuation.resume(returning: $0.count) }
         }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A soak and chaos run of the manager over each real transport (Sources/serverapi-soak): rounds of
+# calls side by side against the local fault fixture (fast, slow, failing statuses with retries, refused
+# connections, dropped bodies, wrong lengths, stalls, hangs, downloads, uploads, streamed bodies,
+# completion handlers), cancelled at random by id, tag, first, last, all, the caller's task and the
+# handle. Fails (exit 1, with the reasons) when a call does not end exactly once with a result or a
+# ServerAPIError, when the transport reports active transfers after a round, when open descriptors do
+# not return to their baseline, or when resident memory keeps growing after the first round.
+#
+#   scripts/soak.sh                          # both backends, 6 rounds of 10,000 calls, release build
+#   scripts/soak.sh --short                  # both backends, 3 rounds of 400 calls, debug build (CI)
+#   scripts/soak.sh --backend curl --calls 20000 --rounds 8
+#
+# Uses the servers of scripts/test-server.sh when they run; otherwise starts them and stops them on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BACKENDS=(curl urlsession)
+CALLS=10000
+ROUNDS=6
+CONCURRENCY=48
+CONFIGURATION=release
+usage() {
+    echo "usage: scripts/soak.sh [--short] [--backend curl|urlsession|both] [--calls N] [--rounds R] [--concurrency C]" >&2
+    exit 1
+}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        # Debug: CI has just built it with the tests, and a release build of the library costs minutes.
+        --short) CALLS=400; ROUNDS=3; CONFIGURATION=debug ;;
+        --backend)
+            [ $# -ge 2 ] || usage
+            case "$2" in
+                both) BACKENDS=(curl urlsession) ;;
+                curl | urlsession) BACKENDS=("$2") ;;
+                *) usage ;;
+            esac
+            shift ;;
+        --calls) [ $# -ge 2 ] || usage; CALLS=$2; shift ;;
+        --rounds) [ $# -ge 2 ] || usage; ROUNDS=$2; shift ;;
+        --concurrency) [ $# -ge 2 ] || usage; CONCURRENCY=$2; shift ;;
+        *) usage ;;
+    esac
+    shift
+done
+
+echo "soak: building serverapi-soak ($CONFIGURATION)…" >&2
+# The debug build uses the flags of scripts/test.sh's, so that after it there is nothing left to build.
+FLAGS=()
+if [ "$CONFIGURATION" = debug ]; then FLAGS=(-Xswiftc -warnings-as-errors); fi
+swift build -c "$CONFIGURATION" --product serverapi-soak "${FLAGS[@]}" >&2
+BIN="$(swift build -c "$CONFIGURATION" "${FLAGS[@]}" --show-bin-path)/serverapi-soak"
+
+if ! scripts/test-server.sh status >/dev/null 2>&1; then
+    trap 'scripts/test-server.sh stop' EXIT
+    scripts/test-server.sh start
+fi
+eval "$(scripts/test-server.sh env)"
+
+status=0
+for backend in "${BACKENDS[@]}"; do
+    if ! "$BIN" --backend "$backend" --calls "$CALLS" --rounds "$ROUNDS" --concurrency "$CONCURRENCY"; then
+        echo "soak: $backend FAILED" >&2
+        status=1
+    fi
+done
+exit $status
