@@ -68,10 +68,11 @@ say "A download resumed from a partial file"
 sapi -d -o "$WORK/whole.bin" "$URL/range/102400"
 head -c 40000 "$WORK/whole.bin" >"$WORK/resumed.bin.part"
 note "resumed.bin.part holds the first 40000 bytes, as an interrupted download (Ctrl-C, a dropped connection) leaves it."
-sapi -d -c -o "$WORK/resumed.bin" "$URL/range/102400"
+sapi -d -c -o "$WORK/resumed.bin" -p h "$URL/range/102400" | tee "$WORK/resume.txt"
+grep -q '^HTTP 206' "$WORK/resume.txt" || { echo "demo: the download was not resumed (no 206)" >&2; exit 1; }
 cmp -s "$WORK/whole.bin" "$WORK/resumed.bin" || { echo "demo: the resumed file differs from the whole one" >&2; exit 1; }
 [ ! -e "$WORK/resumed.bin.part" ] || { echo "demo: the partial file is still there" >&2; exit 1; }
-note "-c resumed from the partial file: only the last 62400 bytes were asked for (Range: bytes=40000-), the
+note "-c resumed the partial file: the server sent only the rest (206, Content-Range: bytes 40000-102399), the
 .part file became resumed.bin, and it is identical to the whole download."
 
 say "A cache hit: the second call is answered from the file cache"
