@@ -1,4 +1,5 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
+// 6.2: the tests use `weak let` (SE-0481), which older compilers reject.
 import PackageDescription
 
 let package = Package(

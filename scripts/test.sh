@@ -9,33 +9,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_install() {
-    if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
-        echo "test.sh: missing system packages ($*) and no apt-get as root to install them" >&2
-        exit 1
-    fi
-    if [ -z "${APT_UPDATED:-}" ]; then
-        apt-get update -qq
-        APT_UPDATED=1
-    fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
-}
-
 # --- System packages ---------------------------------------------------------------------------
-# The test servers need a working `python3 -m venv` (Debian splits it into python3-venv);
-# scripts/test-server.sh installs it when creating the venv fails.
-# The curl backend (Backends/CCurl) builds against libcurl found through pkg-config.
-if ! command -v pkg-config >/dev/null 2>&1; then apt_install pkg-config; fi
-if ! pkg-config --exists libcurl; then apt_install libcurl4-openssl-dev; fi
-# The curl backend's TLS tests make their certificates with openssl.
-if ! command -v openssl >/dev/null 2>&1; then apt_install openssl; fi
-# The HTTP/2 front of the test servers is Debian's nginx (scripts/test-server.sh).
-if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then apt_install nginx-light; fi
+# pkg-config and libcurl's headers (the curl backend), openssl and nginx (the test servers, the TLS tests):
+# scripts/system-packages.sh, shared with scripts/demo.sh. The test servers need a working `python3 -m venv`
+# (Debian splits it into python3-venv); scripts/test-server.sh installs it when creating the venv fails.
+source scripts/system-packages.sh
+ensure_build_packages
+ensure_test_server_packages
 # sapi's terminal features (colours, progress bar, password prompt, Ctrl-C) are tested in a real terminal.
 if ! command -v tmux >/dev/null 2>&1; then apt_install tmux; fi
 # -----------------------------------------------------------------------------------------------
 
 swift build --build-tests -Xswiftc -warnings-as-errors
+
+# --- Documentation ---------------------------------------------------------------------------------
+# The DocC site (scripts/docs.sh), from the modules of the build above, with warnings as errors: a broken
+# symbol or article link fails CI. A few seconds: nothing is compiled again.
+scripts/docs.sh --skip-build
+# -----------------------------------------------------------------------------------------------
 
 # Integration and conformance tests fail (never skip) without these servers. Servers that
 # were already running (started by hand) are used and left running.

@@ -55,6 +55,17 @@ static inline CURLcode ccurl_easy_setopt_seek_function(CURL *handle, ccurl_seek_
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
 }
 
+/// Restricts a transfer (and its redirects) to http and https. CURLOPT_PROTOCOLS_STR arrived in libcurl 7.85 and
+/// deprecated the bitmask CURLOPT_PROTOCOLS; older headers (Ubuntu 22.04 ships 7.81) have only the bitmask. The
+/// result is ignored by the caller: a libcurl older than its headers may not know the option.
+static inline CURLcode ccurl_easy_restrict_to_http(CURL *handle) {
+#if LIBCURL_VERSION_NUM >= 0x075500
+    return curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    return curl_easy_setopt(handle, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+}
+
 // MARK: curl_easy_getinfo
 
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {

@@ -66,9 +66,10 @@ final class CurlEasyHandle {
         try check(ccurl_easy_setopt_slist(raw, option, value), option)
     }
 
-    /// Sets an option a libcurl older than the one we build against may not know; ignored there.
-    func setIfSupported(_ option: CURLoption, _ value: String) {
-        _ = value.withCString { ccurl_easy_setopt_string(raw, option, $0) }
+    /// Allows only http and https, with whichever option the headers we build against have (see the shim);
+    /// a libcurl older than those headers may not know it, and ignores it.
+    func restrictToHTTP() {
+        _ = ccurl_easy_restrict_to_http(raw)
     }
 
     /// Sets an option a libcurl older than the one we build against may not know; ignored there.

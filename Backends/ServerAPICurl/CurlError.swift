@@ -21,6 +21,7 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// "libcurl error CODE (summary): detail", for logs and messages.
     public var description: String { "libcurl error \(code) (\(summary))" + (detail.map { ": \($0)" } ?? "") }
 }
 

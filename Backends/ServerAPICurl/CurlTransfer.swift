@@ -129,7 +129,7 @@ final class CurlTransfer {
         try easy.set(CURLOPT_URL, request.url.absoluteString)
         try easy.set(CURLOPT_PRIVATE, pointer: context)
         try easy.set(CURLOPT_NOSIGNAL, true)
-        easy.setIfSupported(CURLOPT_PROTOCOLS_STR, "http,https")
+        easy.restrictToHTTP()
         // A streamed call's timeout bounds the time until its head only: the loop enforces it (see
         // `CurlLoopRunner.checkHeadDeadlines`), as libcurl's total timeout would end a long body too.
         if job.streaming == nil { try easy.set(CURLOPT_TIMEOUT_MS, remaining.curlMilliseconds) }

@@ -89,6 +89,8 @@ public final class MockTransport: RequestPerforming {
     /// How many requests were sent so far.
     public var requestCount: Int { state.withLock { $0.requests.count } }
 
+    /// Records the request and answers with its route's next stub (the last one repeats), else the closure
+    /// stub's answer, else a 404, after the stub's delay on the mock's clock.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let start = ContinuousClock.now
         let chosen = try await answer(request)

@@ -19,8 +19,11 @@ public final class TestClock: Clock, Sendable {
         /// Creates an instant.
         public init(offset: Duration) { self.offset = offset }
 
+        /// The instant `duration` later.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Whether `lhs` comes before `rhs`.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
@@ -43,8 +46,10 @@ public final class TestClock: Clock, Sendable {
     /// Creates a clock at offset zero.
     public init() {}
 
+    /// The current instant: it moves only when the test calls `advance(by:)`.
     public var now: Instant { state.withLock { $0.now } }
 
+    /// Zero: the clock moves exactly by what the test advances it.
     public var minimumResolution: Duration { .zero }
 
     /// Every sleep duration asked of this clock so far, in order.
@@ -53,6 +58,8 @@ public final class TestClock: Clock, Sendable {
     /// How many tasks are sleeping on this clock now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Suspends until the test advances the clock to `deadline`, or throws `CancellationError` when the task is
+    /// cancelled first.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1

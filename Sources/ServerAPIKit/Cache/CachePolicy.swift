@@ -46,6 +46,7 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// Creates a key from its text.
     public init(rawValue: String) { self.rawValue = rawValue }
 
+    /// The key's text.
     public var description: String { rawValue }
 }
 

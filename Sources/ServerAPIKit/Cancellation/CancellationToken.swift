@@ -52,6 +52,7 @@ public final class CancellationToken: Sendable {
     ///
     /// Cancelling the current task cancels the token, so the token stands for both.
     /// - Parameters:
+    ///   - isolation: The actor `operation` runs on: the caller's, by default.
     ///   - operation: The work, such as waiting for a transfer.
     ///   - onCancel: What stops the work; it may run on any thread, before or while `operation` runs.
     /// - Returns: What `operation` returns.

@@ -4,7 +4,12 @@ import Foundation
 public struct Cookie: Sendable, Hashable, Codable {
     /// What a cookie's `SameSite` attribute said; recorded, not enforced (a client has no "site" of its own).
     public enum SameSite: String, Sendable, Hashable, Codable {
-        case strict, lax, none
+        /// `SameSite=Strict`.
+        case strict
+        /// `SameSite=Lax`.
+        case lax
+        /// `SameSite=None`.
+        case none
     }
 
     /// The name.

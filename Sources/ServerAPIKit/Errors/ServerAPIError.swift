@@ -8,6 +8,7 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The kind's name, such as "timed out".
         public var description: String { rawValue }
 
         /// The call was cancelled (by its task, by id, tag, first, last or all, or by its owner).
@@ -135,6 +136,7 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
         return text
     }
 
+    /// "kind: message", with the business code, the key path and the URL when they apply: one line for logs.
     public var description: String {
         var text = "\(kind): \(message)"
         if let code, kind == .business { text += " (code \(code))" }
@@ -143,6 +145,7 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
         return text
     }
 
+    /// The description, then the request id, the body excerpt and the underlying error.
     public var debugDescription: String {
         var text = description
         if let requestID { text += " request \(requestID)" }
@@ -154,8 +157,10 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
 }
 
 extension ServerAPIError: LocalizedError {
+    /// The user-facing message from the business rules when there is one, else the description.
     public var errorDescription: String? { userMessage ?? description }
 
+    /// What a user could try, for the kinds where there is something to try; `nil` otherwise.
     public var recoverySuggestion: String? {
         switch kind {
         case .timedOut: "Check the network or raise the call's timeout."

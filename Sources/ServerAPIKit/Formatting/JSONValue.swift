@@ -2,13 +2,19 @@ import Foundation
 
 /// A JSON value that is `Sendable`, `Hashable` and `Codable`.
 public enum JSONValue: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// An integer that fits in 64 bits, kept exact.
     case int(Int64)
+    /// A number with a fraction or an exponent, or an integer too large for `int`.
     case double(Double)
+    /// A string, its escapes decoded.
     case string(String)
+    /// An array, in order.
     case array([JSONValue])
+    /// An object; when a key repeats, the first value is kept.
     case object([String: JSONValue])
 
     /// The member of an object, or `nil`.

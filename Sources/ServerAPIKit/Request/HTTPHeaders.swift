@@ -85,6 +85,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         }
     }
 
+    /// The fields as "Name: value" lines, in order.
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
 
     /// Compares names as HTTP does: ASCII case-insensitively.

@@ -15,6 +15,7 @@ public struct RequestID: Hashable, Sendable, Comparable, CustomStringConvertible
 
     public static func < (lhs: RequestID, rhs: RequestID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// "#N", as logs print it.
     public var description: String { "#\(rawValue)" }
 
     private static let counter = Atomic<UInt64>(0)

@@ -146,7 +146,9 @@ extension ResponseBodyStream {
 
     /// Reads a body's chunks in order.
     public struct Iterator: AsyncIteratorProtocol {
+        /// A chunk of the body.
         public typealias Element = Data
+        /// The error that ends the body early.
         public typealias Failure = ServerAPIError
 
         private let storage: Storage

@@ -71,6 +71,7 @@ public struct StallTimeout: Sendable, Hashable, CustomStringConvertible {
             self.underlying = underlying
         }
 
+        /// "the transfer stalled: …", with the limit that was not met.
         public var description: String {
             "the transfer stalled: \(limit)" + (underlying.map { " (\($0))" } ?? "")
         }

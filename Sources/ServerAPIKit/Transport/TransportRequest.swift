@@ -94,6 +94,7 @@ public struct TransportRequest: Sendable {
     /// }
     /// ```
     /// - Parameters:
+    ///   - isolation: The actor `operation` runs on: the caller's, by default.
     ///   - operation: The transfer.
     ///   - onCancel: Tears the transfer down; runs on any thread, at once if the call is already cancelled.
     /// - Returns: What `operation` returns.
@@ -164,7 +165,10 @@ public struct DownloadTarget: Sendable, Hashable {
 public struct TransferProgress: Sendable, Hashable {
     /// Which way the bytes go.
     public enum Direction: Sendable, Hashable {
-        case upload, download
+        /// The request body, on its way to the server.
+        case upload
+        /// The response body, on its way from the server.
+        case download
     }
 
     /// Which way the bytes go.
