@@ -101,7 +101,7 @@ struct SapiEndToEndTests {
         let key = UUID().uuidString
         let started = try SapiProcess.start(["--backend", backend, "\(fixture)/hang?key=\(key)"])
         // Interrupt once the fixture has the request: sapi is past its start-up and waiting on the answer.
-        try await poll("the fixture to receive the request", within: .seconds(30), every: .milliseconds(20)) {
+        try await poll("the fixture to receive the request", within: TestTiming.bound(.seconds(60)), every: .milliseconds(50)) {
             let state = try await SapiProcess.run(["\(fixture)/hang/state?key=\(key)"]).json as? [String: Any]
             return state?["arrived"] as? Bool == true
         }

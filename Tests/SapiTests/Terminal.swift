@@ -29,7 +29,8 @@ struct Terminal {
         }
         _ = try await terminal.tmux([
             "-f", config.path, "new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
-            "env PS1='$ ' bash --norc --noprofile",
+            // A user's terminal: not the test runner's NO_COLOR (swift test sets it when its output is not a terminal).
+            "env -u NO_COLOR PS1='$ ' bash --norc --noprofile",
         ])
         do {
             try await body(terminal)
