@@ -4,7 +4,7 @@
 # test servers (httpbin, the fault fixture and their HTTP/2 front, see scripts/test-server.sh), runs every test with
 # their URLs in the environment, and always stops the servers again.
 #
-#   scripts/test.sh                       # everything
+#   scripts/test.sh                       # everything, then a short run of every fuzzer (scripts/fuzz.sh --smoke)
 #   scripts/test.sh --filter Conformance  # arguments go to `swift test`
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,4 +55,7 @@ else
     swift test --skip-build --skip ConformanceTests
     swift test --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
     swift test --skip-build --filter LargeTransferTests
+    # Every parser of untrusted bytes under libFuzzer for a few seconds each (a crash fails CI);
+    # the long runs are `scripts/fuzz.sh` by hand.
+    scripts/fuzz.sh --smoke
 fi
