@@ -19,7 +19,7 @@ corpus_root=Tests/Fuzz/corpus
 harnesses=$(ls "$corpus_root")
 binary=Fuzz/.build/debug/ParserFuzzer
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 
 build() {
     echo "fuzz.sh: building the fuzzers (-sanitize=fuzzer,address)" >&2
