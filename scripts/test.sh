@@ -4,7 +4,7 @@
 # test servers (httpbin, the fault fixture and their HTTP/2 front, see scripts/test-server.sh), runs every test with
 # their URLs in the environment, and always stops the servers again.
 #
-#   scripts/test.sh                       # everything
+#   scripts/test.sh                       # everything, then a short run of every fuzzer (scripts/fuzz.sh --smoke)
 #   scripts/test.sh --filter Conformance  # arguments go to `swift test` (of the main package only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,4 +64,7 @@ else
     # so that the library never depends on what it uses; tested against the same local servers.
     swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors
     swift test --package-path Integrations --skip-build
+    # Every parser of untrusted bytes under libFuzzer for a few seconds each (a crash fails CI);
+    # the long runs are `scripts/fuzz.sh` by hand.
+    scripts/fuzz.sh --smoke
 fi

@@ -18,40 +18,30 @@ extension CurlTransfer {
     /// `exchange`, which keeps the final one.
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
-        var end = line.count
-        while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
-        if end == 0 { return headEnded() }
-        let text = UnsafeRawBufferPointer(rebasing: line[..<end])
-        if text.starts(with: "HTTP/".utf8) { return headStarted(statusLine: text) }
+        let headLine = CurlHeadLine(line)
+        switch headLine {
+        case .end: return headEnded()
+        case .status(let code): return headStarted(code: code)
+        case .continuation, .field, .ignored: break
+        }
         // Lines after the final head are trailers: the head the caller sees is already decided.
         guard status > 0, exchange.awaitsHead else { return true }
-        if text[0] == UInt8(ascii: " ") || text[0] == UInt8(ascii: "\t") {
+        switch headLine {
+        case .continuation(let text):
             // An obsolete folded line continues the previous field's value.
             var fields = headers.fields
             guard !fields.isEmpty else { return true }
-            fields[fields.count - 1].value += " " + Self.trimmed(text)
+            fields[fields.count - 1].value += " " + text
             headers = HTTPHeaders(fields)
-            return true
+        case .field(let name, let value):
+            headers.add(name: name, value: value)
+        case .end, .status, .ignored:
+            break
         }
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return true }
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: text[..<colon]), as: UTF8.self)
-        let value = Self.trimmed(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))
-        headers.add(name: name, value: value)
         return true
     }
 
-    private func headStarted(statusLine: UnsafeRawBufferPointer) -> Bool {
-        // "HTTP/1.1 200 OK", "HTTP/2 200": the code is the three digits after the first space.
-        var code = 0
-        if let space = statusLine.firstIndex(of: UInt8(ascii: " ")) {
-            for byte in statusLine[(space + 1)...].prefix(3) {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
-                    code = 0
-                    break
-                }
-                code = code * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-        }
+    private func headStarted(code: Int) -> Bool {
         // The head after a Digest challenge is libcurl's answer to it: the challenge is not the caller's.
         if case .pending = challenge { challenge = .answered }
         guard exchange.awaitsHead else {
@@ -116,14 +106,6 @@ extension CurlTransfer {
 
     /// The most memory reserved up front from a `Content-Length`, however large it claims to be.
     static let maxReservation: Int64 = 16 << 20
-
-    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> String {
-        var start = 0
-        var end = bytes.count
-        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-    }
 
     // MARK: Response body
 

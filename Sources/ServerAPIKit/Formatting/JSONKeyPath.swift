@@ -126,26 +126,31 @@ public struct JSONKeyPath: Sendable, Hashable, CustomStringConvertible {
     /// A key as written in a key path: `.`, `[`, `]` and `\` (and a leading `#` or `~`) escaped.
     static func escaped(_ key: String) -> String {
         if key.isEmpty { return "[\"\"]" }
-        var text = ""
-        for (offset, character) in key.enumerated() {
-            let special = character == "." || character == "[" || character == "]" || character == "\\"
-            if special || (offset == 0 && (character == "#" || character == "~")) { text.append("\\") }
-            text.append(character)
+        // By scalars, as the parser reads: a key may start with a combining mark, which must not join the
+        // `.` or `\\` written before it.
+        var text = String.UnicodeScalarView()
+        for (offset, scalar) in key.unicodeScalars.enumerated() {
+            let special = scalar == "." || scalar == "[" || scalar == "]" || scalar == "\\"
+            if special || (offset == 0 && (scalar == "#" || scalar == "~")) { text.append("\\") }
+            text.append(scalar)
         }
-        return text
+        return String(text)
     }
 }
 
 extension JSONKeyPath {
     /// A hand-written parser: key paths are short, and errors must say exactly what is wrong.
+    ///
+    /// It reads Unicode scalars, not characters: a `.`, `[` or `\\` followed by a combining mark is one
+    /// character, yet still a separator (as in the fast path, which splits the UTF-8 bytes at `.`).
     private struct Parser {
         let text: String
-        let characters: [Character]
+        let characters: [Unicode.Scalar]
         var position = 0
 
         init(text: String) {
             self.text = text
-            self.characters = Array(text)
+            self.characters = Array(text.unicodeScalars)
         }
 
         mutating func parse() throws(ServerAPIError) -> JSONKeyPath {
@@ -197,9 +202,9 @@ extension JSONKeyPath {
                 if character == "\\" {
                     position += 1
                     guard position < characters.count else { throw failure("it ends with a lone \"\\\"") }
-                    key.append(characters[position])
+                    key.unicodeScalars.append(characters[position])
                 } else {
-                    key.append(character)
+                    key.unicodeScalars.append(character)
                 }
                 position += 1
             }
@@ -219,7 +224,7 @@ extension JSONKeyPath {
                         position += 1
                         guard position < characters.count else { break }
                     }
-                    key.append(characters[position])
+                    key.unicodeScalars.append(characters[position])
                     position += 1
                 }
                 guard position + 1 < characters.count, characters[position] == "\"", characters[position + 1] == "]"
@@ -229,7 +234,7 @@ extension JSONKeyPath {
             }
             var digits = ""
             while position < characters.count, characters[position] != "]" {
-                digits.append(characters[position])
+                digits.unicodeScalars.append(characters[position])
                 position += 1
             }
             guard position < characters.count else { throw failure("it has an unclosed \"[\" at offset \(open)") }

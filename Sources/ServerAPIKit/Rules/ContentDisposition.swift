@@ -71,14 +71,17 @@ public struct ContentDisposition: Sendable, Hashable {
     /// - Parameter name: A name from a header or a URL.
     /// - Returns: The safe name, or `nil` when nothing is left.
     public static func safeFileName(_ name: String) -> String? {
-        let lastComponent = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var safe = String(String.UnicodeScalarView(lastComponent.unicodeScalars.filter { !isControl($0) }))
+        // Split by scalars, not characters: `\` followed by a combining mark is one character, yet still
+        // a path separator to the file system.
+        let lastComponent = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? []
+        var safe = String(String.UnicodeScalarView(lastComponent.filter { !isControl($0) }))
         // ". .x" must not become ".x": strip spaces and dots until neither is left in front.
         while let first = safe.unicodeScalars.first, first == "." || first.properties.isWhitespace {
             safe.unicodeScalars.removeFirst()
         }
-        safe = safe.trimmingCharacters(in: .whitespaces)
         while safe.utf8.count > 200 { safe.removeLast() }
+        // Trimmed after the cut, which may end the name on a space.
+        safe = safe.trimmingCharacters(in: .whitespaces)
         return safe.isEmpty ? nil : safe
     }
 

@@ -38,6 +38,22 @@ import Testing
         #expect(try JSONKeyPath(parsing: path.description) == path)
     }
 
+    // Found by scripts/fuzz.sh (json): a `.` followed by a key that starts with a combining mark is one
+    // character, so the description `a.\u{301}b` read back as the single key `a.\u{301}b`.
+    @Test("Keys that start with a combining mark are written and read apart from the separator before them")
+    func combiningMarks() throws {
+        let path = JSONKeyPath(
+            anchor: .root, components: [.index(0), .key("\u{0D00}x"), .key("\u{301}"), .key(".\u{301}]")])
+        #expect(try JSONKeyPath(parsing: path.description) == path)
+        let dotted = "a.\u{301}b"
+        let bracketed = "a[\"\u{301}b\"]"
+        let escaped = "a.\\\u{301}b"
+        let expected = JSONKeyPath(components: [.key("a"), .key("\u{301}b")])
+        #expect(try JSONKeyPath(parsing: dotted) == expected)
+        #expect(try JSONKeyPath(parsing: bracketed) == expected)
+        #expect(try JSONKeyPath(parsing: escaped) == expected)
+    }
+
     @Test(
         "Bad syntax is an invalid-request error naming the key path and the problem",
         arguments: [

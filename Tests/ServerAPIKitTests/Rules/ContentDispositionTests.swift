@@ -74,6 +74,26 @@ struct ContentDispositionTests {
         #expect(fileName == String(repeating: "é", count: 100))
     }
 
+    // Found by scripts/fuzz.sh (contentdisposition): `\` or `/` followed by a combining mark is one
+    // character, so splitting by characters kept the separator inside the "safe" name.
+    @Test("a separator followed by a combining mark still ends the path")
+    func separatorJoinedToAMark() throws {
+        let backslashed = "dir\\\u{0619}evil"
+        let name = try #require(ContentDisposition.safeFileName(backslashed))
+        #expect(name == "\u{0619}evil")
+        let header = "attachment; filename=\"../\u{301}x\""
+        let other = try #require(ContentDisposition(header)?.fileName)
+        #expect(!other.utf8.contains(UInt8(ascii: "/")))
+        #expect(other == "\u{301}x")
+    }
+
+    @Test("a name cut to 200 bytes does not end on a space, so a safe name stays as it is")
+    func cutThenTrimmed() throws {
+        let name = try #require(ContentDisposition.safeFileName(String(repeating: "a", count: 199) + " b"))
+        #expect(name == String(repeating: "a", count: 199))
+        #expect(ContentDisposition.safeFileName(name) == name)
+    }
+
     @Test("any input parses or is refused without a crash, and a file name is never a path")
     func arbitraryInput() {
         var generator = SystemRandomNumberGenerator()
@@ -82,7 +102,10 @@ struct ContentDispositionTests {
             let length = Int.random(in: 0..<40, using: &generator)
             let value = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
             if let name = ContentDisposition(value)?.fileName {
-                #expect(!name.contains("/") && !name.contains("\\") && !name.hasPrefix(".") && !name.isEmpty, "\(value)")
+                let bytes = Array(name.utf8)
+                #expect(
+                    !bytes.contains(UInt8(ascii: "/")) && !bytes.contains(UInt8(ascii: "\\"))
+                        && bytes.first != UInt8(ascii: ".") && !bytes.isEmpty, "\(value)")
             }
         }
     }

@@ -1,0 +1,1 @@
+../../../Sources/sapi/Netrc.swift
