@@ -41,6 +41,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> String? {
             while true {
                 if let line = pending.next() { return line }
+                if let failure = pending.takeFailure() { throw failure }
                 guard !ended else { return nil }
                 guard let chunk = try await chunks.next(isolation: actor) else {
                     ended = true
@@ -51,8 +52,9 @@ public struct ResponseLines: AsyncSequence, Sendable {
                         try splitter.feedBytes(chunk) { lines.append(String(decoding: $0, as: UTF8.self)) }
                     }
                 } catch {
+                    // The lines the chunk completed before the failure come first, then the failure.
                     ended = true
-                    throw ServerAPIError.wrap(error)
+                    pending.fail(ServerAPIError.wrap(error))
                 }
             }
         }
@@ -122,6 +124,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         {
             while true {
                 if let event = pending.next() { return event }
+                if let failure = pending.takeFailure() { throw failure }
                 guard !ended else { return nil }
                 let chunk: Data?
                 do {
@@ -139,18 +142,31 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 do {
                     try pending.refill { events in try parser.feed(chunk) { events.append($0) } }
                 } catch {
+                    // The events the chunk completed before the failure come first, then the failure.
                     ended = true
-                    throw ServerAPIError.wrap(error)
+                    pending.fail(ServerAPIError.wrap(error))
                 }
             }
         }
     }
 }
 
-/// The elements one chunk produced, handed out one per `next()`: what the line and event iterators share.
+/// The elements one chunk produced, handed out one per `next()`, and the failure that ended the chunk, handed
+/// out after them: what the line and event iterators share. Nothing a chunk completed is lost to an error
+/// later in the same chunk, however the network cut the body.
 struct ChunkElements<Element> {
     private var elements: [Element] = []
     private var index = 0
+    private var failure: ServerAPIError?
+
+    /// Records the failure that ended the current chunk, to be thrown once its elements are handed out.
+    mutating func fail(_ error: ServerAPIError) { failure = error }
+
+    /// The recorded failure, once; `nil` after that.
+    mutating func takeFailure() -> ServerAPIError? {
+        defer { failure = nil }
+        return failure
+    }
 
     /// The next element of the current chunk, if one is left.
     mutating func next() -> Element? {

@@ -94,7 +94,8 @@ public struct ServerSentEventParser: Sendable {
     /// - Parameter chunk: The next bytes of the body; any split is fine.
     /// - Returns: The dispatched events, in order.
     /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`
-    ///   or an event's data larger than `maximumDataSize`.
+    ///   or an event's data larger than `maximumDataSize`. The events the chunk completed before that are not
+    ///   returned: use `feed(_:forEachEvent:)` to have every one of them.
     public mutating func feed(_ chunk: some Collection<UInt8>) throws -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         try feed(chunk) { events.append($0) }
