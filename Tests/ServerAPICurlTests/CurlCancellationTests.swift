@@ -69,8 +69,11 @@ struct CurlCancellationTests {
             let latency = ContinuousClock.now - cancelledAt
             tracker.markReturned()
             print("cancellation latency (\(point)): \(latency)")
-            // Before start, the time measured is mostly the task's own start-up: only the rest is bounded.
-            if point != .beforeStart { #expect(latency < TestTiming.bound(.seconds(2))) }
+            // Before start, the time measured is mostly the task's own start-up: only the rest is bounded. The
+            // bound tells a cancelled transfer from one that waited for the server (30 s, 60 s); this suite runs
+            // beside hundreds of others on two cores, where seconds of scheduling delay were seen. The latency
+            // itself is measured by scripts/bench-cancel.sh and the serial conformance suite.
+            if point != .beforeStart { #expect(latency < TestTiming.bound(.seconds(10))) }
             #expect(throws: ServerAPIError.self) { try result.get() }
             #expect((result.error as? ServerAPIError)?.kind == .cancelled)
             #expect((result.error as? ServerAPIError)?.requestID == request.id)
