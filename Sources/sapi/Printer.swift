@@ -29,11 +29,9 @@ struct Printer {
         if parts.contains("b") {
             switch result.value {
             case .file(let url):
-                if terminal || isatty(2) != 0 {
-                    let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?
-                        .int64Value ?? 0
-                    FileHandle.standardError.write(Data("Saved \(size) bytes to \(url.path)\n".utf8))
-                }
+                // Downloads go through `Download`, which reports the saved file; a call printed here has no
+                // download target, so this is the path should one ever arrive.
+                out.append(contentsOf: (url.path + "\n").utf8)
             case .data(let data) where success && (options.envelope || options.keyPath != nil):
                 out.append(try selected(data, result: result, api: api))
             case .data(let data):
