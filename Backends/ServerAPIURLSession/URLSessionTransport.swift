@@ -127,13 +127,18 @@ public final class URLSessionTransport: RequestPerforming {
         } catch {
             throw error.with(requestID: request.id, url: request.url)
         }
-        return try await request.withCancellationHandler {
+        let response = try await request.withCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.start(continuation)
             }
         } onCancel: {
             transfer.fail(.cancelled().with(requestID: request.id, url: request.url))
         }
+        // The response (a streamed body's state with it) was made under the transfer's lock on
+        // FoundationNetworking's thread; taking that lock here orders it before the caller's reads by an edge
+        // ThreadSanitizer sees, which the continuation resumed from that thread did not always give it.
+        transfer.synchronize()
+        return response
     }
 
     /// The session's resource timeout, in seconds: a week, out of every transfer's way.
