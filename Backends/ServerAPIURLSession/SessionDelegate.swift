@@ -35,6 +35,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// How many tasks are routed to a transfer now.
     var registeredCount: Int { transfers.withLock { $0.count } }
 
+    /// Transfers' timeout timers scheduled and not yet cancelled: every transfer cancels its timer when
+    /// it completes (or, streamed, when the head arrives), so this returns to 0 once calls have ended.
+    var pendingTimerCount: Int { pendingTimers.load(ordering: .relaxed) }
+    private let pendingTimers = Atomic<Int>(0)
+
+    /// Counts a transfer's timeout timer from its scheduling until its cancellation handler runs.
+    func track(_ timer: any DispatchSourceTimer) {
+        pendingTimers.add(1, ordering: .relaxed)
+        timer.setCancelHandler { [self] in pendingTimers.subtract(1, ordering: .relaxed) }
+    }
+
     private func transfer(for task: URLSessionTask) -> Transfer? {
         transfers.withLock { $0[task.taskIdentifier] }
     }

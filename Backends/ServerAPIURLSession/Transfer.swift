@@ -31,7 +31,7 @@ final class Transfer: Sendable {
         var pendingFailure: ServerAPIError?
         /// Fails the transfer once its total timeout has passed; cancelled when it completes, and for a
         /// streamed call when the head is delivered (the timeout bounds the time until the head).
-        var timeout: DispatchWorkItem?
+        var timeout: (any DispatchSourceTimer)?
         /// A streamed call's body, once its head went to the caller: chunks go here, and the completion
         /// finishes it.
         var source: ResponseBodyStream.Source?
@@ -122,12 +122,17 @@ final class Transfer: Sendable {
             state.continuation = continuation
             state.phase = .running
             let limit = state.request.timeout
-            // A timer, not a sleeping task: a task would cost two jobs on the global executor per call
-            // (starting to sleep, then waking up to be cancelled); a cancelled work item costs nothing.
-            let timeout = DispatchWorkItem { [weak self] in
+            // A timer source, not a sleeping task (which would cost two jobs on the global executor per
+            // call: starting to sleep, then waking up to be cancelled) nor `asyncAfter` with a work item
+            // (cancelling the item leaves Dispatch's timer and the item's memory in place until the
+            // deadline, ~700 bytes a call held for the whole timeout): a cancelled source is freed now.
+            let timeout = DispatchSource.makeTimerSource(queue: .global())
+            timeout.setEventHandler { [weak self] in
                 self?.fail(.timedOut(after: limit), onlyBeforeHead: true)
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(limit), execute: timeout)
+            delegate.track(timeout)
+            timeout.schedule(deadline: .now() + Self.dispatchInterval(limit))
+            timeout.resume()
             state.timeout = timeout
             if let stall = state.request.stallTimeout ?? configuration.stallTimeout {
                 state.watchdog = Task { [weak self] in await self?.watch(stall) }

@@ -68,8 +68,12 @@ public final class URLSessionTransport: RequestPerforming {
         session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: callbackQueue)
     }
 
-    /// Calls whose task is registered with the delegate: 0 once every call has ended (for tests).
-    package var activeTransfers: Int { delegate.registeredCount }
+    /// Calls whose task is registered with the delegate, or whose timeout timer is still scheduled:
+    /// 0 once every call has ended (for tests and the soak run).
+    package var activeTransfers: Int { delegate.registeredCount + delegate.pendingTimerCount }
+
+    /// Tasks FoundationNetworking was given for a call and that are still routed to it (for tests).
+    package var registeredTasks: Int { delegate.registeredCount }
 
     /// The session's tasks that FoundationNetworking still runs (for tests).
     package func sessionTaskCount() async -> Int {

@@ -6,7 +6,8 @@ import ServerAPIURLSession
 import Testing
 
 /// The transports' count of active transfers (a `package` API the soak run checks after each round):
-/// it counts a call in flight and returns to 0 once calls have completed, failed or been cancelled.
+/// it counts a call in flight and returns to 0 once calls have completed, failed or been cancelled
+/// (on URLSession, with each call's timeout timer cancelled, not left scheduled until its deadline).
 @Suite("Conformance: active transfers")
 struct ActiveTransfersTests {
     /// A transport and its count of transfers still running, whatever its kind.

@@ -254,7 +254,7 @@ struct URLSessionStreamingTests {
         let transport = URLSessionTransport()
         let url = try TestServers.fixture("/hang")
         let call = Task { try await transport.stream(TransportRequest(url: url, timeout: .seconds(30))) }
-        try await poll("the task to start") { transport.activeTransfers == 1 }
+        try await poll("the task to start") { transport.registeredTasks == 1 }
         call.cancel()
         let error = await #expect(throws: ServerAPIError.self) { _ = try await call.value }
         #expect(error?.kind == .cancelled)
@@ -267,7 +267,7 @@ struct URLSessionStreamingTests {
         let token = CancellationToken()
         let request = TransportRequest(url: try TestServers.fixture("/hang"), cancellation: token)
         let call = Task { try await transport.stream(request) }
-        try await poll("the task to start") { transport.activeTransfers == 1 }
+        try await poll("the task to start") { transport.registeredTasks == 1 }
         token.cancel()
         let error = await #expect(throws: ServerAPIError.self) { _ = try await call.value }
         #expect(error?.kind == .cancelled)
