@@ -22,6 +22,7 @@ let package = Package(
             dependencies: ["ServerAPIKit"],
             path: "Backends/ServerAPITesting"
         ),
+        .systemLibrary(name: "CMallocInfo", path: "Sources/CMallocInfo"),
         .systemLibrary(
             name: "CCurl",
             path: "Backends/CCurl",
@@ -56,7 +57,7 @@ let package = Package(
         // The soak and chaos run (scripts/soak.sh); not a product.
         .executableTarget(
             name: "serverapi-soak",
-            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession"],
+            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession", "CMallocInfo"],
             path: "Sources/serverapi-soak"
         ),
         .executableTarget(

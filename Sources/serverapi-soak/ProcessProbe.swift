@@ -3,6 +3,9 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(CMallocInfo)
+import CMallocInfo
+#endif
 
 /// What the soak run reads about its own process: open descriptors and resident memory (Linux `/proc`).
 enum ProcessProbe {
@@ -18,6 +21,29 @@ enum ProcessProbe {
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) ?? "?"
             return "\(name) -> \(target)"
         }
+    }
+
+    /// The bytes the C allocator has handed out and not had back (`mallinfo2`: small blocks in every
+    /// arena and large mapped ones). Beside the resident size it tells a leak (this grows too) from
+    /// memory the allocator keeps for reuse after it was freed (only the resident size grows).
+    static func heapInUse() -> Int {
+        #if canImport(CMallocInfo)
+        let info = mallinfo2()
+        return Int(info.uordblks + info.hblkhd)
+        #else
+        return -1
+        #endif
+    }
+
+    /// The bytes the C allocator holds from the system (every arena's heap and large mapped blocks),
+    /// in use or kept free for reuse: what the resident size holds of the heap.
+    static func heapHeld() -> Int {
+        #if canImport(CMallocInfo)
+        let info = mallinfo2()
+        return Int(info.arena + info.hblkhd)
+        #else
+        return -1
+        #endif
     }
 
     /// Resident memory in bytes, from `/proc/self/statm` (its second field, in pages).

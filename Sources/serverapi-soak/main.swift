@@ -205,6 +205,8 @@ let baseline = await settledDescriptors()
 say("descriptors: \(descriptorsAtStart) at start, \(baseline) after the warm-up transport was released (the baseline)")
 
 var resident: [Int] = []
+var heap: [Int] = []
+var held: [Int] = []
 var descriptorsAfterRounds: [Int] = []
 var failures: [String] = []
 var totals: [String: [String: Int]] = [:]
@@ -221,6 +223,8 @@ do {
         try? FileManager.default.contentsOfDirectory(at: scratch, includingPropertiesForKeys: nil)
             .filter { $0 != uploadFile }.forEach { try? FileManager.default.removeItem(at: $0) }
         resident.append(ProcessProbe.residentBytes())
+        heap.append(ProcessProbe.heapInUse())
+        held.append(ProcessProbe.heapHeld())
         descriptorsAfterRounds.append(ProcessProbe.openDescriptors())
         totalCalls += ledger.ended
         var cancelled = 0
@@ -233,8 +237,9 @@ do {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         say(
             String(
-                format: "round %d: %d calls in %.1f s (%.0f/s), %d cancelled; RSS %@, %d descriptors; cancels: %@",
+                format: "round %d: %d calls in %.1f s (%.0f/s), %d cancelled; RSS %@ (heap: %@ in use, %@ held), %d descriptors; cancels: %@",
                 round, ledger.ended, seconds, Double(ledger.ended) / seconds, cancelled, megabytes(resident.last!),
+                megabytes(heap.last!), megabytes(held.last!),
                 descriptorsAfterRounds.last!, canceller.summary))
         if failures.count > 30 { break }
     }
@@ -258,6 +263,8 @@ for kind in CallKind.allCases {
 }
 
 say("RSS after each round: " + resident.map(megabytes).joined(separator: ", "))
+say("heap in use after each round: " + heap.map(megabytes).joined(separator: ", "))
+say("heap held by the allocator after each round: " + held.map(megabytes).joined(separator: ", "))
 say("RSS after the first round: \(megabytes(resident[0]))")
 if resident.count >= 4 {
     // A plateau: the first rounds grow pools, caches and the allocator's arenas (FoundationNetworking's
