@@ -71,4 +71,17 @@ import Testing
         #expect(try key(base.setHeader("Authorization", "a")) == key(base.setHeader("Authorization", "b")))
         #expect(try !key(varying.setHeader("Authorization", "secret-token")).rawValue.contains("secret-token"))
     }
+
+    @Test("Digest credentials are always part of the key, user and password, and never appear in it")
+    func credentialsInKey() throws {
+        let base = ServerAPI(host: "https://api.test", path: "/me")
+        func key(_ api: ServerAPI) throws -> CacheKey { CacheKey(request: try api.transportRequest()) }
+        let alice = base.digestAuth(user: "alice", password: "wonderland")
+        #expect(try key(alice) == key(base.digestAuth(user: "alice", password: "wonderland")))
+        #expect(try key(alice) != key(base))
+        #expect(try key(alice) != key(base.digestAuth(user: "bob", password: "wonderland")))
+        #expect(try key(alice) != key(base.digestAuth(user: "alice", password: "guess")))
+        let text = try key(alice).rawValue
+        #expect(!text.contains("alice") && !text.contains("wonderland"))
+    }
 }

@@ -13,6 +13,7 @@ struct CoalescingTests {
         .json([
             "auth": request.headers["Authorization"] ?? "", "cookie": request.headers["Cookie"] ?? "",
             "query": request.url.query ?? "",
+            "digest": request.credentials.map { "\($0.user):\($0.password)" } ?? "",
         ])
     }
 
@@ -50,6 +51,8 @@ struct CoalescingTests {
             base.setHeader("Accept-Language", "fr").varying("Accept-Language"),
             base.setHeader("Accept-Language", "de").varying("Accept-Language"),
             base.query("q", "1"), base.query("q", "2"), base.body(.text("one")), base.body(.text("two")),
+            base.digestAuth(user: "alice", password: "a"), base.digestAuth(user: "bob", password: "b"),
+            base.digestAuth(user: "alice", password: "guess"),
         ]
         let outcomes = Outcomes()
         for (index, call) in calls.enumerated() {
@@ -70,6 +73,7 @@ struct CoalescingTests {
                 #expect(json["auth"] == .string(request.headers["Authorization"] ?? ""))
                 #expect(json["cookie"] == .string(request.headers["Cookie"] ?? ""))
                 #expect(json["query"] == .string(request.url.query ?? ""))
+                #expect(json["digest"] == .string(request.credentials.map { "\($0.user):\($0.password)" } ?? ""))
             }
         }
     }

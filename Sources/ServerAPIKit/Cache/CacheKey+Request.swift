@@ -2,10 +2,13 @@ import Foundation
 
 extension CacheKey {
     /// The key of a request: method, normalized URL (scheme and host lower-cased, query items
-    /// sorted), a SHA-256 digest of an in-memory body, and the values of the varying headers.
+    /// sorted), a SHA-256 digest of an in-memory body, a SHA-256 digest of its `credentials` when it
+    /// has any (always: they are not a header a call could list as varying), and the values of the
+    /// varying headers.
     ///
-    /// Two requests that differ in any of these never share an entry, so two users whose
-    /// `Authorization` is listed as varying never see each other's responses.
+    /// Two requests that differ in any of these never share an entry (nor, through the manager's
+    /// coalescing, a response in flight), so two users whose `Authorization` is listed as varying, or
+    /// who answer a Digest challenge with different credentials, never see each other's responses.
     /// - Parameters:
     ///   - request: The resolved request.
     ///   - varying: Names of request headers whose values are part of the key.
@@ -32,6 +35,11 @@ extension CacheKey {
                         }
                     }.joined(separator: ",")
             }
+        }
+        if let credentials = request.credentials {
+            // Password included: a wrong password for the right user must not be answered from the cache.
+            let identity = credentials.scheme.rawValue + "\n" + credentials.user + "\n" + credentials.password
+            text += " credentials=" + SHA256.hex(identity.utf8)
         }
         for name in varying.map({ $0.lowercased() }).sorted() {
             let values = request.headers.values(for: name).joined(separator: ",")
