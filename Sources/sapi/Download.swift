@@ -50,7 +50,7 @@ struct Download {
             let result = try await manager.send(
                 api.download(to: destination, resume: options.resume), progress: progress)
             bar?.finish()
-            printHead(status: result.status, headers: result.headers)
+            printHead(status: result.status, headers: result.headers, version: result.metrics.transport?.httpVersion)
             guard (200..<300).contains(result.status) else {
                 putBack(adopted, target: target)
                 return statusFailure(result.status, url: result.url)
@@ -103,7 +103,7 @@ struct Download {
         do {
             let head = try await manager.stream(api)
             response = head
-            printHead(status: head.status, headers: head.headers)
+            printHead(status: head.status, headers: head.headers, version: head.metrics.transport?.httpVersion)
             guard (200..<300).contains(head.status) else {
                 head.cancel()
                 return statusFailure(head.status, url: head.url)
@@ -160,10 +160,10 @@ struct Download {
     }
 
     /// The response head, when asked for (`-p h`, `-h`, `-v`): download mode prints no body, and no head by default.
-    private func printHead(status: Int, headers: HTTPHeaders) {
+    private func printHead(status: Int, headers: HTTPHeaders, version: String?) {
         let asked = options.print ?? (options.verbose > 0 ? options.printed(terminal: false) : [])
         guard asked.contains("h") else { return }
-        let head = Printer.head(status: status, headers: headers, version: nil, style: style)
+        let head = Printer.head(status: status, headers: headers, version: version, style: style)
         FileHandle.standardOutput.write(Data((head + "\n").utf8))
     }
 

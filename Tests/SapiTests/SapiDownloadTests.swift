@@ -232,6 +232,22 @@ struct SapiDownloadTests {
         }
     }
 
+    @Test("-h in download mode prints the status line with the HTTP version the transport reports", arguments: backends)
+    func headWithVersion(backend: String) async throws {
+        // URLSession's metrics carry no HTTP version on Linux: its status line says "HTTP" alone.
+        let statusLine = backend == "curl" ? "HTTP/1.1 200 OK\n" : "HTTP 200 OK\n"
+        try await inDirectory { directory in
+            let fixture = try SapiProcess.fixture
+            for arguments in [["-d", "-o", "named.bin"], ["-d"]] {
+                let outcome = try await SapiProcess.run(
+                    ["--backend", backend, "-h"] + arguments + ["\(fixture)/resource?size=100"], in: directory)
+                #expect(outcome.code == 0, "\(outcome.stderr)")
+                #expect(outcome.text.hasPrefix(statusLine), "\(arguments): \(outcome.text)")
+                #expect(outcome.text.contains("Content-Length: 100"), "\(arguments): \(outcome.text)")
+            }
+        }
+    }
+
     @Test("the old --download FILE form is refused before anything is sent")
     func oldForm() async throws {
         try await inDirectory { directory in
