@@ -10,6 +10,11 @@
 #   scripts/soak.sh                          # both backends, 6 rounds of 10,000 calls, release build
 #   scripts/soak.sh --short                  # both backends, 3 rounds of 400 calls, debug build (CI)
 #   scripts/soak.sh --backend curl --calls 20000 --rounds 8
+#   scripts/soak.sh --backend urlsession --emulate-url-fix   # an experiment: see below
+#
+# --emulate-url-fix preloads Benchmarks/reference/curlu_cleanup_preload.c into the URLSession run: it
+# frees the URL that FoundationNetworking (Swift 5.10 to 6.3.1) parses for every task and leaks,
+# as swift-corelibs-foundation's fix (#5498) does, to show the transport's memory without that leak.
 #
 # Uses the servers of scripts/test-server.sh when they run; otherwise starts them and stops them on exit.
 set -euo pipefail
@@ -20,8 +25,9 @@ CALLS=10000
 ROUNDS=6
 CONCURRENCY=48
 CONFIGURATION=release
+EMULATE_URL_FIX=0
 usage() {
-    echo "usage: scripts/soak.sh [--short] [--backend curl|urlsession|both] [--calls N] [--rounds R] [--concurrency C]" >&2
+    echo "usage: scripts/soak.sh [--short] [--backend curl|urlsession|both] [--calls N] [--rounds R] [--concurrency C] [--emulate-url-fix]" >&2
     exit 1
 }
 while [ $# -gt 0 ]; do
@@ -39,6 +45,7 @@ while [ $# -gt 0 ]; do
         --calls) [ $# -ge 2 ] || usage; CALLS=$2; shift ;;
         --rounds) [ $# -ge 2 ] || usage; ROUNDS=$2; shift ;;
         --concurrency) [ $# -ge 2 ] || usage; CONCURRENCY=$2; shift ;;
+        --emulate-url-fix) EMULATE_URL_FIX=1 ;;
         *) usage ;;
     esac
     shift
@@ -57,9 +64,17 @@ if ! scripts/test-server.sh status >/dev/null 2>&1; then
 fi
 eval "$(scripts/test-server.sh env)"
 
+PRELOAD=""
+if [ "$EMULATE_URL_FIX" = 1 ]; then
+    PRELOAD="$(swift build -c "$CONFIGURATION" "${FLAGS[@]}" --show-bin-path)/curlu_cleanup_preload.so"
+    cc -shared -fPIC -O2 -o "$PRELOAD" Benchmarks/reference/curlu_cleanup_preload.c -ldl -lcurl
+fi
+
 status=0
 for backend in "${BACKENDS[@]}"; do
-    if ! "$BIN" --backend "$backend" --calls "$CALLS" --rounds "$ROUNDS" --concurrency "$CONCURRENCY"; then
+    preload=""
+    if [ "$backend" = urlsession ]; then preload="$PRELOAD"; fi
+    if ! LD_PRELOAD="$preload" "$BIN" --backend "$backend" --calls "$CALLS" --rounds "$ROUNDS" --concurrency "$CONCURRENCY"; then
         echo "soak: $backend FAILED" >&2
         status=1
     fi

@@ -278,7 +278,22 @@ if resident.count >= 4 {
     say(
         "RSS plateau: \(plateau ? "yes" : "NO"): rounds \(start + 2)-\(resident.count) peak at \(megabytes(highest)), "
             + "round \(start + 1) \(megabytes(reference)) (allowance \(megabytes(allowance)))")
-    if !plateau { failures.append("resident memory keeps growing: \(resident.map(megabytes))") }
+    // What grew: live allocations (a leak) or only what the allocator keeps for reuse.
+    let callsSince = options.calls * (resident.count - 1 - start)
+    let heapGrowth = heap.last! - heap[start]
+    say(
+        String(
+            format: "heap in use: %@ after round %d, %@ after round %d (%.0f bytes a call); held %@ → %@",
+            megabytes(heap[start]), start + 1, megabytes(heap.last!), heap.count,
+            Double(heapGrowth) / Double(max(callsSince, 1)), megabytes(held[start]), megabytes(held.last!)))
+    if !plateau {
+        failures.append("resident memory keeps growing: \(resident.map(megabytes))")
+        if options.backend == "urlsession" {
+            failures.append(
+                "on URLSession, FoundationNetworking (Swift 5.10 to 6.3.1) leaks each task's parsed URL and glibc keeps "
+                    + "freed memory per thread: see README, Reliability")
+        }
+    }
 } else {
     say("RSS plateau: not assessed (fewer than 4 rounds)")
 }
