@@ -38,8 +38,8 @@ public final class TestClock: Clock, Sendable {
         var sleepers: [UInt64: Sleeper] = [:]
         var cancelled: Set<UInt64> = []
         var requested: [Duration] = []
-        var nextWaiterID: UInt64 = 0
-        var waiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = CountWaiters()
+        var sleeperCount: Int { sleepers.count }
     }
 
     private let state = Locked(State())
@@ -104,31 +104,10 @@ public final class TestClock: Clock, Sendable {
     /// is cancelled (so a test's time limit ends a wait for sleepers that never come; check
     /// `sleeperCount` afterwards when that matters).
     public func waitForSleepers(_ count: Int) async {
-        let id = state.withLock { state in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.sleepers.count >= count || Task.isCancelled { return true }
-                    state.waiters.append((id, count, continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state in
-                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
-            }
-            waiter?.continuation.resume()
-        }
+        await state.wait(until: \.sleeperCount, reaches: count, waiters: \.waiters)
     }
 
     private static func readyWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        let count = state.sleepers.count
-        let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-        state.waiters.removeAll { $0.count <= count }
-        return ready
+        state.waiters.reached(state.sleepers.count)
     }
 }

@@ -16,9 +16,7 @@ import ServerAPIKit
 public final class EventCounter: Sendable {
     private struct State {
         var count = 0
-        var nextID = 0
-        var waiters: [Int: (target: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
-        var cancelled: Set<Int> = []
+        var waiters = CountWaiters()
     }
 
     private let state = Locked(State())
@@ -33,10 +31,7 @@ public final class EventCounter: Sendable {
     public func fire() {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.count += 1
-            let count = state.count
-            let ready = state.waiters.filter { $0.value.target <= count }
-            for id in ready.keys { state.waiters[id] = nil }
-            return ready.values.map(\.continuation)
+            return state.waiters.reached(state.count)
         }
         ready.forEach { $0.resume() }
     }
@@ -44,26 +39,6 @@ public final class EventCounter: Sendable {
     /// Waits until at least `target` events happened (at once if they already did).
     /// - Parameter target: The number of events to wait for.
     public func wait(for target: Int = 1) async {
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.count >= target || state.cancelled.remove(id) != nil { return true }
-                    state.waiters[id] = (target, continuation)
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if let waiter = state.waiters.removeValue(forKey: id) { return waiter.continuation }
-                state.cancelled.insert(id)
-                return nil
-            }
-            waiter?.resume()
-        }
+        await state.wait(until: \.count, reaches: target, waiters: \.waiters)
     }
 }

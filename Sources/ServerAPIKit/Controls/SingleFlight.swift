@@ -42,7 +42,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var open: [Key: UInt64] = [:]
         var flights: [UInt64: Flight] = [:]
         var joins = 0
-        var joinWaiters: [UInt64: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
+        var joinWaiters = CountWaiters()
     }
 
     private let state = Locked(State())
@@ -68,11 +68,9 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             state.flights[flightID]?.live += 1
             if let progress { state.flights[flightID]?.progress[waiter] = progress }
             state.joins += 1
-            let joins = state.joins
-            let ready = state.joinWaiters.filter { $0.value.count <= joins }
-            for id in ready.keys { state.joinWaiters[id] = nil }
+            let ready = state.joinWaiters.reached(state.joins)
             let ticket = Ticket(flight: flightID, waiter: waiter, isLeader: existing == nil)
-            return (ticket, ready.values.map(\.continuation))
+            return (ticket, ready)
         }
         ready.forEach { $0.resume() }
         return ticket
@@ -137,22 +135,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Returns once `count` waiters have entered flights in total, or the task is cancelled; for tests.
     func waitForJoins(_ count: Int) async {
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if state.joins >= count || Task.isCancelled { return true }
-                    state.joinWaiters[id] = (count, continuation)
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.joinWaiters.removeValue(forKey: id) }?.continuation.resume()
-        }
+        await state.wait(until: \.joins, reaches: count, waiters: \.joinWaiters)
     }
 
     /// Reports the shared call's progress to every waiter still there.
