@@ -324,6 +324,12 @@ extension Options {
         var onlyPositionals = false
         // Where the positional right after --download would go: the old `--download FILE` form.
         var afterDownload: Int?
+        /// Remembers where the argument at `next` would go when it is a positional right after --download.
+        func noteDownload(at next: Int) {
+            if !onlyPositionals, next < arguments.count, !arguments[next].hasPrefix("-") || arguments[next] == "-" {
+                afterDownload = positionals.count
+            }
+        }
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -338,6 +344,32 @@ extension Options {
             // -vv is -v twice.
             if argument.count > 2, argument.dropFirst().allSatisfy({ $0 == "v" }) {
                 options.verbose += argument.count - 1
+                continue
+            }
+            // Combined short options, as httpie's parser takes them: -dc is -d -c; an option that takes a
+            // value ends the group, with the rest as its value or, when nothing is left, the next argument
+            // (-dco FILE, -oFILE).
+            if !argument.hasPrefix("--"), argument.count > 2, !specs.contains(where: { $0.names.contains(argument) }) {
+                var letters = argument.dropFirst()[...]
+                while let letter = letters.popFirst() {
+                    let name = "-" + String(letter)
+                    guard let spec = specs.first(where: { $0.names.contains(name) }) else {
+                        throw UsageError(message: "unknown option \(name) in \(argument)", hint: "see sapi --help")
+                    }
+                    guard spec.value != nil else {
+                        try apply(spec, &options, "")
+                        if spec.names.contains("--download"), letters.isEmpty { noteDownload(at: index) }
+                        continue
+                    }
+                    if letters.isEmpty {
+                        guard index < arguments.count else { throw UsageError(message: "\(name) needs a value") }
+                        try apply(spec, &options, arguments[index])
+                        index += 1
+                    } else {
+                        try apply(spec, &options, String(letters))
+                    }
+                    break
+                }
                 continue
             }
             var name = argument
@@ -362,11 +394,7 @@ extension Options {
             } else {
                 guard inlineValue == nil else { throw UsageError(message: "\(name) takes no value") }
                 try apply(spec, &options, "")
-                if spec.names.contains("--download"), !onlyPositionals, index < arguments.count,
-                    !arguments[index].hasPrefix("-") || arguments[index] == "-"
-                {
-                    afterDownload = positionals.count
-                }
+                if spec.names.contains("--download") { noteDownload(at: index) }
             }
         }
         if options.showHelp || options.showVersion { return options }
@@ -460,7 +488,7 @@ extension Options {
             "           field@path      a file part (makes the body multipart)",
             "           A backslash escapes a separator: a\\=b=c is the field \"a=b\".",
             "",
-            "options:",
+            "options (short ones combine: -dc is -d -c, and -dco FILE ends with -o's value):",
         ]
         for spec in specs {
             let left = spec.names.joined(separator: ", ") + (spec.value.map { " " + $0 } ?? "")

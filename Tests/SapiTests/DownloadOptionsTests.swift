@@ -19,12 +19,28 @@ struct DownloadOptionsTests {
         #expect(fromResponse.items == [.header(name: "X-Trace", value: "1")])
     }
 
+    @Test("short flags combine as in httpie: -dc, and an option with a value ends the group (-dco FILE, -oFILE)")
+    func combinedShortFlags() throws {
+        for arguments in [["-dco", "out.bin", "x.test/file"], ["-dcoout.bin", "x.test/file"], ["-cd", "-oout.bin", "x.test/file"]] {
+            let options = try Options.parse(arguments)
+            #expect(options.download && options.resume && options.output == "out.bin", "\(arguments)")
+            #expect(options.url == "x.test/file" && options.items.isEmpty, "\(arguments)")
+        }
+        let verbose = try Options.parse(["-vd", "x.test/file"])
+        #expect(verbose.verbose == 1 && verbose.download)
+        let headers = try Options.parse(["-hI", "x.test/get"])
+        #expect(headers.print == ["h"] && headers.ignoreStdin)
+        #expect(throws: UsageError.self) { try Options.parse(["-dz", "x.test/file"]) }
+        #expect(throws: UsageError.self) { try Options.parse(["-do"]) }
+    }
+
     @Test("the old --download FILE form is a usage error with the new form as a hint", arguments: [
         ["x.test/file", "--download", "out.bin"],
         ["GET", "x.test/file", "-d", "out.bin"],
         ["x.test/file", "-d", "name=value.bin"],
         ["--download", "out.bin", "http://x.test/file?size=3"],
         ["-d", "out.bin", ":8080/file"],
+        ["-cd", "out.bin", ":8080/file"],
     ])
     func oldForm(arguments: [String]) {
         do {
