@@ -108,6 +108,7 @@ import Testing
             #expect(mock.requests.last?.headers["If-None-Match"] == "\"abc\"")
             #expect(revalidated.string == "v1")
             #expect(revalidated.status == 200)
+            #expect(revalidated.metrics.status == 200)
             #expect(revalidated.headers["X-Fresh"] == "yes")
             #expect(revalidated.source == .cache(storedAt: revalidated.source.storedAt ?? .distantPast, age: .zero))
             let entry = try await cache.lookup(Self.key(api))

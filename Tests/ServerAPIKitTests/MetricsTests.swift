@@ -102,6 +102,45 @@ struct MetricsTests {
         #expect(cached.metrics.bytesReceived == 7 && cached.metrics.attemptStartedAt == nil)
     }
 
+    @Test("the status a call ended with is in its metrics, for the caller and for didComplete")
+    func endingStatus() async throws {
+        final class Capture: ServerAPIPlugin {
+            let log = Log()
+            func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
+                log.append("\(api.path) \(metrics.status.map(String.init) ?? "nil")")
+            }
+        }
+        let mock = MockTransport()
+        mock.stub(.get, "/created", .text("made", status: 201))
+        mock.stub(.get, "/retried", .text("busy", status: 503), .json(#"{"a":1}"#))
+        mock.stub(.get, "/missing", .text("no", status: 404))
+        mock.stub(.get, "/dropped", .text("busy", status: 503), .cannotConnect())
+        mock.stub(.get, "/down", .cannotConnect())
+        mock.stub(.get, "/cached", .json(#"{"a":1}"#))
+        mock.stub(.get, "/feed", .stream([.text("one\n")], status: 206))
+        let capture = Capture()
+        let manager = ServerAPIManager(transport: mock, cache: LoggingPluginTests.TinyCache(), plugins: [capture])
+
+        #expect(try await manager.send(.test("/created").format(.data)).metrics.status == 201)
+        #expect(try await manager.send(.test("/retried").retry(1, policy: .immediate)).metrics.status == 200)
+        #expect(await errorOf { try await manager.send(.test("/missing")) }?.metrics?.status == 404)
+        // The last attempt got no response: the first one's 503 does not describe how the call ended.
+        #expect(await errorOf { try await manager.send(.test("/dropped").retry(1, policy: .immediate)) }?.metrics?.status == nil)
+        #expect(await errorOf { try await manager.send(.test("/down")) }?.metrics?.status == nil)
+        let cachedCall = ServerAPI.test("/cached").cache(.returnCacheElseLoad)
+        _ = try await manager.send(cachedCall)
+        let cached = try await manager.send(cachedCall)
+        #expect(cached.isFromCache && cached.metrics.status == 200)
+        let feed = try await manager.stream(.test("/feed"))
+        for try await _ in feed.lines {}
+        #expect(await feed.finalMetrics.status == 206)
+        #expect(
+            capture.log.all == [
+                "/created 201", "/retried 200", "/missing 404", "/dropped nil", "/down nil", "/cached 200",
+                "/cached 200", "/feed 206",
+            ])
+    }
+
     @Test("plugins see the same metrics in didComplete as the caller gets")
     func pluginMetrics() async throws {
         final class Capture: ServerAPIPlugin {

@@ -52,8 +52,6 @@ public struct SwiftLogPlugin: ServerAPIPlugin {
     private let levels: Levels
     // Redaction is LoggingPlugin's, unchanged: its rules for URLs and error messages.
     private let redactor: LoggingPlugin
-    // The last status each call in flight received, for its final entry.
-    private let statuses = CallStatuses()
 
     /// Creates the plugin.
     /// - Parameters:
@@ -79,7 +77,6 @@ public struct SwiftLogPlugin: ServerAPIPlugin {
         var metadata = attemptMetadata(request, api)
         switch result {
         case .success(let response):
-            statuses.set(response.status, for: api.id)
             metadata["http.status"] = "\(response.status)"
             metadata["serverapi.duration_ms"] = "\(Self.milliseconds(response.metrics.total))"
             metadata["serverapi.transport"] = "\(response.metrics.transport)"
@@ -92,7 +89,6 @@ public struct SwiftLogPlugin: ServerAPIPlugin {
     }
 
     public func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
-        let status = statuses.take(api.id)
         var metadata: Logger.Metadata = [
             "serverapi.request_id": "\(api.id.rawValue)",
             "http.method": "\(api.method.rawValue)",
@@ -101,7 +97,7 @@ public struct SwiftLogPlugin: ServerAPIPlugin {
             "serverapi.attempts": "\(metrics.attempts)",
         ]
         if let transport = metrics.transportName { metadata["serverapi.transport"] = "\(transport)" }
-        if let status = error?.status ?? status { metadata["http.status"] = "\(status)" }
+        if let status = error?.status ?? metrics.status { metadata["http.status"] = "\(status)" }
         guard let error else {
             if metrics.attempts == 0 {
                 logger.log(level: levels.cacheHit, "call answered from cache", metadata: metadata)
@@ -139,13 +135,4 @@ public struct SwiftLogPlugin: ServerAPIPlugin {
         let (seconds, attoseconds) = duration.components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
-}
-
-/// The last status of each call in flight, by request id.
-final class CallStatuses: Sendable {
-    private let statuses = Mutex<[RequestID: Int]>([:])
-
-    func set(_ status: Int, for id: RequestID) { statuses.withLock { $0[id] = status } }
-
-    func take(_ id: RequestID) -> Int? { statuses.withLock { $0.removeValue(forKey: id) } }
 }

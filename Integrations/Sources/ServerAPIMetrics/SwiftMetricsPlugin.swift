@@ -42,24 +42,12 @@ public struct SwiftMetricsPlugin: ServerAPIPlugin {
         ).increment()
     }
 
-    public func didReceive(
-        _ result: Result<TransportResponse, ServerAPIError>, for request: TransportRequest, api: ServerAPI
-    ) {
-        switch result {
-        case .success(let response):
-            calls.record(api.id, status: response.status, transport: response.metrics.transport)
-        case .failure(let error):
-            calls.record(api.id, status: error.status, transport: error.metrics?.transportName)
-        }
-    }
-
     public func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
-        let call = calls.end(api.id)
-        if call.wasInFlight { inFlight.decrement() }
+        if calls.end(api.id) { inFlight.decrement() }
         let host = (try? api.resolvedURL()).map(Self.host) ?? "none"
         let fromCache = error == nil && metrics.attempts == 0
-        let transport = fromCache ? "cache" : metrics.transportName ?? call.transport ?? "none"
-        let status = error?.status ?? call.status
+        let transport = fromCache ? "cache" : metrics.transportName ?? "none"
+        let status = error?.status ?? metrics.status
         let dimensions = [
             ("method", api.method.rawValue), ("host", host),
             ("status_class", status.map { "\($0 / 100)xx" } ?? (fromCache ? "2xx" : "none")),
@@ -93,31 +81,15 @@ public struct SwiftMetricsPlugin: ServerAPIPlugin {
     }
 }
 
-/// What a metrics plugin knows about each call in flight, by request id.
+/// The calls in flight a metrics plugin has counted, by request id.
 final class InFlightCalls: Sendable {
-    struct Call {
-        var status: Int?
-        var transport: String?
-        var wasInFlight = false
-    }
-
-    private let calls = Mutex<[RequestID: Call]>([:])
+    private let calls = Mutex<Set<RequestID>>([])
 
     /// Marks a call as started. - Returns: Whether this is its first attempt.
     func start(_ id: RequestID) -> Bool {
-        calls.withLock { calls in
-            if calls[id] != nil { return false }
-            calls[id] = Call(wasInFlight: true)
-            return true
-        }
+        calls.withLock { $0.insert(id).inserted }
     }
 
-    func record(_ id: RequestID, status: Int?, transport: String?) {
-        calls.withLock { calls in
-            if let status { calls[id, default: Call()].status = status }
-            if let transport { calls[id, default: Call()].transport = transport }
-        }
-    }
-
-    func end(_ id: RequestID) -> Call { calls.withLock { $0.removeValue(forKey: id) } ?? Call() }
+    /// Forgets a call that ended. - Returns: Whether it was counted as in flight.
+    func end(_ id: RequestID) -> Bool { calls.withLock { $0.remove(id) != nil } }
 }

@@ -35,6 +35,8 @@ extension ServerAPIManager {
     func deliverFromCache<F: CallFinishing>(
         _ entry: CacheEntry, metrics: RequestMetrics, _ call: CallContext, _ finisher: F
     ) throws -> F.Value {
+        var metrics = metrics
+        metrics.status = entry.status
         let response = TransportResponse(
             status: entry.status, headers: entry.headers, body: .data(entry.body), url: entry.url,
             metrics: TransportMetrics(transport: "cache", bytesReceived: Int64(entry.body.count)))

@@ -34,6 +34,7 @@ extension RequestMetrics {
         if attemptStartedAt == nil { startedAt = now }
         attemptStartedAt = now
         transport = nil
+        status = nil
     }
 
     private func instant(after offset: Duration?) -> Date? {

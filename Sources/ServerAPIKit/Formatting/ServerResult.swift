@@ -69,6 +69,12 @@ public struct RequestMetrics: Sendable, Hashable {
     public var duration: Duration
     /// What the transport measured about the last attempt.
     public var transport: TransportMetrics?
+    /// The HTTP status the call ended with: the status of the result the caller gets (a cached entry's, or
+    /// the stored response's after a `304`), or of the last attempt's response when the call failed after
+    /// one arrived (`httpStatus`, a streamed body that broke); `nil` when the last attempt got no response
+    /// (cannot connect, a timeout or a cancellation before the head). A plugin's `didComplete` reads it
+    /// without remembering what `didReceive` saw.
+    public var status: Int?
     /// When the manager had the response (or the failure) in hand; see `finishedAt`.
     var endedAt: Date?
 
@@ -80,9 +86,10 @@ public struct RequestMetrics: Sendable, Hashable {
     ///   - transport: The transport's measurements of the last attempt.
     ///   - queuedAt: When the manager accepted the call; `startedAt` when `nil`.
     ///   - attemptStartedAt: When the last attempt started.
+    ///   - status: The HTTP status the call ended with.
     public init(
         attempts: Int = 0, startedAt: Date = Date(), duration: Duration = .zero, transport: TransportMetrics? = nil,
-        queuedAt: Date? = nil, attemptStartedAt: Date? = nil
+        queuedAt: Date? = nil, attemptStartedAt: Date? = nil, status: Int? = nil
     ) {
         self.attempts = attempts
         self.queuedAt = queuedAt ?? startedAt
@@ -90,5 +97,6 @@ public struct RequestMetrics: Sendable, Hashable {
         self.attemptStartedAt = attemptStartedAt
         self.duration = duration
         self.transport = transport
+        self.status = status
     }
 }

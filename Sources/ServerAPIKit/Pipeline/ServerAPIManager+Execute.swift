@@ -62,6 +62,7 @@ extension ServerAPIManager {
                 let now = call.date(at: .now)
                 revalidation.notModified.set(processed.headers, receivedAt: now)
                 processed = revalidation.refreshedResponse(processed)
+                metrics.status = processed.status
                 source = .cache(storedAt: now, age: .zero)
             }
             let value = try deliver(processed, source: source, metrics: metrics, call, finisher, record: record)
@@ -157,6 +158,7 @@ extension ServerAPIManager {
         // The final response's cookies; a followed redirect's were stored at the redirect (`RedirectRule`).
         request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
         metrics.transport = response.metrics
+        metrics.status = response.status
         for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
         guard api.acceptableStatus.accepts(response.status) else {
             let body: Data?

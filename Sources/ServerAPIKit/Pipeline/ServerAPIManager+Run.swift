@@ -78,6 +78,7 @@ extension ServerAPIManager {
         if metrics.endedAt == nil { metrics.endedAt = call.date(at: .now) }
         // A cached answer has no transport attempt: what describes it is the cache's own figures.
         if metrics.transport == nil { metrics.transport = response.metrics }
+        if metrics.status == nil { metrics.status = response.status }
         let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         if let interceptor = call.interceptor { try BusinessRules.intercept(response, for: call.api, with: interceptor) }
         record?(SharedResponse(response: response, source: source, metrics: metrics))
