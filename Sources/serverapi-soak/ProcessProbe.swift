@@ -23,26 +23,16 @@ enum ProcessProbe {
         }
     }
 
-    /// The bytes the C allocator has handed out and not had back (`mallinfo2`: small blocks in every
-    /// arena and large mapped ones). Beside the resident size it tells a leak (this grows too) from
-    /// memory the allocator keeps for reuse after it was freed (only the resident size grows).
-    static func heapInUse() -> Int {
+    /// The C allocator's bytes (`mallinfo2`, every arena and the large mapped blocks): `inUse`, handed out
+    /// and not had back, and `held`, taken from the system whether in use or kept free for reuse. Beside
+    /// the resident size they tell a leak (`inUse` grows too) from memory kept for reuse (only `held`
+    /// and the resident size grow). -1 each where glibc's statistics are not available.
+    static func heap() -> (inUse: Int, held: Int) {
         #if canImport(CMallocInfo)
         let info = mallinfo2()
-        return Int(info.uordblks + info.hblkhd)
+        return (Int(info.uordblks + info.hblkhd), Int(info.arena + info.hblkhd))
         #else
-        return -1
-        #endif
-    }
-
-    /// The bytes the C allocator holds from the system (every arena's heap and large mapped blocks),
-    /// in use or kept free for reuse: what the resident size holds of the heap.
-    static func heapHeld() -> Int {
-        #if canImport(CMallocInfo)
-        let info = mallinfo2()
-        return Int(info.arena + info.hblkhd)
-        #else
-        return -1
+        return (-1, -1)
         #endif
     }
 

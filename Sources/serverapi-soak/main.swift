@@ -223,8 +223,9 @@ do {
         try? FileManager.default.contentsOfDirectory(at: scratch, includingPropertiesForKeys: nil)
             .filter { $0 != uploadFile }.forEach { try? FileManager.default.removeItem(at: $0) }
         resident.append(ProcessProbe.residentBytes())
-        heap.append(ProcessProbe.heapInUse())
-        held.append(ProcessProbe.heapHeld())
+        let allocator = ProcessProbe.heap()
+        heap.append(allocator.inUse)
+        held.append(allocator.held)
         descriptorsAfterRounds.append(ProcessProbe.openDescriptors())
         totalCalls += ledger.ended
         var cancelled = 0
