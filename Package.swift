@@ -4,7 +4,8 @@ import PackageDescription
 
 let package = Package(
     name: "ServerAPIKit",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    // visionOS 2: what Mutex and Atomic (Synchronization) need, as the other four.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ServerAPIKit", targets: ["ServerAPIKit"]),
         .library(name: "ServerAPITesting", targets: ["ServerAPITesting"]),
@@ -29,6 +30,7 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
+        // For Linux and macOS: the iOS, tvOS, watchOS and visionOS SDKs have no libcurl.
         .target(
             name: "ServerAPICurl",
             dependencies: ["ServerAPIKit", "CCurl"],
@@ -57,13 +59,18 @@ let package = Package(
         // The soak and chaos run (scripts/soak.sh); not a product.
         .executableTarget(
             name: "serverapi-soak",
-            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession", "CMallocInfo"],
+            dependencies: [
+                "ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession",
+                // glibc's mallinfo2; elsewhere the probe reports no allocator figures.
+                .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
+            ],
             path: "Sources/serverapi-soak"
         ),
         .executableTarget(
             name: "sapi",
             dependencies: [
-                "ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache",
+                "ServerAPIKit", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache",
+                .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
             ],
             path: "Sources/sapi"
         ),
@@ -85,7 +92,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerAPICurlTests",
-            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPITestSupport"],
+            dependencies: [
+                "ServerAPIKit", "ServerAPITestSupport",
+                .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
+            ],
             path: "Tests/ServerAPICurlTests",
             exclude: ["Fixtures"]
         ),
@@ -99,7 +109,8 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
-                "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl", "ServerAPITestSupport",
+                "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPITestSupport",
+                .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
             ],
             path: "Tests/ConformanceTests"
         ),

@@ -1,5 +1,7 @@
 import Foundation
+#if canImport(ServerAPICurl)
 import ServerAPICurl
+#endif
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
@@ -73,6 +75,7 @@ struct Composition {
         let tls = try tlsOptions(options)
         switch options.backend ?? .curl {
         case .curl:
+            #if canImport(ServerAPICurl)
             var configuration = CurlTransport.Configuration()
             configuration.additionalTrustedCAFile = extraCA
             configuration.proxy = proxy
@@ -89,6 +92,10 @@ struct Composition {
                 // Unreadable --cert/--key files or a malformed --pin are bad input (exit 1), not a TLS failure.
                 throw UsageError(message: error.message)
             }
+            #else
+            // ServerAPICurl is for Linux and macOS (Package.swift).
+            throw UsageError(message: "the curl backend is not available on this platform", hint: "--backend urlsession")
+            #endif
         case .urlsession:
             if let version = options.httpVersion, let refusal = URLSessionTransport.refusal(version) {
                 throw UsageError(message: refusal.message, hint: "--backend curl")
