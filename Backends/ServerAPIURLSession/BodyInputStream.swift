@@ -8,6 +8,10 @@ import ServerAPIKit
 /// A subclass, not a bound stream pair: FoundationNetworking reads `httpBodyStream` on its own
 /// queue with plain `read(_:maxLength:)` calls, so a pull-based stream needs no extra thread and
 /// no copy, and its memory use is one chunk whatever the body's size.
+///
+/// - Important: Untested on Apple platforms, where CFNetwork schedules a body stream on a run loop through
+///   private methods that an `InputStream` subclass is reported not to implement; a file body may need a
+///   bound stream pair there (`Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`).
 final class BodyInputStream: InputStream {
     private let reader: BodyReader
     private var status: Stream.Status = .notOpen
@@ -61,7 +65,14 @@ final class BodyInputStream: InputStream {
         _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
     ) -> Bool { false }
 
-    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
+    // swift-corelibs-foundation declares these with `AnyObject?`, Apple's Foundation with `Any?`.
+    #if canImport(FoundationNetworking)
+        override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
 
-    override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
+        override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
+    #else
+        override func property(forKey key: Stream.PropertyKey) -> Any? { nil }
+
+        override func setProperty(_ property: Any?, forKey key: Stream.PropertyKey) -> Bool { false }
+    #endif
 }

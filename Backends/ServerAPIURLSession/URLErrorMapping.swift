@@ -12,7 +12,7 @@ enum URLErrorMapping {
     ///   reports a coding libcurl cannot decode (or a body invalid in its coding) as `URLError.unknown`.
     static func map(_ error: any Error, request: TransportRequest, contentCoded: Bool = false) -> ServerAPIError {
         let nsError = error as NSError
-        guard nsError.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: nsError.code) else {
+        guard nsError.domain == NSURLErrorDomain, let code = code(nsError.code) else {
             return ServerAPIError(
                 .network, "the request failed: \(nsError.localizedDescription)", requestID: request.id,
                 url: request.url, underlying: error)
@@ -30,6 +30,14 @@ enum URLErrorMapping {
         }
         let (kind, message) = describe(code)
         return ServerAPIError(kind, message, requestID: request.id, url: request.url, underlying: error)
+    }
+
+    /// The `URLError.Code` of an `NSURLErrorDomain` error's code.
+    /// - Important: One spelling for both Foundations: swift-corelibs-foundation's `URLError.Code` is an enum
+    ///   whose failable initializer gives `nil` for a code it does not know; Apple's is a struct whose
+    ///   initializer takes any value, and its result is wrapped here. (`guard let` on it would not compile there.)
+    private static func code(_ rawValue: Int) -> URLError.Code? {
+        URLError.Code(rawValue: rawValue)
     }
 
     static func describe(_ code: URLError.Code) -> (ServerAPIError.Kind, String) {

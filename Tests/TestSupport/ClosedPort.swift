@@ -10,7 +10,7 @@ import Glibc
 /// - Important: Another process may take the port between this call and the test's connection;
 ///   on a loopback-only test machine that is rare, and the test then fails rather than passes.
 public func closedPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, streamSocketType, 0)
     guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
     defer { close(descriptor) }
     var address = sockaddr_in()
@@ -26,3 +26,12 @@ public func closedPort() throws -> Int {
     guard bound else { throw POSIXError(.EADDRINUSE) }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// `SOCK_STREAM` as `socket(2)` takes it: Glibc imports it as an enum case, Darwin as an `Int32`.
+let streamSocketType: Int32 = {
+    #if canImport(Glibc)
+        Int32(SOCK_STREAM.rawValue)
+    #else
+        SOCK_STREAM
+    #endif
+}()

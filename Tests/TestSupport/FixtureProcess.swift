@@ -9,7 +9,13 @@ import Testing
 ///   `scripts/leak-report.py` recognises those records by this type's symbol names and lists them
 ///   apart from the library's leaks: rename this type or move it, and update the script's patterns.
 public final class FixtureProcess: Sendable {
-    private let process: Process
+    #if canImport(Darwin)
+        // Apple's `Process` is not declared `Sendable` (swift-corelibs-foundation's is, `@unchecked`): after
+        // launch this type only reads its id and, once it exited, its status, and sends it `terminate()`.
+        private nonisolated(unsafe) let process: Process
+    #else
+        private let process: Process
+    #endif
     private let exited: EventCounter
 
     /// Launches `executable` with `arguments`.

@@ -40,7 +40,7 @@ public final class UnansweredListener: Sendable {
     private static func open<Address>(
         _ family: Int32, _ address: inout Address, port: (Address) -> Int
     ) throws -> (Int, [Int32]) {
-        let listener = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(family, streamSocketType, 0)
         guard listener >= 0 else { throw POSIXError(.EMFILE) }
         if family == AF_INET6 {
             var only: Int32 = 1
@@ -60,8 +60,15 @@ public final class UnansweredListener: Sendable {
         // Connections the listener never accepts fill its backlog; a few more than its size, so the
         // kernel's leeway of one is used up too.
         for _ in 0..<3 {
-            let filler = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            guard filler >= 0 else { break }
+            #if canImport(Glibc)
+                let filler = socket(family, streamSocketType | Int32(SOCK_NONBLOCK.rawValue), 0)
+                guard filler >= 0 else { break }
+            #else
+                // Darwin has no SOCK_NONBLOCK: the flag is set on the open socket.
+                let filler = socket(family, streamSocketType, 0)
+                guard filler >= 0 else { break }
+                _ = fcntl(filler, F_SETFL, O_NONBLOCK)
+            #endif
             descriptors.append(filler)
             _ = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
