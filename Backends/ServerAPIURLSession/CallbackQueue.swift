@@ -44,6 +44,9 @@ final class CallbackQueue: OperationQueue, @unchecked Sendable {
         underlyingQueue = executor
     }
 
+    // The wait is for FoundationNetworking's piling up, described above. Apple's loader is another
+    // implementation, whose thread must not be held up on a guess: there this is a plain serial queue.
+    #if canImport(FoundationNetworking)
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
         condition.lock()
         if OperationQueue.current !== self {
@@ -60,4 +63,5 @@ final class CallbackQueue: OperationQueue, @unchecked Sendable {
             condition.unlock()
         }
     }
+    #endif
 }

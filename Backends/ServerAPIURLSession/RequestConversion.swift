@@ -55,10 +55,13 @@ enum RequestConversion {
             }
             // FoundationNetworking gives libcurl no length for a body stream, so libcurl would add
             // "Transfer-Encoding: chunked" next to our Content-Length. A blank Transfer-Encoding
-            // header is libcurl's way to turn chunking off, and a blank header is never sent.
-            if !request.headers.contains("Transfer-Encoding") {
-                urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
-            }
+            // header is libcurl's way to turn chunking off, and a blank header is never sent. Only
+            // there: Apple's loader has no libcurl underneath and would send the blank header.
+            #if canImport(FoundationNetworking)
+                if !request.headers.contains("Transfer-Encoding") {
+                    urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+                }
+            #endif
             urlRequest.httpBodyStream = BodyInputStream(reader: try request.body.makeReader(), failureBox: failureBox)
         case .stream:
             throw URLSessionTransport.streamedBodyRefusal

@@ -92,16 +92,24 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard challenge.failureResponse != nil, let transfer = transfer(for: task) else {
-            return completionHandler(.performDefaultHandling, nil)
-        }
-        // A 401 with WWW-Authenticate: on Linux the task waits forever for credentials unless the
-        // challenge is cancelled (swift-corelibs-foundation#5456). Authentication is the caller's
-        // business (headers, plugins), so the 401 is returned as the response it is.
-        unregister(task.taskIdentifier)
-        transfer.didComplete(task: task, error: nil)
-        // Cancelling the challenge cancels the task, which waits for FoundationNetworking's thread.
-        control.async { completionHandler(.cancelAuthenticationChallenge, nil) }
+        #if canImport(FoundationNetworking)
+            guard challenge.failureResponse != nil, let transfer = transfer(for: task) else {
+                return completionHandler(.performDefaultHandling, nil)
+            }
+            // A 401 with WWW-Authenticate: on Linux the task waits forever for credentials unless the
+            // challenge is cancelled (swift-corelibs-foundation#5456). Authentication is the caller's
+            // business (headers, plugins), so the 401 is returned as the response it is.
+            unregister(task.taskIdentifier)
+            transfer.didComplete(task: task, error: nil)
+            // Cancelling the challenge cancels the task, which waits for FoundationNetworking's thread.
+            control.async { completionHandler(.cancelAuthenticationChallenge, nil) }
+        #else
+            // Apple's loader asks before the 401 is delivered: cancelling would end the task without a
+            // response. Default handling is what it does with no delegate: no credentials are stored (the
+            // session is ephemeral), so the 401 arrives as the response it is; server trust is evaluated
+            // by the system.
+            completionHandler(.performDefaultHandling, nil)
+        #endif
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -11,10 +11,11 @@ extension URLSessionTransport {
     ///   - tls: Pins and a client certificate.
     /// - Throws: `ServerAPIError` of kind `tls` with `TLSFailure.notSupported` when `tls` asks for public-key
     ///   pinning or a client certificate: use `CurlTransport`, which does both.
-    /// - Important: On Linux, FoundationNetworking cannot do either: it never calls
-    ///   `urlSession(_:didReceive:completionHandler:)` for server trust (only after a 401 response, and
-    ///   `URLProtectionSpace.serverTrust` is unsupported there), and never hands libcurl a client certificate.
-    ///   On Apple platforms this transport does not implement them yet.
+    /// - Important: Not supported by this transport, on any platform. On Linux, FoundationNetworking cannot do
+    ///   either: it never calls `urlSession(_:didReceive:completionHandler:)` for server trust (only after a 401
+    ///   response, and `URLProtectionSpace.serverTrust` is unsupported there), and never hands libcurl a client
+    ///   certificate. On Apple platforms the session delegate's challenges could carry both; the transport does
+    ///   not implement them.
     public convenience init(configuration: Configuration = Configuration(), tls: TLSOptions) throws(ServerAPIError) {
         if let problem = Self.unsupported(tls) { throw problem }
         self.init(configuration: configuration)
@@ -24,9 +25,10 @@ extension URLSessionTransport {
     static func unsupported(_ tls: TLSOptions) -> ServerAPIError? {
         #if canImport(FoundationNetworking)
             let platform =
-                "on Linux: FoundationNetworking offers no hook to check the server's key or present a certificate"
+                "(not supported by this transport: FoundationNetworking offers no hook to check the server's key "
+                + "or present a certificate)"
         #else
-            let platform = "on this platform yet"
+            let platform = "(not supported by this transport)"
         #endif
         var asked: [String] = []
         if !tls.pins.allSatisfy(\.isEmpty) { asked.append("public-key pinning") }

@@ -154,23 +154,25 @@ public final class URLSessionTransport: RequestPerforming {
     /// body: `_BodyStreamSource.getNextChunk` never answers `.retryLater`, the one answer that would pause
     /// the upload. So a body that is produced while it is sent can neither wait for its producer (a
     /// blocking read would stall every transfer of the process) nor pause the transfer. `CurlTransport`
-    /// sends one.
+    /// sends one. On Apple platforms a bound stream pair could carry one; it is not implemented, so the
+    /// refusal holds on every platform.
     static let streamedBodyRefusal = ServerAPIError(
         .invalidRequest,
-        "URLSessionTransport cannot send a streamed request body (FoundationNetworking reads body streams "
-            + "synchronously); use CurlTransport, or a file or in-memory body")
+        "URLSessionTransport cannot send a streamed request body: not supported by this transport "
+            + "(FoundationNetworking reads body streams synchronously); use CurlTransport, or a file or in-memory body")
 
-    /// Why challenge credentials are refused: FoundationNetworking on Linux does not answer Digest
-    /// challenges (its `_HTTPURLProtocol` says "doesn't currently handle digest authentication"), and the
-    /// session delegate cancels every `401` challenge, since one left unanswered hangs the task on Linux
-    /// (swift-corelibs-foundation#5456).
+    /// Why challenge credentials are refused, on every platform (not supported by this transport):
+    /// FoundationNetworking on Linux does not answer Digest challenges (its `_HTTPURLProtocol` says "doesn't
+    /// currently handle digest authentication"), and the session delegate cancels every `401` challenge there,
+    /// since one left unanswered hangs the task (swift-corelibs-foundation#5456). On Apple platforms the
+    /// delegate could answer with a `URLCredential`; the transport does not implement it.
     /// - Parameter credentials: The request's challenge credentials.
     /// - Returns: The `invalidRequest` error a call with them fails with.
     public static func refusal(_ credentials: HTTPCredentials) -> ServerAPIError {
         ServerAPIError(
             .invalidRequest,
-            "URLSessionTransport cannot answer \(credentials.scheme.rawValue) authentication challenges "
-                + "(FoundationNetworking does not handle them); use CurlTransport")
+            "URLSessionTransport cannot answer \(credentials.scheme.rawValue) authentication challenges: not "
+                + "supported by this transport (FoundationNetworking does not handle them); use CurlTransport")
     }
 
     /// Why this transport refuses `version`, or `nil` for `.http2`, what FoundationNetworking negotiates
@@ -181,8 +183,9 @@ public final class URLSessionTransport: RequestPerforming {
         guard version != .http2 else { return nil }
         return ServerAPIError(
             .invalidRequest,
-            "URLSessionTransport cannot use HTTP version \(version): FoundationNetworking has no setting for it "
-                + "and negotiates HTTP/2 over TLS (HTTP/1.1 for plain http); use CurlTransport")
+            "URLSessionTransport cannot use HTTP version \(version): not supported by this transport (URLSession "
+                + "has no setting for it; FoundationNetworking negotiates HTTP/2 over TLS, HTTP/1.1 for plain http); "
+                + "use CurlTransport")
     }
 
     /// Checks what every transport refuses (see `TransportRequest.validate`), then what only this one does.
@@ -195,13 +198,16 @@ public final class URLSessionTransport: RequestPerforming {
         }
         if request.body.streamedBody != nil { throw streamedBodyRefusal }
         if let credentials = request.credentials { throw refusal(credentials) }
-        // FoundationNetworking on Linux fails such URLs with NSURLErrorBadURL before sending anything.
-        if request.url.host?.contains(":") == true {
-            throw ServerAPIError(
-                .invalidRequest,
-                "URLSessionTransport cannot request an IPv6 address literal on Linux (FoundationNetworking "
-                    + "refuses the URL); use a host name, or CurlTransport")
-        }
+        // FoundationNetworking on Linux fails such URLs with NSURLErrorBadURL before sending anything;
+        // Apple's loader requests them.
+        #if canImport(FoundationNetworking)
+            if request.url.host?.contains(":") == true {
+                throw ServerAPIError(
+                    .invalidRequest,
+                    "URLSessionTransport cannot request an IPv6 address literal on Linux (FoundationNetworking "
+                        + "refuses the URL); use a host name, or CurlTransport")
+            }
+        #endif
         if request.method == .get, try request.body.contentLength() > 0 {
             throw ServerAPIError(.invalidRequest, "URLSession cannot send a GET request with a body")
         }
