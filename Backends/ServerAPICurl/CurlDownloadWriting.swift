@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 
 /// What a transfer needs from a download writer: the core's `DownloadFileWriter`, which gives every

@@ -1,5 +1,9 @@
 internal import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 import Synchronization
 
@@ -68,16 +72,15 @@ final class CurlLoop: Sendable {
         }
         let multi = CurlMultiHandle(raw: raw)
         startFailure = nil
-        let thread = Thread { [self] in
-            // Named from the thread itself (a name given before start is not applied on Linux), in at
-            // most 15 bytes (the kernel's limit), so that profilers and `top -H` show it.
-            Thread.current.name = Self.threadName
+        let started = CurlThread.start(named: Self.threadName) { [self] in
             CurlLoopRunner(
                 loop: self, multi: multi, configuration: configuration, makeDownloadWriter: makeDownloadWriter
             ).run()
         }
-        thread.name = Self.threadName
-        thread.start()
+        if !started {
+            // No thread (the process is out of them): every job is refused instead of waiting forever.
+            inbox.withLock { $0.shuttingDown = true }
+        }
     }
 
     /// The loop thread's name.

@@ -1,5 +1,9 @@
 internal import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 
 /// A transport's `TLSOptions` in the form libcurl takes them, checked and worked out once when the
@@ -108,8 +112,8 @@ struct CurlTLS {
 
     /// The bytes of the first PEM block labelled `label` (`-----BEGIN label-----`).
     static func pemBlock(_ label: String, in text: String) -> Data? {
-        guard let begin = text.range(of: "-----BEGIN \(label)-----"),
-            let end = text.range(of: "-----END \(label)-----", range: begin.upperBound..<text.endIndex)
+        guard let begin = text.firstRange(of: "-----BEGIN \(label)-----"),
+            let end = text[begin.upperBound...].firstRange(of: "-----END \(label)-----")
         else { return nil }
         let base64 = text[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
         return Data(base64Encoded: String(base64))

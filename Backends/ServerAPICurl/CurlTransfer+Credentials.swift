@@ -1,5 +1,9 @@
 internal import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 
 /// Where a hop is with a Digest challenge: libcurl answers a `401` carrying `WWW-Authenticate: Digest`
@@ -38,7 +42,7 @@ extension CurlTransfer {
     func interceptsChallenge() -> Bool {
         guard case .none = challenge, status == 401, request.credentials?.scheme == .digest,
             headers.values(for: "WWW-Authenticate").contains(where: {
-                $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("digest")
+                $0.drop(while: { $0 == " " || $0 == "\t" }).lowercased().hasPrefix("digest")
             })
         else { return false }
         challenge = .pending(status: status, headers: headers, body: Data())

@@ -1,5 +1,9 @@
 internal import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 
 extension CurlTransfer {
@@ -45,7 +49,7 @@ extension CurlTransfer {
             code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: detail)
         let reason = detail ?? underlying.summary
         if code == CURLE_OPERATION_TIMEDOUT, let stall = stallTimeout,
-            detail?.localizedCaseInsensitiveContains("too slow") == true
+            detail?.lowercased().contains("too slow") == true
         {
             // libcurl reports both timeouts with one code; only the stall check says "Operation too slow".
             var error = stall.error(underlying: underlying)

@@ -1,5 +1,9 @@
 internal import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 import Synchronization
 

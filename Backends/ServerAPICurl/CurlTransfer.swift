@@ -1,5 +1,9 @@
 internal import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 
 /// One call on the loop thread: its easy handle, what it sends and what it has received so far.

@@ -31,7 +31,11 @@
 //   handles and their error buffers are freed together in `CurlEasyHandle.deinit`; the multi handle
 //   is cleaned up by the loop thread when the transport is released.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 public import ServerAPIKit
 import Synchronization
 

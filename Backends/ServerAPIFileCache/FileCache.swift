@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 
 /// A `CachePolicy` on disk: one file per entry, written atomically, with a time to live and a
@@ -143,7 +147,7 @@ public final class FileCache: CachePolicy {
                     ".cache", isDirectory: true)
             }
         #endif
-        var name = appName.replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "\0", with: "_")
+        var name = appName.replacing("/", with: "_").replacing("\0", with: "_")
         if name.isEmpty || name == "." || name == ".." { name = "ServerAPIKit" }
         return base.appendingPathComponent(name, isDirectory: true)
     }

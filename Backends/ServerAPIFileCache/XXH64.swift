@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// XXH64, the 64-bit xxHash: the checksum of cache files.
 ///

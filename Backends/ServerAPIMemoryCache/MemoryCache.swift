@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ServerAPIKit
 
 /// An in-memory `CachePolicy`: least-recently-used eviction by entry count and by bytes, and a

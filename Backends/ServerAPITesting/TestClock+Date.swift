@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension TestClock {
     /// The wall-clock date at which every `TestClock` starts: a fixed date, so that tests do not depend on

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The `Cache-Control` directives a private client cache acts on, read from headers.
 ///
@@ -22,11 +26,10 @@ public struct CacheControl: Sendable, Hashable {
             for directive in value.split(separator: ",") {
                 let parts = directive.split(separator: "=", maxSplits: 1)
                 guard let first = parts.first else { continue }
-                let name = first.trimmingCharacters(in: .whitespaces).lowercased()
+                let name = HTTPSyntax.trimmed(first).lowercased()
                 let argument =
                     parts.count > 1
-                    ? parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(
-                        in: CharacterSet(charactersIn: "\""))
+                    ? String(HTTPSyntax.stripping("\"", from: HTTPSyntax.trimmed(parts[1])))
                     : nil
                 switch name {
                 case "no-store": noStore = true
@@ -47,7 +50,7 @@ public struct CacheControl: Sendable, Hashable {
     public func expiry(headers: HTTPHeaders, receivedAt date: Date) -> Date? {
         if noCache { return date }
         guard let maxAge else { return nil }
-        let age = headers["Age"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let age = headers["Age"].flatMap { Int(HTTPSyntax.trimmed($0)) } ?? 0
         return date.addingTimeInterval(TimeInterval(max(0, maxAge - max(0, age))))
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CacheKey {
     /// The key of a request: method, normalized URL (scheme and host lower-cased, query items

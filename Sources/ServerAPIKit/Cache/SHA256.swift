@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// SHA-256 (FIPS 180-4), for cache keys, cache file names and body digests: the core has no
 /// crypto dependency.

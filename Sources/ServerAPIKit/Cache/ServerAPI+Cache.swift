@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ServerAPI {
     /// Returns a copy whose responses the cache may answer and store for these methods too.

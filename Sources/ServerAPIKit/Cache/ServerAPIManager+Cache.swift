@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ServerAPIManager {
     /// The cache key of a call, or `nil` when the call does not use the cache (no cache, mode

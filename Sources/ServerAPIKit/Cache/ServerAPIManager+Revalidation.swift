@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ServerAPIManager {
     /// A conditional request made from a stored entry's validators (`ETag`, `Last-Modified`),

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A request the manager is running.
 public struct InFlightRequest: Sendable, Hashable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A set of calls owned by something with a lifetime — a view model, a controller, a session —
 /// that cancels them all when it is cancelled or deallocated.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Owner-bound cancellation: calls started in a `RequestScope` end when it is cancelled or deallocated.
 extension ServerAPIManager {

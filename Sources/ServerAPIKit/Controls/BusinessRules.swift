@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// How business failures (`ServerAPIError` of kind `business`, whatever formatter produced them)

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The manager's state for request controls: calls in flight that may be shared, and when each
 /// throttled call was last sent.

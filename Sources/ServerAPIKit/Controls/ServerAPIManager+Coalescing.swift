@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Coalescing (single flight): identical GET and HEAD calls in flight share one transport call.
 extension ServerAPIManager {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Minimum interval: the same call is not sent again within its interval.
 extension ServerAPIManager {
@@ -30,6 +34,6 @@ extension ServerAPIManager {
     }
 
     private static func seconds(_ duration: Duration) -> String {
-        String(format: "%.3g s", duration.seconds)
+        String(cFormat: "%.3g s", duration.seconds)
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The cookies of one storage, as a plain value: storing (replacement, deletion, caps) and selecting
 /// the cookies for a request (RFC 6265 §5.3 and §5.4). `MemoryCookieStorage` and `FileCookieStorage`

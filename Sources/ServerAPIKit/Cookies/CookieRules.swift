@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The matching rules of RFC 6265 §5.1: canonical hosts, domain-match, path-match, the default path,
 /// and the public suffixes a `Domain` attribute may not name.

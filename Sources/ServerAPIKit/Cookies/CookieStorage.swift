@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a manager keeps cookies between calls (`ServerAPIManager.Configuration.cookies`).
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -27,9 +31,10 @@ package enum PrivateFile {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            // Foundation's error carries the system's one underneath.
-            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            throw Failure(path: folder, code: underlying.map { Int32($0.code) } ?? EIO)
+            // Foundation's error carries the system's one underneath ("NSUnderlyingError": FoundationEssentials
+            // does not declare NSUnderlyingErrorKey).
+            let underlying = (error as? CocoaError)?.userInfo["NSUnderlyingError"] as? POSIXError
+            throw Failure(path: folder, code: underlying.map { $0.code.rawValue } ?? EIO)
         }
         let temporary = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -38,7 +43,7 @@ package enum PrivateFile {
         data.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count, let base = bytes.baseAddress {
-                let written = Foundation.write(file, base + offset, bytes.count - offset)
+                let written = systemWrite(file, base + offset, bytes.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     failure = errno
@@ -55,4 +60,9 @@ package enum PrivateFile {
             throw Failure(path: url.path, code: failure)
         }
     }
+}
+
+/// The C library's `write(2)`, which `PrivateFile.write(_:to:)` hides inside the type.
+private func systemWrite(_ file: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(file, bytes, count)
 }

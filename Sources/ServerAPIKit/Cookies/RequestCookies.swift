@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The cookie storage a request carries, so that every hop of a call (the first request and each redirect
 /// a transport follows) gets its `Cookie` header from the jar, and each response's `Set-Cookie` goes back

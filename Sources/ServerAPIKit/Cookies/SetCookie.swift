@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The `Set-Cookie` parser (RFC 6265 §5.2 and §5.3): pure, never throws, and ignores what it cannot read.
 public enum SetCookie {

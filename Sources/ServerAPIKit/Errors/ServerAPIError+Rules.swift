@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ServerAPIError {
     /// The error for a call that ran past its total timeout: `timedOut`, saying how long it was.

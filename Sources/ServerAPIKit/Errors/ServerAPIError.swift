@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one error every part of ServerAPIKit throws: a kind, what happened, and the context.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads a business envelope such as `{"code":0,"msg":"ok","data":…}` (`.envelope()`).
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A JSON value that is `Sendable`, `Hashable` and `Codable`.
 public enum JSONValue: Sendable, Hashable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Formats the payload as it is: bytes, text, or JSON at the call's key path (`.plain`).
 ///

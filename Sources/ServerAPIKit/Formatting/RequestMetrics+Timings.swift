@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The timeline of a call as instants, and the transport's figures for its last attempt.
 extension RequestMetrics {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What both core formatters share: reading the body, key paths, text, and decoding models from a byte range.
 enum ResponseReading {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The outcome of a successful call: the formatted value and everything known about the exchange.
 public struct ServerResult: Sendable, Hashable {

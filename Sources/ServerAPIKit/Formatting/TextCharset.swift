@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The character sets the formatters decode text in, read from a `Content-Type` header.
 ///
@@ -45,9 +49,9 @@ enum TextCharset: Hashable, Sendable {
         for parameter in contentType.split(separator: ";").dropFirst() {
             let parts = parameter.split(separator: "=", maxSplits: 1)
             guard parts.count == 2,
-                parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset"
+                HTTPSyntax.trimmed(parts[0]).lowercased() == "charset"
             else { continue }
-            var value = parts[1].trimmingCharacters(in: .whitespaces)
+            var value = String(HTTPSyntax.trimmed(parts[1]))
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                 value = String(value.dropFirst().dropLast())
             }

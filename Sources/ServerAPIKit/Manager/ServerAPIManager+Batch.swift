@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Several calls run at the same time, as one unit that can be cancelled by its id or tag.
 public struct BatchRequest: Sendable, Hashable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The composition root: sends `ServerAPI` calls through a transport, a formatter, an optional
 /// cache and plugins, with retries and a registry of the calls in flight.

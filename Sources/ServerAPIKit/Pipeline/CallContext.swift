@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One call on its way through the manager: the description, the prepared request, one clock, and
 /// what every step of the pipeline reads. Errors and metrics are stamped from it.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ServerAPIManager {
     /// Answers a call from the cache where its mode says so, else runs its attempts (conditional when

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // How a call travels, in order: `run` registers it and makes its context; `controlled` applies
 // coalescing and the minimum interval; `execute` (ServerAPIManager+Execute) answers from the cache

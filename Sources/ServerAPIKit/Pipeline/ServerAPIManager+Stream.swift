@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ServerAPIManager {
     /// Sends a call and returns as soon as the response head has arrived, with the body to read as it

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Adds a bearer token to every request and refreshes it when the server rejects it — once for
 /// a whole wave of rejections — then retries the rejected calls with the new token.
@@ -248,7 +252,7 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
                     ServerAPIError(
                         error.kind,
                         "\(Self.rejection(error)) after \(state.refreshStarts.count) token refreshes within "
-                            + String(format: "%g s", configuration.window.seconds) + "; not refreshing again",
+                            + String(cFormat: "%g s", configuration.window.seconds) + "; not refreshing again",
                         requestID: api.id, url: error.url, status: error.status, code: error.code))
             }
             state.refreshStarts.append(now)

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Adds common headers and query items to every request: an app version, a device id, a locale.
 ///

@@ -1,4 +1,16 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Logs the start and end of every attempt and the end of every call — method, URL, status,
 /// duration, bytes, attempt, network or cache — with credentials redacted.
@@ -55,7 +67,13 @@ public struct LoggingPlugin: ServerAPIPlugin {
 
     /// Writes an entry and a line break to standard error.
     public static let standardError: @Sendable (String) -> Void = { entry in
-        FileHandle.standardError.write(Data((entry + "\n").utf8))
+        // write(2) on descriptor 2, as FileHandle.standardError did (FoundationEssentials has no FileHandle).
+        var line = Array((entry + "\n").utf8)[...]
+        while !line.isEmpty {
+            let written = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            guard written > 0 || (written < 0 && errno == EINTR) else { return }
+            line = line.dropFirst(max(written, 0))
+        }
     }
 
     public func willSend(_ request: TransportRequest, for api: ServerAPI) {
@@ -103,7 +121,7 @@ public struct LoggingPlugin: ServerAPIPlugin {
     public func redact(_ url: URL) -> String {
         var text = url.absoluteString
         if let password = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPassword,
-            let range = text.range(of: ":\(password)@")
+            let range = text.firstRange(of: ":\(password)@")
         {
             text.replaceSubrange(range, with: ":\(Self.redacted)@")
         }
@@ -139,7 +157,7 @@ public struct LoggingPlugin: ServerAPIPlugin {
     }
 
     private func isRedacted(_ name: Substring) -> Bool {
-        redactedQueryKeys.contains((String(name).removingPercentEncoding ?? String(name)).lowercased())
+        redactedQueryKeys.contains((PercentEncoding.decode(name) ?? String(name)).lowercased())
     }
 
     private func headerLines(_ headers: HTTPHeaders) -> String {
@@ -163,6 +181,6 @@ public struct LoggingPlugin: ServerAPIPlugin {
 
     private static func format(_ duration: Duration) -> String {
         let milliseconds = duration.seconds * 1000
-        return milliseconds < 10 ? String(format: "%.1f ms", milliseconds) : String(format: "%.0f ms", milliseconds)
+        return milliseconds < 10 ? String(cFormat: "%.1f ms", milliseconds) : String(cFormat: "%.0f ms", milliseconds)
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Signs each request as it will be sent: a closure sees the exact URL (query included), method,
 /// headers and body bytes, and returns headers to add (a signature, a timestamp, a digest).
@@ -65,7 +69,7 @@ public struct SigningPlugin: ServerAPIPlugin {
                     hash.update(chunk)
                 }
             }
-            return hash.finalize().map { String(format: "%02x", $0) }.joined()
+            return hash.finalize().map { String(cFormat: "%02x", $0) }.joined()
         }
     }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Chainable request controls: throttling, coalescing, latest-wins and business rules.
 extension ServerAPI {

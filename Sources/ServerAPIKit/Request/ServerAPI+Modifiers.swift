@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Chainable modifiers: each returns a modified copy and keeps the call's id.
 extension ServerAPI {

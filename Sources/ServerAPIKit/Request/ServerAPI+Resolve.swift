@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ServerAPI {
     /// The absolute URL this call goes to, with its query encoded.
@@ -110,12 +114,12 @@ extension ServerAPI {
         return false
     }
 
-    /// The text without leading and trailing `CharacterSet.whitespaces`; a host rarely has any, so
-    /// Foundation (slow on Linux) is asked only when the first or last character may be one.
+    /// The text without leading and trailing spaces and tabs in Unicode's sense (`CharacterSet.whitespaces`);
+    /// a host rarely has any, so its scalars are looked at only when the first or last byte may be one.
     private static func trimmingWhitespace(_ text: String) -> String {
         guard let first = text.utf8.first, let last = text.utf8.last else { return text }
         func plain(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x80 }
-        return plain(first) && plain(last) ? text : text.trimmingCharacters(in: .whitespaces)
+        return plain(first) && plain(last) ? text : String(HTTPSyntax.trimming(text, HTTPSyntax.isSpace))
     }
 
     private static func splitQuery(_ path: String) -> (String, String?) {

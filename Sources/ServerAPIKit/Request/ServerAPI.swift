@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A description of one HTTP call: where it goes, what it sends, how its result is read.
 ///

@@ -1,4 +1,16 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// When a failed attempt is retried, and how long to wait before the next one.
 ///
@@ -87,13 +99,11 @@ public struct RetryPolicy: Sendable, Hashable {
     ///   - value: The header value: seconds, or an HTTP date.
     ///   - now: The current time, for HTTP dates.
     public static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = value.map({ HTTPSyntax.trimmed($0) }), !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds >= 0 { return .seconds(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
+        // The HTTP-date forms (RFC 9110 §5.6.7) are what RFC 6265's date algorithm reads; no DateFormatter,
+        // which would bring in Foundation's internationalisation (ICU).
+        guard let date = SetCookie.parseDate(value) else { return nil }
         return .seconds(max(0, date.timeIntervalSince(now)))
     }
 }

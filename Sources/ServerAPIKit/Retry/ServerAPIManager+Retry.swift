@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Whether and when a failed attempt is sent again: the plugins first, then the call's retry policy.
 extension ServerAPIManager {

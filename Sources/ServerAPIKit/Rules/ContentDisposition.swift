@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A parsed `Content-Disposition` header value (RFC 6266): its type and parameters, with the file
 /// name a download would be saved under.
@@ -81,7 +85,7 @@ public struct ContentDisposition: Sendable, Hashable {
         }
         while safe.utf8.count > 200 { safe.removeLast() }
         // Trimmed after the cut, which may end the name on a space.
-        safe = safe.trimmingCharacters(in: .whitespaces)
+        safe = String(HTTPSyntax.trimmed(safe))
         return safe.isEmpty ? nil : safe
     }
 

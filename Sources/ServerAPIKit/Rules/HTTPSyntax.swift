@@ -41,4 +41,31 @@ enum HTTPSyntax {
     }
 
     static func isWhitespace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+
+    /// `value` without the `character`s at either end (the quotes around a quoted directive argument).
+    static func stripping<S: StringProtocol>(_ character: Character, from value: S) -> Substring {
+        var text = Substring(value)
+        while text.first == character { text = text.dropFirst() }
+        while text.last == character { text = text.dropLast() }
+        return text
+    }
+
+    /// `text` without the Unicode scalars around it that `trim` picks: FoundationEssentials has no
+    /// `trimmingCharacters(in:)`. `\.properties.isWhitespace` is Foundation's `.whitespacesAndNewlines`,
+    /// `isSpace` its `.whitespaces`.
+    static func trimming<S: StringProtocol>(_ text: S, _ trim: (Unicode.Scalar) -> Bool) -> Substring {
+        var text = Substring(text)
+        while let first = text.unicodeScalars.first, trim(first) {
+            text = text[text.unicodeScalars.index(after: text.unicodeScalars.startIndex)...]
+        }
+        while let last = text.unicodeScalars.last, trim(last) {
+            text = text[..<text.unicodeScalars.index(before: text.unicodeScalars.endIndex)]
+        }
+        return text
+    }
+
+    /// Whether `scalar` is a space or a tab in Unicode's sense (Foundation's `CharacterSet.whitespaces`).
+    static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+    }
 }

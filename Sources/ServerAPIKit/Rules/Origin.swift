@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The origin of an http(s) URL (RFC 6454): scheme, host and port, compared ASCII case-insensitively
 /// without allocating lower-cased copies.

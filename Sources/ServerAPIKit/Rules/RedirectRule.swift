@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The redirect rule every transport follows, so that a call is redirected the same way whichever
 /// transport sends it: which statuses redirect, what the next request is, and which headers stay behind.

@@ -1,4 +1,16 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A server-sent event stream that reconnects, as a browser's `EventSource` does: what
 /// `ServerAPIManager.eventSource(_:configuration:)` returns.
@@ -144,8 +156,8 @@ public struct EventSource: AsyncSequence, Sendable {
                 ended = true
                 return
             }
-            let type = response.headers["Content-Type"]?.split(separator: ";").first?
-                .trimmingCharacters(in: .whitespaces).lowercased()
+            let type = response.headers["Content-Type"]?.split(separator: ";").first
+                .map { HTTPSyntax.trimmed($0).lowercased() }
             guard type == "text/event-stream" else {
                 response.cancel()
                 throw end(

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A response body that arrives as it is read: an `AsyncSequence` of byte chunks, read once.
 ///

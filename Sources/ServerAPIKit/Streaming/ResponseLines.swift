@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A streamed body read as lines of UTF-8 text: ends of line `\n`, `\r\n` and `\r`, split wherever the
 /// chunks fall (see `LineSplitter`). NDJSON feeds, log tails and line protocols read this way.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A call's response whose body arrives as it is read: what `ServerAPIManager.stream(_:)` returns as soon
 /// as the response head has arrived.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A certificate and private key a transport presents when a server asks for one (mutual TLS).
 ///

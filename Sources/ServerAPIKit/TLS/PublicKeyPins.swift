@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Public keys a server must present one of, for some hosts or for every host: public-key pinning.
 ///

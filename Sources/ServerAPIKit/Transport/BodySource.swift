@@ -1,4 +1,16 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A piece of a streamed body: bytes in memory, or a whole file read from disk as it is sent.
 public enum BodySegment: Sendable, Hashable {
@@ -91,7 +103,8 @@ public enum BodySource: Sendable, Hashable {
             guard (attributes[.type] as? FileAttributeType) != .typeDirectory else {
                 throw ServerAPIError(.invalidRequest, "the body file \(url.path) is a directory")
             }
-            return (attributes[.size] as? NSNumber)?.int64Value ?? 0
+            // A `UInt` with FoundationEssentials alone, an `NSNumber` (which casts to one) with Foundation.
+            return (attributes[.size] as? UInt).flatMap { Int64(exactly: $0) } ?? 0
         } catch let error as ServerAPIError {
             throw error
         } catch {
@@ -107,7 +120,8 @@ public final class BodyReader {
     private var segments: ArraySlice<BodySegment>
     private var current: Data?
     private var currentOffset = 0
-    private var file: FileHandle?
+    /// The open file's descriptor (plain POSIX: FoundationEssentials has no `FileHandle`).
+    private var file: Int32?
     /// Bytes handed out so far.
     public private(set) var bytesRead: Int64 = 0
 
@@ -118,12 +132,13 @@ public final class BodyReader {
         }
     }
 
-    deinit { try? file?.close() }
+    deinit { if let file { close(file) } }
 
     /// Copies up to `maxLength` bytes into `buffer`.
     /// - Returns: The number of bytes copied; 0 at the end of the body.
     /// - Throws: `fileSystem` when a file cannot be read.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ServerAPIError) -> Int {
+        guard buffer.count > 0 else { return 0 }
         while true {
             if let data = current {
                 let count = min(buffer.count, data.count - currentOffset)
@@ -139,21 +154,22 @@ public final class BodyReader {
                 current = nil
                 currentOffset = 0
             }
-            if let handle = file {
-                let chunk: Data
-                do {
-                    chunk = try handle.read(upToCount: max(buffer.count, 1)) ?? Data()
-                } catch {
-                    throw ServerAPIError(.fileSystem, "reading the request body file failed", underlying: error)
+            if let descriptor = file {
+                let count = systemRead(descriptor, buffer.baseAddress!, buffer.count)
+                if count < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    throw ServerAPIError(
+                        .fileSystem, "reading the request body file failed",
+                        underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
                 }
-                if chunk.isEmpty {
-                    try? handle.close()
+                if count == 0 {
+                    close(descriptor)
                     file = nil
                     continue
                 }
-                current = chunk
-                currentOffset = 0
-                continue
+                bytesRead += Int64(count)
+                return count
             }
             guard let next = segments.popFirst() else { return 0 }
             switch next {
@@ -161,11 +177,13 @@ public final class BodyReader {
                 current = data
                 currentOffset = 0
             case .file(let url):
-                do {
-                    file = try FileHandle(forReadingFrom: url)
-                } catch {
-                    throw ServerAPIError(.fileSystem, "cannot open the request body file \(url.path)", underlying: error)
+                let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw ServerAPIError(
+                        .fileSystem, "cannot open the request body file \(url.path)",
+                        underlying: POSIXErrorCode(rawValue: errno).map { POSIXError($0) })
                 }
+                file = descriptor
             }
         }
     }
@@ -184,4 +202,9 @@ public final class BodyReader {
         data.count = count
         return data
     }
+}
+
+/// The C library's `read(2)`, which `BodyReader.read(into:)` hides inside the type.
+private func systemRead(_ file: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(file, buffer, count)
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -327,7 +331,7 @@ public final class DownloadFileWriter {
 
     private func readValidator() -> String? {
         guard let data = try? Data(contentsOf: target.validatorURL) else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(HTTPSyntax.trimming(String(decoding: data, as: UTF8.self), \.properties.isWhitespace))
         // A validator with a line break would be a header injection: ignore a damaged file.
         guard !text.isEmpty, !text.contains(where: { $0.isNewline }) else { return nil }
         return text
@@ -349,7 +353,8 @@ public final class DownloadFileWriter {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
             (attributes[.type] as? FileAttributeType) == .typeRegular
         else { return nil }
-        return (attributes[.size] as? NSNumber)?.int64Value
+        // A `UInt` with FoundationEssentials alone, an `NSNumber` (which casts to one) with Foundation.
+        return (attributes[.size] as? UInt).flatMap { Int64(exactly: $0) }
     }
 }
 
@@ -370,9 +375,9 @@ struct ContentRange: Hashable {
 
     /// Parses a header value; `nil` when it is not a valid byte range.
     init?(_ value: String) {
-        let text = value.trimmingCharacters(in: .whitespaces)
+        let text = HTTPSyntax.trimmed(value)
         guard text.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = text.dropFirst("bytes ".count).trimmingCharacters(in: .whitespaces)
+        let spec = HTTPSyntax.trimmed(text.dropFirst("bytes ".count))
         let halves = spec.split(separator: "/", omittingEmptySubsequences: false)
         guard halves.count == 2 else { return nil }
         if halves[1] == "*" {

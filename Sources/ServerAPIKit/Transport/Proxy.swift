@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An HTTP(S) proxy a transport sends its requests through, or the choice to use the proxy the
 /// environment names (`http_proxy`, `https_proxy`, `no_proxy`).
@@ -149,7 +153,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         for entry in list {
-            var pattern = entry.trimmingCharacters(in: .whitespaces).lowercased()
+            var pattern = HTTPSyntax.trimmed(entry).lowercased()
             if pattern == "*" { return true }
             while pattern.hasPrefix(".") { pattern.removeFirst() }
             if pattern.hasPrefix("["), pattern.hasSuffix("]") { pattern = String(pattern.dropFirst().dropLast()) }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Feeds a `RequestBodyStream` to a transport whose library pulls the body synchronously from a read
 /// callback (libcurl's `CURLOPT_READFUNCTION`, an input stream): a task reads the sequence one chunk

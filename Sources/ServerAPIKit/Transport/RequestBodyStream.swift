@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A request body read from an `AsyncSequence` of bytes as the transport sends it: a body made while it
 /// is sent (a generated export, a pipe, a proxied upload), never held whole in memory.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension TransportRequest {
     /// Checks what every transport refuses the same way before it sends anything: a URL that is not

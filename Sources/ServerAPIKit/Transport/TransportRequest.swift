@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A fully resolved request, ready for a transport: every default applied, every value validated.
 public struct TransportRequest: Sendable {

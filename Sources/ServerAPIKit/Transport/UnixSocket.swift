@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// HTTP over a Unix-domain socket: the URL forms and the rules every transport applies.
 ///
@@ -18,7 +22,7 @@ public enum UnixSocket {
         guard let scheme = url.scheme?.lowercased(), scheme == "http+unix" || scheme == "https+unix",
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let encoded = components.percentEncodedHost, !encoded.isEmpty,
-            let socketPath = encoded.removingPercentEncoding, !socketPath.isEmpty
+            let socketPath = PercentEncoding.decode(encoded), !socketPath.isEmpty
         else { return nil }
         components.scheme = scheme == "http+unix" ? "http" : "https"
         components.percentEncodedHost = "localhost"
@@ -34,9 +38,15 @@ public enum UnixSocket {
     ///   - path: The request's path and query, from "/".
     ///   - secure: `https+unix` rather than `http+unix`.
     public static func url(socketPath: String, path: String = "/", secure: Bool = false) -> URL? {
-        var allowed = CharacterSet.urlHostAllowed
-        allowed.remove(charactersIn: "/:%")
-        guard let host = socketPath.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
+        // Foundation's `urlHostAllowed` without "/", ":" and "%": unreserved, sub-delims, "[" and "]".
+        let host = PercentEncoding.encode(socketPath) { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default: "-._~!$&'()*+,;=[]".utf8.contains(byte)
+            }
+        }
         let tail = path.hasPrefix("/") ? path : "/" + path
         return URL(string: (secure ? "https+unix://" : "http+unix://") + host + tail)
     }
