@@ -56,3 +56,16 @@ struct FoundationEssentialsTextTests {
         #expect(RetryPolicy.retryAfter(" 7 ") == .seconds(7))
     }
 }
+
+@Suite("Private files without Foundation's NSError")
+struct PrivateFileFailureTests {
+    @Test("a folder that cannot be created fails with the system's reason, read from FoundationEssentials' error")
+    func folderFailure() {
+        // /dev/null is a file: nothing can be created below it.
+        let error = #expect(throws: PrivateFile.Failure.self) {
+            try PrivateFile.write(Data("x".utf8), to: URL(fileURLWithPath: "/dev/null/jar/cookies.json"))
+        }
+        #expect(error?.path == "/dev/null/jar")
+        #expect(error?.code == ENOTDIR)
+    }
+}
