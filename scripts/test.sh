@@ -34,7 +34,9 @@ scripts/docs.sh --skip-build
 
 # Integration and conformance tests fail (never skip) without these servers. Servers that
 # were already running (started by hand) are used and left running.
+STARTED_SERVERS=""
 if ! scripts/test-server.sh status >/dev/null 2>&1; then
+    STARTED_SERVERS=1
     trap 'scripts/test-server.sh stop' EXIT
 fi
 scripts/test-server.sh start
@@ -80,7 +82,7 @@ else
     scripts/fuzz.sh --smoke
     # The README's first command, as a user runs it from this checkout: with the test servers stopped (when this
     # script started them), so that the demo starts and stops its own.
-    if [ -n "$(trap -p EXIT)" ]; then
+    if [ -n "$STARTED_SERVERS" ]; then
         scripts/test-server.sh stop
         trap - EXIT
     fi
