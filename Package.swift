@@ -97,6 +97,13 @@ let package = Package(
             path: "Tests/ServerAPICacheTests"
         ),
         .testTarget(
+            name: "ServerAPITestingTests",
+            dependencies: [
+                "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl", "ServerAPITestSupport",
+            ],
+            path: "Tests/ServerAPITestingTests"
+        ),
+        .testTarget(
             name: "ConformanceTests",
             dependencies: [
                 "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl", "ServerAPITestSupport",

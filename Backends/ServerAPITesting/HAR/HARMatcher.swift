@@ -87,10 +87,18 @@ struct HARRequestKey: Sendable, Hashable {
         return distance
     }
 
-    /// Bodies match byte for byte, or as the same JSON value (key order and spacing aside).
+    /// Bodies match byte for byte, as the same JSON value (key order and spacing aside), or as the same
+    /// form fields in another order.
     static func sameBody(_ lhs: Data, _ rhs: Data) -> Bool {
         if lhs == rhs { return true }
-        guard let left = try? JSONValue(parsing: lhs), let right = try? JSONValue(parsing: rhs) else { return false }
+        if let left = try? JSONValue(parsing: lhs), let right = try? JSONValue(parsing: rhs) { return left == right }
+        let fields = { (data: Data) -> [Substring]? in
+            guard let text = String(validating: data, as: UTF8.self), text.contains("="), !text.contains("\n") else {
+                return nil
+            }
+            return text.split(separator: "&").sorted()
+        }
+        guard let left = fields(lhs), let right = fields(rhs) else { return false }
         return left == right
     }
 }
