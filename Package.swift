@@ -64,6 +64,7 @@ let package = Package(
             name: "sapi",
             dependencies: [
                 "ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache",
+                "ServerAPITesting",
             ],
             path: "Sources/sapi"
         ),

@@ -17,7 +17,9 @@ struct HARFormatTests {
         let mock = MockTransport()
         mock.stub(
             .post, "/login",
-            .json(#"{"user":"ada","refresh_token":"refresh-abc"}"#, headers: ["Set-Cookie": "session=set-cookie-value; Path=/; HttpOnly"]))
+            .json(
+                // A server that echoes its request (httpbin does) puts the secrets in its answer too.
+                #"{"user":"ada","refresh_token":"refresh-abc","echo":"Bearer s3cr3t-token, sid=sid-value, hunter2, /login?token=qs-secret"}"#, headers: ["Set-Cookie": "session=set-cookie-value; Path=/; HttpOnly"]))
         let manager = ServerAPIManager(transport: RecordingTransport(recording: mock, to: file, redaction: redaction))
         _ = try await manager.send(
             ServerAPI(host: Self.host, path: "/login", method: .post)

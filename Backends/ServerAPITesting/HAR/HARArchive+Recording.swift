@@ -21,6 +21,10 @@ extension HARArchive.Entry {
         elapsed: Duration, transport: String, redaction: HARRedaction
     ) {
         let version = HARArchive.httpVersion(metrics?.httpVersion)
+        // Secrets the request carried are also removed wherever a server echoed them.
+        let secrets = redaction.secrets(
+            headers: request.headers, url: request.url, body: body, mimeType: request.headers["Content-Type"] ?? "")
+        let scrub = { (text: String) in secrets.isEmpty ? text : redaction.scrub(text, secrets: secrets) }
         let url = redaction.redact(request.url)
         let requestHeaders = redaction.redact(request.headers)
         var postData: HARArchive.PostData?
@@ -41,14 +45,21 @@ extension HARArchive.Entry {
             headers: requestHeaders.map { HARArchive.NameValue(name: $0.name, value: $0.value) },
             queryString: HARArchive.query(url), postData: postData, headersSize: -1, bodySize: body.count)
 
+        let recordedError = error.map { error in
+            var recorded = HARArchive.RecordedError(error)
+            recorded.message = scrub(redaction.redact(text: recorded.message))
+            return recorded
+        }
         var harResponse: HARArchive.Response
         if let response {
-            let headers = redaction.redact(response.headers)
+            let headers = HTTPHeaders(
+                redaction.redact(response.headers).map { HTTPHeaders.Field(name: $0.name, value: scrub($0.value)) })
             let mimeType = response.headers["Content-Type"] ?? ""
             let bytes = redaction.redact(body: responseBody, mimeType: mimeType)
             var content = HARArchive.Content(size: bytes.count, mimeType: mimeType)
             if let text = HARArchive.text(bytes, mimeType: mimeType) {
-                content.text = text
+                content.text = scrub(text)
+                content.size = content.text?.utf8.count ?? 0
             } else {
                 content.text = bytes.base64EncodedString()
                 content.encoding = "base64"
@@ -65,12 +76,12 @@ extension HARArchive.Entry {
                 headers: headers.map { HARArchive.NameValue(name: $0.name, value: $0.value) }, content: content,
                 redirectURL: (300..<400).contains(response.status) ? headers["Location"] ?? "" : "",
                 headersSize: -1, bodySize: bodySize, chunks: chunks,
-                error: error.map(HARArchive.RecordedError.init),
-                finalURL: response.url == request.url ? nil : redaction.redact(response.url).absoluteString)
+                error: recordedError,
+                finalURL: response.url == request.url ? nil : scrub(redaction.redact(response.url).absoluteString))
         } else {
             harResponse = HARArchive.Response(
                 status: 0, statusText: "", httpVersion: version, content: HARArchive.Content(), bodySize: -1,
-                error: error.map(HARArchive.RecordedError.init))
+                error: recordedError)
         }
         let total = metrics.map { HARArchive.milliseconds($0.total) } ?? HARArchive.milliseconds(elapsed)
         self.init(

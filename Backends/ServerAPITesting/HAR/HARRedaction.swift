@@ -142,6 +142,92 @@ public struct HARRedaction: Sendable, Hashable {
         return json
     }
 
+    // MARK: Echoed secrets
+
+    /// The secret values a request carries that this redaction replaces: the credentials after their scheme,
+    /// cookie values, named headers, query parameters and JSON fields. A server that echoes its request
+    /// (httpbin, a debugging endpoint, an error page) would put them in the response: `scrub` removes them.
+    /// - Parameters:
+    ///   - headers: The request's headers.
+    ///   - url: The request's URL.
+    ///   - body: The request's body.
+    ///   - mimeType: The body's media type.
+    public func secrets(headers fields: HTTPHeaders, url: URL, body: Data, mimeType: String) -> [String] {
+        var found: [String] = []
+        for field in fields where headers.contains(field.name.lowercased()) {
+            switch field.name.lowercased() {
+            case "authorization", "proxy-authorization":
+                // The credentials after the scheme, as `redact(header:value:)` keeps the scheme.
+                if let space = field.value.firstIndex(of: " ") {
+                    found.append(field.value[field.value.index(after: space)...].trimmingCharacters(in: .whitespaces))
+                } else {
+                    found.append(field.value)
+                }
+            case "cookie":
+                for pair in field.value.split(separator: ";") {
+                    if let equals = pair.firstIndex(of: "=") { found.append(String(pair[pair.index(after: equals)...])) }
+                }
+            case "set-cookie":
+                let first = field.value.split(separator: ";").first ?? ""
+                if let equals = first.firstIndex(of: "=") { found.append(String(first[first.index(after: equals)...])) }
+            default:
+                found.append(field.value)
+            }
+        }
+        if !queryParameters.isEmpty, let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems {
+            for item in items where queryParameters.contains(item.name) {
+                if let value = item.value { found.append(value) }
+            }
+        }
+        if !jsonFields.isEmpty, Self.isJSON(mimeType),
+            let value = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+        {
+            collectJSONSecrets(value, into: &found)
+        }
+        // Short values ("1", "yes") would blank out unrelated text; a secret is longer than that.
+        return Array(Set(found.filter { $0.count >= 4 && $0 != replacement })).sorted { $0.count > $1.count }
+    }
+
+    private func collectJSONSecrets(_ json: Any, into found: inout [String]) {
+        if let object = json as? [String: Any] {
+            for (key, value) in object {
+                if jsonFields.contains(key) {
+                    if let text = value as? String { found.append(text) } else if let number = value as? NSNumber {
+                        found.append(number.stringValue)
+                    }
+                } else {
+                    collectJSONSecrets(value, into: &found)
+                }
+            }
+        } else if let array = json as? [Any] {
+            for value in array { collectJSONSecrets(value, into: &found) }
+        }
+    }
+
+    /// Text (an error message) with the URLs in it redacted as `redact(_:)` redacts a URL.
+    func redact(text: String) -> String {
+        guard !queryParameters.isEmpty else { return text }
+        return text.split(separator: " ", omittingEmptySubsequences: false).map { word in
+            guard word.contains("://"), let url = URL(string: String(word)) else { return String(word) }
+            return redact(url).absoluteString
+        }.joined(separator: " ")
+    }
+
+    /// Text with every occurrence of the secrets (and of their percent-encoded forms) replaced.
+    /// - Parameters:
+    ///   - text: The text.
+    ///   - secrets: What `secrets(headers:url:body:mimeType:)` found.
+    public func scrub(_ text: String, secrets: [String]) -> String {
+        var text = text
+        for secret in secrets {
+            text = text.replacingOccurrences(of: secret, with: replacement)
+            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret {
+                text = text.replacingOccurrences(of: encoded, with: replacement)
+            }
+        }
+        return text
+    }
+
     /// Whether a media type is JSON (`application/json`, `application/problem+json`, …).
     static func isJSON(_ mimeType: String) -> Bool {
         let type = mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
