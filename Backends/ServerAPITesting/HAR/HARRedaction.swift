@@ -148,7 +148,7 @@ public struct HARRedaction: Sendable, Hashable {
     /// cookie values, named headers, query parameters and JSON fields. A server that echoes its request
     /// (httpbin, a debugging endpoint, an error page) would put them in the response: `scrub` removes them.
     /// - Parameters:
-    ///   - headers: The request's headers.
+    ///   - fields: The request's headers.
     ///   - url: The request's URL.
     ///   - body: The request's body.
     ///   - mimeType: The body's media type.
