@@ -2,6 +2,8 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
+@testable import sapi
+
 /// `sapi --har FILE` records a run as HAR 1.2; `sapi --replay FILE` answers from it with no network.
 @Suite("sapi --har and --replay")
 struct SapiHARTests {
@@ -100,5 +102,22 @@ struct SapiHARTests {
         let missing = try await SapiProcess.run(["--replay", scratch.file("none.har").path, "\(httpbin)/get"])
         #expect(missing.code == 1)
         #expect(missing.stderr.contains("no HAR file"))
+    }
+}
+
+
+@Suite("sapi: --har and --replay options")
+struct SapiHAROptionsTests {
+    @Test("--har and --replay take a file; together they are refused")
+    func parsing() throws {
+        let recording = try Options.parse(["--har", "run.har", "http://x/get"])
+        #expect(recording.har == "run.har")
+        #expect(recording.replay == nil)
+        let replaying = try Options.parse(["--replay=run.har", "http://x/get"])
+        #expect(replaying.replay == "run.har")
+        #expect(throws: UsageError.self) { try Options.parse(["--har", "a.har", "--replay", "b.har", "http://x/get"]) }
+        #expect(throws: UsageError.self) { try Options.parse(["--har", "", "http://x/get"]) }
+        #expect(Options.helpText.contains("--har FILE"))
+        #expect(Options.helpText.contains("--replay FILE"))
     }
 }

@@ -137,4 +137,39 @@ struct HARRecordReplayTests {
         #expect(replayed == recorded)
         #expect(replay.unusedEntries.isEmpty)
     }
+
+    @Test("record missing through a real transport: the file answers what it has, the network the rest (which is then recorded, failure included)",
+          arguments: Backend.allCases)
+    func recordMissing(backend: Backend) async throws {
+        let scratch = try Scratch()
+        let har = scratch.file("partial.har")
+        let httpbin = try TestServers.httpbin()
+        _ = try await ServerAPIManager(transport: RecordingTransport(recording: backend.make(), to: har)).send(
+            ServerAPI(host: httpbin, path: "/uuid"))
+        // Moved to a port nothing listens on: an answer means the file gave it, a refusal that the network was asked.
+        let offline = "http://127.0.0.1:\(try closedPort())"
+        var archive = try HARArchive(contentsOf: har)
+        archive.entries[0].request.url = archive.entries[0].request.url.replacingOccurrences(of: httpbin, with: offline)
+        try archive.write(to: har)
+        let recorded = try #require(archive.entries.first?.response.content.text)
+
+        let completing = try ReplayingTransport(
+            file: har, configuration: .init(mode: .recordMissing), upstream: backend.make())
+        let manager = ServerAPIManager(transport: completing)
+        #expect(try await manager.send(ServerAPI(host: offline, path: "/uuid").format(.string)).string == recorded)
+        let missing = await #expect(throws: ServerAPIError.self) {
+            try await manager.send(ServerAPI(host: offline, path: "/headers"))
+        }
+        #expect(missing?.kind == .cannotConnect)
+
+        // Replay only: the refusal the network gave is now in the file, replayed as the same typed error.
+        let replay = ServerAPIManager(transport: try ReplayingTransport(file: har))
+        let replayed = await #expect(throws: ServerAPIError.self) {
+            try await replay.send(ServerAPI(host: offline, path: "/headers"))
+        }
+        #expect(replayed?.kind == .cannotConnect)
+        #expect(replayed?.message == missing?.message)
+        #expect(try HARArchive(contentsOf: har).entries.count == 2)
+        #expect(HARValidator.problems(try Data(contentsOf: har)) == [])
+    }
 }
