@@ -26,8 +26,9 @@ struct SapiHARTests {
         return moved
     }
 
-    @Test("--har writes the run with credentials redacted; --replay prints the same answer with the server out of reach",
-          arguments: backends)
+    @Test(
+        "--har writes the run with credentials redacted; --replay prints the same answer with the server out of reach",
+        arguments: backends)
     func recordAndReplay(backend: String) async throws {
         let scratch = try Scratch()
         let har = scratch.file("run.har")
@@ -61,7 +62,8 @@ struct SapiHARTests {
         let scratch = try Scratch()
         let har = scratch.file("creds.har")
         let outcome = try await SapiProcess.run([
-            "--har", har.path, "--show-credentials", "\(try SapiProcess.httpbin)/get", "Authorization:Bearer s3cret-token",
+            "--har", har.path, "--show-credentials", "\(try SapiProcess.httpbin)/get",
+            "Authorization:Bearer s3cret-token",
         ])
         #expect(outcome.code == 0, "\(outcome.stderr)")
         #expect(try String(contentsOf: har, encoding: .utf8).contains("Bearer s3cret-token"))
@@ -84,7 +86,9 @@ struct SapiHARTests {
         #expect(replayed.stdout == recorded.stdout)
     }
 
-    @Test("a request the file lacks fails, naming the closest entry; --har and --replay together, or a missing file, are usage errors")
+    @Test(
+        "a request the file lacks fails, naming the closest entry; --har and --replay together, or a missing file, are usage errors"
+    )
     func failures() async throws {
         let scratch = try Scratch()
         let har = scratch.file("one.har")
@@ -104,7 +108,6 @@ struct SapiHARTests {
         #expect(missing.stderr.contains("no HAR file"))
     }
 }
-
 
 @Suite("sapi: --har and --replay options")
 struct SapiHAROptionsTests {

@@ -9,7 +9,10 @@ import Testing
 struct HARFormatTests {
     static let host = "https://api.test"
 
-    static let secrets = ["s3cr3t-token", "proxy-pass", "sid-value", "set-cookie-value", "key-12345", "qs-secret", "hunter2", "refresh-abc"]
+    static let secrets = [
+        "s3cr3t-token", "proxy-pass", "sid-value", "set-cookie-value", "key-12345", "qs-secret", "hunter2",
+        "refresh-abc",
+    ]
 
     /// Records one call carrying every kind of secret, with `redaction`; returns the file's text.
     static func recordSecrets(_ redaction: HARRedaction, in scratch: Scratch) async throws -> (String, URL) {
@@ -19,7 +22,8 @@ struct HARFormatTests {
             .post, "/login",
             .json(
                 // A server that echoes its request (httpbin does) puts the secrets in its answer too.
-                #"{"user":"ada","refresh_token":"refresh-abc","echo":"Bearer s3cr3t-token, sid=sid-value, hunter2, /login?token=qs-secret"}"#, headers: ["Set-Cookie": "session=set-cookie-value; Path=/; HttpOnly"]))
+                #"{"user":"ada","refresh_token":"refresh-abc","echo":"Bearer s3cr3t-token, sid=sid-value, hunter2, /login?token=qs-secret"}"#,
+                headers: ["Set-Cookie": "session=set-cookie-value; Path=/; HttpOnly"]))
         let manager = ServerAPIManager(transport: RecordingTransport(recording: mock, to: file, redaction: redaction))
         _ = try await manager.send(
             ServerAPI(host: Self.host, path: "/login", method: .post)
@@ -35,7 +39,8 @@ struct HARFormatTests {
     @Test("by default no credential reaches the file, nor the headers, query parameters and JSON fields a test names")
     func redaction() async throws {
         let scratch = try Scratch()
-        let redaction = HARRedaction(headers: ["X-API-Key"], queryParameters: ["token"], jsonFields: ["password", "refresh_token"])
+        let redaction = HARRedaction(
+            headers: ["X-API-Key"], queryParameters: ["token"], jsonFields: ["password", "refresh_token"])
         let (text, file) = try await Self.recordSecrets(redaction, in: scratch)
         for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) reached the file") }
         // What is kept still says what happened.
@@ -51,6 +56,12 @@ struct HARFormatTests {
             ServerAPI(host: Self.host, path: "/login", method: .post).query("token", "another").query("page", "1")
                 .format(.json))
         #expect(result.json?["refresh_token"]?.stringValue == "REDACTED")
+        // With body matching too: the redacted password is not a difference.
+        let strict = try ReplayingTransport(file: file, configuration: .init(matchesBody: true, redaction: redaction))
+        let matched = try await ServerAPIManager(transport: strict).send(
+            ServerAPI(host: Self.host, path: "/login", method: .post).query("token", "x").query("page", "1")
+                .json(["user": "ada", "password": "another"]).format(.data))
+        #expect(matched.status == 200)
     }
 
     @Test("with redaction off (sapi --show-credentials) the values are kept: the redaction test can fail")
@@ -60,7 +71,9 @@ struct HARFormatTests {
         for secret in Self.secrets { #expect(text.contains(secret), "\(secret) missing") }
         // Only the credential headers by default: the others are the test's to name.
         let (defaultText, _) = try await Self.recordSecrets(.default, in: try Scratch())
-        #expect(!defaultText.contains("s3cr3t-token") && !defaultText.contains("sid-value") && !defaultText.contains("proxy-pass"))
+        #expect(
+            !defaultText.contains("s3cr3t-token") && !defaultText.contains("sid-value")
+                && !defaultText.contains("proxy-pass"))
         #expect(defaultText.contains("key-12345"))
     }
 
@@ -75,7 +88,8 @@ struct HARFormatTests {
         mock.stub(.get, "/down", .cannotConnect())
         let manager = ServerAPIManager(transport: RecordingTransport(recording: mock, to: file))
         _ = try await manager.send(ServerAPI(host: Self.host, path: "/text").query("q", "a b").format(.data))
-        _ = try await manager.send(ServerAPI(host: Self.host, path: "/binary", method: .put).body(.data(binary)).format(.data))
+        _ = try await manager.send(
+            ServerAPI(host: Self.host, path: "/binary", method: .put).body(.data(binary)).format(.data))
         _ = try? await manager.send(ServerAPI(host: Self.host, path: "/down"))
 
         let data = try Data(contentsOf: file)
@@ -89,7 +103,10 @@ struct HARFormatTests {
         #expect(archive.entries[2].response.status == 0)
         #expect(archive.entries[2].response.error?.kind == "cannot connect")
         // And the validator does find what is missing.
-        #expect(HARValidator.problems(Data(#"{"log":{"version":"1.2","creator":{"name":"x"},"entries":[{"request":{}}]}}"#.utf8)).count > 10)
+        #expect(
+            HARValidator.problems(
+                Data(#"{"log":{"version":"1.2","creator":{"name":"x"},"entries":[{"request":{}}]}}"#.utf8)
+            ).count > 10)
     }
 
     @Test("the file is written atomically: no temporary file is left, and an unwritable place is a typed error")
@@ -100,14 +117,18 @@ struct HARFormatTests {
         mock.stub(.get, "/a", .text("a"))
         let manager = ServerAPIManager(transport: RecordingTransport(recording: mock, to: file))
         for _ in 0..<3 { _ = try await manager.send(ServerAPI(host: Self.host, path: "/a").format(.data)) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == ["atomic.har"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == ["atomic.har"]
+        )
         #expect(try HARArchive(contentsOf: file).entries.count == 3)
 
         let blocker = scratch.file("blocker")
         try Data("a file, not a folder".utf8).write(to: blocker)
         let failing = ServerAPIManager(
             transport: RecordingTransport(recording: mock, to: blocker.appendingPathComponent("x.har")))
-        let error = await #expect(throws: ServerAPIError.self) { try await failing.send(ServerAPI(host: Self.host, path: "/a").format(.data)) }
+        let error = await #expect(throws: ServerAPIError.self) {
+            try await failing.send(ServerAPI(host: Self.host, path: "/a").format(.data))
+        }
         #expect(error?.kind == .fileSystem)
     }
 

@@ -62,7 +62,8 @@ struct HARRecordReplayTests {
                 do {
                     for try await chunk in response.body { chunks.append(chunk) }
                 } catch {
-                    return .streamed(status: response.status, chunks: chunks, end: ServerAPIError.wrap(error).kind.rawValue)
+                    return .streamed(
+                        status: response.status, chunks: chunks, end: ServerAPIError.wrap(error).kind.rawValue)
                 }
                 return .streamed(status: response.status, chunks: chunks, end: "end")
             }
@@ -73,7 +74,8 @@ struct HARRecordReplayTests {
                 ServerAPI(host: httpbin, path: "/get").query("b", "2").query("a", "1").header("X-Trace", "42")
                     .format(.json)))
         outcomes.append(
-            await result(ServerAPI(host: httpbin, path: "/anything", method: .post).json(["name": "Zoë"]).format(.json)))
+            await result(ServerAPI(host: httpbin, path: "/anything", method: .post).json(["name": "Zoë"]).format(.json))
+        )
         outcomes.append(await result(ServerAPI(host: httpbin, path: "/status/418")))
         let file = folder.appendingPathComponent("download-\(UUID().uuidString).bin")
         outcomes.append(
@@ -92,8 +94,9 @@ struct HARRecordReplayTests {
         return outcomes
     }
 
-    @Test("a recording replays with the servers out of reach: same results, errors, chunks and bytes",
-          arguments: Backend.allCases)
+    @Test(
+        "a recording replays with the servers out of reach: same results, errors, chunks and bytes",
+        arguments: Backend.allCases)
     func recordThenReplay(backend: Backend) async throws {
         let scratch = try Scratch()
         let har = scratch.file("session.har")
@@ -109,8 +112,16 @@ struct HARRecordReplayTests {
         #expect(recording.archive.entries.count == recorded.count)
         // The recording saw what a live run sees: the errors of the last three calls are real ones.
         #expect(recorded.count == 8)
-        if case .failure(let kind, _, _) = recorded[6] { #expect(kind == "cannot connect") } else { Issue.record("\(recorded[6])") }
-        if case .failure(let kind, _, _) = recorded[7] { #expect(kind == "timed out") } else { Issue.record("\(recorded[7])") }
+        if case .failure(let kind, _, _) = recorded[6] {
+            #expect(kind == "cannot connect")
+        } else {
+            Issue.record("\(recorded[6])")
+        }
+        if case .failure(let kind, _, _) = recorded[7] {
+            #expect(kind == "timed out")
+        } else {
+            Issue.record("\(recorded[7])")
+        }
         if case .streamed(_, let chunks, let end) = recorded[5] {
             #expect(end == "network")
             #expect(chunks.reduce(0) { $0 + $1.count } == 70000)
@@ -138,8 +149,9 @@ struct HARRecordReplayTests {
         #expect(replay.unusedEntries.isEmpty)
     }
 
-    @Test("record missing through a real transport: the file answers what it has, the network the rest (which is then recorded, failure included)",
-          arguments: Backend.allCases)
+    @Test(
+        "record missing through a real transport: the file answers what it has, the network the rest (which is then recorded, failure included)",
+        arguments: Backend.allCases)
     func recordMissing(backend: Backend) async throws {
         let scratch = try Scratch()
         let har = scratch.file("partial.har")

@@ -1,8 +1,9 @@
 import Foundation
 import ServerAPIKit
 import ServerAPITestSupport
-@testable import ServerAPITesting
 import Testing
+
+@testable import ServerAPITesting
 
 /// Matching, modes, ordering and timing of `ReplayingTransport`, with `MockTransport` as the upstream.
 @Suite("HAR replay: matching, modes, order, timing")
@@ -50,7 +51,10 @@ struct HARReplayTests {
                 ServerAPI(host: Self.host, path: "/items").query("page", "2").query("size", "10"),
                 ServerAPI(host: Self.host, path: "/users", method: .post).json(["name": "Ada"]),
             ]
-        ) { $0.stub(nil, "/items", .json("[1,2]")); $0.stub(nil, "/users", .json(#"{"id":1}"#, status: 201)) }
+        ) {
+            $0.stub(nil, "/items", .json("[1,2]"))
+            $0.stub(nil, "/users", .json(#"{"id":1}"#, status: 201))
+        }
         let manager = ServerAPIManager(transport: try ReplayingTransport(file: file))
 
         let items = try await manager.send(
@@ -75,21 +79,28 @@ struct HARReplayTests {
     func bodyMatching() async throws {
         let scratch = try Scratch()
         let file = scratch.file("body.har")
-        try await Self.record(file, [ServerAPI(host: Self.host, path: "/search", method: .post).body(.data(Data(#"{"a":1,"b":[true]}"#.utf8)))]) {
+        try await Self.record(
+            file,
+            [ServerAPI(host: Self.host, path: "/search", method: .post).body(.data(Data(#"{"a":1,"b":[true]}"#.utf8)))]
+        ) {
             $0.stub(.post, "/search", .json("[]"))
         }
         let replay = try ReplayingTransport(file: file, configuration: .init(matchesBody: true))
         let manager = ServerAPIManager(transport: replay)
         let same = try await manager.send(
-            ServerAPI(host: Self.host, path: "/search", method: .post).body(.data(Data(#"{ "b": [true], "a": 1 }"#.utf8))))
+            ServerAPI(host: Self.host, path: "/search", method: .post).body(
+                .data(Data(#"{ "b": [true], "a": 1 }"#.utf8))))
         #expect(same.status == 200)
         let other = await #expect(throws: ServerAPIError.self) {
-            try await manager.send(ServerAPI(host: Self.host, path: "/search", method: .post).body(.data(Data(#"{"a":2}"#.utf8))))
+            try await manager.send(
+                ServerAPI(host: Self.host, path: "/search", method: .post).body(.data(Data(#"{"a":2}"#.utf8))))
         }
         #expect(other?.message.contains("body (recorded") == true)
     }
 
-    @Test("replay only never asks the upstream; record missing asks it only for what the file lacks; record all asks it for everything")
+    @Test(
+        "replay only never asks the upstream; record missing asks it only for what the file lacks; record all asks it for everything"
+    )
     func modes() async throws {
         let scratch = try Scratch()
         let file = scratch.file("modes.har")
@@ -109,14 +120,17 @@ struct HARReplayTests {
         #expect(upstream.requestCount == 0)
 
         // Record missing: the known call from the file, the unknown one live, then added to the file.
-        let completing = try ReplayingTransport(file: file, configuration: .init(mode: .recordMissing), upstream: upstream)
+        let completing = try ReplayingTransport(
+            file: file, configuration: .init(mode: .recordMissing), upstream: upstream)
         let completingManager = ServerAPIManager(transport: completing)
         #expect(try await completingManager.send(known).string == "recorded")
         #expect(try await completingManager.send(unknown).string == "live unknown")
         #expect(upstream.requests.map(\.url.path) == ["/unknown"])
         let completed = try HARArchive(contentsOf: file)
         #expect(completed.entries.map { URL(string: $0.request.url)?.path } == ["/known", "/unknown"])
-        #expect(try await ServerAPIManager(transport: ReplayingTransport(file: file)).send(unknown).string == "live unknown")
+        #expect(
+            try await ServerAPIManager(transport: ReplayingTransport(file: file)).send(unknown).string == "live unknown"
+        )
 
         // Record all: both live, and the file holds only the new session.
         upstream.reset()
@@ -129,7 +143,9 @@ struct HARReplayTests {
         #expect(rerecorded.entries.first?.response.content.text == "live known")
 
         // A record mode without an upstream cannot record.
-        #expect(throws: ServerAPIError.self) { try ReplayingTransport(file: file, configuration: .init(mode: .recordAll)) }
+        #expect(throws: ServerAPIError.self) {
+            try ReplayingTransport(file: file, configuration: .init(mode: .recordAll))
+        }
     }
 
     @Test("replaying a file that does not exist fails at once and says how to record it")
@@ -177,19 +193,24 @@ struct HARReplayTests {
         let recorder = ServerAPIManager(transport: RecordingTransport(recording: mock, to: file))
         let live = try await recorder.stream(ServerAPI(host: Self.host, path: "/feed"))
         var liveChunks: [Data] = []
-        let liveError = await #expect(throws: ServerAPIError.self) { for try await chunk in live.body { liveChunks.append(chunk) } }
+        let liveError = await #expect(throws: ServerAPIError.self) {
+            for try await chunk in live.body { liveChunks.append(chunk) }
+        }
 
         let replayed = try await ServerAPIManager(transport: ReplayingTransport(file: file)).stream(
             ServerAPI(host: Self.host, path: "/feed"))
         var chunks: [Data] = []
-        let error = await #expect(throws: ServerAPIError.self) { for try await chunk in replayed.body { chunks.append(chunk) } }
+        let error = await #expect(throws: ServerAPIError.self) {
+            for try await chunk in replayed.body { chunks.append(chunk) }
+        }
         #expect(chunks == liveChunks)
         #expect(chunks == [Data("a".utf8), Data("bb".utf8)])
         #expect(error?.kind == liveError?.kind)
         #expect(error?.message == "dropped")
         // A whole-body call to the same entry gets the failure too.
         let whole = await #expect(throws: ServerAPIError.self) {
-            try await ServerAPIManager(transport: ReplayingTransport(file: file)).send(ServerAPI(host: Self.host, path: "/feed"))
+            try await ServerAPIManager(transport: ReplayingTransport(file: file)).send(
+                ServerAPI(host: Self.host, path: "/feed"))
         }
         #expect(whole?.kind == .network)
     }
@@ -198,17 +219,23 @@ struct HARReplayTests {
     func helper() async throws {
         let scratch = try Scratch()
         let file = scratch.file("Recordings/hello.har")
-        try await Self.record(file, [ServerAPI(host: Self.host, path: "/hello")]) { $0.stub(.get, "/hello", .text("hi")) }
+        try await Self.record(file, [ServerAPI(host: Self.host, path: "/hello")]) {
+            $0.stub(.get, "/hello", .text("hi"))
+        }
         let fakeTest = scratch.file("HelloTests.swift").path
 
         let manager = try ServerAPIManager.replaying("hello", filePath: fakeTest)
         #expect(try await manager.send(ServerAPI(host: Self.host, path: "/hello").format(.string)).string == "hi")
 
-        #expect(HARMode.recordingFile("Shop/cart", filePath: "/src/Tests/A/ATests.swift").path == "/src/Tests/A/Recordings/Shop/cart.har")
+        #expect(
+            HARMode.recordingFile("Shop/cart", filePath: "/src/Tests/A/ATests.swift").path
+                == "/src/Tests/A/Recordings/Shop/cart.har")
         #expect(HARMode.recordingFile("/abs/x.har", filePath: "/src/T.swift").path == "/abs/x.har")
         #expect(try HARMode.resolve(.replay, environment: ["SAPI_HAR_MODE": "record-all"]) == .recordAll)
         #expect(try HARMode.resolve(.recordMissing, environment: [:]) == .recordMissing)
-        #expect(throws: ServerAPIError.self) { try HARMode.resolve(.replay, environment: ["SAPI_HAR_MODE": "sometimes"]) }
+        #expect(throws: ServerAPIError.self) {
+            try HARMode.resolve(.replay, environment: ["SAPI_HAR_MODE": "sometimes"])
+        }
     }
 
     @Test("a replayed download is written to its file; an error status writes nothing")
@@ -222,7 +249,10 @@ struct HARReplayTests {
                 ServerAPI(host: Self.host, path: "/blob").download(to: scratch.file("live.bin")),
                 ServerAPI(host: Self.host, path: "/gone").download(to: scratch.file("live-gone.bin")),
             ]
-        ) { $0.stub(.get, "/blob", .data(bytes, headers: ["Content-Type": "application/octet-stream"])); $0.stub(.get, "/gone", .status(404)) }
+        ) {
+            $0.stub(.get, "/blob", .data(bytes, headers: ["Content-Type": "application/octet-stream"]))
+            $0.stub(.get, "/gone", .status(404))
+        }
         let archive = try HARArchive(contentsOf: file)
         #expect(archive.entries.first?.response.content.encoding == "base64")
 
@@ -232,7 +262,9 @@ struct HARReplayTests {
         #expect(result.fileURL == target)
         #expect(try Data(contentsOf: target) == bytes)
         let gone = scratch.file("gone.bin")
-        await #expect(throws: ServerAPIError.self) { try await manager.send(ServerAPI(host: Self.host, path: "/gone").download(to: gone)) }
+        await #expect(throws: ServerAPIError.self) {
+            try await manager.send(ServerAPI(host: Self.host, path: "/gone").download(to: gone))
+        }
         #expect(!scratch.exists(gone))
     }
 }

@@ -28,15 +28,14 @@ extension HARArchive.Entry {
         let url = redaction.redact(request.url)
         let requestHeaders = redaction.redact(request.headers)
         var postData: HARArchive.PostData?
-        if !body.isEmpty || request.method == .post || request.method == .put || request.method == .patch {
+        if !body.isEmpty {
             let mimeType = request.headers["Content-Type"] ?? ""
             let bytes = redaction.redact(body: body, mimeType: mimeType)
-            if body.isEmpty {
-                postData = nil
-            } else if let text = HARArchive.text(bytes, mimeType: mimeType) {
-                postData = HARArchive.PostData(mimeType: mimeType, text: text)
+            if let text = HARArchive.text(bytes, mimeType: mimeType) {
+                postData = HARArchive.PostData(mimeType: mimeType, text: scrub(text))
             } else {
-                postData = HARArchive.PostData(mimeType: mimeType, text: bytes.base64EncodedString(), encoding: "base64")
+                postData = HARArchive.PostData(
+                    mimeType: mimeType, text: bytes.base64EncodedString(), encoding: "base64")
             }
         }
         let harRequest = HARArchive.Request(

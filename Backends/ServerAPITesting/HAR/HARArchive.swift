@@ -391,7 +391,10 @@ public struct HARArchive: Codable, Sendable, Hashable {
         public var secure: Bool?
 
         /// Creates a cookie.
-        public init(name: String, value: String, path: String? = nil, domain: String? = nil, httpOnly: Bool? = nil, secure: Bool? = nil) {
+        public init(
+            name: String, value: String, path: String? = nil, domain: String? = nil, httpOnly: Bool? = nil,
+            secure: Bool? = nil
+        ) {
             self.name = name
             self.value = value
             self.path = path

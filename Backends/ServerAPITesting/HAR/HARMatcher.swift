@@ -13,9 +13,13 @@ struct HARRequestKey: Sendable, Hashable {
     init(_ request: TransportRequest, body: Data, redaction: HARRedaction, ignoredQuery: Set<String>) {
         let url = redaction.redact(request.url)
         let mimeType = request.headers["Content-Type"] ?? ""
-        self.init(
-            method: request.method.rawValue, url: url, body: redaction.redact(body: body, mimeType: mimeType),
-            ignoredQuery: ignoredQuery)
+        var redacted = redaction.redact(body: body, mimeType: mimeType)
+        // As the recording scrubbed the request's secrets from a text body, so is the asked one.
+        let secrets = redaction.secrets(headers: request.headers, url: request.url, body: body, mimeType: mimeType)
+        if !secrets.isEmpty, let text = HARArchive.text(redacted, mimeType: mimeType) {
+            redacted = Data(redaction.scrub(text, secrets: secrets).utf8)
+        }
+        self.init(method: request.method.rawValue, url: url, body: redacted, ignoredQuery: ignoredQuery)
     }
 
     /// The key of a recorded request; `nil` when its URL cannot be read.

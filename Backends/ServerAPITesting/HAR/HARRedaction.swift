@@ -90,7 +90,8 @@ public struct HARRedaction: Sendable, Hashable {
     /// The headers as they are written.
     public func redact(_ fields: HTTPHeaders) -> HTTPHeaders {
         guard !headers.isEmpty else { return fields }
-        return HTTPHeaders(fields.map { HTTPHeaders.Field(name: $0.name, value: redact(header: $0.name, value: $0.value)) })
+        return HTTPHeaders(
+            fields.map { HTTPHeaders.Field(name: $0.name, value: redact(header: $0.name, value: $0.value)) })
     }
 
     /// The URL with the named query parameters' values replaced (order and encoding of the rest kept).
@@ -165,7 +166,9 @@ public struct HARRedaction: Sendable, Hashable {
                 }
             case "cookie":
                 for pair in field.value.split(separator: ";") {
-                    if let equals = pair.firstIndex(of: "=") { found.append(String(pair[pair.index(after: equals)...])) }
+                    if let equals = pair.firstIndex(of: "=") {
+                        found.append(String(pair[pair.index(after: equals)...]))
+                    }
                 }
             case "set-cookie":
                 let first = field.value.split(separator: ";").first ?? ""
@@ -192,7 +195,9 @@ public struct HARRedaction: Sendable, Hashable {
         if let object = json as? [String: Any] {
             for (key, value) in object {
                 if jsonFields.contains(key) {
-                    if let text = value as? String { found.append(text) } else if let number = value as? NSNumber {
+                    if let text = value as? String {
+                        found.append(text)
+                    } else if let number = value as? NSNumber {
                         found.append(number.stringValue)
                     }
                 } else {
@@ -230,7 +235,8 @@ public struct HARRedaction: Sendable, Hashable {
 
     /// Whether a media type is JSON (`application/json`, `application/problem+json`, …).
     static func isJSON(_ mimeType: String) -> Bool {
-        let type = mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let type =
+            mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         return type == "application/json" || type.hasSuffix("+json") || type == "text/json"
     }
 }

@@ -62,7 +62,8 @@ public final class RecordingTransport: RequestPerforming {
     ///   - upstream: The transport that sends the requests.
     ///   - file: The HAR file, written after each exchange.
     ///   - redaction: What to replace before anything is written: credentials by default.
-    public convenience init(recording upstream: any RequestPerforming, to file: URL, redaction: HARRedaction = .default) {
+    public convenience init(recording upstream: any RequestPerforming, to file: URL, redaction: HARRedaction = .default)
+    {
         self.init(upstream: upstream, recorder: HARRecorder(file: file), redaction: redaction)
     }
 
@@ -78,7 +79,8 @@ public final class RecordingTransport: RequestPerforming {
         do {
             response = try await upstream.perform(request)
         } catch {
-            try recordFailure(ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start)
+            try recordFailure(
+                ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start)
             throw error
         }
         let responseBody = try Self.bytes(of: response, request: request)
@@ -100,7 +102,8 @@ public final class RecordingTransport: RequestPerforming {
         do {
             response = try await upstream.stream(request)
         } catch {
-            try recordFailure(ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start)
+            try recordFailure(
+                ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start)
             throw error
         }
         guard case .stream(let upstreamBody) = response.body else {
@@ -114,7 +117,8 @@ public final class RecordingTransport: RequestPerforming {
         }
         let head = ContinuousClock.now
         let pump = MockStreamProducer()
-        let (stream, source) = ResponseBodyStream.makeStream(onResume: { pump.resume() }, onTermination: { pump.stop() })
+        let (stream, source) = ResponseBodyStream.makeStream(
+            onResume: { pump.resume() }, onTermination: { pump.stop() })
         let recorder = self.recorder
         let redaction = self.redaction
         let transport = upstream.name
@@ -127,7 +131,8 @@ public final class RecordingTransport: RequestPerforming {
             reading: do {
                 while let chunk = try await iterator.next() {
                     data.append(chunk)
-                    chunks.append(HARArchive.Chunk(size: chunk.count, time: HARArchive.milliseconds(ContinuousClock.now - head)))
+                    chunks.append(
+                        HARArchive.Chunk(size: chunk.count, time: HARArchive.milliseconds(ContinuousClock.now - head)))
                     switch source.yield(chunk) {
                     case .more: break
                     case .pause:

@@ -144,7 +144,8 @@ public final class ReplayingTransport: RequestPerforming {
         } else {
             guard let upstream else {
                 throw ServerAPIError(
-                    .invalidRequest, "the mode \(configuration.mode.rawValue) needs an upstream transport to record with")
+                    .invalidRequest,
+                    "the mode \(configuration.mode.rawValue) needs an upstream transport to record with")
             }
             let kept = configuration.mode == .recordMissing ? archive.entries : []
             recording = RecordingTransport(
@@ -163,7 +164,7 @@ public final class ReplayingTransport: RequestPerforming {
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let (request, body) = try await prepare(request)
         guard let entry = try match(request, body: body) else {
-            return try await recording!.perform(request)
+            return try await upstreamRecording(request).perform(request)
         }
         return try ReplayedResponse(entry: entry, request: request, transport: name).whole()
     }
@@ -173,10 +174,19 @@ public final class ReplayingTransport: RequestPerforming {
     public func stream(_ request: TransportRequest) async throws -> TransportResponse {
         let (request, body) = try await prepare(request)
         guard let entry = try match(request, body: body) else {
-            return try await recording!.stream(request)
+            return try await upstreamRecording(request).stream(request)
         }
         return try ReplayedResponse(entry: entry, request: request, transport: name).streamed(
             timing: configuration.streamTiming)
+    }
+
+    /// The recording transport, which `match` only sends to in the record modes (where there is one).
+    private func upstreamRecording(_ request: TransportRequest) throws(ServerAPIError) -> RecordingTransport {
+        guard let recording else {
+            throw ServerAPIError(
+                .invalidRequest, "replay only has no upstream transport", requestID: request.id, url: request.url)
+        }
+        return recording
     }
 
     private func prepare(_ request: TransportRequest) async throws -> (TransportRequest, Data) {
@@ -217,7 +227,8 @@ public final class ReplayingTransport: RequestPerforming {
         let asked = "\(request.method.rawValue) \(configuration.redaction.redact(request.url).absoluteString)"
         var message = "no recorded entry in \(source) answers \(asked)"
         if used > 0 {
-            message += ": its \(used) recorded \(used == 1 ? "entry was" : "entries were") already used"
+            message +=
+                ": its \(used) recorded \(used == 1 ? "entry was" : "entries were") already used"
                 + " (repeatsLastAnswer is off)"
         } else if entries.isEmpty {
             message += ": the archive has no entries"
@@ -232,7 +243,8 @@ public final class ReplayingTransport: RequestPerforming {
             if let best, let recordedKey = entries[best.index].key {
                 let entry = entries[best.index].entry
                 let differences = key.differences(from: recordedKey, comparingBody: comparingBody)
-                message += "; the closest is entry \(best.index + 1) of \(entries.count), "
+                message +=
+                    "; the closest is entry \(best.index + 1) of \(entries.count), "
                     + "\(entry.request.method) \(entry.request.url), which differs in "
                     + differences.joined(separator: ", ")
             }
