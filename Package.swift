@@ -64,6 +64,7 @@ let package = Package(
             name: "sapi",
             dependencies: [
                 "ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache",
+                "ServerAPITesting",
             ],
             path: "Sources/sapi"
         ),
@@ -95,6 +96,13 @@ let package = Package(
                 "ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache", "ServerAPITestSupport",
             ],
             path: "Tests/ServerAPICacheTests"
+        ),
+        .testTarget(
+            name: "ServerAPITestingTests",
+            dependencies: [
+                "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl", "ServerAPITestSupport",
+            ],
+            path: "Tests/ServerAPITestingTests"
         ),
         .testTarget(
             name: "ConformanceTests",
