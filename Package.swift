@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "sapi",
             dependencies: [
-                "ServerAPIKit", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache",
+                "ServerAPIKit", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache", "ServerAPITesting",
                 .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
             ],
             path: "Sources/sapi"
@@ -105,6 +105,13 @@ let package = Package(
                 "ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache", "ServerAPITestSupport",
             ],
             path: "Tests/ServerAPICacheTests"
+        ),
+        .testTarget(
+            name: "ServerAPITestingTests",
+            dependencies: [
+                "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl", "ServerAPITestSupport",
+            ],
+            path: "Tests/ServerAPITestingTests"
         ),
         .testTarget(
             name: "ConformanceTests",

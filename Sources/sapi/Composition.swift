@@ -5,6 +5,7 @@ import ServerAPICurl
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
+import ServerAPITesting
 import ServerAPIURLSession
 
 /// The manager `sapi` sends through: the chosen transport, formatter and cache.
@@ -32,7 +33,7 @@ struct Composition {
             cache = options.cacheDirectory.map { FileCache(directory: URL(fileURLWithPath: $0)) }
                 ?? FileCache(appName: "sapi")
         }
-        let transport: any RequestPerforming = options.offline ? OfflineTransport() : try Self.transport(options)
+        let transport = Self.recorded(options.offline ? OfflineTransport() : try Self.transport(options), options)
         var configuration = ServerAPIManager.Configuration()
         configuration.cookies = cookies
         manager = ServerAPIManager(
@@ -62,7 +63,23 @@ struct Composition {
             .appendingPathComponent(session + ".json")
     }
 
+    /// `--har`: the transport wrapped in one that records every exchange to the file (redacted unless
+    /// `--show-credentials`).
+    static func recorded(_ transport: any RequestPerforming, _ options: Options) -> any RequestPerforming {
+        guard let har = options.har else { return transport }
+        let file = URL(fileURLWithPath: (har as NSString).expandingTildeInPath)
+        return RecordingTransport(recording: transport, to: file, redaction: options.showCredentials ? .none : .default)
+    }
+
     static func transport(_ options: Options) throws -> any RequestPerforming {
+        if let replay = options.replay {
+            // `--replay`: answers from the file; nothing is sent, so no backend setting applies.
+            do throws(ServerAPIError) {
+                return try ReplayingTransport(file: URL(fileURLWithPath: (replay as NSString).expandingTildeInPath))
+            } catch {
+                throw UsageError(message: "--replay: \(error.message)")
+            }
+        }
         var extraCA: URL?
         let verify = try Self.verify(options)
         if let path = options.extraCA ?? verify.caFile {

@@ -58,6 +58,10 @@ struct Options {
     var maxRedirects = 10
     var session: String?
     var unixSocket: String?
+    /// `--har FILE`: record the run's exchanges to a HAR 1.2 file.
+    var har: String?
+    /// `--replay FILE`: answer from a HAR file instead of the network.
+    var replay: String?
     var showHelp = false
     var showVersion = false
     // MARK: - auth and sessions
@@ -191,8 +195,22 @@ extension Options {
             names: ["--verbose", "-v"], help: "print the request too (-p HBhb); -vv adds the metadata (-p HBhbm)"
         ) { o, _ in o.verbose += 1 },
         OptionSpec(
-            names: ["--show-credentials"], help: "print Authorization and Proxy-Authorization values with -v"
+            names: ["--show-credentials"],
+            help: "print Authorization and Proxy-Authorization values with -v, and keep credentials in --har"
         ) { o, _ in o.showCredentials = true },
+        OptionSpec(
+            names: ["--har"], value: "FILE",
+            help: "write the run's exchanges to FILE as HAR 1.2 (credentials redacted unless --show-credentials)"
+        ) {
+            guard !$1.isEmpty else { throw UsageError(message: "--har needs a file name") }
+            $0.har = $1
+        },
+        OptionSpec(
+            names: ["--replay"], value: "FILE", help: "answer from the HAR file FILE instead of the network (see HAR below)"
+        ) {
+            guard !$1.isEmpty else { throw UsageError(message: "--replay needs a file name") }
+            $0.replay = $1
+        },
         OptionSpec(
             names: ["--pretty"], value: "all|colors|format|none",
             help: "colour and format the output (default: all on a terminal, none when piped)"
@@ -420,6 +438,11 @@ extension Options {
                 hint: "sapi -d -c -o FILE URL")
         }
         if options.stream { try checkStream(options) }
+        if options.har != nil, options.replay != nil {
+            throw UsageError(
+                message: "--har records what the network answers and --replay answers without it: give one",
+                hint: "sapi --har FILE URL to record, sapi --replay FILE URL to replay")
+        }
         if options.authType != nil && options.auth == nil {
             throw UsageError(message: "--auth-type needs --auth", hint: "sapi -A bearer -a TOKEN URL")
         }
@@ -531,6 +554,14 @@ extension Options {
             "  always wants its target, and credentials and cookies never go to another host on the way.",
             "  --max-redirects 0 stops at the first 3xx (printed; exit 3 with --check-status); more than N is",
             "  exit 6. --follow (-F) is accepted for httpie's habit.",
+            "",
+            "HAR (--har, --replay):",
+            "  --har FILE writes every exchange of the run (each attempt, a streamed body with its chunks, a",
+            "  download's bytes, a failure such as a refused connection) to FILE as HAR 1.2, which browsers'",
+            "  developer tools open; FILE is replaced. Authorization, Proxy-Authorization, Cookie and",
+            "  Set-Cookie values are redacted unless --show-credentials. --replay FILE answers from such a file",
+            "  (or one a browser exported) and never touches the network: a request is matched by method and",
+            "  URL (query in any order); one the file lacks fails, naming the closest entry and what differed.",
             "",
             "TLS:",
             "  Certificates are verified. --verify CA_FILE trusts that file's CAs (as --insecure-ca); --verify no",

@@ -139,18 +139,22 @@ final class Child: Sendable {
             exit.yield(process.terminationStatus)
             exit.finish()
         }
-        // The handler holds the child until the pipe closes, then lets go.
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                self.lines.continuation.finish()
-                return
-            }
-            self.output.withLock { $0.append(data) }
-            self.lines.continuation.yield()
-        }
         try process.run()
+        // The output is read by a blocking thread of its own until the pipe closes, not by a `readabilityHandler`:
+        // Foundation on Linux cancels that handler's Dispatch source asynchronously and closes the descriptor when the
+        // handle goes away, so Dispatch can be left watching a descriptor that is closed or reused — the suspected
+        // cause of a crash in `_dispatch_event_loop_drain` seen once in a release run of the cache suites.
+        let reader = pipe.fileHandleForReading
+        let (output, lines) = (output, lines.continuation)
+        Thread {
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                output.withLock { $0.append(data) }
+                lines.yield()
+            }
+            lines.finish()
+        }.start()
     }
 
     /// Waits until the child has printed `count` lines containing `marker` (or its output ends).

@@ -11,6 +11,7 @@ extension ServerAPIManager {
     /// Varying headers are read from the call and from the manager's default headers, so that
     /// an `Authorization` set either way keeps two users' entries apart. Headers added later by
     /// plugins are not part of the key: set such headers on the call, or as default headers.
+    @inline(never)
     func cacheKey(for api: ServerAPI, base: TransportRequest) -> CacheKey? {
         guard cache != nil, api.usesCache else { return nil }
         guard !api.varyingHeaders.isEmpty, !configuration.defaultHeaders.isEmpty else {
@@ -36,6 +37,7 @@ extension ServerAPIManager {
     }
 
     /// Answers a call with a stored entry.
+    @inline(never)
     func deliverFromCache<F: CallFinishing>(
         _ entry: CacheEntry, metrics: RequestMetrics, _ call: CallContext, _ finisher: F
     ) throws -> F.Value {

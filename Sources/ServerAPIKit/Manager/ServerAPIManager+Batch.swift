@@ -112,9 +112,12 @@ extension ServerAPIManager {
         try await withThrowingTaskGroup(of: (Int, Result<ServerResult, ServerAPIError>).self) { group in
             for (index, api) in calls.enumerated() {
                 group.addTask {
-                    do { return (index, .success(try await self.send(api))) } catch {
-                        return (index, .failure(ServerAPIError.wrap(error)))
-                    }
+                    // The tuple is made after the await, never across it: Swift 6.3's optimizer drops the part of an
+                    // async tuple result written before a suspension, which made every index 0 (or garbage) in
+                    // release builds (swiftlang/swift#91911; reproducer in notes/compiler-async-tuple-result.md).
+                    let result: Result<ServerResult, ServerAPIError>
+                    do { result = .success(try await self.send(api)) } catch { result = .failure(.wrap(error)) }
+                    return (index, result)
                 }
             }
             var results = [Result<ServerResult, ServerAPIError>?](repeating: nil, count: calls.count)

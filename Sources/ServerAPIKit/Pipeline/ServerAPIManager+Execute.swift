@@ -207,6 +207,7 @@ extension ServerAPIManager {
 
     /// Ends a call: the plugins' `didComplete` sees its final metrics, and a failure gets them too.
     /// - Returns: The failure, stamped, to throw (`cancelled` when there was none).
+    @inline(never)
     func complete(_ call: CallContext, _ metrics: RequestMetrics, _ error: ServerAPIError?) -> ServerAPIError {
         let error = error.map { failure -> ServerAPIError in
             var failure = call.stamp(failure)

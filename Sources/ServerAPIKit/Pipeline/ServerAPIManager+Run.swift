@@ -7,6 +7,12 @@ import Foundation
 // How a call travels, in order: `run` registers it and makes its context; `controlled` applies
 // coalescing and the minimum interval; `execute` (ServerAPIManager+Execute) answers from the cache
 // or runs the attempts; `deliver` turns a response into what the caller asked for.
+//
+// The synchronous steps these async functions call (resolving, registering, delivering, decorating an error,
+// completing, the cache key) are `@inline(never)`: inlined, their locals become part of the async caller's frame,
+// which stays allocated for as long as the call is in flight. At 1,000 calls in flight over CurlTransport that was
+// 12 MB of the peak RSS (async frames 100 → 71 KB per call: `controlled`'s 28.6 → 8.7 KB, the attempt closure's
+// 13 → 5.3 KB; heaptrack), for no measurable CPU per call.
 extension ServerAPIManager {
     /// Runs a call in its caller's task, registered in the in-flight registry with a cancellation
     /// token, so that it can be cancelled by id, tag, first, last or all as well as by the caller's task.
@@ -71,6 +77,7 @@ extension ServerAPIManager {
     /// Turns a response into the caller's value, in order: the call's end is stamped on the metrics,
     /// the finisher formats, the business rules' success interceptor may turn it into a failure, and a
     /// throttled call records it to replay. A shared flight's call only formats.
+    @inline(never)
     func deliver<F: CallFinishing>(
         _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: CallContext,
         _ finisher: F, record: ThrottleRecord? = nil
@@ -91,6 +98,7 @@ extension ServerAPIManager {
 
     /// Registers a call in the in-flight registry; a replacing call cancels the calls it replaces in the
     /// same step, so that no earlier call can slip past it.
+    @inline(never)
     func registerCall(_ info: InFlightRequest, for api: ServerAPI, token: CancellationToken) -> UInt64 {
         guard api.replacesInFlight else { return registry.add(info, token: token) }
         if let tag = info.tag {
@@ -111,6 +119,7 @@ extension ServerAPIManager {
     }
 
     /// The error a call ends with: with its id, URL and metrics, and with the business rules applied.
+    @inline(never)
     func decorate(_ error: any Error, call: CallContext) -> ServerAPIError {
         var error = call.stamp(error)
         if error.metrics == nil { error.metrics = endMetrics(call.initialMetrics(), call: call) }
@@ -120,6 +129,7 @@ extension ServerAPIManager {
 
     /// The metrics of a call that ends now: its end and duration stamped, and the transport named when
     /// an attempt reached it but returned no figures.
+    @inline(never)
     func endMetrics(_ metrics: RequestMetrics, call: CallContext) -> RequestMetrics {
         var metrics = metrics
         let now = ContinuousClock.now

@@ -77,6 +77,7 @@ extension ServerAPI {
     /// Resolves the call into what a transport sends: URL, headers with the body's
     /// content type, the body source and every limit.
     /// - Throws: `invalidRequest` for a bad URL, header or body.
+    @inline(never)
     public func transportRequest(attempt: Int = 1) throws(ServerAPIError) -> TransportRequest {
         let (url, socket) = try resolvedTarget()
         do throws(ServerAPIError) {

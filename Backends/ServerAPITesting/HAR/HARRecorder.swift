@@ -1,0 +1,54 @@
+import Foundation
+import ServerAPIKit
+
+/// Collects HAR entries and keeps a file up to date with them: what a `RecordingTransport` writes to.
+///
+/// Every entry is written as soon as its exchange ends, the whole archive at once and atomically
+/// (`HARArchive.write(to:)`), so the file is complete after each call and never half written. Entries are
+/// kept in the order their exchanges ended.
+public final class HARRecorder: Sendable {
+    private struct State {
+        var archive: HARArchive
+    }
+
+    private let state: Locked<State>
+    // Writes happen one at a time and in order, outside the state's lock.
+    private let writing = Locked(())
+
+    /// The file kept up to date; `nil` to keep the archive in memory only.
+    public let file: URL?
+
+    /// Creates a recorder.
+    /// - Parameters:
+    ///   - file: The HAR file to keep up to date; `nil` to keep the entries in memory only.
+    ///   - entries: Entries to start with (a `ReplayingTransport` recording what is missing keeps the old ones).
+    ///   - creator: The application named in the file.
+    public init(file: URL?, entries: [HARArchive.Entry] = [], creator: HARArchive.Creator = .serverAPIKit) {
+        self.file = file
+        self.state = Locked(State(archive: HARArchive(entries: entries, creator: creator)))
+    }
+
+    /// The archive so far.
+    public var archive: HARArchive { state.withLock { $0.archive } }
+
+    /// The entries so far.
+    public var entries: [HARArchive.Entry] { state.withLock { $0.archive.entries } }
+
+    /// Adds an entry and writes the file.
+    /// - Parameter entry: The entry.
+    /// - Throws: `fileSystem` when the file cannot be written (the entry is kept).
+    public func append(_ entry: HARArchive.Entry) throws(ServerAPIError) {
+        state.withLock { $0.archive.entries.append(entry) }
+        try write()
+    }
+
+    /// Writes the archive as it is now to the file (nothing without one).
+    /// - Throws: `fileSystem` when the file cannot be written.
+    public func write() throws(ServerAPIError) {
+        guard let file else { return }
+        try writing.withLock { _ throws(ServerAPIError) in
+            // Read under the write lock: the last writer writes the newest archive.
+            try archive.write(to: file)
+        }
+    }
+}
