@@ -24,7 +24,9 @@ struct ResilienceConformanceTests {
         return (state?["arrived"] == .bool(true), state?["client_left"] == .bool(true))
     }
 
-    @Test("503s open the circuit for the whole origin; after the open duration a probe closes it", arguments: TransportKind.allCases)
+    @Test(
+        "503s open the circuit for the whole origin; after the open duration a probe closes it",
+        arguments: TransportKind.allCases)
     func breaker(kind: TransportKind) async throws {
         let clock = TestClock()
         let manager = Self.manager(
@@ -77,9 +79,12 @@ struct ResilienceConformanceTests {
         }
     }
 
-    @Test("past a fixed limit with no queue, calls fail at once with concurrencyLimited", arguments: TransportKind.allCases)
+    @Test(
+        "past a fixed limit with no queue, calls fail at once with concurrencyLimited",
+        arguments: TransportKind.allCases)
     func limit(kind: TransportKind) async throws {
-        let manager = Self.manager(kind, ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 0)), clock: ContinuousClock())
+        let manager = Self.manager(
+            kind, ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 0)), clock: ContinuousClock())
         let key = UUID().uuidString
         let hung = ServerAPI(url: try kind.fixture("/hang?key=\(key)"))
         let first = Task { try await manager.send(hung) }

@@ -61,7 +61,8 @@ public struct CircuitBreakerPolicy: Sendable, Hashable {
     ///   - openDuration: How long it stays open before probing.
     /// - Returns: The policy.
     public static func failureRatio(
-        _ ratio: Double, minimumCalls: Int = 20, window: Duration = .seconds(10), openFor openDuration: Duration = .seconds(5)
+        _ ratio: Double, minimumCalls: Int = 20, window: Duration = .seconds(10),
+        openFor openDuration: Duration = .seconds(5)
     ) -> CircuitBreakerPolicy {
         CircuitBreakerPolicy(
             trip: .failureRatio(min(max(ratio, 0), 1), minimumCalls: max(minimumCalls, 1), window: window),

@@ -1,9 +1,9 @@
 /// When a second attempt of a slow call goes out, and how many such hedges an origin may take.
 ///
 /// A hedged call sends its attempt; if no answer has come after `delay`, it sends the same request
-/// again, and the first complete answer wins: the other transfer is cancelled. Only idempotent calls
-/// (GET, HEAD, PUT, DELETE, OPTIONS, or a policy that retries other methods) with a body that can be
-/// sent twice (no streamed body) and no download destination are hedged. Hedges are capped at
+/// again, and the first complete answer wins: the other transfer is cancelled. Only calls with an
+/// idempotent method (GET, HEAD, PUT, DELETE, OPTIONS, TRACE), a body that can be sent twice (no streamed
+/// body) and no download destination are hedged, and only whole responses, never `stream(_:)`. Hedges are capped at
 /// `maxShare` of the origin's calls over `window`, so that a slow origin gets at most that much extra load.
 public struct HedgingPolicy: Sendable, Hashable {
     /// How long to wait before the hedge.

@@ -92,7 +92,8 @@ extension ServerAPIManager {
         do {
             if hedgeable, let hedging = policies.hedging, Self.canHedge(api, request) {
                 result = .success(
-                    try await hedged(request, policy: hedging, limit: policies.concurrencyLimit, entry: entry,
+                    try await hedged(
+                        request, policy: hedging, limit: policies.concurrencyLimit, entry: entry,
                         metrics: &metrics))
             } else {
                 result = .success(try await send(request))

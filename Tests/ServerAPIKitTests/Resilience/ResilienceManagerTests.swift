@@ -80,7 +80,9 @@ struct ResilienceManagerTests {
         let budget = RetryBudget(percentCanRetry: 0, minRetriesPerSecond: 0)
         let manager = ServerAPIManager(
             transport: mock, configuration: .resilient(ResiliencePolicies(retryBudget: budget), clock: TestClock()))
-        let error = await errorOf { try await manager.send(ServerAPI.test().retry(3, policy: .immediate).retryBudget(nil)) }
+        let error = await errorOf {
+            try await manager.send(ServerAPI.test().retry(3, policy: .immediate).retryBudget(nil))
+        }
         #expect(error?.metrics?.attempts == 4)
         #expect(error?.metrics?.resilience.retryRefusedByBudget == false)
     }
@@ -189,7 +191,8 @@ struct ResilienceManagerTests {
         mock.stub(.get, "/item", .json(#"{"ok":true}"#))
         let manager = ServerAPIManager(
             transport: mock,
-            configuration: .resilient(ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+            configuration: .resilient(
+                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
         let result = try await manager.send(ServerAPI.test("/item"))
         #expect(!result.metrics.resilience.hedged)
         #expect(mock.requestCount == 1)
@@ -225,7 +228,8 @@ struct ResilienceManagerTests {
         let mock = firstBlocks(transportClock, entered: entered)
         let manager = ServerAPIManager(
             transport: mock,
-            configuration: .resilient(ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+            configuration: .resilient(
+                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
         let call = Task { try await manager.send(ServerAPI.test("/orders").method(.post).body(.json(["n": 1]))) }
         await entered.wait()
         await transportClock.waitForSleepers(1)
@@ -245,7 +249,8 @@ struct ResilienceManagerTests {
         let mock = firstBlocks(transportClock, blocking: 2, entered: entered, cancelled: cancelled)
         let manager = ServerAPIManager(
             transport: mock,
-            configuration: .resilient(ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+            configuration: .resilient(
+                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
         let api = ServerAPI.test("/item")
         let call = Task { try await manager.send(api) }
         await entered.wait()
@@ -269,7 +274,8 @@ struct ResilienceManagerTests {
         let mock = firstBlocks(transportClock, entered: entered, cancelled: cancelled)
         let manager = ServerAPIManager(
             transport: mock,
-            configuration: .resilient(ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+            configuration: .resilient(
+                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
         let call = Task { try await manager.send(ServerAPI.test("/item")) }
         await entered.wait()
         await clock.waitForSleepers(1)
