@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The resilience policies in the pipeline: the retry budget around `retrying`'s decisions, and the
 // circuit breaker, the concurrency limit and hedging around each attempt's exchange with the transport.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where resilience policies keep their state: a URL's scheme, host and port (RFC 6454's origin).
 ///
