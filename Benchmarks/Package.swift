@@ -52,6 +52,15 @@ let package = Package(
             ],
             path: "Sources/serverapi-cancel-bench"
         ),
+        // No async-http-client: scripts/bench-resilience.sh builds only this product.
+        .executableTarget(
+            name: "serverapi-resilience-bench",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPICurl", package: "ServerAPIKit"),
+            ],
+            path: "Sources/serverapi-resilience-bench"
+        ),
         .executableTarget(
             name: "serverapi-stream-bench",
             dependencies: [

@@ -33,6 +33,11 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /huge-length                     Content-Length: 2000000000 on a tiny body, then closes
   /hang                            reads the request, never answers, until the client goes away
         &key=K                     record it: /hang/state?key=K answers {"arrived": true, "client_left": ...}
+  /hang-once?key=K                 the first request with key K hangs as /hang (its state in /hang/state);
+                                   later ones answer 200 at once: one slow replica
+  /sometimes-slow?percent=P&delay_ms=D  200 "ok", P % of them (at random) after D ms: one slow replica
+  /load?base_ms=B&knee=K           200 "ok" after B × (1 + (N/K)²) ms, N the requests to /load in flight:
+                                   an upstream whose throughput peaks at K in flight and falls past it
   /hang-body?size=N&after=K        sends the head and K bytes, then stalls until the client goes away
   /drip?size=N&interval_ms=M&chunk=C  N bytes, C at a time, M ms apart
   /redirect-loop                   302 to itself
@@ -127,6 +132,7 @@ import gzip
 import hashlib
 import json
 import os
+import random
 import select
 import socket
 import sys
@@ -173,6 +179,8 @@ _held_bodies = {}
 _slow_streams = {}
 # /hang?key=K: whether the request arrived and whether its client has left.
 _hangs = {}
+# /load: the requests to it in flight.
+_load_in_flight = 0
 
 
 def base_block(seed):
@@ -431,6 +439,9 @@ class Handler(BaseHTTPRequestHandler):
             "/huge-length": self.huge_length,
             "/hang": self.hang,
             "/hang/state": lambda: self.send_state(_hangs, {"arrived": False, "client_left": False}),
+            "/hang-once": self.hang_once,
+            "/sometimes-slow": self.sometimes_slow,
+            "/load": self.load,
             "/hang-body": self.hang_body,
             "/drip": self.drip,
             "/redirect-loop": lambda: self.redirect("/redirect-loop"),
@@ -744,6 +755,39 @@ class Handler(BaseHTTPRequestHandler):
         if key:
             with _state_lock:
                 _hangs[key]["client_left"] = True
+
+    def sometimes_slow(self):
+        percent = float(self.query.get("percent", "2"))
+        if random.random() * 100 < percent:
+            time.sleep(max(0, self.int_arg("delay_ms", 1000)) / 1000)
+        self.send_text(200, "ok\n")
+
+    def load(self):
+        global _load_in_flight
+        with _state_lock:
+            _load_in_flight += 1
+            in_flight = _load_in_flight
+        try:
+            knee = max(1, self.int_arg("knee", 8))
+            time.sleep(max(0, self.int_arg("base_ms", 10)) * (1 + (in_flight / knee) ** 2) / 1000)
+            self.send_text(200, "ok\n")
+        finally:
+            with _state_lock:
+                _load_in_flight -= 1
+
+    def hang_once(self):
+        """The first request with a key hangs as /hang (recorded in /hang/state); later ones answer 200 at
+        once: one slow replica, for hedged requests."""
+        key = self.query.get("key", "")
+        with _state_lock:
+            first = key not in _hangs
+            if first:
+                _hangs[key] = {"arrived": True, "client_left": False}
+        if not first:
+            return self.send_text(200, "fast\n")
+        self.wait_for_client_to_leave()
+        with _state_lock:
+            _hangs[key]["client_left"] = True
 
     def hang_body(self):
         size = max(1, self.int_arg("size", 100000))

@@ -15,7 +15,15 @@ import Synchronization
 ///   (`curl`, `urlsession`, `cache`, `none`) and `error_kind` (`none` on success, else the error's kind);
 /// - `serverapi_requests_in_flight` (a meter): calls between their first attempt and their end;
 /// - `serverapi_retries_total` (counter, `method`, `host`): attempts after the first;
-/// - `serverapi_cache_hits_total` (counter, `method`, `host`): calls answered from the cache.
+/// - `serverapi_cache_hits_total` (counter, `method`, `host`): calls answered from the cache;
+/// - the resilience policies (see `ResiliencePolicies`): `serverapi_hedges_total` and `serverapi_hedge_wins_total`
+///   (counters, `method`, `host`): calls that sent a hedge, and those the hedge answered;
+///   `serverapi_retries_refused_total` (counter, `method`, `host`): retries the retry budget refused;
+///   `serverapi_slot_wait_seconds` (timer, `host`): how long calls that queued for a concurrency slot waited;
+///   `serverapi_concurrency_limit` (gauge, `host`): the origin's concurrency limit as the last call saw it;
+///   `serverapi_circuit_transitions_total` (counter, `host`, `from`, `to`) and `serverapi_circuit_state`
+///   (gauge, `host`: 0 closed, 1 half-open, 2 open): the circuit breakers' changes. Calls a policy turned
+///   away count in `serverapi_requests_total` with `error_kind` `circuit_open` or `concurrency_limited`.
 public struct SwiftMetricsPlugin: ServerAPIPlugin {
     private let prefix: String
     private let factory: any MetricsFactory
@@ -56,12 +64,54 @@ public struct SwiftMetricsPlugin: ServerAPIPlugin {
         Counter(label: "\(prefix)_requests_total", dimensions: dimensions, factory: factory).increment()
         Timer(label: "\(prefix)_request_duration_seconds", dimensions: dimensions, factory: factory)
             .recordNanoseconds(Self.nanoseconds(metrics.duration))
+        recordResilience(metrics.resilience, method: api.method.rawValue, host: host)
         if fromCache {
             Counter(
                 label: "\(prefix)_cache_hits_total", dimensions: [("method", api.method.rawValue), ("host", host)],
                 factory: factory
             ).increment()
         }
+    }
+
+    public func circuitStateDidChange(_ change: CircuitStateChange) {
+        let host = Self.host(change.origin)
+        Counter(
+            label: "\(prefix)_circuit_transitions_total",
+            dimensions: [("host", host), ("from", change.from.rawValue), ("to", change.to.rawValue)], factory: factory
+        ).increment()
+        let value: Int = switch change.to {
+        case .closed: 0
+        case .halfOpen: 1
+        case .open: 2
+        }
+        Gauge(label: "\(prefix)_circuit_state", dimensions: [("host", host)], factory: factory).record(value)
+    }
+
+    /// What the resilience policies did to a call.
+    private func recordResilience(_ resilience: ResilienceMetrics, method: String, host: String) {
+        let dimensions = [("method", method), ("host", host)]
+        if resilience.hedged {
+            Counter(label: "\(prefix)_hedges_total", dimensions: dimensions, factory: factory).increment()
+        }
+        if resilience.hedgeWon {
+            Counter(label: "\(prefix)_hedge_wins_total", dimensions: dimensions, factory: factory).increment()
+        }
+        if resilience.retryRefusedByBudget {
+            Counter(label: "\(prefix)_retries_refused_total", dimensions: dimensions, factory: factory).increment()
+        }
+        if resilience.waitedForSlot {
+            Timer(label: "\(prefix)_slot_wait_seconds", dimensions: [("host", host)], factory: factory)
+                .recordNanoseconds(Self.nanoseconds(resilience.slotWait))
+        }
+        if let limit = resilience.concurrencyLimit {
+            Gauge(label: "\(prefix)_concurrency_limit", dimensions: [("host", host)], factory: factory).record(limit)
+        }
+    }
+
+    /// An origin as the dimension `host`: its host, and its port unless it is the scheme's default.
+    static func host(_ origin: ServerOrigin) -> String {
+        let defaultPort = origin.scheme == "https" ? 443 : origin.scheme == "http" ? 80 : 0
+        return origin.port == defaultPort ? origin.host : "\(origin.host):\(origin.port)"
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -79,6 +79,8 @@ public struct RequestMetrics: Sendable, Hashable {
     /// (cannot connect, a timeout or a cancellation before the head). A plugin's `didComplete` reads it
     /// without remembering what `didReceive` saw.
     public var status: Int?
+    /// What the resilience policies did: hedged, retry refused by the budget, waited for a slot, breaker state.
+    public var resilience = ResilienceMetrics()
     /// When the manager had the response (or the failure) in hand; see `finishedAt`.
     var endedAt: Date?
 

@@ -35,6 +35,9 @@ public final class ServerAPIManager: Sendable {
         /// request (each redirect a transport follows included) gets the `Cookie` header of the cookies
         /// that match it, and every response's `Set-Cookie` is stored, the same way with every transport.
         public var cookies: (any CookieStorage)?
+        /// The retry budget, circuit breaker, hedging and concurrency limit of each origin's calls;
+        /// `.none` (the default) applies none. See `ResiliencePolicies`.
+        public var resilience = ResiliencePolicies.none
 
         /// Creates a configuration.
         public init(
@@ -69,6 +72,7 @@ public final class ServerAPIManager: Sendable {
 
     let registry = InFlightRegistry()
     let controls = RequestControls()
+    let resilienceRegistry = ResilienceRegistry()
 
     /// Creates a manager.
     /// - Parameters:

@@ -25,6 +25,10 @@ public protocol ServerAPIPlugin: Sendable {
 
     /// Observes the end of a call: `error` is `nil` on success.
     func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?)
+
+    /// Observes an origin's circuit breaker changing state (closed, open, half-open), on the thread of
+    /// the call that changed it.
+    func circuitStateDidChange(_ change: CircuitStateChange)
 }
 
 extension ServerAPIPlugin {

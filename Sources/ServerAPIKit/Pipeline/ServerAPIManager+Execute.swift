@@ -58,7 +58,7 @@ extension ServerAPIManager {
         return try await retrying(call, api: api, base: base, metrics: &metrics) {
             request, metrics, lastResponse in
             var processed = try await exchange(
-                request, api: api, metrics: &metrics, lastResponse: &lastResponse, send: perform)
+                request, api: api, metrics: &metrics, lastResponse: &lastResponse, hedgeable: true, send: perform)
             metrics.duration = call.elapsed
             var source = ResultSource.network
             if let revalidation, processed.status == 304 {
@@ -91,6 +91,7 @@ extension ServerAPIManager {
     ) async throws -> Value {
         var number = 0
         var pluginRetries = 0
+        depositRetryBudget(api: api, url: base.url)
         while true {
             number += 1
             metrics.attempts = number
@@ -122,7 +123,8 @@ extension ServerAPIManager {
                     replayable,
                     let delay = await retryDelay(
                         after: failure, response: lastResponse, request: request, api: api, attempt: number,
-                        pluginRetries: &pluginRetries)
+                        pluginRetries: &pluginRetries),
+                    withdrawRetryBudget(api: api, url: request.url, metrics: &metrics)
                 else {
                     metrics.duration = call.elapsed
                     throw complete(call, metrics, failure)
@@ -147,12 +149,12 @@ extension ServerAPIManager {
     /// plugins' `process`.
     func exchange(
         _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics,
-        lastResponse: inout TransportResponse?,
+        lastResponse: inout TransportResponse?, hedgeable: Bool = false,
         send: (TransportRequest) async throws -> TransportResponse
     ) async throws -> TransportResponse {
         let response: TransportResponse
         do {
-            response = try await send(request)
+            response = try await guardedSend(request, api: api, metrics: &metrics, hedgeable: hedgeable, send: send)
         } catch {
             let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
             for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
@@ -188,7 +190,7 @@ extension ServerAPIManager {
 
     /// Hands a request to the transport. One that does not observe the call's token runs in a task of
     /// its own, which the token cancels, so that the registry can end it too.
-    private func perform(_ request: TransportRequest) async throws -> TransportResponse {
+    func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let transport = self.transport
         guard !transport.observesCancellationToken, let cancellation = request.cancellation else {
             return try await transport.perform(request)

@@ -86,6 +86,9 @@ public struct ServerAPI: Sendable, Hashable {
     public var replacesInFlight = false
     /// How business codes are shown, silenced and intercepted; inherits the manager's rules by default.
     public var businessRules = BusinessRules()
+    /// This call's overrides of the manager's resilience policies. See `retryBudget(_:)`, `circuitBreaker(_:)`,
+    /// `hedging(_:)` and `concurrencyLimit(_:)`.
+    public var resilience = ResilienceOverrides()
 
     /// Creates a call to `host` + `path`.
     /// - Parameters:

@@ -94,3 +94,33 @@ import Testing
             ).totalValue == 1)
     }
 }
+
+@Suite struct SwiftMetricsResilienceTests {
+    @Test("circuit transitions, refused retries and rejected calls are counted")
+    func resilience() async throws {
+        let metrics = TestMetrics()
+        let clock = TestClock()
+        let mock = MockTransport()
+        mock.stub(handler: { _ in .status(503) })
+        var configuration = ServerAPIManager.Configuration(clock: clock)
+        configuration.resilience = ResiliencePolicies(
+            retryBudget: RetryBudget(percentCanRetry: 0, minRetriesPerSecond: 0),
+            circuitBreaker: .consecutiveFailures(1, openFor: .seconds(5)))
+        let manager = ServerAPIManager(
+            transport: mock, plugins: [SwiftMetricsPlugin(factory: metrics)], configuration: configuration)
+        let api = ServerAPI(host: "https://api.example.com", path: "/busy").retry(2, policy: .immediate)
+        _ = try? await manager.send(api)
+        _ = try? await manager.send(api.id(.next()))
+        let host = [("method", "GET"), ("host", "api.example.com")]
+        #expect(try metrics.expectCounter("serverapi_retries_refused_total", host).totalValue == 1)
+        #expect(
+            try metrics.expectCounter(
+                "serverapi_circuit_transitions_total", [("host", "api.example.com"), ("from", "closed"), ("to", "open")]
+            ).totalValue == 1)
+        #expect(try metrics.expectGauge("serverapi_circuit_state", [("host", "api.example.com")]).lastValue == 2)
+        let rejected = metrics.counters(label: "serverapi_requests_total").filter { counter in
+            counter.dimensions.contains { $0.0 == "error_kind" && $0.1 == "circuit_open" }
+        }
+        #expect(rejected.map(\.totalValue) == [1])
+    }
+}

@@ -1,0 +1,110 @@
+/// How many attempts may be in flight to an origin at once, and what happens to the others.
+///
+/// Past the limit, attempts wait in a queue of at most `maxQueue`, first in first out, for up to
+/// `queueTimeout`; a full queue or a wait that runs out fails the call with
+/// `ServerAPIError.Kind.concurrencyLimited`. The limit is fixed, or adaptive: it finds the origin's
+/// capacity from the latencies and overload signals (timeouts, 429, 503) it observes.
+public struct ConcurrencyLimitPolicy: Sendable, Hashable {
+    /// How the limit is set.
+    public enum Limit: Sendable, Hashable {
+        /// Always this many.
+        case fixed(Int)
+        /// Additive increase, multiplicative decrease: grows by one per answer while in use, shrinks
+        /// by `backoffRatio` on each overload signal or answer slower than the threshold.
+        case aimd(AIMDLimit)
+        /// A gradient controller (Netflix's concurrency-limits, Envoy's adaptive concurrency): scales
+        /// the limit by the ratio of the long-term latency to the latest one.
+        case gradient(GradientLimit)
+    }
+
+    /// How the limit is set.
+    public var limit: Limit
+    /// How many attempts may wait for a slot; 0 fails at once when the limit is reached.
+    public var maxQueue: Int
+    /// How long an attempt may wait for a slot.
+    public var queueTimeout: Duration
+
+    /// Creates a policy.
+    /// - Parameters:
+    ///   - limit: How the limit is set.
+    ///   - maxQueue: How many attempts may wait for a slot (100).
+    ///   - queueTimeout: How long an attempt may wait (1 s).
+    public init(limit: Limit, maxQueue: Int = 100, queueTimeout: Duration = .seconds(1)) {
+        self.limit = limit
+        self.maxQueue = max(maxQueue, 0)
+        self.queueTimeout = max(queueTimeout, .zero)
+    }
+
+    /// At most `limit` attempts at once.
+    /// - Parameters:
+    ///   - limit: Attempts in flight at once.
+    ///   - maxQueue: How many may wait.
+    ///   - queueTimeout: How long one may wait.
+    /// - Returns: The policy.
+    public static func fixed(_ limit: Int, maxQueue: Int = 100, queueTimeout: Duration = .seconds(1))
+        -> ConcurrencyLimitPolicy
+    {
+        ConcurrencyLimitPolicy(limit: .fixed(max(limit, 1)), maxQueue: maxQueue, queueTimeout: queueTimeout)
+    }
+
+    /// An AIMD limit with its defaults.
+    public static let aimd = ConcurrencyLimitPolicy(limit: .aimd(AIMDLimit()))
+
+    /// A gradient limit with its defaults.
+    public static let gradient = ConcurrencyLimitPolicy(limit: .gradient(GradientLimit()))
+}
+
+/// Settings of an additive-increase, multiplicative-decrease concurrency limit.
+public struct AIMDLimit: Sendable, Hashable {
+    /// The limit before any answer was seen.
+    public var initial: Int
+    /// The lowest limit.
+    public var minimum: Int
+    /// The highest limit.
+    public var maximum: Int
+    /// The factor applied on overload (0.9).
+    public var backoffRatio: Double
+    /// An answer slower than this counts as overload.
+    public var latencyThreshold: Duration
+
+    /// Creates settings.
+    public init(
+        initial: Int = 20, minimum: Int = 1, maximum: Int = 200, backoffRatio: Double = 0.9,
+        latencyThreshold: Duration = .seconds(5)
+    ) {
+        self.minimum = max(minimum, 1)
+        self.maximum = max(maximum, self.minimum)
+        self.initial = min(max(initial, self.minimum), self.maximum)
+        self.backoffRatio = min(max(backoffRatio, 0.1), 0.99)
+        self.latencyThreshold = latencyThreshold
+    }
+}
+
+/// Settings of a gradient concurrency limit.
+public struct GradientLimit: Sendable, Hashable {
+    /// The limit before any answer was seen.
+    public var initial: Int
+    /// The lowest limit.
+    public var minimum: Int
+    /// The highest limit.
+    public var maximum: Int
+    /// How far the latest latency may exceed the long-term one before the limit shrinks (2: twice).
+    public var tolerance: Double
+    /// How much of each new estimate is taken (0.2).
+    public var smoothing: Double
+    /// How many answers the long-term latency averages over (600).
+    public var longWindow: Int
+
+    /// Creates settings.
+    public init(
+        initial: Int = 20, minimum: Int = 1, maximum: Int = 200, tolerance: Double = 2, smoothing: Double = 0.2,
+        longWindow: Int = 600
+    ) {
+        self.minimum = max(minimum, 1)
+        self.maximum = max(maximum, self.minimum)
+        self.initial = min(max(initial, self.minimum), self.maximum)
+        self.tolerance = max(tolerance, 1)
+        self.smoothing = min(max(smoothing, 0.01), 1)
+        self.longWindow = max(longWindow, 1)
+    }
+}

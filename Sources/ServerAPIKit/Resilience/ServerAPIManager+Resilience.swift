@@ -1,0 +1,260 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// The resilience policies in the pipeline: the retry budget around `retrying`'s decisions, and the
+// circuit breaker, the concurrency limit and hedging around each attempt's exchange with the transport.
+extension ServerAPIManager {
+    /// The origin and policies of a call, or `nil` when no policy applies to it.
+    func resilience(for api: ServerAPI, url: URL) -> (origin: ServerOrigin, policies: ResiliencePolicies)? {
+        let configured = configuration.resilience
+        if configured == .none && api.resilience == ResilienceOverrides() { return nil }
+        let origin = ServerOrigin(url)
+        let policies = api.resilience.resolve(configured.policies(for: origin))
+        guard
+            policies.retryBudget != nil || policies.circuitBreaker != nil || policies.hedging != nil
+                || policies.concurrencyLimit != nil
+        else { return nil }
+        return (origin, policies)
+    }
+
+    /// Counts a call against its origin's retry budget, once, before its first attempt.
+    func depositRetryBudget(api: ServerAPI, url: URL) {
+        guard let (origin, policies) = resilience(for: api, url: url), let budget = policies.retryBudget else { return }
+        resilienceRegistry.origin(origin).depositCall(budget, at: resilienceRegistry.now(configuration.clock))
+    }
+
+    /// Asks the origin's retry budget for a retry the retry policy or a plugin wants.
+    /// - Returns: Whether the retry may go; a refusal is recorded in `metrics`.
+    func withdrawRetryBudget(api: ServerAPI, url: URL, metrics: inout RequestMetrics) -> Bool {
+        guard let (origin, policies) = resilience(for: api, url: url), let budget = policies.retryBudget else {
+            return true
+        }
+        let allowed = resilienceRegistry.origin(origin).withdrawRetry(
+            budget, at: resilienceRegistry.now(configuration.clock))
+        if !allowed {
+            metrics.resilience.origin = origin
+            metrics.resilience.retryRefusedByBudget = true
+        }
+        return allowed
+    }
+
+    /// Sends one attempt through its origin's circuit breaker, concurrency limit and hedging.
+    /// - Parameters:
+    ///   - hedgeable: Whether the exchange delivers a whole response, so that a hedge may race it.
+    ///   - send: The exchange with the transport.
+    /// - Throws: `circuitOpen`, `concurrencyLimited`, or what `send` throws.
+    func guardedSend(
+        _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics, hedgeable: Bool,
+        send: (TransportRequest) async throws -> TransportResponse
+    ) async throws -> TransportResponse {
+        guard let (origin, policies) = resilience(for: api, url: request.url),
+            policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
+        else { return try await send(request) }
+        let registry = resilienceRegistry
+        let clock = configuration.clock
+        let entry = registry.origin(origin)
+        metrics.resilience.origin = origin
+
+        var probe = false
+        if let breaker = policies.circuitBreaker {
+            let now = registry.now(clock)
+            let (admission, transition, state) = entry.admit(breaker, at: now)
+            announce(transition, origin: origin, now: now)
+            metrics.resilience.circuitState = state
+            switch admission {
+            case .allowed(let isProbe):
+                probe = isProbe
+            case .rejected(let state, let probeAt):
+                throw ServerAPIError.circuitOpenError(
+                    CircuitOpenDetails(origin: origin, state: state, probeAfter: max(probeAt - now, .zero)))
+            }
+        }
+        if let limit = policies.concurrencyLimit {
+            let asked = registry.now(clock)
+            do {
+                let (waited, current) = try await entry.acquire(limit, clock: clock, request: request)
+                metrics.resilience.concurrencyLimit = current
+                if waited {
+                    metrics.resilience.waitedForSlot = true
+                    metrics.resilience.slotWait += registry.now(clock) - asked
+                }
+            } catch {
+                if let breaker = policies.circuitBreaker {
+                    announce(
+                        entry.record(breaker, .neutral, probe: probe, at: registry.now(clock)), origin: origin,
+                        now: registry.now(clock))
+                }
+                throw error
+            }
+        }
+
+        let started = registry.now(clock)
+        let result: Result<TransportResponse, ServerAPIError>
+        do {
+            if hedgeable, let hedging = policies.hedging, Self.canHedge(api, request) {
+                result = .success(
+                    try await hedged(
+                        request, policy: hedging, limit: policies.concurrencyLimit, entry: entry,
+                        metrics: &metrics))
+            } else {
+                result = .success(try await send(request))
+            }
+        } catch {
+            result = .failure(ServerAPIError.wrap(error))
+        }
+        let ended = registry.now(clock)
+        let latency = ended - started
+        let classification = policies.circuitBreaker?.failures ?? .default
+
+        let outcome: CircuitBreaker.Outcome
+        var sample: ConcurrencyLimiter.Sample?
+        switch result {
+        case .success(let response):
+            outcome = classification.isFailure(status: response.status) ? .failure : .success
+            sample = .init(latency: latency, overloaded: response.status == 429 || response.status == 503)
+            if outcome == .success { entry.recordLatency(latency) }
+        case .failure(let error):
+            let cancelled = error.kind == .cancelled || request.isCancelled
+            outcome = !cancelled && classification.isFailure(error) ? .failure : .neutral
+            sample = cancelled ? nil : .init(latency: latency, overloaded: error.kind == .timedOut)
+        }
+        if let limit = policies.concurrencyLimit { entry.release(limit, sample) }
+        if let breaker = policies.circuitBreaker {
+            announce(entry.record(breaker, outcome, probe: probe, at: ended), origin: origin, now: ended)
+        }
+        return try result.get()
+    }
+
+    /// Whether a call may be sent twice at once: an idempotent method, a body that can be read again,
+    /// no download destination.
+    static func canHedge(_ api: ServerAPI, _ request: TransportRequest) -> Bool {
+        api.method.isIdempotent && request.body.streamedBody == nil && request.download == nil
+    }
+
+    /// Tells the plugins of a circuit-breaker state change.
+    private func announce(_ transition: CircuitBreaker.Transition?, origin: ServerOrigin, now: Duration) {
+        guard let transition else { return }
+        let change = CircuitStateChange(
+            origin: origin, from: transition.from, to: transition.to,
+            probeAfter: transition.probeAt.map { max($0 - now, .zero) })
+        for plugin in plugins { plugin.circuitStateDidChange(change) }
+    }
+
+    private enum LegEvent: Sendable {
+        case finished(Int, Result<TransportResponse, ServerAPIError>)
+        case delayElapsed
+        case timerStopped
+    }
+
+    /// Sends an attempt and, if no answer came within the hedge delay and the origin's hedge share
+    /// allows it, the same request again; the first complete answer wins and the other is cancelled.
+    private func hedged(
+        _ request: TransportRequest, policy: HedgingPolicy, limit: ConcurrencyLimitPolicy?, entry: OriginResilience,
+        metrics: inout RequestMetrics
+    ) async throws -> TransportResponse {
+        let registry = resilienceRegistry
+        let clock = configuration.clock
+        let delay = entry.startHedgeable(policy, at: registry.now(clock))
+        // Each leg has its own token, so the loser can be cancelled alone; the call's token cancels both.
+        let legs = [CancellationToken(), CancellationToken()]
+        let primary = Self.leg(of: request, token: legs[0], progress: request.progress)
+        let hedge = Self.leg(of: request, token: legs[1], progress: nil)
+        var race = HedgeRace()
+        let cancelLegs: @Sendable () -> Void = { for leg in legs { leg.cancel() } }
+
+        return try await request.withCancellationHandler {
+            try await withThrowingTaskGroup(of: LegEvent.self) { group in
+                group.addTask { [self] in await leg(0, primary) }
+                group.addTask {
+                    do {
+                        try await clock.sleep(for: delay)
+                        return .delayElapsed
+                    } catch {
+                        return .timerStopped
+                    }
+                }
+                while let event = try await group.next() {
+                    let action: HedgeRace.Action
+                    switch event {
+                    case .timerStopped:
+                        continue
+                    case .delayElapsed:
+                        let slot = limit.map { entry.tryAcquire($0) } ?? true
+                        let allowed = slot && entry.withdrawHedge(policy, at: registry.now(clock))
+                        if slot && !allowed, let limit { entry.release(limit, nil) }
+                        action = request.isCancelled ? race.cancelled() : race.delayElapsed(hedgeAllowed: allowed)
+                        if action == .sendHedge {
+                            metrics.resilience.hedged = true
+                            group.addTask { [self] in
+                                let started = registry.now(clock)
+                                let event = await leg(1, hedge)
+                                if let limit {
+                                    var sample: ConcurrencyLimiter.Sample?
+                                    if case .finished(_, .success(let response)) = event {
+                                        sample = .init(
+                                            latency: registry.now(clock) - started,
+                                            overloaded: response.status == 429 || response.status == 503)
+                                    }
+                                    entry.release(limit, sample)
+                                }
+                                return event
+                            }
+                        }
+                    case .finished(let attempt, let result):
+                        if case .success = result {
+                            action = race.finished(attempt: attempt, succeeded: true)
+                        } else {
+                            action = race.finished(attempt: attempt, succeeded: false)
+                        }
+                        switch action {
+                        case .deliver(let winner, let losers):
+                            for loser in losers { legs[loser].cancel() }
+                            group.cancelAll()
+                            metrics.resilience.hedgeWon = winner == 1
+                            return try result.get()
+                        case .fail:
+                            group.cancelAll()
+                            return try result.get()
+                        default:
+                            break
+                        }
+                    }
+                    if case .cancel = action {
+                        cancelLegs()
+                        group.cancelAll()
+                        throw ServerAPIError.cancelled()
+                    }
+                }
+                throw ServerAPIError.cancelled()
+            }
+        } onCancel: {
+            cancelLegs()
+        }
+    }
+
+    private static func leg(
+        of request: TransportRequest, token: CancellationToken, progress: (@Sendable (TransferProgress) -> Void)?
+    ) -> TransportRequest {
+        var leg = request
+        leg.cancellation = token
+        leg.progress = progress
+        return leg
+    }
+
+    /// One leg of a hedged exchange.
+    private func leg(_ index: Int, _ request: TransportRequest) async -> LegEvent {
+        do {
+            return .finished(index, .success(try await perform(request)))
+        } catch {
+            return .finished(index, .failure(ServerAPIError.wrap(error)))
+        }
+    }
+}
+
+extension ServerAPIPlugin {
+    /// Does nothing: plugins that watch circuit breakers implement it.
+    public func circuitStateDidChange(_ change: CircuitStateChange) {}
+}
