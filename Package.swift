@@ -108,6 +108,7 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: [
                 "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPICurl", "ServerAPITestSupport",
+                "ServerAPIMemoryCache",
             ],
             path: "Tests/ConformanceTests"
         ),

@@ -25,7 +25,8 @@ extension CurlTransfer {
         case .continuation, .field, .ignored: break
         }
         // Lines after the final head are trailers: the head the caller sees is already decided.
-        guard status > 0, exchange.awaitsHead else { return true }
+        guard status > 0 else { return true }
+        guard exchange.awaitsHead else { return receiveTrailerLine(headLine) }
         switch headLine {
         case .continuation(let text):
             // An obsolete folded line continues the previous field's value.
@@ -37,6 +38,29 @@ extension CurlTransfer {
             headers.add(name: name, value: value)
         case .end, .status, .ignored:
             break
+        }
+        return true
+    }
+
+    /// Keeps a trailer field (libcurl passes trailers through the header callback once the body has ended,
+    /// over HTTP/1.1 and HTTP/2 alike), within `TrailerRule`'s limits.
+    private func receiveTrailerLine(_ line: CurlHeadLine) -> Bool {
+        switch line {
+        case .field(let name, let value):
+            trailers.add(name: name, value: value)
+            trailerSize += name.utf8.count + value.utf8.count
+        case .continuation(let text):
+            var fields = trailers.fields
+            guard !fields.isEmpty else { return true }
+            fields[fields.count - 1].value += " " + text
+            trailers = HTTPHeaders(fields)
+            trailerSize += text.utf8.count + 1
+        case .end, .status, .ignored:
+            return true
+        }
+        guard !TrailerRule.exceedsLimits(count: trailers.count, size: trailerSize) else {
+            exchange.failed(TrailerRule.tooLarge)
+            return false
         }
         return true
     }

@@ -11,8 +11,9 @@ final class CurlTransfer {
     /// What happened when libcurl said the transfer was done.
     enum Outcome {
         case response(TransportResponse)
-        /// A streamed call's body ended normally, with these metrics (its head was delivered already).
-        case streamEnded(TransportMetrics)
+        /// A streamed call's body ended normally, with these metrics and trailer fields (its head was
+        /// delivered already).
+        case streamEnded(TransportMetrics, trailers: HTTPHeaders)
         case failure(ServerAPIError)
         /// Send `request` again (to the redirect's target, or for a download that must start over).
         case again
@@ -54,6 +55,9 @@ final class CurlTransfer {
     var status = 0
     var headers = HTTPHeaders()
     var body = Data()
+    /// The trailer fields after the final head's body, and the bytes of their names and values.
+    var trailers = HTTPHeaders()
+    var trailerSize = 0
 
     /// The download writer, for a call with a download target.
     var download: (any CurlDownloadWriting)?
@@ -191,6 +195,8 @@ final class CurlTransfer {
         status = 0
         headers = HTTPHeaders()
         body = Data()
+        trailers = HTTPHeaders()
+        trailerSize = 0
         reportedUpload = -1
         reportedDownload = -1
     }
