@@ -133,9 +133,18 @@ extension CurlTransfer {
 
     // MARK: Response body
 
-    /// Takes the next body bytes, decoded.
+    /// Takes the next body bytes: decoded, or a full-duplex call's raw chunks (see `CurlTransfer+Duplex`).
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if chunkDecoder != nil { return receiveChunks(bytes) }
+        guard receiveDecodedBody(bytes) else { return false }
+        if isFullDuplex { checkFullDuplexEnd() }
+        return true
+    }
+
+    /// Takes the next body bytes, decoded.
+    /// - Returns: `false` to stop the transfer (`exchange` knows why).
+    func receiveDecodedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if keepsChallengeBody(bytes) { return true }
         // For a content-coded body, the encoded bytes so far: libcurl counts body bytes as they come off
         // the connection (after chunked framing, before content decoding) and before it decodes them and

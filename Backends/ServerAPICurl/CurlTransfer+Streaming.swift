@@ -56,6 +56,7 @@ extension CurlTransfer {
                 withExtendedLifetime(owner) { loop.cancel(control) }
             })
         self.source = source
+        startFullDuplexBody()
         let response = TransportResponse(
             status: status, headers: headers, body: .stream(stream), url: request.url,
             metrics: metrics(uploaded: easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0))
@@ -174,6 +175,8 @@ extension CurlTransfer {
 
     /// Copies the next bytes the pump holds (from the read callback); pauses sending when it holds none.
     func sendStreamedBody(_ pump: RequestBodyPump, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        // The response ended first: the request body ends here (what the sequence had not given is not sent).
+        if responseEndedFirst { return 0 }
         switch pump.read(into: buffer) {
         case .bytes(let count):
             return count
