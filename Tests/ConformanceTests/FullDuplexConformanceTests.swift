@@ -27,7 +27,7 @@ struct FullDuplexConformanceTests {
             let response = try await manager.stream(
                 ServerAPI(url: try kind.fixture("/peer/speak")).method(.post).body(.stream(RequestBodyStream(chunks))))
             let limit = Task {
-                try await Task.sleep(for: TestTiming.bound(.seconds(10)))
+                try await Task.sleep(for: TestTiming.bound(.seconds(5)))
                 response.cancel()
             }
             defer { limit.cancel() }

@@ -408,7 +408,7 @@ struct PeerConformanceTests {
             // A time limit, not synchronisation: a transport that never delivers the response's end while
             // the upload is open would hang the suite; cancelled, the read throws instead.
             let limit = Task {
-                try await Task.sleep(for: TestTiming.bound(.seconds(10)))
+                try await Task.sleep(for: TestTiming.bound(.seconds(5)))
                 response.cancel()
             }
             defer { limit.cancel() }
