@@ -25,7 +25,8 @@ struct FullDuplexConformanceTests {
         defer { writer.finish() }
         try await withKnownIssue(Comment(rawValue: PeerConformanceTests.http2ResponseFirst)) {
             let response = try await manager.stream(
-                ServerAPI(url: try kind.fixture("/peer/speak")).method(.post).body(.stream(RequestBodyStream(chunks))))
+                ServerAPI(url: try kind.fixture("/peer/speak")).method(.post).body(.stream(RequestBodyStream(chunks)))
+                    .timeout(TestTiming.bound(.seconds(30))))
             let limit = Task {
                 try await Task.sleep(for: TestTiming.bound(.seconds(5)))
                 response.cancel()

@@ -403,7 +403,8 @@ struct PeerConformanceTests {
             let (chunks, writer) = AsyncStream<Data>.makeStream()
             defer { writer.finish() }
             let response = try await manager(kind).stream(
-                try peer(kind, "/peer/speak").method(.post).body(streamedBody(chunks)))
+                try peer(kind, "/peer/speak").method(.post).body(streamedBody(chunks))
+                    .timeout(TestTiming.bound(.seconds(30))))
             #expect(response.status == 200)
             // A time limit, not synchronisation: a transport that never delivers the response's end while
             // the upload is open would hang the suite; cancelled, the read throws instead.
