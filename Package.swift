@@ -117,7 +117,7 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: [
                 "ServerAPIKit", "ServerAPITesting", "ServerAPIURLSession", "ServerAPITestSupport",
-                .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
+                "ServerAPIMemoryCache", .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
             ],
             path: "Tests/ConformanceTests"
         ),

@@ -216,6 +216,14 @@ http {
     server {
         listen 127.0.0.1:$H2_FIXTURE_PORT ssl http2;
         location / { proxy_pass http://127.0.0.1:$FIXTURE_PORT; }
+        # nginx drops the trailer fields of an upstream's chunked body: for the peer suite's
+        # /peer/trailers, the front writes the fixture's fields itself, as HTTP/2 trailers.
+        location = /peer/trailers {
+            proxy_pass http://127.0.0.1:$FIXTURE_PORT;
+            add_trailer X-Trailer-One first-value;
+            add_trailer X-Trailer-Two second-value;
+            add_trailer X-Checksum abc123;
+        }
     }
     server {
         listen 127.0.0.1:$H2_LIMITED_PORT ssl http2;

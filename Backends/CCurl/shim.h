@@ -12,6 +12,7 @@ typedef size_t (*ccurl_read_callback)(char *buffer, size_t size, size_t count, v
 typedef int (*ccurl_xferinfo_callback)(void *context, curl_off_t download_total, curl_off_t download_now,
                                        curl_off_t upload_total, curl_off_t upload_now);
 typedef int (*ccurl_seek_callback)(void *context, curl_off_t offset, int origin);
+typedef int (*ccurl_trailer_callback)(struct curl_slist **list, void *context);
 
 /// curl_global_init(CURL_GLOBAL_ALL): the macro is an expression Swift does not import.
 static inline CURLcode ccurl_global_init_all(void) { return curl_global_init(CURL_GLOBAL_ALL); }
@@ -53,6 +54,10 @@ static inline CURLcode ccurl_easy_setopt_xferinfo_function(CURL *handle, ccurl_x
 
 static inline CURLcode ccurl_easy_setopt_seek_function(CURL *handle, ccurl_seek_callback value) {
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
+}
+
+static inline CURLcode ccurl_easy_setopt_trailer_function(CURL *handle, ccurl_trailer_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_TRAILERFUNCTION, value);
 }
 
 /// Restricts a transfer (and its redirects) to http and https. CURLOPT_PROTOCOLS_STR arrived in libcurl 7.85 and

@@ -35,6 +35,14 @@ func curlReadCallback(
     return transfer(context).sendBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
 }
 
+/// CURLOPT_TRAILERFUNCTION: the trailer fields after a chunked request body. libcurl frees the list.
+func curlTrailerCallback(
+    _ list: UnsafeMutablePointer<UnsafeMutablePointer<curl_slist>?>?, _ context: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let context, let list else { return Int32(CURL_TRAILERFUNC_ABORT) }
+    return transfer(context).sendTrailers(into: list)
+}
+
 /// CURLOPT_SEEKFUNCTION: rewinds the request body when libcurl sends it again.
 func curlSeekCallback(_ context: UnsafeMutableRawPointer?, _ offset: curl_off_t, _ origin: Int32) -> Int32 {
     guard let context else { return Int32(CURL_SEEKFUNC_FAIL) }

@@ -185,9 +185,9 @@ final class CurlLoopRunner {
         case .response(let response):
             end(transfer)
             transfer.job.continuation.resume(returning: response)
-        case .streamEnded(let metrics):
+        case .streamEnded(let metrics, let trailers):
             end(transfer)
-            transfer.source?.finish(metrics: metrics)
+            transfer.source?.finish(metrics: metrics, trailers: trailers)
         case .failure(let error):
             let metrics = transfer.streamMetrics
             end(transfer)

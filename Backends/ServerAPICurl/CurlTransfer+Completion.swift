@@ -40,15 +40,21 @@ extension CurlTransfer {
                 return fail(error)
             }
         }
+        let receivedTrailers: HTTPHeaders
+        do throws(ServerAPIError) {
+            receivedTrailers = try TrailerRule.received(trailers)
+        } catch {
+            return fail(error)
+        }
         let uploaded = easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0
         reportFinalProgress(uploaded: uploaded)
         // A streamed call's caller has the head already: its body's stream ends.
-        if headDelivered { return .streamEnded(metrics(uploaded: uploaded)) }
+        if headDelivered { return .streamEnded(metrics(uploaded: uploaded), trailers: receivedTrailers) }
         body = Data()
         return .response(
             TransportResponse(
                 status: deliveredStatus, headers: headers, body: responseBody, url: request.url,
-                metrics: metrics(uploaded: uploaded)))
+                metrics: metrics(uploaded: uploaded), trailers: receivedTrailers))
     }
 
     /// The error for a transfer libcurl ended with `code` (not `CURLE_OK`).

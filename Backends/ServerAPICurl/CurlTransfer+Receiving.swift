@@ -29,7 +29,8 @@ extension CurlTransfer {
         case .continuation, .field, .ignored: break
         }
         // Lines after the final head are trailers: the head the caller sees is already decided.
-        guard status > 0, exchange.awaitsHead else { return true }
+        guard status > 0 else { return true }
+        guard exchange.awaitsHead else { return receiveTrailerLine(headLine) }
         switch headLine {
         case .continuation(let text):
             // An obsolete folded line continues the previous field's value.
@@ -41,6 +42,29 @@ extension CurlTransfer {
             headers.add(name: name, value: value)
         case .end, .status, .ignored:
             break
+        }
+        return true
+    }
+
+    /// Keeps a trailer field (libcurl passes trailers through the header callback once the body has ended,
+    /// over HTTP/1.1 and HTTP/2 alike), within `TrailerRule`'s limits.
+    private func receiveTrailerLine(_ line: CurlHeadLine) -> Bool {
+        switch line {
+        case .field(let name, let value):
+            trailers.add(name: name, value: value)
+            trailerSize += name.utf8.count + value.utf8.count
+        case .continuation(let text):
+            var fields = trailers.fields
+            guard !fields.isEmpty else { return true }
+            fields[fields.count - 1].value += " " + text
+            trailers = HTTPHeaders(fields)
+            trailerSize += text.utf8.count + 1
+        case .end, .status, .ignored:
+            return true
+        }
+        guard !TrailerRule.exceedsLimits(count: trailers.count, size: trailerSize) else {
+            exchange.failed(TrailerRule.tooLarge)
+            return false
         }
         return true
     }
@@ -113,9 +137,18 @@ extension CurlTransfer {
 
     // MARK: Response body
 
-    /// Takes the next body bytes, decoded.
+    /// Takes the next body bytes: decoded, or a full-duplex call's raw chunks (see `CurlTransfer+Duplex`).
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if chunkDecoder != nil { return receiveChunks(bytes) }
+        guard receiveDecodedBody(bytes) else { return false }
+        if isFullDuplex { checkFullDuplexEnd() }
+        return true
+    }
+
+    /// Takes the next body bytes, decoded.
+    /// - Returns: `false` to stop the transfer (`exchange` knows why).
+    func receiveDecodedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if keepsChallengeBody(bytes) { return true }
         // For a content-coded body, the encoded bytes so far: libcurl counts body bytes as they come off
         // the connection (after chunked framing, before content decoding) and before it decodes them and

@@ -60,6 +60,7 @@ extension CurlTransfer {
                 withExtendedLifetime(owner) { loop.cancel(control) }
             })
         self.source = source
+        startFullDuplexBody()
         let response = TransportResponse(
             status: status, headers: headers, body: .stream(stream), url: request.url,
             metrics: metrics(uploaded: easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0))
@@ -148,11 +149,38 @@ extension CurlTransfer {
         try easy.check(ccurl_easy_setopt_seek_function(easy.raw, curlSeekCallback), CURLOPT_SEEKFUNCTION)
         try easy.set(CURLOPT_SEEKDATA, pointer: context)
         if method != "POST" { try easy.set(CURLOPT_CUSTOMREQUEST, method) }
+        if body.hasTrailers {
+            // libcurl asks for them before the last CRLF of a chunked upload (HTTP/1.1 only: over HTTP/2 it
+            // never calls back, and the body goes without them).
+            try easy.check(ccurl_easy_setopt_trailer_function(easy.raw, curlTrailerCallback), CURLOPT_TRAILERFUNCTION)
+            try easy.set(CURLOPT_TRAILERDATA, pointer: context)
+        }
         pump.start()
+    }
+
+    /// Appends the request body's trailer fields to libcurl's list (from the trailer callback).
+    /// - Returns: `CURL_TRAILERFUNC_OK`, or `CURL_TRAILERFUNC_ABORT` when the fields are not valid trailers.
+    func sendTrailers(into list: UnsafeMutablePointer<UnsafeMutablePointer<curl_slist>?>) -> Int32 {
+        guard let body = request.body.streamedBody else { return Int32(CURL_TRAILERFUNC_OK) }
+        do throws(ServerAPIError) {
+            for field in try body.trailers() {
+                // On failure curl_slist_append returns NULL and leaves the list as it was (libcurl frees it).
+                guard let appended = curl_slist_append(list.pointee, "\(field.name): \(field.value)") else {
+                    throw ServerAPIError(.invalidRequest, "libcurl could not allocate the request's trailer fields")
+                }
+                list.pointee = appended
+            }
+            return Int32(CURL_TRAILERFUNC_OK)
+        } catch {
+            exchange.failed(error)
+            return Int32(CURL_TRAILERFUNC_ABORT)
+        }
     }
 
     /// Copies the next bytes the pump holds (from the read callback); pauses sending when it holds none.
     func sendStreamedBody(_ pump: RequestBodyPump, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        // The response ended first: the request body ends here (what the sequence had not given is not sent).
+        if responseEndedFirst { return 0 }
         switch pump.read(into: buffer) {
         case .bytes(let count):
             return count

@@ -15,8 +15,9 @@ final class CurlTransfer {
     /// What happened when libcurl said the transfer was done.
     enum Outcome {
         case response(TransportResponse)
-        /// A streamed call's body ended normally, with these metrics (its head was delivered already).
-        case streamEnded(TransportMetrics)
+        /// A streamed call's body ended normally, with these metrics and trailer fields (its head was
+        /// delivered already).
+        case streamEnded(TransportMetrics, trailers: HTTPHeaders)
         case failure(ServerAPIError)
         /// Send `request` again (to the redirect's target, or for a download that must start over).
         case again
@@ -58,6 +59,16 @@ final class CurlTransfer {
     var status = 0
     var headers = HTTPHeaders()
     var body = Data()
+    /// The trailer fields after the final head's body, and the bytes of their names and values.
+    var trailers = HTTPHeaders()
+    var trailerSize = 0
+
+    /// Full duplex (a streamed request body with a streamed response): the raw chunks of an HTTP/1.1
+    /// response, read by the core's decoder to see where the body ends (see `CurlTransfer+Duplex`).
+    var chunkDecoder: ChunkedDecoder?
+    /// The response of a full-duplex call ended while its request body was still being sent: the body's
+    /// stream has ended, and the request body ends at its next read.
+    var responseEndedFirst = false
 
     /// The download writer, for a call with a download target.
     var download: (any CurlDownloadWriting)?
@@ -162,7 +173,11 @@ final class CurlTransfer {
         // libcurl 7.x keeps a CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and every
         // transport must rewrite methods and strip credentials the same way.
         try easy.set(CURLOPT_FOLLOWLOCATION, false)
-        if settings.automaticDecompression { try easy.set(CURLOPT_ACCEPT_ENCODING, "") }
+        if isFullDuplex {
+            try configureFullDuplex()
+        } else if settings.automaticDecompression {
+            try easy.set(CURLOPT_ACCEPT_ENCODING, "")
+        }
         try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
         // With HTTP/2, wait for a connection that can multiplex rather than opening another; where only
         // HTTP/1.1 is possible, waiting would hold every other call until the first connection answers.
@@ -195,6 +210,10 @@ final class CurlTransfer {
         status = 0
         headers = HTTPHeaders()
         body = Data()
+        trailers = HTTPHeaders()
+        trailerSize = 0
+        chunkDecoder = nil
+        responseEndedFirst = false
         reportedUpload = -1
         reportedDownload = -1
     }

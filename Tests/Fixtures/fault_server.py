@@ -118,6 +118,38 @@ Large bodies and backpressure:
   /hold-body/state?key=K           JSON: {"opened": bool, "client_left": bool} (poll it: the server
                                    sees the client leave a moment after the client closes)
 
+The peer suite (the cases of the Swift HTTP client conformance suite, PeerConformanceTests.swift):
+
+  /raw/NAME                        exact bytes, then the connection is closed (no reuse): NAME =
+                                   not-http ("FOOBAR"), http-case ("Http/1.1 200 OK"), no-reason
+                                   ("HTTP/1.1 200"), 204-with-cl and 304-with-cl (Content-Length: 1000,
+                                   no body), incomplete-body (Content-Length: 1000, 4 bytes),
+                                   no-length-hint (4 bytes delimited by the close), conflicting-cl
+                                   ("Content-Length: 10, 4", 4 bytes); any other NAME: 500
+  /peer/request (any method)       JSON {"method", "params": name -> [values], "headers": name as sent ->
+                                   [values], "body" (UTF-8 text), "trailers": name -> [values]}: the
+                                   request as received, trailer fields of a chunked body included
+  /peer/200                        200, empty body
+  /peer/404, /peer/999             that status, empty body
+  /peer/head-with-cl               HEAD: 200 with Content-Length: 1000 and no body; else 405
+  /peer/gzip | deflate | brotli    "TEST\n" in that coding when Accept-Encoding names it, else as it is
+  /peer/identity                   "TEST\n", never encoded
+  /peer/header-multivalue          X-Test: one and X-Test: two, as two fields
+  /peer/301, /peer/308             that redirect to /peer/request
+  /peer/redirect-ping, -pong       301 to each other, for ever
+  /peer/echo (POST)                chunked 200 at once, then each piece of the request body written
+                                   back as it is read (request trailers come back as trailers)
+  /peer/speak (POST)               chunked 200, then 1000 times: the chunk "A", and wait for one byte of
+                                   the request body; then the end of the response (the request body
+                                   is drained afterwards, until the client ends or closes it)
+  /peer/1mb-body                   1,000,000 bytes "A"
+  /peer/cookie                     Set-Cookie: foo=<a new UUID>; Path=/
+  /peer/etag?key=K                 a counter per key, from 0: 200 with ETag and body the counter and
+                                   Cached: false, unless If-None-Match carries it: then 304 with ETag and
+                                   Cached: true, and the counter moves on for the next request
+  /peer/trailers                   chunked "Response body", then the trailer fields X-Trailer-One:
+                                   first-value, X-Trailer-Two: second-value, X-Checksum: abc123
+
 A key names one test's record; a new request with the same key starts a new record (except
 /sse/reconnect, whose record counts requests). An unknown key answers the empty record.
 
@@ -138,6 +170,7 @@ import socket
 import sys
 import threading
 import time
+import uuid
 import zlib
 
 # Optional codecs (scripts/requirements-test.txt): without them /coding/br and /coding/zstd answer 501.
@@ -154,7 +187,7 @@ except ImportError:
     zstandard = None
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 BLOCK = 65536
 MASK64 = (1 << 64) - 1
@@ -181,6 +214,25 @@ _slow_streams = {}
 _hangs = {}
 # /load: the requests to it in flight.
 _load_in_flight = 0
+# /peer/etag?key=K: the counter of each key.
+_etags = {}
+
+# /raw/NAME: the exact bytes each one writes before closing the connection.
+RAW_RESPONSES = {
+    "not-http": b"FOOBAR",
+    "http-case": b"Http/1.1 200 OK\r\nConnection: close\r\n\r\n",
+    "no-reason": b"HTTP/1.1 200\r\nConnection: close\r\n\r\n",
+    "204-with-cl": b"HTTP/1.1 204 No Content\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n",
+    "304-with-cl": b"HTTP/1.1 304 Not Modified\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n",
+    "incomplete-body": b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n1234",
+    "no-length-hint": b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n1234",
+    "conflicting-cl": b"HTTP/1.1 200 OK\r\nContent-Length: 10, 4\r\nConnection: close\r\n\r\n1234",
+}
+RAW_UNKNOWN = b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n\r\n"
+
+# /peer/gzip, /peer/deflate, /peer/brotli: "TEST\n" in each coding (brotli only with the venv's package).
+PEER_TEXT = b"TEST\n"
+PEER_TRAILERS = [("X-Trailer-One", "first-value"), ("X-Trailer-Two", "second-value"), ("X-Checksum", "abc123")]
 
 
 def base_block(seed):
@@ -427,6 +479,11 @@ class Handler(BaseHTTPRequestHandler):
         path = self.route
         if path in ("/echo", "/upload-sink"):
             return self.echo(keep_body=(path == "/echo"))
+        if path.startswith("/raw/"):
+            return self.raw(path[len("/raw/"):])
+        if path in ("/peer/request", "/peer/echo", "/peer/speak"):
+            return {"/peer/request": self.peer_request, "/peer/echo": self.peer_echo,
+                    "/peer/speak": self.peer_speak}[path]()
         self.drain_body()
         routes = {
             "/health": lambda: self.send_text(200, "ok"),
@@ -474,6 +531,23 @@ class Handler(BaseHTTPRequestHandler):
                                                           {"sent": 0, "done": False, "client_left": False}),
             "/hold-body": self.hold_body,
             "/hold-body/state": lambda: self.send_state(_held_bodies, {"opened": False, "client_left": False}),
+            "/peer/200": lambda: self.send_empty(200),
+            "/peer/404": lambda: self.send_empty(404),
+            "/peer/999": lambda: self.send_empty(999),
+            "/peer/head-with-cl": self.peer_head_with_cl,
+            "/peer/gzip": lambda: self.peer_coded("gzip"),
+            "/peer/deflate": lambda: self.peer_coded("deflate"),
+            "/peer/brotli": lambda: self.peer_coded("br"),
+            "/peer/identity": lambda: self.peer_coded("identity"),
+            "/peer/header-multivalue": lambda: self.send_empty(200, [("X-Test", "one"), ("X-Test", "two")]),
+            "/peer/301": lambda: self.redirect("/peer/request", 301),
+            "/peer/308": lambda: self.redirect("/peer/request", 308),
+            "/peer/redirect-ping": lambda: self.redirect("/peer/redirect-pong", 301),
+            "/peer/redirect-pong": lambda: self.redirect("/peer/redirect-ping", 301),
+            "/peer/1mb-body": lambda: self.send_bytes(200, b"A" * 1_000_000),
+            "/peer/cookie": lambda: self.send_empty(200, [("Set-Cookie", "foo=%s; Path=/" % uuid.uuid4())]),
+            "/peer/etag": self.peer_etag,
+            "/peer/trailers": self.peer_trailers,
         }
         if path in routes:
             return routes[path]()
@@ -526,7 +600,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, answer)
 
     def body_chunks(self):
-        """Yields the request body as it arrives (Content-Length or chunked), 64 KiB at a time."""
+        """Yields the request body as it arrives (Content-Length or chunked), 64 KiB at a time; a chunked
+        body's trailer fields end up in `self.request_trailers`."""
+        self.request_trailers = []
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             while True:
                 line = self.rfile.readline(65537)
@@ -534,8 +610,12 @@ class Handler(BaseHTTPRequestHandler):
                     raise ClientGone()
                 size = int(line.split(b";")[0].strip() or b"0", 16)
                 if size == 0:
-                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                        pass
+                    while True:
+                        field = self.rfile.readline(65537)
+                        if field in (b"\r\n", b"\n", b""):
+                            break
+                        name, _, value = field.decode("latin-1").partition(":")
+                        self.request_trailers.append((name.strip(), value.strip()))
                     return
                 remaining = size
                 while remaining:
@@ -607,8 +687,21 @@ class Handler(BaseHTTPRequestHandler):
         """Sends the head of a server-sent event stream (chunked); False for HEAD."""
         return self.begin_chunked("text/event-stream", headers=[("Cache-Control", "no-cache")])
 
-    def end_chunks(self):
-        self.wfile.write(b"0\r\n\r\n")
+    def end_chunks(self, trailers=()):
+        fields = "".join("%s: %s\r\n" % (name, value) for name, value in trailers)
+        self.wfile.write(b"0\r\n" + fields.encode("latin-1") + b"\r\n")
+
+    def send_bytes(self, status, body, headers=()):
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def send_empty(self, status, headers=()):
+        self.send_bytes(status, b"", headers)
 
     # Routes
 
@@ -899,6 +992,98 @@ class Handler(BaseHTTPRequestHandler):
         if keep_body:
             answer["body_base64"] = base64.b64encode(bytes(kept)).decode("ascii") if kept is not None else None
         self.send_json(200, answer)
+
+    # The peer suite (see the module's documentation)
+
+    def raw(self, name):
+        self.drain_body()
+        self.wfile.write(RAW_RESPONSES.get(name, RAW_UNKNOWN))
+        self.close_now()
+
+    def peer_request(self):
+        body = b"".join(self.body_chunks())
+        params = {}
+        for name, value in parse_qsl(self.raw_query, keep_blank_values=True):
+            params.setdefault(name, []).append(value)
+        headers = {}
+        for name, value in self.headers.items():
+            headers.setdefault(name, []).append(value)
+        trailers = {}
+        for name, value in self.request_trailers:
+            trailers.setdefault(name, []).append(value)
+        self.send_json(200, {
+            "method": self.command,
+            "params": params,
+            "headers": headers,
+            "body": body.decode("utf-8", "replace"),
+            "trailers": trailers,
+        })
+
+    def peer_head_with_cl(self):
+        if self.command != "HEAD":
+            return self.send_empty(405)
+        self.send_response(200)
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+
+    def peer_coded(self, coding):
+        accepted = [part.split(";")[0].strip() for part in self.headers.get("Accept-Encoding", "").split(",")]
+        if coding == "identity" or coding not in accepted or (coding == "br" and brotli is None):
+            return self.send_bytes(200, PEER_TEXT)
+        if coding == "gzip":
+            body = gzip.compress(PEER_TEXT)
+        elif coding == "deflate":
+            body = zlib.compress(PEER_TEXT)
+        else:
+            body = brotli.compress(PEER_TEXT)
+        self.send_bytes(200, body, [("Content-Encoding", coding)])
+
+    def peer_echo(self):
+        if self.command != "POST":
+            self.drain_body()
+            return self.send_empty(405)
+        if not self.begin_chunked("application/octet-stream"):
+            return
+        for piece in self.body_chunks():
+            self.write_piece(piece, True)
+        self.end_chunks(self.request_trailers)
+
+    def peer_speak(self):
+        if self.command != "POST":
+            self.drain_body()
+            return self.send_empty(405)
+        self.begin_chunked("text/plain")
+        pieces = self.body_chunks()
+        received = 0
+        for sent in range(1, 1001):
+            self.write_piece(b"A", True)
+            # The byte echoed back (or more, should the client have joined some) before the next chunk.
+            while received < sent:
+                piece = next(pieces, b"")
+                if not piece:
+                    raise ClientGone()
+                received += len(piece)
+        self.end_chunks()
+        # The client ends its body once it has read the end of the response (or drops it).
+        for _ in pieces:
+            pass
+
+    def peer_etag(self):
+        key = self.query.get("key", "")
+        with _state_lock:
+            current = _etags.get(key, 0)
+            matched = self.headers.get("If-None-Match", "").strip('"W/ ') == str(current)
+            if matched:
+                _etags[key] = current + 1
+        if matched:
+            return self.send_empty(304, [("ETag", str(current)), ("Cached", "true")])
+        self.send_bytes(200, str(current).encode("ascii"), [("ETag", str(current)), ("Cached", "false")])
+
+    def peer_trailers(self):
+        if not self.begin_chunked("text/plain", headers=[("Trailer", ", ".join(n for n, _ in PEER_TRAILERS))]):
+            return
+        self.write_piece(b"Response body", True)
+        self.end_chunks(PEER_TRAILERS)
 
     # Server-sent events (see SSE_BASIC_CHUNKS and the comments around it)
 

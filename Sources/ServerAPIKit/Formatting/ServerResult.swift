@@ -20,12 +20,16 @@ public struct ServerResult: Sendable, Hashable {
     public var source: ResultSource
     /// Timings, sizes and attempts.
     public var metrics: RequestMetrics
+    /// The trailer fields that followed the body (RFC 9110 §6.5); empty when there were none (and for a
+    /// result from the cache, which keeps no trailers).
+    public var trailers: HTTPHeaders
 
     /// Creates a result.
     public init(
         value: ServerValue, status: Int, headers: HTTPHeaders, url: URL, requestID: RequestID,
-        source: ResultSource = .network, metrics: RequestMetrics = RequestMetrics()
+        source: ResultSource = .network, metrics: RequestMetrics = RequestMetrics(), trailers: HTTPHeaders = [:]
     ) {
+        self.trailers = trailers
         self.value = value
         self.status = status
         self.headers = headers

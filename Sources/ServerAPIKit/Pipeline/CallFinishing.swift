@@ -17,7 +17,7 @@ struct ResultFinishing: CallFinishing {
     {
         ServerResult(
             value: try formatter.format(response, for: api), status: response.status, headers: response.headers,
-            url: response.url, requestID: api.id, source: source, metrics: metrics)
+            url: response.url, requestID: api.id, source: source, metrics: metrics, trailers: response.trailers)
     }
 }
 

@@ -70,12 +70,13 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     /// - Parameters:
     ///   - chunks: The body's chunks (empty chunks are skipped).
     ///   - metrics: What the transport measured for the whole exchange.
-    public convenience init(chunks: [Data], metrics: TransportMetrics? = nil) {
+    ///   - trailers: The trailer fields after the body.
+    public convenience init(chunks: [Data], metrics: TransportMetrics? = nil, trailers: HTTPHeaders = [:]) {
         let storage = Storage(bufferSize: .max, onResume: {}, onTermination: {})
         self.init(storage: storage)
         let source = Source(storage: storage)
         for chunk in chunks { _ = source.yield(chunk) }
-        source.finish(metrics: metrics)
+        source.finish(metrics: metrics, trailers: trailers)
     }
 
     /// Ends the stream with `cancelled`: buffered chunks are dropped and the transfer stops.
@@ -88,6 +89,10 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
 
     /// Whether the body has ended: finished by the transport, failed, or cancelled.
     public var isFinished: Bool { storage.isFinished }
+
+    /// The trailer fields that followed the body (RFC 9110 §6.5), once the transport finished it; empty
+    /// before, and when the response had none. Kept apart from the head's fields, as `TrailerRule` says.
+    public var trailers: HTTPHeaders { storage.trailers }
 
     /// Makes the one iterator the body has.
     public func makeAsyncIterator() -> Iterator { Iterator(storage: storage) }
@@ -133,8 +138,12 @@ extension ResponseBodyStream {
         public func yield(_ chunk: Data) -> Demand { storage.yield(chunk) }
 
         /// Ends the body: the reader gets the buffered chunks and then the end.
-        /// - Parameter metrics: What the transport measured for the whole exchange.
-        public func finish(metrics: TransportMetrics?) { storage.finish(.success(metrics)) }
+        /// - Parameters:
+        ///   - metrics: What the transport measured for the whole exchange.
+        ///   - trailers: The trailer fields after the body, as `TrailerRule.received(_:)` gave them.
+        public func finish(metrics: TransportMetrics?, trailers: HTTPHeaders = [:]) {
+            storage.finish(.success(metrics), trailers: trailers)
+        }
 
         /// Ends the body with an error, after the chunks already buffered.
         /// - Parameters:
@@ -203,6 +212,7 @@ extension ResponseBodyStream {
             /// Cancelled or left by its reader: the source should stop.
             var terminated = false
             var metrics: TransportMetrics?
+            var trailers = HTTPHeaders()
             var waiter: Waiter?
             var readerClaimed = false
             var endHandler: EndHandler?
@@ -224,6 +234,7 @@ extension ResponseBodyStream {
         }
 
         var finalMetrics: TransportMetrics? { state.withLock { $0.metrics } }
+        var trailers: HTTPHeaders { state.withLock { $0.trailers } }
 
         /// Stamps the call's id and URL on the error that ends the stream, for its reader.
         func stamp(requestID: RequestID, url: URL) {
@@ -249,10 +260,15 @@ extension ResponseBodyStream {
             return demand
         }
 
-        func finish(_ end: Result<TransportMetrics?, ServerAPIError>, metrics: TransportMetrics? = nil) {
+        func finish(
+            _ end: Result<TransportMetrics?, ServerAPIError>, metrics: TransportMetrics? = nil,
+            trailers: HTTPHeaders = [:]
+        ) {
             let (waiter, handler, context) = state.withLock { state -> (Waiter?, EndHandler?, (id: RequestID, url: URL)?) in
                 guard state.end == nil else { return (nil, nil, nil) }
                 state.end = end
+                // Set before the end is delivered: a reader that saw the end reads them.
+                state.trailers = trailers
                 state.metrics = (try? end.get()) ?? metrics
                 let waiter = state.head == state.chunks.count ? state.waiter : nil
                 if waiter != nil {

@@ -32,6 +32,15 @@ public struct StreamedResponse: Sendable {
     public var metrics: RequestMetrics
     /// The body, as byte chunks, read once.
     public let body: ResponseBodyStream
+
+    /// The trailer fields that followed the body, once it has been read to its end; empty before, and when
+    /// the response had none.
+    ///
+    /// ```swift
+    /// let data = try await response.body.collect(upTo: 1 << 20)
+    /// let checksum = response.trailers["X-Checksum"]
+    /// ```
+    public var trailers: HTTPHeaders { body.trailers }
     let completion: StreamCompletion
 
     /// The body as lines of UTF-8 text (`\n`, `\r\n` or `\r`), each at most 1 MiB.

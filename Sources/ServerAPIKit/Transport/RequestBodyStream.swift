@@ -13,6 +13,16 @@ import Foundation
 /// ```
 /// With a `length`, the request carries `Content-Length` and a sequence that ends early or runs long
 /// fails the call with `invalidRequest`; without one, HTTP/1.1 sends it with chunked transfer encoding.
+///
+/// Trailer fields, known only once the body has been produced (a checksum, a signature), follow it when
+/// a `trailers` closure is given: it is called once, after the sequence's last chunk.
+///
+/// ```swift
+/// let digest = Digest()   // updated by the sequence as it yields chunks
+/// let body = RequestBodyStream(chunks) { ["X-Checksum": digest.hex] }
+/// ```
+/// A body with trailers is sent with chunked transfer encoding, so it takes no `length`; `TrailerRule`
+/// says which fields may be trailers (a field that may not fails the call with `invalidRequest`).
 /// The transport pulls the next chunk only when it has sent the previous one, so a slow network slows
 /// the sequence's producer down.
 ///
@@ -24,6 +34,7 @@ public final class RequestBodyStream: Sendable, Hashable {
     public let length: Int64?
     private let base: any AsyncSequence<Data, any Error> & Sendable
     private let started = Locked(false)
+    private let makeTrailers: (@Sendable () -> HTTPHeaders)?
 
     /// Creates a body from a sequence of `Data` chunks.
     /// - Parameters:
@@ -33,6 +44,30 @@ public final class RequestBodyStream: Sendable, Hashable {
     where Chunks.Element == Data {
         self.length = length
         self.base = ErasedChunks(base: chunks)
+        self.makeTrailers = nil
+    }
+
+    /// Creates a body from a sequence of `Data` chunks, followed by trailer fields.
+    /// - Parameters:
+    ///   - chunks: The body's bytes, in order; empty chunks are skipped.
+    ///   - trailers: Called once after the last chunk was read: the trailer fields to send after the body.
+    public init<Chunks: AsyncSequence & Sendable>(
+        _ chunks: Chunks, trailers: @escaping @Sendable () -> HTTPHeaders
+    ) where Chunks.Element == Data {
+        self.length = nil
+        self.base = ErasedChunks(base: chunks)
+        self.makeTrailers = trailers
+    }
+
+    /// Whether the body is followed by trailer fields.
+    public var hasTrailers: Bool { makeTrailers != nil }
+
+    /// The trailer fields to send after the body, once its last chunk was read.
+    /// - Returns: The fields; empty for a body without trailers.
+    /// - Throws: `invalidRequest` when a field is not valid or cannot be a trailer (`TrailerRule`).
+    public func trailers() throws(ServerAPIError) -> HTTPHeaders {
+        guard let makeTrailers else { return [:] }
+        return try TrailerRule.outgoing(makeTrailers())
     }
 
     /// Creates a body from a sequence of byte arrays.

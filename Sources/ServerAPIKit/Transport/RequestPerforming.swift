@@ -89,7 +89,8 @@ extension RequestPerforming {
             }
         case .stream: return response
         }
-        response.body = .stream(ResponseBodyStream(chunks: [chunk], metrics: response.metrics))
+        response.body = .stream(
+            ResponseBodyStream(chunks: [chunk], metrics: response.metrics, trailers: response.trailers))
         return response
     }
 }

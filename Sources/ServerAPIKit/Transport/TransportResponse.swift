@@ -16,17 +16,21 @@ public struct TransportResponse: Sendable {
     public var url: URL
     /// What the transport measured.
     public var metrics: TransportMetrics
+    /// The trailer fields that followed a whole body (RFC 9110 §6.5); empty when there were none. For a
+    /// streamed body they are on the stream (`ResponseBodyStream.trailers`) once it has ended.
+    public var trailers: HTTPHeaders
 
     /// Creates a response.
     public init(
         status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .data(Data()), url: URL,
-        metrics: TransportMetrics = TransportMetrics()
+        metrics: TransportMetrics = TransportMetrics(), trailers: HTTPHeaders = [:]
     ) {
         self.status = status
         self.headers = headers
         self.body = body
         self.url = url
         self.metrics = metrics
+        self.trailers = trailers
     }
 
     /// The body bytes when they are in memory; `nil` for a download.
