@@ -28,7 +28,7 @@ struct FullDuplexConformanceTests {
                 ServerAPI(url: try kind.fixture("/peer/speak")).method(.post).body(.stream(RequestBodyStream(chunks)))
                     .timeout(TestTiming.bound(.seconds(30))))
             let limit = Task {
-                try await Task.sleep(for: TestTiming.bound(.seconds(5)))
+                try await Task.sleep(for: PeerConformanceTests.speakLimit(kind))
                 response.cancel()
             }
             defer { limit.cancel() }

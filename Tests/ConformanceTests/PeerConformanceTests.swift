@@ -390,6 +390,13 @@ struct PeerConformanceTests {
         }
     }
 
+    /// How long a speak call may go without its response's end before it is cancelled. Over HTTP/2 the end never
+    /// comes while the upload is open (the known issue below), so the bound is short and not scaled: waiting longer,
+    /// under ThreadSanitizer ten times longer, would only prove the same hang more slowly.
+    static func speakLimit(_ kind: TransportKind) -> Duration {
+        kind == .curlHTTP2 ? .seconds(2) : TestTiming.bound(.seconds(5))
+    }
+
     @Test("testSpeakInterleave: the server speaks first, the client answers, the response ends first",
           arguments: TransportKind.allCases)
     func testSpeakInterleave(kind: TransportKind) async throws {
@@ -409,7 +416,7 @@ struct PeerConformanceTests {
             // A time limit, not synchronisation: a transport that never delivers the response's end while
             // the upload is open would hang the suite; cancelled, the read throws instead.
             let limit = Task {
-                try await Task.sleep(for: TestTiming.bound(.seconds(5)))
+                try await Task.sleep(for: Self.speakLimit(kind))
                 response.cancel()
             }
             defer { limit.cancel() }
