@@ -94,3 +94,4 @@ else
     fi
     step bash scripts/demo.sh
 fi
+printf 'test.sh: [%dm%02ds] done\n' $((SECONDS / 60)) $((SECONDS % 60)) >&2
