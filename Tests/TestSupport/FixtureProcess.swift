@@ -70,7 +70,14 @@ public final class FixtureProcess: Sendable {
         }
         guard exited.count > 0 else {
             terminate()
-            _ = await exitStatus()
+            // Bounded too: Foundation's Process has been seen to miss a child's exit altogether (a zombie under
+            // ThreadSanitizer), and an unbounded wait here would hang the whole run instead of failing one test.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await exited.wait() }
+                group.addTask { try? await Task.sleep(for: .seconds(10)) }
+                await group.next()
+                group.cancelAll()
+            }
             throw Failure(description: "\(process.executableURL?.path ?? "the process") did not exit within \(limit)")
         }
         return process.terminationStatus
