@@ -42,53 +42,49 @@ public struct InFlightRequest: Sendable, Hashable {
     }
 }
 
-/// The requests in flight, in the order they started, each with the token that cancels it.
+/// The calls in flight, in the order they started.
 ///
-/// The bookkeeping is `InFlightTable`, a value whose events return the tokens to fire; this class
-/// runs it under a lock and fires the tokens after unlocking, so a cancellation handler that calls
+/// The bookkeeping is `InFlightTable`, a value whose events return the calls to cancel; this class
+/// runs it under a lock and cancels the calls after unlocking, so a cancellation handler that calls
 /// back into the manager cannot deadlock.
 final class InFlightRegistry: Sendable {
-    private let table = Locked(InFlightTable())
+    private let table = Locked(InFlightTable<Call>())
 
-    /// Registers a request and returns the key to remove it with.
-    func add(_ info: InFlightRequest, token: CancellationToken) -> UInt64 {
-        table.withLock { $0.add(info, token: token) }
+    /// Registers a call.
+    func add(_ call: Call) {
+        call.registered(as: table.withLock { $0.add(call.info, member: call) })
     }
 
-    /// Registers a request after cancelling, in the same step, every request in flight that
-    /// `replaces` matches, so that of many calls racing to replace each other exactly the last
-    /// one registered survives.
-    /// - Returns: The key to remove the request with.
-    func add(
-        _ info: InFlightRequest, replacing replaces: (InFlightRequest) -> Bool, token: CancellationToken
-    ) -> UInt64 {
+    /// Registers a call after cancelling, in the same step, every call in flight that `replaces`
+    /// matches, so that of many calls racing to replace each other exactly the last one registered survives.
+    func add(_ call: Call, replacing replaces: (InFlightRequest) -> Bool) {
         let (key, victims) = table.withLock { table in
             let victims = table.remove { replaces($0) }
-            return (table.add(info, token: token), victims)
+            return (table.add(call.info, member: call), victims)
         }
-        for victim in victims { victim.token.cancel() }
-        return key
+        call.registered(as: key)
+        for victim in victims { victim.member.cancel(.replaced) }
     }
 
-    /// Removes a finished request.
+    /// Removes a finished call.
     func remove(_ key: UInt64) {
         table.withLock { $0.remove(key) }
     }
 
-    /// The requests in flight, oldest first.
+    /// The calls in flight, oldest first.
     var all: [InFlightRequest] { table.withLock { $0.all } }
 
-    /// Cancels the requests that match, and returns them.
-    func cancel(where matches: (InFlightRequest) -> Bool) -> [InFlightRequest] {
+    /// Cancels the calls that match, and returns them.
+    func cancel(_ reason: CallStateMachine.CancelReason, where matches: (InFlightRequest) -> Bool) -> [InFlightRequest] {
         let victims = table.withLock { $0.remove(where: matches) }
-        for victim in victims { victim.token.cancel() }
+        for victim in victims { victim.member.cancel(reason) }
         return victims.map(\.info)
     }
 
-    /// Cancels the oldest (`first`) or newest request still in flight.
+    /// Cancels the oldest (`first`) or newest call still in flight.
     func cancelOne(first: Bool) -> InFlightRequest? {
         let victim = table.withLock { $0.removeOne(first: first) }
-        victim?.token.cancel()
+        victim?.member.cancel(first ? .first : .last)
         return victim?.info
     }
 }

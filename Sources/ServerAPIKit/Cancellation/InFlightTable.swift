@@ -1,11 +1,12 @@
 /// The bookkeeping of the requests in flight, as a value: each event changes the table and returns
-/// the entries whose tokens must be fired. It does no locking and fires nothing itself, so that it
-/// can be tested on its own; `InFlightRegistry` runs it under a lock and fires after unlocking.
-struct InFlightTable {
-    /// A request in flight and the token that cancels it.
+/// the entries to cancel. It does no locking and cancels nothing itself, so that its selection (id,
+/// tag, first, last, all) can be tested on its own with any member; `InFlightRegistry` runs it over
+/// `Call`s under a lock and cancels them after unlocking.
+struct InFlightTable<Member> {
+    /// A request in flight and what cancels it (its `Call`).
     struct Entry {
         var info: InFlightRequest
-        var token: CancellationToken
+        var member: Member
     }
 
     private var nextKey: UInt64 = 0
@@ -17,9 +18,9 @@ struct InFlightTable {
     var count: Int { entries.count }
 
     /// Adds a request; returns the key to remove it with.
-    mutating func add(_ info: InFlightRequest, token: CancellationToken) -> UInt64 {
+    mutating func add(_ info: InFlightRequest, member: Member) -> UInt64 {
         nextKey += 1
-        entries[nextKey] = Entry(info: info, token: token)
+        entries[nextKey] = Entry(info: info, member: member)
         order.append(nextKey)
         return nextKey
     }
@@ -62,3 +63,6 @@ struct InFlightTable {
         }
     }
 }
+
+extension InFlightTable: Sendable where Member: Sendable {}
+extension InFlightTable.Entry: Sendable where Member: Sendable {}

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 /// A set of calls owned by something with a lifetime — a view model, a controller, a session —
 /// that cancels them all when it is cancelled or deallocated.
@@ -22,9 +23,13 @@ import Foundation
 ///   awaits it (the caller holds a reference); such calls end when `cancel()` is called or the
 ///   awaiting task is cancelled. Cancelling a scope does not close it: calls started afterwards run.
 public final class RequestScope: Sendable {
+    /// The scope run the current task's calls join, set by `perform` for the operation's duration.
+    @TaskLocal static var current: ScopeRun?
+
     /// The manager `send` uses.
     public let manager: ServerAPIManager?
-    private let bag = CancellationBag()
+    /// The operations running in the scope, by key.
+    private let runs = Mutex((next: UInt64(0), open: [UInt64: ScopeRun]()))
 
     /// Creates a scope.
     /// - Parameter manager: The manager `send` uses; `manager.send(_:in:)` works with any manager.
@@ -32,25 +37,51 @@ public final class RequestScope: Sendable {
         self.manager = manager
     }
 
-    deinit { bag.cancelAll() }
+    deinit { cancel() }
 
     /// Cancels every call running in the scope; each ends with `cancelled`.
-    public func cancel() { bag.cancelAll() }
+    public func cancel() {
+        // After releasing the lock: a call's cancellation may call back in.
+        let runs = runs.withLock { runs in
+            defer { runs.open = [:] }
+            return Array(runs.open.values)
+        }
+        for run in runs { run.cancel() }
+    }
 
-    /// The number of calls running in the scope.
-    public var activeCount: Int { bag.count }
+    /// The number of operations (`perform`, `send`) running in the scope.
+    public var activeCount: Int { runs.withLock { $0.open.count } }
 
-    /// Runs an operation in the scope: it is cancelled when the scope is.
+    /// Opens an operation's run; close it with `close(_:)`.
+    func open() -> (key: UInt64, run: ScopeRun) {
+        let run = ScopeRun()
+        let key = runs.withLock { runs in
+            runs.next += 1
+            runs.open[runs.next] = run
+            return runs.next
+        }
+        return (key, run)
+    }
+
+    /// Closes an operation's run that ended.
+    func close(_ run: (key: UInt64, run: ScopeRun)) {
+        runs.withLock { _ = $0.open.removeValue(forKey: run.key) }
+    }
+
+    /// Runs an operation in the scope: the calls it makes, in its own task and in the tasks it starts,
+    /// are cancelled when the scope is.
+    ///
+    /// The operation runs in the caller's task: no task is made for it. Cancelling the scope cancels the
+    /// operation's calls, those in flight and those it starts afterwards; other work in the operation (a
+    /// sleep) is not interrupted.
     /// - Parameter operation: The work, such as `{ try await manager.send(ProductsRequest(shopID: 7)) }`.
     /// - Returns: What the operation returns.
     /// - Throws: What the operation throws, as `ServerAPIError`; `cancelled` when the scope was cancelled.
-    public func perform<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let bag = self.bag
-        let token = CancellationToken()
-        let key = bag.insert(token)
-        defer { bag.remove(key) }
+    public func perform<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
+        let opened = open()
+        defer { close(opened) }
         do {
-            return try await token.run(operation)
+            return try await Self.$current.withValue(opened.run) { try await operation() }
         } catch {
             throw ServerAPIError.wrap(error)
         }
@@ -96,16 +127,14 @@ public final class RequestScope: Sendable {
         _ api: ServerAPI, with manager: ServerAPIManager, progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<ServerResult, ServerAPIError>) -> Void
     ) -> RequestHandle {
-        // The completion captures the bag, never the scope, so the owner can still let it go.
-        let bag = self.bag
-        let token = CancellationToken()
-        let key = bag.insert(token)
-        let handle = manager.send(api, progress: progress) { result in
-            bag.remove(key)
-            completion(result)
+        // The completion holds the scope weakly, so the owner can still let it go.
+        let opened = open()
+        return Self.$current.withValue(opened.run) {
+            manager.send(api, progress: progress) { [weak self] result in
+                self?.close(opened)
+                completion(result)
+            }
         }
-        token.onCancel(handle.cancel)
-        return handle
     }
 
     private func requireManager(for api: ServerAPI) throws(ServerAPIError) -> ServerAPIManager {

@@ -139,11 +139,11 @@ extension ServerAPIManager {
         id: RequestID, tag: String?, kind: InFlightRequest.Kind, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let info = InFlightRequest(id: id, tag: tag, method: nil, url: nil, startedAt: Date(), kind: kind)
-        let cancellation = CancellationToken()
-        let entry = registry.add(info, token: cancellation)
-        defer { registry.remove(entry) }
+        let call = Call(info: info, registry: registry)
+        registry.add(call)
+        defer { call.leave() }
         do {
-            return try await cancellation.run(body)
+            return try await call.cancellation.run(body)
         } catch {
             throw ServerAPIError.wrap(error).with(requestID: id, url: nil)
         }

@@ -180,12 +180,12 @@ public final class ServerAPIManager: Sendable {
     /// Cancels every call in flight with this id.
     /// - Returns: The calls cancelled.
     @discardableResult
-    public func cancel(id: RequestID) -> [InFlightRequest] { registry.cancel { $0.id == id } }
+    public func cancel(id: RequestID) -> [InFlightRequest] { registry.cancel(.id) { $0.id == id } }
 
     /// Cancels every call in flight with this tag.
     /// - Returns: The calls cancelled.
     @discardableResult
-    public func cancel(tag: String) -> [InFlightRequest] { registry.cancel { $0.tag == tag } }
+    public func cancel(tag: String) -> [InFlightRequest] { registry.cancel(.tag) { $0.tag == tag } }
 
     /// Cancels the oldest call in flight.
     /// - Returns: The call cancelled, if there was one.
@@ -200,7 +200,7 @@ public final class ServerAPIManager: Sendable {
     /// Cancels every call in flight.
     /// - Returns: The calls cancelled.
     @discardableResult
-    public func cancelAll() -> [InFlightRequest] { registry.cancel { _ in true } }
+    public func cancelAll() -> [InFlightRequest] { registry.cancel(.all) { _ in true } }
 }
 
 /// A call started with a completion handler: its id, and a way to cancel it.

@@ -27,11 +27,16 @@ final class CallContext: Sendable {
     /// Whether results go to this context's caller; `false` for a shared flight's one transport call,
     /// whose callers each deliver the response for themselves.
     let deliversToCaller: Bool
+    /// The call's lifecycle and cancellation; `nil` for a shared flight's transport call, which no
+    /// registry lists and its leader alone does not cancel.
+    let call: Call?
 
     init(
         api: ServerAPI, request: TransportRequest, cacheKey: CacheKey?, interceptor: BusinessRules.SuccessInterceptor?,
-        started: ContinuousClock.Instant = .now, startDate: Date = Date(), deliversToCaller: Bool = true
+        started: ContinuousClock.Instant = .now, startDate: Date = Date(), deliversToCaller: Bool = true,
+        call: Call? = nil
     ) {
+        self.call = call
         self.api = api
         self.request = request
         self.cacheKey = cacheKey

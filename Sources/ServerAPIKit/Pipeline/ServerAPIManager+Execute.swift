@@ -60,6 +60,7 @@ extension ServerAPIManager {
             var processed = try await exchange(
                 request, api: api, metrics: &metrics, lastResponse: &lastResponse, hedgeable: true, send: perform)
             metrics.duration = call.elapsed
+            call.call?.headReceived()
             var source = ResultSource.network
             if let revalidation, processed.status == 304 {
                 // Not modified: the stored entry answers, marked as from the cache and just received.
@@ -95,7 +96,9 @@ extension ServerAPIManager {
         while true {
             number += 1
             metrics.attempts = number
-            if base.isCancelled { throw complete(call, metrics, .cancelled()) }
+            if base.isCancelled || call.call?.attemptStarted(number) == false {
+                throw complete(call, metrics, .cancelled())
+            }
             var request = base
             request.attempt = number
             for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
@@ -128,6 +131,9 @@ extension ServerAPIManager {
                 else {
                     metrics.duration = call.elapsed
                     throw complete(call, metrics, failure)
+                }
+                if call.call?.waitingToRetry(number) == false {
+                    throw complete(call, metrics, .cancelled().with(requestID: api.id, url: request.url))
                 }
                 if delay > .zero {
                     do {
@@ -207,7 +213,8 @@ extension ServerAPIManager {
         try await cancellation.run { try await clock.sleep(for: delay) }
     }
 
-    /// Ends a call: the plugins' `didComplete` sees its final metrics, and a failure gets them too.
+    /// Ends a call: it leaves the registry, the plugins' `didComplete` sees its final metrics (once), and a
+    /// failure gets them too.
     /// - Returns: The failure, stamped, to throw (`cancelled` when there was none).
     @inline(never)
     func complete(_ call: CallContext, _ metrics: RequestMetrics, _ error: ServerAPIError?) -> ServerAPIError {
@@ -216,7 +223,10 @@ extension ServerAPIManager {
             failure.metrics = endMetrics(metrics, call: call)
             return failure
         }
-        for plugin in plugins { plugin.didComplete(call.api, metrics: error?.metrics ?? metrics, error: error) }
+        // The call's state machine hands its end out once, whatever races to end it.
+        if call.call?.end(failed: error != nil) ?? true {
+            for plugin in plugins { plugin.didComplete(call.api, metrics: error?.metrics ?? metrics, error: error) }
+        }
         return error ?? call.stamp(ServerAPIError.cancelled())
     }
 }

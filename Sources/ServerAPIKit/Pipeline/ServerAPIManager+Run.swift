@@ -23,20 +23,22 @@ extension ServerAPIManager {
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finishing finisher: F
     ) async throws -> F.Value {
         var request = try api.transportRequest()
-        let token = CancellationToken()
-        request.cancellation = token
+        let startDate = Date()
+        let call = Call(
+            info: InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: startDate),
+            registry: registry)
+        request.cancellation = call.cancellation
         request.progress = progress
-        let call = CallContext(
+        let context = CallContext(
             api: api, request: request, cacheKey: cacheKey(for: api, base: request),
-            interceptor: api.businessRules.interceptor(over: configuration.businessRules))
-        let info = InFlightRequest(
-            id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: call.startDate)
-        let entry = registerCall(info, for: api, token: token)
-        defer { registry.remove(entry) }
+            interceptor: api.businessRules.interceptor(over: configuration.businessRules), startDate: startDate,
+            call: call)
+        registerCall(call, for: api)
+        defer { call.leave() }
         do {
-            return try await controlled(call, finisher)
+            return try await controlled(context, finisher)
         } catch {
-            throw decorate(error, call: call)
+            throw decorate(error, call: context)
         }
     }
 
@@ -49,6 +51,8 @@ extension ServerAPIManager {
         let key = ControlKey(api: api, request: call.request)
         // Joining an identical call in flight sends nothing, so no minimum interval applies to it.
         if coalesce, let ticket = controls.flights.enter(key, progress: call.request.progress, opening: false) {
+            // A call cancelled already leaves at once: the flight's wait sees its token.
+            _ = call.call?.coalescedJoin()
             let shared = try await awaitFlight(ticket, call: call)
             return try deliver(shared.response, source: shared.source, metrics: shared.metrics, call, finisher)
         }
@@ -96,18 +100,19 @@ extension ServerAPIManager {
         return value
     }
 
-    /// Registers a call in the in-flight registry; a replacing call cancels the calls it replaces in the
-    /// same step, so that no earlier call can slip past it.
+    /// Registers a call in the in-flight registry, and in the `RequestScope` it runs in, if any; a
+    /// replacing call cancels the calls it replaces in the same step, so that no earlier call can slip past it.
     @inline(never)
-    func registerCall(_ info: InFlightRequest, for api: ServerAPI, token: CancellationToken) -> UInt64 {
-        guard api.replacesInFlight else { return registry.add(info, token: token) }
+    func registerCall(_ call: Call, for api: ServerAPI) {
+        if let run = RequestScope.current { call.joined(run, as: run.insert(call)) }
+        let info = call.info
+        guard api.replacesInFlight else { return registry.add(call) }
         if let tag = info.tag {
-            return registry.add(info, replacing: { $0.tag == tag }, token: token)
+            return registry.add(call, replacing: { $0.tag == tag })
         }
         let endpoint = Self.endpoint(of: info.url)
-        return registry.add(
-            info, replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint },
-            token: token)
+        registry.add(
+            call, replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint })
     }
 
     /// A URL without its query and fragment: what "the same endpoint" compares.

@@ -36,13 +36,15 @@ extension ServerAPIManager {
                 .invalidRequest, "a streamed call cannot have a download destination: write its chunks yourself",
                 requestID: api.id, url: request.url)
         }
-        let token = CancellationToken()
-        request.cancellation = token
+        let startDate = Date()
+        let lifecycle = Call(
+            info: InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: startDate),
+            registry: registry)
+        request.cancellation = lifecycle.cancellation
         request.progress = progress
-        let call = CallContext(api: api, request: request, cacheKey: nil, interceptor: nil)
-        let info = InFlightRequest(
-            id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: call.startDate)
-        let entry = registerCall(info, for: api, token: token)
+        let call = CallContext(
+            api: api, request: request, cacheKey: nil, interceptor: nil, startDate: startDate, call: lifecycle)
+        registerCall(lifecycle, for: api)
         do {
             if let policy = api.throttle,
                 case .replay = try admit(
@@ -64,8 +66,8 @@ extension ServerAPIManager {
             body.storage.stamp(requestID: api.id, url: head.url)
             let completion = StreamCompletion()
             let headMetrics = metrics
+            lifecycle.headReceived()
             body.whenEnded { [self] end in
-                registry.remove(entry)
                 var final = headMetrics
                 final.endedAt = nil
                 final.duration = .zero
@@ -81,13 +83,16 @@ extension ServerAPIManager {
                 }
                 completion.finish(final)
             }
-            // The registry, a scope or a handle cancels the body from now on.
-            token.onCancel { body.cancel() }
+            // The registry, a scope or a handle cancels the body from now on; a cancel that came first
+            // (the call's state machine remembers it, the caller's task fired the token) runs it at once.
+            lifecycle.bodyStreaming()
+            lifecycle.installCancelHandler { body.cancel() }
+            if lifecycle.cancellation.isCancelled { body.cancel() }
             return StreamedResponse(
                 status: head.status, headers: head.headers, url: head.url, requestID: api.id, metrics: headMetrics,
                 body: body, completion: completion)
         } catch {
-            registry.remove(entry)
+            lifecycle.leave()
             throw decorate(error, call: call)
         }
     }

@@ -214,12 +214,12 @@ extension ServerAPIManager {
     /// Sleeps on the manager's clock while registered in the in-flight registry under the call's id and
     /// tag: an event source between connections.
     func waitRegistered(_ delay: Duration, for api: ServerAPI) async throws {
-        let token = CancellationToken()
         let info = InFlightRequest(
             id: api.id, tag: api.tag, method: api.method, url: try? api.transportRequest().url, startedAt: Date())
-        let entry = registry.add(info, token: token)
-        defer { registry.remove(entry) }
+        let call = Call(info: info, registry: registry)
+        registry.add(call)
+        defer { call.leave() }
         let clock = configuration.clock
-        try await token.run { try await clock.sleep(for: delay) }
+        try await call.cancellation.run { try await clock.sleep(for: delay) }
     }
 }

@@ -13,8 +13,8 @@ import Testing
 
     @Test("Requests are listed oldest first; removing one that ended hands nothing back")
     func order() {
-        var table = InFlightTable()
-        let keys = (1...3).map { table.add(Self.info($0), token: CancellationToken()) }
+        var table = InFlightTable<CancellationToken>()
+        let keys = (1...3).map { table.add(Self.info($0), member: CancellationToken()) }
         #expect(table.all.map(\.id.rawValue) == [1, 2, 3])
         table.remove(keys[1])
         table.remove(keys[1])
@@ -24,8 +24,8 @@ import Testing
 
     @Test("Cancelling by a match hands back every match once, oldest first, and forgets them")
     func removeWhere() {
-        var table = InFlightTable()
-        for n in UInt64(1)...5 { _ = table.add(Self.info(n, tag: n % 2 == 0 ? "even" : "odd"), token: CancellationToken()) }
+        var table = InFlightTable<CancellationToken>()
+        for n in UInt64(1)...5 { _ = table.add(Self.info(n, tag: n % 2 == 0 ? "even" : "odd"), member: CancellationToken()) }
         let victims = table.remove { $0.tag == "odd" }
         #expect(victims.map(\.info.id.rawValue) == [1, 3, 5])
         #expect(table.remove { $0.tag == "odd" }.isEmpty)
@@ -34,8 +34,8 @@ import Testing
 
     @Test("First and last pick the oldest and newest still in flight; an empty table hands back nothing")
     func firstAndLast() {
-        var table = InFlightTable()
-        let keys = (1...4).map { table.add(Self.info($0), token: CancellationToken()) }
+        var table = InFlightTable<CancellationToken>()
+        let keys = (1...4).map { table.add(Self.info($0), member: CancellationToken()) }
         table.remove(keys[0])
         #expect(table.removeOne(first: true)?.info.id.rawValue == 2)
         #expect(table.removeOne(first: false)?.info.id.rawValue == 4)
@@ -45,22 +45,22 @@ import Testing
 
     @Test("The entry handed back carries the token the request was added with")
     func tokens() {
-        var table = InFlightTable()
+        var table = InFlightTable<CancellationToken>()
         let token = CancellationToken()
-        _ = table.add(Self.info(1), token: token)
-        #expect(table.removeOne(first: true)?.token === token)
+        _ = table.add(Self.info(1), member: token)
+        #expect(table.removeOne(first: true)?.member === token)
     }
 
     @Test("Thousands of adds and removes keep the order list compact and the order right")
     func compaction() {
-        var table = InFlightTable()
-        let survivor = table.add(Self.info(0), token: CancellationToken())
+        var table = InFlightTable<CancellationToken>()
+        let survivor = table.add(Self.info(0), member: CancellationToken())
         for n in 1...5000 {
-            let key = table.add(Self.info(UInt64(n)), token: CancellationToken())
+            let key = table.add(Self.info(UInt64(n)), member: CancellationToken())
             table.remove(key)
         }
         #expect(table.all.map(\.id.rawValue) == [0])
-        let late = table.add(Self.info(9999), token: CancellationToken())
+        let late = table.add(Self.info(9999), member: CancellationToken())
         #expect(table.all.map(\.id.rawValue) == [0, 9999])
         table.remove(survivor)
         table.remove(late)
