@@ -11,8 +11,6 @@ final class Call: Sendable {
         var machine = CallStateMachine()
         /// The current stage's cancel handler (a streamed body's `cancel`), run once.
         var handler: (@Sendable () -> Void)?
-        /// Where the call is in the registry, once registered.
-        var registryKey: UInt64?
         /// The `RequestScope` operation the call runs in, and its key there.
         var scope: (run: ScopeRun, key: UInt64)?
     }
@@ -24,6 +22,11 @@ final class Call: Sendable {
     let cancellation: CancellationToken
     private let registry: InFlightRegistry?
     private let state = Mutex(State())
+    /// The call's key in the registry, 0 once it left (or before it was listed): an atomic, so that
+    /// an ordinary call's registration and departure take no lock of the call's.
+    private let registryKey = Atomic<UInt64>(0)
+    /// Whether the call joined a scope's operation: only then does leaving take the lock.
+    private let scoped = Atomic<Bool>(false)
 
     /// Makes a call.
     /// - Parameters:
@@ -49,15 +52,13 @@ final class Call: Sendable {
 
     /// Records that the registry lists the call under `key`.
     func registered(as key: UInt64) {
-        state.withLock { state in
-            state.registryKey = key
-            _ = state.machine.register()
-        }
+        registryKey.store(key, ordering: .releasing)
     }
 
     /// Records that the call runs in a scope's operation, under `key`.
     func joined(_ run: ScopeRun, as key: UInt64) {
         state.withLock { $0.scope = (run, key) }
+        scoped.store(true, ordering: .releasing)
     }
 
     /// Cancels the call; an ended call is left alone.
@@ -125,8 +126,9 @@ final class Call: Sendable {
     /// Leaves the registry and the scope, once; for the paths that end a call without `end(failed:)`
     /// (a cached answer, a coalesced join), it runs when the call returns.
     func leave() {
-        let (key, scope) = state.withLock { ($0.registryKey.take(), $0.scope.take()) }
-        if let key { registry?.remove(key) }
-        if let scope { scope.run.remove(scope.key) }
+        let key = registryKey.exchange(0, ordering: .acquiringAndReleasing)
+        if key != 0 { registry?.remove(key) }
+        guard scoped.load(ordering: .acquiring), let scope = state.withLock({ $0.scope.take() }) else { return }
+        scope.run.remove(scope.key)
     }
 }

@@ -12,9 +12,7 @@
 struct CallStateMachine: Sendable {
     /// Where a call is in its life.
     enum State: Sendable, Hashable {
-        /// Made, not yet in the registry.
-        case idle
-        /// In the registry, before its first attempt.
+        /// Made and listed in the registry, before its first attempt.
         case registered
         /// An attempt is with the transport (connecting, sending, waiting for the head).
         case attempting(Int)
@@ -87,7 +85,7 @@ struct CallStateMachine: Sendable {
     }
 
     /// The state.
-    private(set) var state: State = .idle
+    private(set) var state: State = .registered
     /// Whether the current stage installed a cancel handler that has not run.
     private var handlerInstalled = false
     /// Whether a cancel came before the current stage's handler existed, to fire when it is installed.
@@ -107,12 +105,6 @@ struct CallStateMachine: Sendable {
         case .finished, .failed, .cancelled: true
         default: false
         }
-    }
-
-    /// The call entered the in-flight registry.
-    mutating func register() -> Actions {
-        if case .idle = state { state = .registered }
-        return .none
     }
 
     /// An attempt starts.
@@ -177,7 +169,7 @@ struct CallStateMachine: Sendable {
         switch state {
         case .finished, .failed, .cancelled:
             return .none
-        case .idle, .registered, .attempting, .headReceived, .streamingBody:
+        case .registered, .attempting, .headReceived, .streamingBody:
             actions = .cancelTransport
         case .waitingToRetry, .joined:
             actions = [.cancelTransport, .resumeWaiter]

@@ -60,7 +60,6 @@ extension ServerAPIManager {
             var processed = try await exchange(
                 request, api: api, metrics: &metrics, lastResponse: &lastResponse, hedgeable: true, send: perform)
             metrics.duration = call.elapsed
-            call.call?.headReceived()
             var source = ResultSource.network
             if let revalidation, processed.status == 304 {
                 // Not modified: the stored entry answers, marked as from the cache and just received.

@@ -18,7 +18,6 @@ import Testing
         /// A machine driven to this point by the events a call sees on its way there.
         func machine() -> Machine {
             var machine = Machine()
-            _ = machine.register()
             switch self {
             case .beforeStart:
                 break
@@ -144,12 +143,13 @@ import Testing
         #expect(retried.state == .finished)
     }
 
-    @Test("A call cancelled before it was registered stays cancelled when it registers")
-    func cancelBeforeRegister() {
+    @Test("A call cancelled before its first attempt never starts one, and ends once")
+    func cancelBeforeStart() {
         var machine = Machine()
+        #expect(machine.state == .registered)
         #expect(machine.cancel(.scope) == .cancelTransport)
-        #expect(machine.register() == .none)
-        #expect(machine.state == .cancelled(.scope))
         #expect(machine.attemptStarted(1) == false)
+        #expect(machine.state == .cancelled(.scope))
+        #expect(machine.fail() == .complete)
     }
 }
