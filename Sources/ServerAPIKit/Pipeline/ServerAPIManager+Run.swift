@@ -4,9 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// How a call travels, in order: `run` registers it and makes its context; `controlled` applies
-// coalescing and the minimum interval; `execute` (ServerAPIManager+Execute) answers from the cache
-// or runs the attempts; `deliver` turns a response into what the caller asked for.
+// How a call travels, in order: `run` makes its `Call` (lifecycle and cancellation) and context and lists it;
+// `controlled` applies coalescing and the minimum interval; `execute` (ServerAPIManager+Execute) answers from
+// the cache or runs the attempts; `deliver` turns a response into what the caller asked for.
 //
 // The synchronous steps these async functions call (resolving, registering, delivering, decorating an error,
 // completing, the cache key) are `@inline(never)`: inlined, their locals become part of the async caller's frame,
@@ -14,10 +14,11 @@ import Foundation
 // 12 MB of the peak RSS (async frames 100 → 71 KB per call: `controlled`'s 28.6 → 8.7 KB, the attempt closure's
 // 13 → 5.3 KB; heaptrack), for no measurable CPU per call.
 extension ServerAPIManager {
-    /// Runs a call in its caller's task, registered in the in-flight registry with a cancellation
-    /// token, so that it can be cancelled by id, tag, first, last or all as well as by the caller's task.
+    /// Runs a call in its caller's task as a `Call` listed in the in-flight registry (and in the
+    /// `RequestScope` it runs in), so that it can be cancelled by id, tag, first, last, all or its scope as
+    /// well as by the caller's task.
     ///
-    /// No task is made for the call: the registry fires the token, and whatever the call waits on
+    /// No task is made for the call: cancelling the `Call` fires its token, and whatever the call waits on
     /// (the transport, a retry wait, a shared flight) observes it.
     func run<F: CallFinishing>(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finishing finisher: F
