@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// A set of calls owned by something with a lifetime — a view model, a controller, a session —
 /// that cancels them all when it is cancelled or deallocated.
@@ -29,7 +28,7 @@ public final class RequestScope: Sendable {
     /// The manager `send` uses.
     public let manager: ServerAPIManager?
     /// The operations running in the scope, by key.
-    private let runs = Mutex((next: UInt64(0), open: [UInt64: ScopeRun]()))
+    private let runs = Locked((next: UInt64(0), open: [UInt64: ScopeRun]()))
 
     /// Creates a scope.
     /// - Parameter manager: The manager `send` uses; `manager.send(_:in:)` works with any manager.

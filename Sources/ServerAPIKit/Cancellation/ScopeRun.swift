@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One operation running in a `RequestScope` (a `perform`, a completion-handler `send`): the calls it
 /// made that are still running. Calls find it in `RequestScope.current` and join it when they register.
@@ -9,7 +8,7 @@ final class ScopeRun: Sendable {
         var calls: [UInt64: Call] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Adds a call; a run cancelled already cancels it at once, as a cancelled task would.
     /// - Returns: The key the call leaves with.

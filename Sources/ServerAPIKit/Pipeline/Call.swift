@@ -21,7 +21,7 @@ final class Call: Sendable {
     /// waits and a coalesced join.
     let cancellation: CancellationToken
     private let registry: InFlightRegistry?
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The call's key in the registry, 0 once it left (or before it was listed): an atomic, so that
     /// an ordinary call's registration and departure take no lock of the call's.
     private let registryKey = Atomic<UInt64>(0)
