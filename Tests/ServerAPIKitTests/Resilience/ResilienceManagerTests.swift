@@ -38,11 +38,15 @@ func firstBlocks(
     return mock
 }
 
-extension ServerAPIManager.Configuration {
-    static func resilient(_ policies: ResiliencePolicies, clock: TestClock) -> Self {
-        var configuration = Self(clock: clock)
+extension ServerAPIManager {
+    /// A manager over `transport` with these resilience policies, on a test clock.
+    static func resilient(
+        _ policies: ResiliencePolicies, transport: MockTransport, clock: TestClock = TestClock(),
+        plugins: [any ServerAPIPlugin] = []
+    ) -> ServerAPIManager {
+        var configuration = Configuration(clock: clock)
         configuration.resilience = policies
-        return configuration
+        return ServerAPIManager(transport: transport, plugins: plugins, configuration: configuration)
     }
 }
 
@@ -57,8 +61,7 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in .status(503) })
         let budget = RetryBudget(window: .seconds(10), percentCanRetry: 0.5, minRetriesPerSecond: 0)
-        let manager = ServerAPIManager(
-            transport: mock, configuration: .resilient(ResiliencePolicies(retryBudget: budget), clock: TestClock()))
+        let manager = ServerAPIManager.resilient(ResiliencePolicies(retryBudget: budget), transport: mock)
         let api = ServerAPI.test("/busy").retry(3, policy: .immediate)
 
         let first = await errorOf { try await manager.send(api) }
@@ -78,8 +81,7 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in .status(503) })
         let budget = RetryBudget(percentCanRetry: 0, minRetriesPerSecond: 0)
-        let manager = ServerAPIManager(
-            transport: mock, configuration: .resilient(ResiliencePolicies(retryBudget: budget), clock: TestClock()))
+        let manager = ServerAPIManager.resilient(ResiliencePolicies(retryBudget: budget), transport: mock)
         let error = await errorOf {
             try await manager.send(ServerAPI.test().retry(3, policy: .immediate).retryBudget(nil))
         }
@@ -96,10 +98,9 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in healthy.withLock { $0 } ? .json(#"{"ok":true}"#) : .status(503) })
         let log = CircuitLog()
-        let manager = ServerAPIManager(
-            transport: mock, plugins: [log],
-            configuration: .resilient(
-                ResiliencePolicies(circuitBreaker: .consecutiveFailures(2, openFor: .seconds(5))), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(circuitBreaker: .consecutiveFailures(2, openFor: .seconds(5))), transport: mock,
+            clock: clock, plugins: [log])
 
         for _ in 0..<2 {
             let error = await errorOf { try await manager.send(ServerAPI.test()) }
@@ -135,10 +136,9 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in .cannotConnect() })
         let log = CircuitLog()
-        let manager = ServerAPIManager(
-            transport: mock, plugins: [log],
-            configuration: .resilient(
-                ResiliencePolicies(circuitBreaker: .consecutiveFailures(1, openFor: .seconds(1))), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(circuitBreaker: .consecutiveFailures(1, openFor: .seconds(1))), transport: mock,
+            clock: clock, plugins: [log])
         #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
         clock.advance(by: .seconds(1))
         #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
@@ -152,9 +152,8 @@ struct ResilienceManagerTests {
     func notFailures() async throws {
         let mock = MockTransport()
         mock.stub(handler: { _ in .status(404) })
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(ResiliencePolicies(circuitBreaker: .consecutiveFailures(1)), clock: TestClock()))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(circuitBreaker: .consecutiveFailures(1)), transport: mock)
         for _ in 0..<3 { #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.status == 404) }
         #expect(mock.requestCount == 3)
     }
@@ -168,10 +167,8 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let cancelled = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered, cancelled: cancelled)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/item")) }
         await entered.wait()
         await clock.waitForSleepers(1)
@@ -189,10 +186,8 @@ struct ResilienceManagerTests {
         let clock = TestClock()
         let mock = MockTransport()
         mock.stub(.get, "/item", .json(#"{"ok":true}"#))
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let result = try await manager.send(ServerAPI.test("/item"))
         #expect(!result.metrics.resilience.hedged)
         #expect(mock.requestCount == 1)
@@ -204,10 +199,8 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 0.5)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 0.5)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/item")) }
         await entered.wait()
         await clock.waitForSleepers(1)
@@ -226,10 +219,8 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/orders").method(.post).body(.json(["n": 1]))) }
         await entered.wait()
         await transportClock.waitForSleepers(1)
@@ -247,10 +238,8 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let cancelled = EventCounter()
         let mock = firstBlocks(transportClock, blocking: 2, entered: entered, cancelled: cancelled)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let api = ServerAPI.test("/item")
         let call = Task { try await manager.send(api) }
         await entered.wait()
@@ -272,10 +261,8 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let cancelled = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered, cancelled: cancelled)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/item")) }
         await entered.wait()
         await clock.waitForSleepers(1)
@@ -296,8 +283,8 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
         let limit = ConcurrencyLimitPolicy.fixed(1, maxQueue: 1, queueTimeout: .seconds(1))
-        let manager = ServerAPIManager(
-            transport: mock, configuration: .resilient(ResiliencePolicies(concurrencyLimit: limit), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: limit), transport: mock, clock: clock)
 
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
@@ -329,10 +316,9 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), transport: mock,
+            clock: clock)
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
         let queued = Task { try await manager.send(ServerAPI.test("/b")) }
@@ -355,10 +341,9 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), transport: mock,
+            clock: clock)
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
         let waiting = ServerAPI.test("/b")
@@ -382,9 +367,8 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 0)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 0)), transport: mock, clock: clock)
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
         #expect(await errorOf { try await manager.send(ServerAPI.test("/b")) }?.kind == .concurrencyLimited)
@@ -400,7 +384,7 @@ struct ResilienceManagerTests {
         mock.stub(handler: { _ in .status(503) })
         var policies = ResiliencePolicies.none
         policies.origins[Self.origin] = ResiliencePolicies(circuitBreaker: .consecutiveFailures(1))
-        let manager = ServerAPIManager(transport: mock, configuration: .resilient(policies, clock: TestClock()))
+        let manager = ServerAPIManager.resilient(policies, transport: mock)
         _ = await errorOf { try await manager.send(ServerAPI.test()) }
         #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
         let other = ServerAPI(host: "https://other.test", path: "/x")
