@@ -41,7 +41,10 @@ let only = option("--scenario")
 func manager(_ policies: ResiliencePolicies) -> ServerAPIManager {
     var configuration = ServerAPIManager.Configuration()
     configuration.resilience = policies
-    return ServerAPIManager(transport: CurlTransport(), configuration: configuration)
+    // No cap on connections per host (the transport's default is 8): past it libcurl queues calls itself, a
+    // hedge waits behind the call it should overtake, and "no limit" is a limit of 8.
+    return ServerAPIManager(
+        transport: CurlTransport(configuration: .init(maxConnectionsPerHost: 0)), configuration: configuration)
 }
 
 func milliseconds(_ duration: Duration) -> Double { duration.seconds * 1000 }
@@ -111,28 +114,35 @@ func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(
 func slowReplica() async throws {
     let url = try require(URL(string: "\(fixture)/sometimes-slow?percent=2&delay_ms=1000"))
     print("\n### One replica slow (2 % of responses 1 s late), \(calls) calls, \(concurrency) at a time\n")
-    row(["", "p50 ms", "p99 ms", "extra requests"])
-    row(["---", "---", "---", "---"])
+    row(["", "p50 ms", "p99 ms", "extra requests", "p99 with / without"])
+    row(["---", "---", "---", "---", "---"])
     let plain = manager(.none)
     let without = await run(calls, width: concurrency) { _ in try await plain.send(ServerAPI(url: url).format(.string))
     }
     row([
         "no hedging", format(milliseconds(percentile(without.latencies, 0.5))), format(milliseconds(without.p99)),
-        "0 %",
+        "0 %", "1",
     ])
-    let hedging = manager(ResiliencePolicies(hedging: .percentile(0.95, fallback: .milliseconds(100), maxShare: 0.05)))
-    let with = await run(calls, width: concurrency) { _ in try await hedging.send(ServerAPI(url: url).format(.string)) }
-    let hedges = with.values.filter(\.metrics.resilience.hedged).count
-    row([
-        "hedged at p95 (≤ 5 %)", format(milliseconds(percentile(with.latencies, 0.5))), format(milliseconds(with.p99)),
-        format(100 * Double(hedges) / Double(calls)) + " %",
-    ])
-    let ratio = with.p99.seconds / max(without.p99.seconds, 1e-9)
-    let extra = 100 * Double(hedges) / Double(calls)
-    print("\np99 ratio with / without: \(format(ratio, 3))")
-    goal(
-        "hedging: p99 ≤ 1/5 of p99 without, ≤ 5 % extra requests",
-        "\(format(ratio, 3)) of p99, \(format(extra)) % extra", met: ratio <= 0.2 && extra <= 5)
+    // At p95 the calls past the delay (5 %) ask for as many hedges as the cap allows, so some slow calls
+    // find it spent; at p97 the cap has room for every slow call.
+    for level in [0.95, 0.97] {
+        let hedging = manager(
+            ResiliencePolicies(hedging: .percentile(level, fallback: .milliseconds(100), maxShare: 0.05)))
+        let with = await run(calls, width: concurrency) { _ in
+            try await hedging.send(ServerAPI(url: url).format(.string))
+        }
+        let hedges = with.values.filter(\.metrics.resilience.hedged).count
+        let ratio = with.p99.seconds / max(without.p99.seconds, 1e-9)
+        let extra = 100 * Double(hedges) / Double(calls)
+        let name = "hedged at p\(Int((level * 100).rounded())) (≤ 5 %)"
+        row([
+            name, format(milliseconds(percentile(with.latencies, 0.5))), format(milliseconds(with.p99)),
+            format(extra) + " %", format(ratio, 3),
+        ])
+        goal(
+            "hedging (\(name)): p99 ≤ 1/5 of p99 without, ≤ 5 % extra requests",
+            "\(format(ratio, 3)) of p99, \(format(extra)) % extra", met: ratio <= 0.2 && extra <= 5)
+    }
 }
 
 func down() async throws {
@@ -218,9 +228,11 @@ func overload() async throws {
     }
     policies.append(
         (
+            // AIMD must be told what slow is: here three times the upstream's latency when idle (10 ms).
+            // The gradient limit measures that latency itself.
             "AIMD",
             ConcurrencyLimitPolicy(
-                limit: .aimd(AIMDLimit(initial: 8, latencyThreshold: .milliseconds(60))), maxQueue: 10_000,
+                limit: .aimd(AIMDLimit(initial: 8, latencyThreshold: .milliseconds(30))), maxQueue: 10_000,
                 queueTimeout: .seconds(60))
         ))
     policies.append(
