@@ -258,7 +258,7 @@ public struct QueryItem: Sendable, Hashable {
     /// The value, before encoding.
     public var value: String?
 
-    /// Creates an item.
+    /// Creates an item; `ServerAPI.query(_:_:)` is the usual way to add one.
     public init(name: String, value: String?) {
         self.name = name
         self.value = value

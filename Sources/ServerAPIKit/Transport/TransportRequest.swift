@@ -10,7 +10,7 @@ public struct TransportRequest: Sendable {
     public var id: RequestID
     /// The absolute URL, with the query already encoded.
     public var url: URL { didSet { isPrepared = false } }
-    /// The method.
+    /// The HTTP method, sent as it is (checked to be a token by `prepare()`).
     public var method: HTTPMethod { didSet { isPrepared = false } }
     /// The headers to send, exactly (including `Content-Type` when there is a body).
     public var headers: HTTPHeaders { didSet { isPrepared = false } }
@@ -227,7 +227,7 @@ public struct DownloadTarget: Sendable, Hashable {
     /// Whether to continue an existing partial file.
     public var resume: Bool
 
-    /// Creates a download target.
+    /// Creates a target: the body goes to `destination`, through a `.part` file, continued when `resume` is true.
     public init(destination: URL, resume: Bool = false) {
         self.destination = destination
         self.resume = resume
@@ -257,7 +257,7 @@ public struct TransferProgress: Sendable, Hashable {
     /// The expected total, when known.
     public var total: Int64?
 
-    /// Creates a progress report.
+    /// Creates a report of bytes moved so far in one direction; transports make them.
     public init(direction: Direction, completed: Int64, total: Int64?) {
         self.direction = direction
         self.completed = completed
