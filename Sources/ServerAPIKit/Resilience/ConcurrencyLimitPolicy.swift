@@ -24,7 +24,7 @@ public struct ConcurrencyLimitPolicy: Sendable, Hashable {
     /// How long an attempt may wait for a slot.
     public var queueTimeout: Duration
 
-    /// Creates a policy.
+    /// Creates a limit on the attempts in flight to one origin, with a queue for those past it.
     /// - Parameters:
     ///   - limit: How the limit is set.
     ///   - maxQueue: How many attempts may wait for a slot (100).
@@ -67,7 +67,8 @@ public struct AIMDLimit: Sendable, Hashable {
     /// An answer slower than this counts as overload.
     public var latencyThreshold: Duration
 
-    /// Creates settings.
+    /// Creates AIMD settings: the limit grows by one per success and shrinks by `backoffRatio` on a drop or a slow
+    /// answer.
     public init(
         initial: Int = 20, minimum: Int = 1, maximum: Int = 200, backoffRatio: Double = 0.9,
         latencyThreshold: Duration = .seconds(5)
@@ -107,7 +108,7 @@ public struct GradientLimit: Sendable, Hashable {
     /// How many answers pass between two measurements of the minimum latency (1,000).
     public var probeInterval: Int
 
-    /// Creates settings.
+    /// Creates gradient settings: the limit follows the ratio of the long-term to the recent latency.
     public init(
         initial: Int = 20, minimum: Int = 1, maximum: Int = 200, tolerance: Double = 1.5, smoothing: Double = 0.2,
         probeConcurrency: Int = 3, probeSamples: Int = 20, probeInterval: Int = 1_000

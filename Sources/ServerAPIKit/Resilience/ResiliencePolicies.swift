@@ -22,7 +22,7 @@ public struct ResiliencePolicies: Sendable, Hashable {
     /// Policies for particular origins, used instead of these for calls to them.
     public var origins: [ServerOrigin: ResiliencePolicies]
 
-    /// Creates a set of policies.
+    /// Creates the policies every origin gets, with `origins` overriding them for named origins; all off by default.
     public init(
         retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreakerPolicy? = nil, hedging: HedgingPolicy? = nil,
         concurrencyLimit: ConcurrencyLimitPolicy? = nil, origins: [ServerOrigin: ResiliencePolicies] = [:]
