@@ -64,13 +64,13 @@ struct ResilienceManagerTests {
         let manager = ServerAPIManager.resilient(ResiliencePolicies(retryBudget: budget), transport: mock)
         let api = ServerAPI.test("/busy").retry(3, policy: .immediate)
 
-        let first = await errorOf { try await manager.send(api) }
+        let first = await expectError { try await manager.send(api) }
         #expect(first?.kind == .httpStatus && first?.status == 503)
         #expect(first?.metrics?.attempts == 1)
         #expect(first?.metrics?.resilience.retryRefusedByBudget == true)
         #expect(first?.metrics?.resilience.origin == Self.origin)
         // Two calls in the window earn one retry.
-        let second = await errorOf { try await manager.send(api.id(.next())) }
+        let second = await expectError { try await manager.send(api.id(.next())) }
         #expect(second?.metrics?.attempts == 2)
         #expect(second?.metrics?.resilience.retryRefusedByBudget == true)
         #expect(mock.requestCount == 3)
@@ -82,7 +82,7 @@ struct ResilienceManagerTests {
         mock.stub(handler: { _ in .status(503) })
         let budget = RetryBudget(percentCanRetry: 0, minRetriesPerSecond: 0)
         let manager = ServerAPIManager.resilient(ResiliencePolicies(retryBudget: budget), transport: mock)
-        let error = await errorOf {
+        let error = await expectError {
             try await manager.send(ServerAPI.test().retry(3, policy: .immediate).retryBudget(nil))
         }
         #expect(error?.metrics?.attempts == 4)
@@ -103,14 +103,14 @@ struct ResilienceManagerTests {
             clock: clock, plugins: [log])
 
         for _ in 0..<2 {
-            let error = await errorOf { try await manager.send(ServerAPI.test()) }
+            let error = await expectError { try await manager.send(ServerAPI.test()) }
             #expect(error?.status == 503)
         }
         #expect(log.steps == ["closed->open"])
         #expect(log.all.first?.probeAfter == .seconds(5))
 
         clock.advance(by: .seconds(2))
-        let rejected = await errorOf { try await manager.send(ServerAPI.test()) }
+        let rejected = await expectError { try await manager.send(ServerAPI.test()) }
         #expect(rejected?.kind == .circuitOpen)
         #expect(rejected?.circuitOpen?.origin == Self.origin)
         #expect(rejected?.circuitOpen?.state == .open)
@@ -139,12 +139,12 @@ struct ResilienceManagerTests {
         let manager = ServerAPIManager.resilient(
             ResiliencePolicies(circuitBreaker: .consecutiveFailures(1, openFor: .seconds(1))), transport: mock,
             clock: clock, plugins: [log])
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
         clock.advance(by: .seconds(1))
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
         #expect(log.steps == ["closed->open", "open->half-open", "half-open->open"])
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
-        #expect(await errorOf { try await manager.send(ServerAPI.test().circuitBreaker(nil)) }?.kind == .cannotConnect)
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
+        #expect(await expectError { try await manager.send(ServerAPI.test().circuitBreaker(nil)) }?.kind == .cannotConnect)
         #expect(mock.requestCount == 3)
     }
 
@@ -154,7 +154,7 @@ struct ResilienceManagerTests {
         mock.stub(handler: { _ in .status(404) })
         let manager = ServerAPIManager.resilient(
             ResiliencePolicies(circuitBreaker: .consecutiveFailures(1)), transport: mock)
-        for _ in 0..<3 { #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.status == 404) }
+        for _ in 0..<3 { #expect(await expectError { try await manager.send(ServerAPI.test()) }?.status == 404) }
         #expect(mock.requestCount == 3)
     }
 
@@ -249,7 +249,7 @@ struct ResilienceManagerTests {
         await transportClock.waitForSleepers(2)
         manager.cancel(id: api.id)
         await cancelled.wait(for: 2)
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
         #expect(mock.requestCount == 2)
     }
@@ -268,7 +268,7 @@ struct ResilienceManagerTests {
         await clock.waitForSleepers(1)
         call.cancel()
         await cancelled.wait()
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
         #expect(clock.sleeperCount == 0)
         #expect(mock.requestCount == 1)
@@ -291,13 +291,13 @@ struct ResilienceManagerTests {
         let queued = Task { try await manager.send(ServerAPI.test("/b")) }
         await clock.waitForSleepers(1)  // the queue timer of the second call
 
-        let full = await errorOf { try await manager.send(ServerAPI.test("/c")) }
+        let full = await expectError { try await manager.send(ServerAPI.test("/c")) }
         #expect(full?.kind == .concurrencyLimited)
         #expect(full?.concurrencyLimited?.reason == .queueFull)
         #expect(full?.concurrencyLimited?.origin == Self.origin)
 
         clock.advance(by: .seconds(1))
-        let timedOut = await errorOf { try await queued.value }
+        let timedOut = await expectError { try await queued.value }
         #expect(timedOut?.kind == .concurrencyLimited)
         #expect(timedOut?.concurrencyLimited?.reason == .queueTimeout)
 
@@ -350,7 +350,7 @@ struct ResilienceManagerTests {
         let queued = Task { try await manager.send(waiting) }
         await clock.waitForSleepers(1)
         manager.cancel(id: waiting.id)
-        let error = await errorOf { try await queued.value }
+        let error = await expectError { try await queued.value }
         #expect(error?.kind == .cancelled)
         #expect(clock.sleeperCount == 0)  // its queue timer stopped
 
@@ -371,7 +371,7 @@ struct ResilienceManagerTests {
             ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 0)), transport: mock, clock: clock)
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
-        #expect(await errorOf { try await manager.send(ServerAPI.test("/b")) }?.kind == .concurrencyLimited)
+        #expect(await expectError { try await manager.send(ServerAPI.test("/b")) }?.kind == .concurrencyLimited)
         _ = try await manager.send(ServerAPI.test("/c").concurrencyLimit(nil))
         await transportClock.waitForSleepers(1)
         transportClock.advance(by: .seconds(1))
@@ -385,10 +385,10 @@ struct ResilienceManagerTests {
         var policies = ResiliencePolicies.none
         policies.origins[Self.origin] = ResiliencePolicies(circuitBreaker: .consecutiveFailures(1))
         let manager = ServerAPIManager.resilient(policies, transport: mock)
-        _ = await errorOf { try await manager.send(ServerAPI.test()) }
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
+        _ = await expectError { try await manager.send(ServerAPI.test()) }
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
         let other = ServerAPI(host: "https://other.test", path: "/x")
-        #expect(await errorOf { try await manager.send(other) }?.status == 503)
-        #expect(await errorOf { try await manager.send(other) }?.status == 503)
+        #expect(await expectError { try await manager.send(other) }?.status == 503)
+        #expect(await expectError { try await manager.send(other) }?.status == 503)
     }
 }
