@@ -13,8 +13,13 @@ import ServerAPIKit
 // body with a `Content-Length` ends at its length. It offers no content coding (libcurl would not decode
 // raw chunks). When the response ends first, its stream ends at once (with its trailers), and the request
 // body ends at its next read, as RFC 9113 §8.1 lets a server ask: what the sequence had not given yet is
-// not sent. Over HTTP/2 libcurl's API shows neither the end of the response stream nor its chunks: the
-// response's end reaches the reader when the request body ends (a known limitation, in the README).
+// not sent. Over HTTP/2 libcurl's API shows neither the end of the response stream nor its chunks, so the
+// end is libcurl's to act on: 8.9 and later stop the upload themselves when the response stream ends, a
+// paused one too ("transfer: conn close on paused upload", curl #13740), and the transfer completes, which
+// ends the response's stream. libcurl 7.88 (Debian 12's) does not: it leaves the transfer
+// waiting for the upload and calls back nothing when the stream ends (the end clears only its internal
+// receive bit), so nothing on this side can see it, and the response's end reaches the reader when the
+// request body ends (a known limitation, in the README).
 extension CurlTransfer {
     /// Whether this call sends a streamed request body and streams its response.
     var isFullDuplex: Bool { job.streaming != nil && request.body.streamedBody != nil }

@@ -151,7 +151,8 @@ extension CurlTransfer {
         if method != "POST" { try easy.set(CURLOPT_CUSTOMREQUEST, method) }
         if body.hasTrailers {
             // libcurl asks for them before the last CRLF of a chunked upload (HTTP/1.1 only: over HTTP/2 it
-            // never calls back, and the body goes without them).
+            // never calls back, and the body goes without them; so in 7.88 and still in 8.19, whose HTTP/2
+            // code has no request trailers).
             try easy.check(ccurl_easy_setopt_trailer_function(easy.raw, curlTrailerCallback), CURLOPT_TRAILERFUNCTION)
             try easy.set(CURLOPT_TRAILERDATA, pointer: context)
         }

@@ -52,7 +52,7 @@ public final class FileCache: CachePolicy {
         /// file. Header and metadata are always checked.
         public var verifiesEveryRead: Bool
 
-        /// Creates a configuration.
+        /// Creates the cache's limits and lifetimes; the defaults suit an app's own cache directory.
         /// - Parameters:
         ///   - sizeLimit: The most bytes the entries may take (100 MiB by default).
         ///   - defaultTTL: The lifetime of entries stored without an expiry (5 minutes by default).

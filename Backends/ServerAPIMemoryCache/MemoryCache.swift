@@ -31,7 +31,7 @@ public final class MemoryCache: CachePolicy {
         /// How long past its expiry an entry is still returned (as stale); `nil` keeps it until evicted.
         public var maxStaleAge: Duration?
 
-        /// Creates a configuration.
+        /// Creates the cache's limits and lifetimes: at most 1,000 entries and 32 MiB by default.
         /// - Parameters:
         ///   - countLimit: The most entries kept (1,000 by default).
         ///   - byteLimit: The most bytes kept (32 MiB by default).
@@ -53,7 +53,7 @@ public final class MemoryCache: CachePolicy {
     private let now: @Sendable () -> Date
     private let storage = Locked(LRUStorage<CacheKey, CacheEntry>())
 
-    /// Creates an empty cache.
+    /// Creates an empty cache, shared by every manager given it.
     /// - Parameters:
     ///   - configuration: Limits and lifetimes.
     ///   - now: The clock that expiry is measured on; tests pass one they control.

@@ -22,7 +22,7 @@ public struct MockStub: Sendable {
     /// How long to wait before answering; a wait longer than the request's timeout ends in `timedOut`.
     public var delay: Duration
 
-    /// Creates a stub.
+    /// Creates a stub that answers with `outcome`, after `delay` on the mock's clock.
     public init(_ outcome: Outcome, delay: Duration = .zero) {
         self.outcome = outcome
         self.delay = delay

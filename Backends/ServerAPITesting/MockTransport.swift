@@ -289,9 +289,9 @@ public final class MockTransport: RequestPerforming {
 public struct RecordedRequest: Sendable, Hashable {
     /// The id of the call.
     public var id: RequestID
-    /// The URL.
+    /// The URL as the transport received it, query included.
     public var url: URL
-    /// The method.
+    /// The HTTP method, as received.
     public var method: HTTPMethod
     /// The headers, exactly as the transport would send them.
     public var headers: HTTPHeaders

@@ -16,7 +16,7 @@ public final class TestClock: Clock, Sendable {
         /// The time since the clock started.
         public var offset: Duration
 
-        /// Creates an instant.
+        /// Creates the instant `offset` after the clock started.
         public init(offset: Duration) { self.offset = offset }
 
         /// The instant `duration` later.

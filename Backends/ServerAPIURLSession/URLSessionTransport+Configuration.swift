@@ -31,7 +31,7 @@ extension URLSessionTransport {
         /// The proxy, set only by `URLSessionTransport.init(configuration:proxy:)`, which checks it.
         var proxy: Proxy? = nil
 
-        /// Creates a configuration.
+        /// Creates the session's settings: connections per host, default headers, timeouts, TLS and HTTP version.
         /// - Parameters:
         ///   - maxConnectionsPerHost: The most connections open to one host at a time (6).
         ///   - additionalHeaders: Headers added to every request that does not set them.

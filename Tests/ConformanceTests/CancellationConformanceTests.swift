@@ -132,7 +132,7 @@ struct CancellationConformanceTests {
         let manager = ServerAPIManager(transport: transport.make(arrived: arrived))
         let api = ServerAPI(host: try transport.base(), path: "/delay/10", method: .post)
             .body(.text("x")).format(.data)
-        let completions = Locked<[Result<ServerResult, ServerAPIError>]>([])
+        let completions = Recorder<Result<ServerResult, ServerAPIError>>()
         let done = EventCounter()
         let finishedAt = Locked<ContinuousClock.Instant?>(nil)
         let handle = manager.send(
@@ -140,7 +140,7 @@ struct CancellationConformanceTests {
             progress: { report in if report.direction == .upload { arrived.fire() } },
             completion: { result in
                 finishedAt.withLock { $0 = $0 ?? ContinuousClock.now }
-                completions.withLock { $0.append(result) }
+                completions.append(result)
                 done.fire()
             })
         await arrived.wait()
@@ -152,7 +152,7 @@ struct CancellationConformanceTests {
         print("cancellation latency through the manager [\(transport)]: \(latency)")
         // Another call through the same manager and transport: anything still queued for the first runs before it ends.
         _ = try? await manager.send(ServerAPI(host: try transport.base(), path: "/status/200").format(.data))
-        let results = completions.withLock { $0 }
+        let results = completions.all
         #expect(results.count == 1)
         if case .failure(let error) = results.first {
             #expect(error.kind == .cancelled)

@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPICurl
 import ServerAPIKit
 import ServerAPIMemoryCache
 import ServerAPITestSupport
@@ -66,7 +67,22 @@ struct PeerConformanceTests {
     }
 
     static let http2ResponseFirst =
-        "libcurl (7.88) ends an HTTP/2 transfer only once its upload is done and shows no sign of the response stream's end: the end reaches the reader when the request body ends"
+        "libcurl before 8.9 (Debian 12's 7.88) ends an HTTP/2 transfer only once its upload is done and shows no sign of the response stream's end: the end reaches the reader when the request body ends"
+
+    /// Whether the loaded libcurl ends an HTTP/2 upload when the response stream ends first: 8.9 and later
+    /// (the release that clears a paused upload at the end of the response; checked with 7.88.1 and 8.19.0).
+    static let libcurlEndsUploadWithResponse: Bool = {
+        let parts = CurlTransport.libcurlVersion.split(separator: ".").map { Int($0.prefix { $0.isNumber }) ?? 0 }
+        guard parts.count >= 2 else { return false }
+        return (parts[0], parts[1]) >= (8, 9)
+    }()
+
+    /// The kinds on which the server ending the response while the request body is open is a known issue.
+    static let responseFirstLimits: [TransportKind: String] = {
+        var limits: [TransportKind: String] = [.urlsession: streamedUploads]
+        if !libcurlEndsUploadWithResponse { limits[.curlHTTP2] = http2ResponseFirst }
+        return limits
+    }()
 
     static let streamedUploads = "FoundationNetworking cannot send a streamed request body (URLSessionTransport refuses one)"
 
@@ -390,23 +406,17 @@ struct PeerConformanceTests {
         }
     }
 
-    /// How long a speak call may go without its response's end before it is cancelled. Over HTTP/2 the end never
-    /// comes while the upload is open (the known issue below), so the bound is short and not scaled: waiting longer,
-    /// under ThreadSanitizer ten times longer, would only prove the same hang more slowly.
+    /// How long a speak call may go without its response's end before it is cancelled. Where the end never comes
+    /// while the upload is open (HTTP/2 with libcurl before 8.9, the known issue below), the bound is short and not
+    /// scaled: waiting longer, under ThreadSanitizer ten times longer, would only prove the same hang more slowly.
     static func speakLimit(_ kind: TransportKind) -> Duration {
-        kind == .curlHTTP2 ? .seconds(2) : TestTiming.bound(.seconds(5))
+        responseFirstLimits[kind] != nil ? .seconds(2) : TestTiming.bound(.seconds(5))
     }
 
     @Test("testSpeakInterleave: the server speaks first, the client answers, the response ends first",
           arguments: TransportKind.allCases)
     func testSpeakInterleave(kind: TransportKind) async throws {
-        try await limited(
-            kind,
-            [
-                .urlsession: Self.streamedUploads,
-                .curlHTTP2: Self.http2ResponseFirst,
-            ]
-        ) {
+        try await limited(kind, Self.responseFirstLimits) {
             let (chunks, writer) = AsyncStream<Data>.makeStream()
             defer { writer.finish() }
             let response = try await manager(kind).stream(
@@ -501,7 +511,8 @@ struct PeerConformanceTests {
             kind,
             [
                 .urlsession: Self.streamedUploads,
-                .curlHTTP2: "libcurl sends request trailers on HTTP/1.1 chunked uploads only (and nginx would drop them)",
+                .curlHTTP2:
+                    "libcurl (7.88 to 8.19 at least) sends request trailers on HTTP/1.1 chunked uploads only: over HTTP/2 it never calls CURLOPT_TRAILERFUNCTION",
             ]
         ) {
             let (chunks, writer) = AsyncStream<Data>.makeStream()

@@ -63,14 +63,14 @@ struct URLSessionTLSTests {
     /// Records every authentication challenge a session receives, and rejects it.
     // @unchecked: NSObject is not Sendable; the only state is the lock-protected list.
     final class ChallengeRecorder: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-        private let recorded = Locked<[String]>([])
-        var challenges: [String] { recorded.withLock { $0 } }
+        private let recorded = Recorder<String>()
+        var challenges: [String] { recorded.all }
 
         func urlSession(
             _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
             completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
         ) {
-            recorded.withLock { $0.append("session: \(challenge.protectionSpace.authenticationMethod)") }
+            recorded.append("session: \(challenge.protectionSpace.authenticationMethod)")
             completionHandler(.cancelAuthenticationChallenge, nil)
         }
 
@@ -78,7 +78,7 @@ struct URLSessionTLSTests {
             _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
             completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
         ) {
-            recorded.withLock { $0.append("task: \(challenge.protectionSpace.authenticationMethod)") }
+            recorded.append("task: \(challenge.protectionSpace.authenticationMethod)")
             completionHandler(.cancelAuthenticationChallenge, nil)
         }
     }

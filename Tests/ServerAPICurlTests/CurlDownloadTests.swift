@@ -5,18 +5,11 @@ import Testing
 
 @testable import ServerAPICurl
 
-/// What a test writer was asked to do, in order.
-final class WriterLog: Sendable {
-    private let entries = Locked<[String]>([])
-    func append(_ entry: String) { entries.withLock { $0.append(entry) } }
-    var all: [String] { entries.withLock { $0 } }
-}
-
 /// A download writer with the core writer's shape and simple semantics, to test how the transport
 /// drives a writer: 2xx bodies to the partial file then the destination, others in memory.
 final class TestDownloadWriter: CurlDownloadWriting {
     let target: DownloadTarget
-    let log: WriterLog
+    let log: Recorder<String>
     /// Dispositions to answer before the natural one (to force a restart).
     var scripted: [DownloadFileWriter.Disposition]
     private var handle: FileHandle?
@@ -26,7 +19,7 @@ final class TestDownloadWriter: CurlDownloadWriting {
     private(set) var bytesOnDisk: Int64 = 0
     private(set) var expectedTotal: Int64?
 
-    init(target: DownloadTarget, log: WriterLog, scripted: [DownloadFileWriter.Disposition]) {
+    init(target: DownloadTarget, log: Recorder<String>, scripted: [DownloadFileWriter.Disposition]) {
         self.target = target
         self.log = log
         self.scripted = scripted
@@ -78,7 +71,7 @@ final class TestDownloadWriter: CurlDownloadWriting {
 
 @Suite("CurlTransport: downloads through a writer")
 struct CurlDownloadTests {
-    func transport(log: WriterLog, scripted: [DownloadFileWriter.Disposition] = []) -> CurlTransport {
+    func transport(log: Recorder<String>, scripted: [DownloadFileWriter.Disposition] = []) -> CurlTransport {
         CurlTransport { target, _, _ in TestDownloadWriter(target: target, log: log, scripted: scripted) }
     }
 
@@ -86,17 +79,17 @@ struct CurlDownloadTests {
     func toFile() async throws {
         try await CurlTestServer.with { server in
             try await withTemporaryDirectory { directory in
-                let log = WriterLog()
-                let progress = ProgressLog()
+                let log = Recorder<String>()
+                let progress = ProgressRecorder()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                 let response = try await transport(log: log).perform(
                     TransportRequest(
-                        url: server.url("/bytes/300000"), download: target, progress: { progress.append($0) }))
+                        url: server.url("/bytes/300000"), download: target, progress: progress.record))
                 #expect(response.body == .file(target.destination, bytes: 300_000))
                 #expect(try Data(contentsOf: target.destination) == patternBytes(300_000))
                 #expect(log.all == ["prepare", "head 200", "finish"])
                 #expect(
-                    progress.of(.download).last
+                    progress.reports(.download).last
                         == TransferProgress(direction: .download, completed: 300_000, total: 300_000))
                 #expect(response.metrics.bytesReceived == 300_000)
             }
@@ -107,7 +100,7 @@ struct CurlDownloadTests {
     func errorStatus() async throws {
         try await CurlTestServer.with { server in
             try await withTemporaryDirectory { directory in
-                let log = WriterLog()
+                let log = Recorder<String>()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))
                 let response = try await transport(log: log).perform(
                     TransportRequest(url: server.url("/status/404"), download: target))
@@ -122,7 +115,7 @@ struct CurlDownloadTests {
     func restart() async throws {
         try await CurlTestServer.with { server in
             try await withTemporaryDirectory { directory in
-                let log = WriterLog()
+                let log = Recorder<String>()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("echo.json"))
                 let response = try await transport(log: log, scripted: [.restart]).perform(
                     TransportRequest(url: server.url("/echo"), download: target))
@@ -138,7 +131,7 @@ struct CurlDownloadTests {
     func redirect() async throws {
         try await CurlTestServer.with { server in
             try await withTemporaryDirectory { directory in
-                let log = WriterLog()
+                let log = Recorder<String>()
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.json"))
                 let response = try await transport(log: log).perform(
                     TransportRequest(url: server.url("/redirect/2"), download: target))
@@ -152,7 +145,7 @@ struct CurlDownloadTests {
     func cancelled() async throws {
         try await CurlTestServer.with { server in
             try await withTemporaryDirectory { directory in
-                let log = WriterLog()
+                let log = Recorder<String>()
                 let arrived = EventCounter()
                 let transport = transport(log: log)
                 let target = DownloadTarget(destination: directory.appendingPathComponent("file.bin"))

@@ -136,13 +136,13 @@ struct CurlRequestTests {
     @Test("upload progress climbs to the body's length")
     func uploadProgress() async throws {
         try await CurlTestServer.with { server in
-            let log = ProgressLog()
+            let log = ProgressRecorder()
             let body = noiseBytes(2 << 20)
             let request = TransportRequest(
-                url: server.url("/echo"), method: .put, body: .data(body), progress: { log.append($0) })
+                url: server.url("/echo"), method: .put, body: .data(body), progress: log.record)
             let response = try await CurlTransport().perform(request)
             #expect(try Echo(response).length == body.count)
-            let uploads = log.of(.upload)
+            let uploads = log.reports(.upload)
             #expect(uploads.last?.completed == Int64(body.count))
             #expect(uploads.map(\.completed) == uploads.map(\.completed).sorted())
             #expect(response.metrics.bytesSent == Int64(body.count))

@@ -59,12 +59,12 @@ struct CurlResponseTests {
     @Test("a large body arrives whole, with download progress up to its length")
     func largeBody() async throws {
         try await CurlTestServer.with { server in
-            let log = ProgressLog()
+            let log = ProgressRecorder()
             let count = 5_000_000
             let response = try await CurlTransport().perform(
-                TransportRequest(url: server.url("/bytes/\(count)"), progress: { log.append($0) }))
+                TransportRequest(url: server.url("/bytes/\(count)"), progress: log.record))
             #expect(response.data == patternBytes(count))
-            let downloads = log.of(.download)
+            let downloads = log.reports(.download)
             #expect(
                 downloads.last == TransferProgress(direction: .download, completed: Int64(count), total: Int64(count)))
             #expect(downloads.map(\.completed) == downloads.map(\.completed).sorted())

@@ -15,27 +15,3 @@ func noiseBytes(_ count: Int, seed: UInt64 = 42) -> Data {
     }
     return data
 }
-
-/// Runs `body` and returns the `ServerAPIError` it threw; records an issue when it threw nothing or another error.
-func expectError(
-    _ body: () async throws -> some Any, sourceLocation: SourceLocation = #_sourceLocation
-) async -> ServerAPIError? {
-    do {
-        _ = try await body()
-        Issue.record("expected an error, got a result", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as ServerAPIError {
-        return error
-    } catch {
-        Issue.record("expected a ServerAPIError, got \(error)", sourceLocation: sourceLocation)
-        return nil
-    }
-}
-
-/// A thread-safe list of progress reports.
-final class ProgressLog: Sendable {
-    private let reports = Locked<[TransferProgress]>([])
-    func append(_ report: TransferProgress) { reports.withLock { $0.append(report) } }
-    var all: [TransferProgress] { reports.withLock { $0 } }
-    func of(_ direction: TransferProgress.Direction) -> [TransferProgress] { all.filter { $0.direction == direction } }
-}

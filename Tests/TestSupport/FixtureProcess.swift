@@ -1,21 +1,46 @@
 import Foundation
+import ServerAPIKit
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A helper process that a test launches (a fixture server, a certificate script, a built executable),
 /// whose exit the test awaits as an event, never by polling.
+///
+/// The exit is seen by a thread of this type's own that waits for the child with `waitpid`, not only by
+/// Foundation: on Linux, swift-corelibs-foundation's `Process` learns of an exit when a socket the child
+/// inherited reaches its end, so a grandchild that keeps that socket (a crashing child's crash reporter, a
+/// daemon it forks) hides the exit, and the child stays a zombie that nobody reaps.
 ///
 /// - Important: On Linux, swift-corelibs-foundation keeps a `Process` that has a termination handler, its
 ///   `Pipe`s and what the handler captures in a reference cycle, so they are never freed.
 ///   `scripts/leak-report.py` recognises those records by this type's symbol names and lists them
 ///   apart from the library's leaks: rename this type or move it, and update the script's patterns.
 public final class FixtureProcess: Sendable {
+    /// Who knows the child's exit status.
+    private struct Exit {
+        /// The status, once known: the exit code, or the signal that ended the child.
+        var status: Int32?
+        /// What Foundation reported, which is the status only when Foundation reaped the child itself.
+        var foundationStatus: Int32?
+        /// The reaper found the child already reaped (by Foundation): Foundation's status is the one.
+        var reapedByFoundation = false
+    }
+
     #if canImport(Darwin)
         // Apple's `Process` is not declared `Sendable` (swift-corelibs-foundation's is, `@unchecked`): after
-        // launch this type only reads its id and, once it exited, its status, and sends it `terminate()`.
+        // launch this type only reads its id and path.
         private nonisolated(unsafe) let process: Process
     #else
         private let process: Process
     #endif
+    private let exit: Locked<Exit>
     private let exited: EventCounter
 
     /// Launches `executable` with `arguments`.
@@ -29,21 +54,71 @@ public final class FixtureProcess: Sendable {
         process.executableURL = executable
         process.arguments = arguments
         try configure(process)
+        let exit = Locked(Exit())
         let exited = EventCounter()
-        process.terminationHandler = { _ in exited.fire() }
+        process.terminationHandler = { process in
+            let status = process.terminationStatus
+            let known = exit.withLock { exit -> Bool in
+                exit.foundationStatus = status
+                guard exit.status == nil, exit.reapedByFoundation else { return false }
+                exit.status = status
+                return true
+            }
+            if known { exited.fire() }
+        }
         try process.run()
         self.process = process
+        self.exit = exit
         self.exited = exited
+        Self.reap(process.processIdentifier, into: exit, exited: exited)
+    }
+
+    /// Waits for the child's exit on a thread of its own (blocking in `waitpid`), and records its status.
+    ///
+    /// Foundation waits for the same child. Whichever reaps it first has the status: when Foundation did,
+    /// `waitpid` answers `ECHILD` and Foundation's termination handler (called after Foundation stored
+    /// the status) gives it; when this thread did, Foundation's own `waitpid` fails and its status (0) is
+    /// ignored.
+    private static func reap(_ pid: Int32, into exit: Locked<Exit>, exited: EventCounter) {
+        Thread {
+            var raw: Int32 = 0
+            var result: Int32
+            repeat { result = waitpid(pid, &raw, 0) } while result == -1 && errno == EINTR
+            let known = exit.withLock { exit -> Bool in
+                if result == pid {
+                    // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Swift does not import.
+                    let signal = raw & 0x7f
+                    exit.status = signal != 0 ? signal : (raw >> 8) & 0xff
+                    return true
+                }
+                exit.reapedByFoundation = true
+                guard let status = exit.foundationStatus else { return false }
+                exit.status = status
+                return true
+            }
+            if known { exited.fire() }
+        }.start()
     }
 
     /// The process's id, for signals a test sends it.
     public var processIdentifier: Int32 { process.processIdentifier }
 
+    /// The exit status, once the process exited.
+    private var status: Int32? { exit.withLock { $0.status } }
+
     /// Asks the process to end (SIGTERM); its exit is awaited with `exitStatus()`.
-    public func terminate() { process.terminate() }
+    public func terminate() { send(SIGTERM) }
+
+    /// Sends `signal` while the process has not been reaped (after that its id may name another process).
+    private func send(_ signal: Int32) {
+        let pid = process.processIdentifier
+        exit.withLock { exit in
+            if exit.status == nil { _ = kill(pid, signal) }
+        }
+    }
 
     /// Waits until the process exited.
-    /// - Returns: Its exit status.
+    /// - Returns: Its exit status (the signal's number when a signal ended it).
     /// - Important: Cancellation does not end this wait: the status of a process that still runs cannot
     ///   be read, and a fixture has to be gone before its test ends.
     public func exitStatus() async -> Int32 {
@@ -51,15 +126,30 @@ public final class FixtureProcess: Sendable {
         // A task of its own, which the caller's cancellation does not reach (EventCounter's waits end when
         // their task is cancelled).
         await Task { await exited.wait() }.value
-        return process.terminationStatus
+        return status ?? -1
     }
 
-    /// Waits at most `limit` for the process to exit; terminates it when it did not.
+    /// Waits at most `limit` for the process to exit; ends it when it did not.
     /// - Parameter limit: How long the process may still run.
-    /// - Returns: Its exit status.
-    /// - Throws: `Failure` when the process was still running after `limit` (it is then terminated and
-    ///   reaped), or when the waiting task was cancelled.
+    /// - Returns: Its exit status (the signal's number when a signal ended it).
+    /// - Throws: `Failure` when the process was still running after `limit` (it is then terminated, killed
+    ///   if it ignores that, and reaped).
     public func exitStatus(within limit: Duration) async throws -> Int32 {
+        guard await waitForExit(within: limit) else {
+            terminate()
+            // Bounded: a child that ignores SIGTERM is killed, so that one test fails instead of the run hanging.
+            if await !waitForExit(within: .seconds(10)) {
+                send(SIGKILL)
+                _ = await waitForExit(within: .seconds(10))
+            }
+            throw Failure(description: "\(process.executableURL?.path ?? "the process") did not exit within \(limit)")
+        }
+        return status ?? -1
+    }
+
+    /// Waits for the exit, at most `limit`.
+    /// - Returns: Whether the process exited.
+    private func waitForExit(within limit: Duration) async -> Bool {
         let exited = self.exited
         // The sleep is the time limit, not synchronisation: whichever ends first ends both.
         await withTaskGroup(of: Void.self) { group in
@@ -68,19 +158,7 @@ public final class FixtureProcess: Sendable {
             await group.next()
             group.cancelAll()
         }
-        guard exited.count > 0 else {
-            terminate()
-            // Bounded too: Foundation's Process has been seen to miss a child's exit altogether (a zombie under
-            // ThreadSanitizer), and an unbounded wait here would hang the whole run instead of failing one test.
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await exited.wait() }
-                group.addTask { try? await Task.sleep(for: .seconds(10)) }
-                await group.next()
-                group.cancelAll()
-            }
-            throw Failure(description: "\(process.executableURL?.path ?? "the process") did not exit within \(limit)")
-        }
-        return process.terminationStatus
+        return exited.count > 0
     }
 
     /// Runs `executable` to its end.

@@ -43,10 +43,10 @@ extension HARArchive {
             }
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.init(
-                kind: try container.decodeIfPresent(String.self, forKey: .kind) ?? ServerAPIError.Kind.network.rawValue,
-                message: try container.decodeIfPresent(String.self, forKey: .message) ?? "",
-                tlsFailure: try container.decodeIfPresent(String.self, forKey: .tlsFailure),
-                status: try container.decodeIfPresent(Int.self, forKey: .status))
+                kind: try container.decode(.kind, default: ServerAPIError.Kind.network.rawValue),
+                message: try container.decode(.message, default: ""),
+                tlsFailure: try container.decodeIfPresent(.tlsFailure),
+                status: try container.decodeIfPresent(.status))
         }
 
         /// The error to throw: same kind, message, status and TLS failure.

@@ -51,10 +51,10 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            version = try container.decodeIfPresent(String.self, forKey: .version) ?? "1.2"
-            creator = try container.decodeIfPresent(Creator.self, forKey: .creator) ?? Creator(name: "", version: "")
-            entries = try container.decodeIfPresent([Entry].self, forKey: .entries) ?? []
-            comment = try container.decodeIfPresent(String.self, forKey: .comment)
+            version = try container.decode(.version, default: "1.2")
+            creator = try container.decode(.creator, default: Creator(name: "", version: ""))
+            entries = try container.decode(.entries, default: [])
+            comment = try container.decodeIfPresent(.comment)
         }
     }
 
@@ -123,16 +123,16 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            startedDateTime = try container.decodeIfPresent(String.self, forKey: .startedDateTime) ?? ""
-            time = try container.decodeIfPresent(Double.self, forKey: .time) ?? 0
+            startedDateTime = try container.decode(.startedDateTime, default: "")
+            time = try container.decode(.time, default: 0)
             request = try container.decode(Request.self, forKey: .request)
             response = try container.decode(Response.self, forKey: .response)
-            cache = try container.decodeIfPresent(Cache.self, forKey: .cache) ?? Cache()
-            timings = try container.decodeIfPresent(Timings.self, forKey: .timings) ?? Timings()
-            serverIPAddress = try container.decodeIfPresent(String.self, forKey: .serverIPAddress)
-            connection = try container.decodeIfPresent(String.self, forKey: .connection)
-            comment = try container.decodeIfPresent(String.self, forKey: .comment)
-            transport = try container.decodeIfPresent(String.self, forKey: .transport)
+            cache = try container.decode(.cache, default: Cache())
+            timings = try container.decode(.timings, default: Timings())
+            serverIPAddress = try container.decodeIfPresent(.serverIPAddress)
+            connection = try container.decodeIfPresent(.connection)
+            comment = try container.decodeIfPresent(.comment)
+            transport = try container.decodeIfPresent(.transport)
         }
     }
 
@@ -178,13 +178,13 @@ public struct HARArchive: Codable, Sendable, Hashable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             method = try container.decode(String.self, forKey: .method)
             url = try container.decode(String.self, forKey: .url)
-            httpVersion = try container.decodeIfPresent(String.self, forKey: .httpVersion) ?? ""
-            cookies = try container.decodeIfPresent([Cookie].self, forKey: .cookies) ?? []
-            headers = try container.decodeIfPresent([NameValue].self, forKey: .headers) ?? []
-            queryString = try container.decodeIfPresent([NameValue].self, forKey: .queryString) ?? []
-            postData = try container.decodeIfPresent(PostData.self, forKey: .postData)
-            headersSize = try container.decodeIfPresent(Int.self, forKey: .headersSize) ?? -1
-            bodySize = try container.decodeIfPresent(Int.self, forKey: .bodySize) ?? -1
+            httpVersion = try container.decode(.httpVersion, default: "")
+            cookies = try container.decode(.cookies, default: [])
+            headers = try container.decode(.headers, default: [])
+            queryString = try container.decode(.queryString, default: [])
+            postData = try container.decodeIfPresent(.postData)
+            headersSize = try container.decode(.headersSize, default: -1)
+            bodySize = try container.decode(.bodySize, default: -1)
         }
     }
 
@@ -214,10 +214,10 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            mimeType = try container.decodeIfPresent(String.self, forKey: .mimeType) ?? ""
-            text = try container.decodeIfPresent(String.self, forKey: .text)
-            params = try container.decodeIfPresent([Param].self, forKey: .params)
-            encoding = try container.decodeIfPresent(String.self, forKey: .encoding)
+            mimeType = try container.decode(.mimeType, default: "")
+            text = try container.decodeIfPresent(.text)
+            params = try container.decodeIfPresent(.params)
+            encoding = try container.decodeIfPresent(.encoding)
         }
     }
 
@@ -298,18 +298,18 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            status = try container.decodeIfPresent(Int.self, forKey: .status) ?? 0
-            statusText = try container.decodeIfPresent(String.self, forKey: .statusText) ?? ""
-            httpVersion = try container.decodeIfPresent(String.self, forKey: .httpVersion) ?? ""
-            cookies = try container.decodeIfPresent([Cookie].self, forKey: .cookies) ?? []
-            headers = try container.decodeIfPresent([NameValue].self, forKey: .headers) ?? []
-            content = try container.decodeIfPresent(Content.self, forKey: .content) ?? Content()
-            redirectURL = try container.decodeIfPresent(String.self, forKey: .redirectURL) ?? ""
-            headersSize = try container.decodeIfPresent(Int.self, forKey: .headersSize) ?? -1
-            bodySize = try container.decodeIfPresent(Int.self, forKey: .bodySize) ?? -1
-            chunks = try container.decodeIfPresent([Chunk].self, forKey: .chunks)
-            error = try container.decodeIfPresent(RecordedError.self, forKey: .error)
-            finalURL = try container.decodeIfPresent(String.self, forKey: .finalURL)
+            status = try container.decode(.status, default: 0)
+            statusText = try container.decode(.statusText, default: "")
+            httpVersion = try container.decode(.httpVersion, default: "")
+            cookies = try container.decode(.cookies, default: [])
+            headers = try container.decode(.headers, default: [])
+            content = try container.decode(.content, default: Content())
+            redirectURL = try container.decode(.redirectURL, default: "")
+            headersSize = try container.decode(.headersSize, default: -1)
+            bodySize = try container.decode(.bodySize, default: -1)
+            chunks = try container.decodeIfPresent(.chunks)
+            error = try container.decodeIfPresent(.error)
+            finalURL = try container.decodeIfPresent(.finalURL)
         }
     }
 
@@ -343,12 +343,12 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            size = try container.decodeIfPresent(Int.self, forKey: .size) ?? -1
-            compression = try container.decodeIfPresent(Int.self, forKey: .compression)
-            mimeType = try container.decodeIfPresent(String.self, forKey: .mimeType) ?? ""
-            text = try container.decodeIfPresent(String.self, forKey: .text)
-            encoding = try container.decodeIfPresent(String.self, forKey: .encoding)
-            comment = try container.decodeIfPresent(String.self, forKey: .comment)
+            size = try container.decode(.size, default: -1)
+            compression = try container.decodeIfPresent(.compression)
+            mimeType = try container.decode(.mimeType, default: "")
+            text = try container.decodeIfPresent(.text)
+            encoding = try container.decodeIfPresent(.encoding)
+            comment = try container.decodeIfPresent(.comment)
         }
 
         /// The body's bytes: `text` decoded from base64 when `encoding` says so, else its UTF-8.
@@ -443,13 +443,13 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            blocked = try container.decodeIfPresent(Double.self, forKey: .blocked)
-            dns = try container.decodeIfPresent(Double.self, forKey: .dns)
-            connect = try container.decodeIfPresent(Double.self, forKey: .connect)
-            send = try container.decodeIfPresent(Double.self, forKey: .send) ?? 0
-            wait = try container.decodeIfPresent(Double.self, forKey: .wait) ?? 0
-            receive = try container.decodeIfPresent(Double.self, forKey: .receive) ?? 0
-            ssl = try container.decodeIfPresent(Double.self, forKey: .ssl)
+            blocked = try container.decodeIfPresent(.blocked)
+            dns = try container.decodeIfPresent(.dns)
+            connect = try container.decodeIfPresent(.connect)
+            send = try container.decode(.send, default: 0)
+            wait = try container.decode(.wait, default: 0)
+            receive = try container.decode(.receive, default: 0)
+            ssl = try container.decodeIfPresent(.ssl)
         }
     }
 

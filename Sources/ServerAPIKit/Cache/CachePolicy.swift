@@ -47,7 +47,7 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// The full key text; caches store it with the entry and compare it on read.
     public var rawValue: String
 
-    /// Creates a key from its text.
+    /// Creates a key from its text; the manager derives the keys it uses from each request.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// The key's text.
@@ -69,7 +69,7 @@ public struct CacheEntry: Sendable, Hashable {
     /// When it stops being fresh; `nil` for never.
     public var expiresAt: Date?
 
-    /// Creates an entry.
+    /// Creates a stored response: what a cache keeps and returns for a key.
     public init(status: Int, headers: HTTPHeaders, body: Data, url: URL, storedAt: Date, expiresAt: Date?) {
         self.status = status
         self.headers = headers

@@ -40,7 +40,7 @@ public struct BusinessRules: Sendable, Hashable {
     private var messageBox: Box<MessageProvider>?
     private var interceptorBox: Box<SuccessInterceptor>?
 
-    /// Creates rules.
+    /// Creates business rules; empty rules inherit the manager's.
     /// - Parameters:
     ///   - messages: User-facing messages by business code, looked up before `messageProvider`.
     ///   - silentCodes: Codes whose failures are marked `isSilent`.

@@ -17,7 +17,7 @@ public struct ThrottlePolicy: Sendable, Hashable {
     /// What a call sent again too soon gets.
     public var onThrottle: Behavior
 
-    /// Creates a policy.
+    /// Creates a policy that keeps the same call from being sent again within `interval`.
     /// - Parameters:
     ///   - interval: The shortest time between two sends.
     ///   - onThrottle: What a call sent again too soon gets.

@@ -16,7 +16,7 @@ public struct Cookie: Sendable, Hashable, Codable {
         case none
     }
 
-    /// The name.
+    /// The cookie's name, as the server sent it (case-sensitive).
     public var name: String
     /// The value, as the server sent it.
     public var value: String
@@ -37,7 +37,7 @@ public struct Cookie: Sendable, Hashable, Codable {
     /// When it was first stored; a replacement keeps the original's.
     public var created: Date
 
-    /// Creates a cookie.
+    /// Creates a cookie; `SetCookie` parses them from responses, tests and imports make their own.
     public init(
         name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/",
         secure: Bool = false, httpOnly: Bool = false, expires: Date? = nil, sameSite: SameSite? = nil,

@@ -24,7 +24,7 @@ public struct CookieJar: Sendable, Hashable, Codable {
 
     /// The cookies, oldest first.
     public private(set) var cookies: [Cookie] = []
-    /// The caps.
+    /// The most cookies kept per domain and in all; storing past them evicts the oldest.
     public var limits: Limits
 
     /// Creates an empty jar.

@@ -40,7 +40,7 @@ public final class MemoryCookieStorage: CookieStorage {
     private let jar: Locked<CookieJar>
     private let now: @Sendable () -> Date
 
-    /// Creates an empty storage.
+    /// Creates an empty storage whose cookies end with it (nothing is written to disk).
     /// - Parameters:
     ///   - limits: The caps per domain and in all.
     ///   - now: The current time, for expiry; tests pass one they control.

@@ -19,7 +19,7 @@ import Darwin
 /// that a reader never sees half a file. A file that cannot be read as a jar (corrupt, truncated, another
 /// format) is treated as empty and replaced at once, never read back as valid.
 public final class FileCookieStorage: CookieStorage {
-    /// The file.
+    /// The file the cookies are saved to after each change and read from at start.
     public let url: URL
     private let jar: Locked<CookieJar>
     private let now: @Sendable () -> Date

@@ -9,13 +9,13 @@ import Foundation
 /// into it. The manager attaches it (`ServerAPIManager.Configuration.cookies`); `RedirectRule` and
 /// `ExchangeStateMachine` apply it at each redirect, the same way for every transport.
 public struct RequestCookies: Sendable {
-    /// The storage.
+    /// The storage the call's cookies come from and its `Set-Cookie` headers go to.
     public var storage: any CookieStorage
     /// The `Cookie` header the caller set itself: sent with the jar's cookies to the call's origin, and
     /// dropped once a redirect leaves it (see `RedirectRule.crossOriginHeaders`).
     public var callerHeader: String?
 
-    /// Creates the hook.
+    /// Creates the cookie hook of one call; the manager makes it from its configuration's `cookies`.
     public init(storage: any CookieStorage, callerHeader: String? = nil) {
         self.storage = storage
         self.callerHeader = callerHeader

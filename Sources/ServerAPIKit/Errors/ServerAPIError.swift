@@ -75,7 +75,7 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     /// certificate, host name mismatch, client certificate rejected, …); `nil` otherwise.
     public var tlsFailure: TLSFailure?
 
-    /// Creates an error.
+    /// Creates an error of `kind` with a message that says what went wrong; transports and plugins throw these.
     public init(
         _ kind: Kind, _ message: String, requestID: RequestID? = nil, url: URL? = nil, status: Int? = nil,
         bodyExcerpt: String? = nil, code: String? = nil, keyPath: String? = nil, underlying: (any Error)? = nil

@@ -15,7 +15,7 @@
 public struct TLSFailure: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The failure's name, such as `"pin mismatch"`.
     public var rawValue: String
-    /// Creates a failure from its name.
+    /// Creates a failure from its name (`expired`, `untrusted`, …), for a kind the library does not list yet.
     /// - Parameter rawValue: The name.
     public init(rawValue: String) { self.rawValue = rawValue }
     /// The failure's name.

@@ -49,7 +49,7 @@ public struct EnvelopeFormatter: ResponseFormatting {
     private let codeKeyBytes: [UInt8]
     private let messageKeyBytes: [UInt8]
 
-    /// Creates the formatter.
+    /// Creates a formatter for envelopes such as `{"code":0,"msg":"ok","data":…}` with these keys and success codes.
     /// - Parameters:
     ///   - codeKey: The key of the business code.
     ///   - messageKey: The key of the message.

@@ -27,7 +27,7 @@ public struct PlainFormatter: ResponseFormatting {
     /// Makes the decoder for each model decoded; configure dates, keys and data strategies here.
     public let makeDecoder: @Sendable () -> JSONDecoder
 
-    /// Creates the formatter.
+    /// Creates a formatter that reads the payload as it is, with no business envelope.
     /// - Parameter makeDecoder: Makes the `JSONDecoder` for each model (a plain `JSONDecoder()` by default).
     public init(makeDecoder: @escaping @Sendable () -> JSONDecoder = { JSONDecoder() }) {
         self.makeDecoder = makeDecoder

@@ -24,7 +24,7 @@ public struct ServerResult: Sendable, Hashable {
     /// result from the cache, which keeps no trailers).
     public var trailers: HTTPHeaders
 
-    /// Creates a result.
+    /// Creates a result; formatters and tests make them, the manager returns them.
     public init(
         value: ServerValue, status: Int, headers: HTTPHeaders, url: URL, requestID: RequestID,
         source: ResultSource = .network, metrics: RequestMetrics = RequestMetrics(), trailers: HTTPHeaders = [:]
@@ -53,7 +53,7 @@ public struct ServerResult: Sendable, Hashable {
 
 /// Where a result came from.
 public enum ResultSource: Sendable, Hashable {
-    /// The network.
+    /// From the network: the transport answered this call.
     case network
     /// The cache: when the entry was stored, and its age when it was returned.
     case cache(storedAt: Date, age: Duration)
@@ -88,7 +88,7 @@ public struct RequestMetrics: Sendable, Hashable {
     /// When the manager had the response (or the failure) in hand; see `finishedAt`.
     var endedAt: Date?
 
-    /// Creates metrics.
+    /// Creates the measures of one call: attempts and times on the manager's clock.
     /// - Parameters:
     ///   - attempts: The number of attempts.
     ///   - startedAt: When the first attempt started (and, unless `queuedAt` is given, when the call was queued).

@@ -28,7 +28,7 @@ public struct MultipartForm: Sendable, Hashable {
         /// The part's bytes.
         public var content: Content
 
-        /// Creates a part.
+        /// Creates a part: a field, or a file when it has a `filename`.
         public init(name: String, filename: String? = nil, contentType: String? = nil, content: Content) {
             self.name = name
             self.filename = filename
@@ -61,7 +61,7 @@ public struct MultipartForm: Sendable, Hashable {
     /// The parts, in order.
     public var parts: [Part]
 
-    /// Creates a form.
+    /// Creates a `multipart/form-data` body from its parts, in order.
     /// - Parameters:
     ///   - parts: The parts, in order.
     ///   - boundary: The boundary; a random one by default. Tests pass a fixed one to compare bytes.

@@ -47,7 +47,7 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
         /// The clock `window` is measured on.
         public var clock: any Clock<Duration>
 
-        /// Creates a configuration.
+        /// Creates settings: the header the token goes in, which responses mean it expired, and the refresh limits.
         public init(
             headerName: String = "Authorization",
             headerValue: @escaping @Sendable (String) -> String = { "Bearer \($0)" },
@@ -104,7 +104,8 @@ public final class AuthRefreshPlugin: ServerAPIPlugin {
     /// The refresh in flight, shared by every call rejected in one wave (internal for tests).
     let refreshes = SingleFlight<Int, String>()
 
-    /// Creates the plugin.
+    /// Creates a plugin that sends the token with every call and, when calls are rejected, refreshes it once for all
+    /// of them.
     /// - Parameters:
     ///   - token: The current token, if there is one.
     ///   - configuration: Header, rejections and refresh limits.

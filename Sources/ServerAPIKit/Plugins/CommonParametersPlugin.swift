@@ -22,7 +22,7 @@ public struct CommonParametersPlugin: ServerAPIPlugin {
         /// Query items to add, after the call's own.
         public var query: [QueryItem]
 
-        /// Creates parameters.
+        /// Creates the headers and query items added to every call that does not set them.
         public init(headers: HTTPHeaders = [:], query: [QueryItem] = []) {
             self.headers = headers
             self.query = query

@@ -47,7 +47,7 @@ public struct LoggingPlugin: ServerAPIPlugin {
     private let redactedQueryKeys: Set<String>
     private let logsHeaders: Bool
 
-    /// Creates a logging plugin.
+    /// Creates a plugin that logs each call and its outcome, with credentials redacted.
     /// - Parameters:
     ///   - redactedHeaders: Header names (any case) whose values are replaced.
     ///   - redactedQueryKeys: Query names (any case) whose values are replaced.

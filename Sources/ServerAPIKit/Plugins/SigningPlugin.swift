@@ -25,7 +25,7 @@ import Foundation
 public struct SigningPlugin: ServerAPIPlugin {
     /// The request as it will be sent.
     public struct Request: Sendable {
-        /// The method.
+        /// The HTTP method, as sent.
         public var method: HTTPMethod
         /// The exact URL, with the query percent-encoded as it is sent.
         public var url: URL
@@ -35,7 +35,7 @@ public struct SigningPlugin: ServerAPIPlugin {
         public var body: BodySource
         /// The attempt number, from 1.
         public var attempt: Int
-        /// The call.
+        /// The call the request was made from, for signing rules per endpoint.
         public var api: ServerAPI
 
         /// The percent-encoded query exactly as sent, without `?`; empty when there is none.
@@ -75,7 +75,7 @@ public struct SigningPlugin: ServerAPIPlugin {
 
     private let sign: @Sendable (Request) async throws -> HTTPHeaders
 
-    /// Creates a signing plugin.
+    /// Creates a plugin that adds the headers `sign` returns to each attempt, computed over the bytes that are sent.
     /// - Parameter sign: Returns the headers to add for a request; a thrown error fails the call.
     public init(sign: @escaping @Sendable (Request) async throws -> HTTPHeaders) {
         self.sign = sign

@@ -14,7 +14,7 @@ public struct HTTPCredentials: Sendable, Hashable, CustomStringConvertible {
         public static let digest = Scheme(rawValue: "digest")
     }
 
-    /// The scheme.
+    /// The challenge scheme these credentials answer (only `.digest` today).
     public var scheme: Scheme
     /// The user name.
     public var user: String

@@ -7,7 +7,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         /// The field value.
         public var value: String
 
-        /// Creates a field.
+        /// Creates a field; checked to be valid HTTP only when the request is prepared.
         public init(name: String, value: String) {
             self.name = name
             self.value = value

@@ -121,7 +121,7 @@ public struct FormField: Sendable, Hashable {
     /// The field value.
     public var value: String
 
-    /// Creates a field.
+    /// Creates a form field, percent-encoded when the form is sent.
     public init(name: String, value: String) {
         self.name = name
         self.value = value

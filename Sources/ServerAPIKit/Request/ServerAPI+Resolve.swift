@@ -86,12 +86,12 @@ extension ServerAPI {
             if let contentType, !headers.contains("Content-Type") {
                 headers.add(name: "Content-Type", value: contentType)
             }
+            // The transfer settings go as they are: a new limit needs no line here.
+            var transfer = self.transfer
+            transfer.unixSocketPath = socket
             var request = TransportRequest(
-                id: id, url: url, method: method, headers: headers, body: source, timeout: timeout,
-                connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
-                maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects,
+                id: id, url: url, method: method, headers: headers, body: source, transfer: transfer,
                 attempt: attempt)
-            request.unixSocketPath = socket
             request.credentials = credentials
             // Checked once here: the transport sends a prepared request without checking it again.
             try request.prepare()

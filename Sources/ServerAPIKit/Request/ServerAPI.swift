@@ -19,76 +19,18 @@ import Foundation
 public struct ServerAPI: Sendable, Hashable {
     /// The identity of the call, used to cancel it; generated, and kept by every modifier.
     public var id: RequestID
-    /// The scheme, host and base path, such as `https://api.example.com/v1` (`https` when no scheme is given).
-    public var host: String
-    /// The path below `host`; slashes between the two are joined correctly.
-    public var path: String
-    /// A full URL that replaces `host` and `path` when set.
-    public var url: URL?
-    /// The method.
-    public var method: HTTPMethod
-    /// Query items, in order, appended to any query already in the path or URL.
-    public var query: [QueryItem]
-    /// Request headers.
-    public var headers: HTTPHeaders
-    /// The body.
-    public var body: RequestBody
     /// A label shared by related calls, used to cancel them together.
     public var tag: String?
-    /// The total time one attempt may take.
-    public var timeout: Duration
-    /// The time connecting (TCP and TLS) may take, within `timeout`; `nil` lets the transport decide
-    /// (its configuration's connect timeout, else `timeout`). See `connectTimeout(_:)`.
-    public var connectTimeout: Duration? = nil
-    /// Fail an attempt whose transfer moves slower than this; `nil` uses the transport's default.
-    /// See `stallTimeout(below:for:)`.
-    public var stallTimeout: StallTimeout? = nil
-    /// The Unix-domain socket the call connects to instead of its URL's host; `nil` for the network.
-    /// A `http+unix://` URL sets it too (see `UnixSocket`).
-    public var unixSocketPath: String? = nil
-    /// Credentials the transport answers an authentication challenge with (Digest); `nil` for none.
-    /// See `digestAuth(user:password:)`; Basic and Bearer are plain headers (`basicAuth`, `bearerAuth`).
-    public var credentials: HTTPCredentials? = nil
-    /// How many times a failed attempt is retried (0: no retries).
-    public var retryCount: Int
-    /// When and how a failed attempt is retried.
-    public var retryPolicy: RetryPolicy
-    /// How the response body is turned into a result.
-    public var resultFormat: ResultFormat
-    /// Where in the JSON the result is found (`data.items`, `list[0]`, `#.items`, `~.meta`); `nil` for the whole payload.
-    public var keyPath: String?
-    /// Which HTTP statuses count as success.
-    public var acceptableStatus: StatusValidation
-    /// How the manager's cache is used for this call.
-    public var cacheMode: CacheMode
-    /// How long a stored response stays fresh; `nil` uses the manager's `defaultCacheTTL`.
-    public var cacheTTL: Duration?
-    /// Methods besides GET and HEAD whose responses the cache may answer and store for this call
-    /// (empty unless the call opts in with `cacheable(methods:)`).
-    public var additionalCacheableMethods: Set<HTTPMethod>
-    /// Request headers whose values are part of the cache key (such as `Authorization`, `Accept-Language`).
-    public var varyingHeaders: [String]
-    /// Where to write the body, for a download.
-    public var download: DownloadTarget?
-    /// The largest response body accepted, in bytes; `nil` for no limit.
-    public var maxResponseSize: Int64?
-    /// The most a content-coded response body may expand (decoded bytes per encoded byte); `nil` for no
-    /// limit. `DecompressionRule.defaultRatio` (100) unless set.
-    public var maxDecompressionRatio: Int?
-    /// Whether redirects are followed.
-    public var redirects: RedirectPolicy
-    /// The shortest time between two sends of this same call; `nil` for no limit. See `minimumInterval(_:onThrottle:)`.
-    public var throttle: ThrottlePolicy? = nil
-    /// Whether identical GET and HEAD calls in flight share one transport call. See `coalesced(_:)`.
-    public var coalescing: CoalescingMode = .managerDefault
-    /// Whether starting this call cancels the earlier unfinished calls with its tag (or endpoint).
-    /// See `replacesInFlight(_:)`.
-    public var replacesInFlight = false
-    /// How business codes are shown, silenced and intercepted; inherits the manager's rules by default.
-    public var businessRules = BusinessRules()
-    /// This call's overrides of the manager's resilience policies. See `retryBudget(_:)`, `circuitBreaker(_:)`,
-    /// `hedging(_:)` and `concurrencyLimit(_:)`.
-    public var resilience = ResilienceOverrides()
+    /// What the call puts on the wire: URL parts, method, query, headers, body, credentials.
+    public var wire: Wire
+    /// How the transport carries each attempt: time and size limits, redirects, socket, download file.
+    /// A `TransportRequest` carries it as it is.
+    public var transfer: Transfer
+    /// What the manager does around the exchange: retries, cache, throttling, coalescing, business rules,
+    /// resilience overrides.
+    public var policy: Policy
+    /// How the response is read into a result: accepted statuses, result format, key path.
+    public var reading: Reading
 
     /// Creates a call to `host` + `path`.
     /// - Parameters:
@@ -97,31 +39,17 @@ public struct ServerAPI: Sendable, Hashable {
     ///   - method: The method (GET by default).
     public init(host: String, path: String = "", method: HTTPMethod = .get) {
         self.id = RequestID.next()
-        self.host = host
-        self.path = path
-        self.url = nil
-        self.method = method
-        self.query = []
-        self.headers = [:]
-        self.body = .none
         self.tag = nil
-        self.timeout = .seconds(60)
-        self.retryCount = 0
-        self.retryPolicy = .default
-        self.resultFormat = .json
-        self.keyPath = nil
-        self.acceptableStatus = .successful
-        self.cacheMode = .never
-        self.cacheTTL = nil
-        self.additionalCacheableMethods = []
-        self.varyingHeaders = []
-        self.download = nil
-        self.maxResponseSize = nil
-        self.maxDecompressionRatio = DecompressionRule.defaultRatio
-        self.redirects = .follow(max: 10)
+        self.wire = Wire(host: host, path: path, method: method)
+        self.transfer = Transfer()
+        self.policy = Policy()
+        self.reading = Reading()
     }
 
-    /// Creates a call to a full URL.
+    /// Creates a call to a full URL, which replaces `host` and `path`.
+    /// - Parameters:
+    ///   - url: The absolute http(s) URL (or `http+unix://`, see `UnixSocket`).
+    ///   - method: The method (GET by default).
     public init(url: URL, method: HTTPMethod = .get) {
         self.init(host: "", path: "", method: method)
         self.url = url
@@ -131,6 +59,198 @@ public struct ServerAPI: Sendable, Hashable {
     public var isRetryable: Bool { method.isIdempotent || retryPolicy.retriesNonIdempotent }
 }
 
+// Each group's fields, read and written as properties of the call itself (`api.timeout` is
+// `api.transfer.timeout`), so that code written before the grouping keeps working.
+extension ServerAPI {
+    /// The scheme, host and base path, such as `https://api.example.com/v1` (`https` when no scheme is given).
+    public var host: String {
+        get { wire.host }
+        set { wire.host = newValue }
+    }
+
+    /// The path below `host`; slashes between the two are joined correctly.
+    public var path: String {
+        get { wire.path }
+        set { wire.path = newValue }
+    }
+
+    /// A full URL that replaces `host` and `path` when set.
+    public var url: URL? {
+        get { wire.url }
+        set { wire.url = newValue }
+    }
+
+    /// The HTTP method (GET by default).
+    public var method: HTTPMethod {
+        get { wire.method }
+        set { wire.method = newValue }
+    }
+
+    /// Query items, in order, appended to any query already in the path or URL.
+    public var query: [QueryItem] {
+        get { wire.query }
+        set { wire.query = newValue }
+    }
+
+    /// The request headers, sent as they are (plus `Content-Type` from the body when it has none).
+    public var headers: HTTPHeaders {
+        get { wire.headers }
+        set { wire.headers = newValue }
+    }
+
+    /// The request body, `.none` by default.
+    public var body: RequestBody {
+        get { wire.body }
+        set { wire.body = newValue }
+    }
+
+    /// Credentials the transport answers an authentication challenge with (Digest); `nil` for none.
+    /// See `digestAuth(user:password:)`; Basic and Bearer are plain headers (`basicAuth`, `bearerAuth`).
+    public var credentials: HTTPCredentials? {
+        get { wire.credentials }
+        set { wire.credentials = newValue }
+    }
+
+    /// The total time one attempt may take (60 seconds by default).
+    public var timeout: Duration {
+        get { transfer.timeout }
+        set { transfer.timeout = newValue }
+    }
+
+    /// The time connecting (TCP and TLS) may take, within `timeout`; `nil` lets the transport decide
+    /// (its configuration's connect timeout, else `timeout`). See `connectTimeout(_:)`.
+    public var connectTimeout: Duration? {
+        get { transfer.connectTimeout }
+        set { transfer.connectTimeout = newValue }
+    }
+
+    /// Fail an attempt whose transfer moves slower than this; `nil` uses the transport's default.
+    /// See `stallTimeout(below:for:)`.
+    public var stallTimeout: StallTimeout? {
+        get { transfer.stallTimeout }
+        set { transfer.stallTimeout = newValue }
+    }
+
+    /// The Unix-domain socket the call connects to instead of its URL's host; `nil` for the network.
+    /// A `http+unix://` URL sets it too (see `UnixSocket`).
+    public var unixSocketPath: String? {
+        get { transfer.unixSocketPath }
+        set { transfer.unixSocketPath = newValue }
+    }
+
+    /// Where to write the body, for a download.
+    public var download: DownloadTarget? {
+        get { transfer.download }
+        set { transfer.download = newValue }
+    }
+
+    /// The largest response body accepted, in bytes; `nil` for no limit.
+    public var maxResponseSize: Int64? {
+        get { transfer.maxResponseSize }
+        set { transfer.maxResponseSize = newValue }
+    }
+
+    /// The most a content-coded response body may expand (decoded bytes per encoded byte); `nil` for no
+    /// limit. `DecompressionRule.defaultRatio` (100) unless set.
+    public var maxDecompressionRatio: Int? {
+        get { transfer.maxDecompressionRatio }
+        set { transfer.maxDecompressionRatio = newValue }
+    }
+
+    /// Whether and how far redirects are followed (up to 10 by default).
+    public var redirects: RedirectPolicy {
+        get { transfer.redirects }
+        set { transfer.redirects = newValue }
+    }
+
+    /// How many times a failed attempt is retried (0: no retries).
+    public var retryCount: Int {
+        get { policy.retryCount }
+        set { policy.retryCount = newValue }
+    }
+
+    /// When and how a failed attempt is retried.
+    public var retryPolicy: RetryPolicy {
+        get { policy.retryPolicy }
+        set { policy.retryPolicy = newValue }
+    }
+
+    /// How the manager's cache is used for this call.
+    public var cacheMode: CacheMode {
+        get { policy.cacheMode }
+        set { policy.cacheMode = newValue }
+    }
+
+    /// How long a stored response stays fresh; `nil` uses the manager's `defaultCacheTTL`.
+    public var cacheTTL: Duration? {
+        get { policy.cacheTTL }
+        set { policy.cacheTTL = newValue }
+    }
+
+    /// Methods besides GET and HEAD whose responses the cache may answer and store for this call
+    /// (empty unless the call opts in with `cacheable(methods:)`).
+    public var additionalCacheableMethods: Set<HTTPMethod> {
+        get { policy.additionalCacheableMethods }
+        set { policy.additionalCacheableMethods = newValue }
+    }
+
+    /// Request headers whose values are part of the cache key (such as `Authorization`, `Accept-Language`).
+    public var varyingHeaders: [String] {
+        get { policy.varyingHeaders }
+        set { policy.varyingHeaders = newValue }
+    }
+
+    /// The shortest time between two sends of this same call; `nil` for no limit. See `minimumInterval(_:onThrottle:)`.
+    public var throttle: ThrottlePolicy? {
+        get { policy.throttle }
+        set { policy.throttle = newValue }
+    }
+
+    /// Whether identical GET and HEAD calls in flight share one transport call. See `coalesced(_:)`.
+    public var coalescing: CoalescingMode {
+        get { policy.coalescing }
+        set { policy.coalescing = newValue }
+    }
+
+    /// Whether starting this call cancels the earlier unfinished calls with its tag (or endpoint).
+    /// See `replacesInFlight(_:)`.
+    public var replacesInFlight: Bool {
+        get { policy.replacesInFlight }
+        set { policy.replacesInFlight = newValue }
+    }
+
+    /// How business codes are shown, silenced and intercepted; inherits the manager's rules by default.
+    public var businessRules: BusinessRules {
+        get { policy.businessRules }
+        set { policy.businessRules = newValue }
+    }
+
+    /// This call's overrides of the manager's resilience policies. See `retryBudget(_:)`, `circuitBreaker(_:)`,
+    /// `hedging(_:)` and `concurrencyLimit(_:)`.
+    public var resilience: ResilienceOverrides {
+        get { policy.resilience }
+        set { policy.resilience = newValue }
+    }
+
+    /// How the response body is turned into a result.
+    public var resultFormat: ResultFormat {
+        get { reading.resultFormat }
+        set { reading.resultFormat = newValue }
+    }
+
+    /// Where in the JSON the result is found (`data.items`, `list[0]`, `#.items`, `~.meta`); `nil` for the whole payload.
+    public var keyPath: String? {
+        get { reading.keyPath }
+        set { reading.keyPath = newValue }
+    }
+
+    /// Which HTTP statuses count as success.
+    public var acceptableStatus: StatusValidation {
+        get { reading.acceptableStatus }
+        set { reading.acceptableStatus = newValue }
+    }
+}
+
 /// One query item; a `nil` value sends the name alone.
 public struct QueryItem: Sendable, Hashable {
     /// The name, before encoding.
@@ -138,7 +258,7 @@ public struct QueryItem: Sendable, Hashable {
     /// The value, before encoding.
     public var value: String?
 
-    /// Creates an item.
+    /// Creates an item; `ServerAPI.query(_:_:)` is the usual way to add one.
     public init(name: String, value: String?) {
         self.name = name
         self.value = value

@@ -23,7 +23,7 @@ public struct CircuitBreakerPolicy: Sendable, Hashable {
     /// Which outcomes of an attempt count as failures.
     public var failures: FailureClassification
 
-    /// Creates a policy.
+    /// Creates a breaker that stops calls to an origin after it trips, then probes it before closing again.
     /// - Parameters:
     ///   - trip: What opens the circuit.
     ///   - openDuration: How long it stays open before probing (5 s).
@@ -82,7 +82,7 @@ public struct FailureClassification: Sendable, Hashable {
     /// Response statuses that are failures.
     public var statuses: Set<Int>
 
-    /// Creates a classification.
+    /// Creates the set of failures that count against the circuit: these error kinds and HTTP statuses.
     public init(kinds: Set<ServerAPIError.Kind>, statuses: Set<Int>) {
         self.kinds = kinds
         self.statuses = statuses

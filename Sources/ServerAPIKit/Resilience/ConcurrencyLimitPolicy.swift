@@ -12,8 +12,8 @@ public struct ConcurrencyLimitPolicy: Sendable, Hashable {
         /// Additive increase, multiplicative decrease: grows by one per answer while in use, shrinks
         /// by `backoffRatio` on each overload signal or answer slower than the threshold.
         case aimd(AIMDLimit)
-        /// A gradient controller (Netflix's concurrency-limits, Envoy's adaptive concurrency): scales
-        /// the limit by the ratio of the long-term latency to the latest one.
+        /// A gradient controller (Envoy's adaptive concurrency, Netflix's concurrency-limits): measures
+        /// the origin's latency under little load, then scales the limit by that latency ÷ the latest one.
         case gradient(GradientLimit)
     }
 
@@ -24,7 +24,7 @@ public struct ConcurrencyLimitPolicy: Sendable, Hashable {
     /// How long an attempt may wait for a slot.
     public var queueTimeout: Duration
 
-    /// Creates a policy.
+    /// Creates a limit on the attempts in flight to one origin, with a queue for those past it.
     /// - Parameters:
     ///   - limit: How the limit is set.
     ///   - maxQueue: How many attempts may wait for a slot (100).
@@ -67,7 +67,8 @@ public struct AIMDLimit: Sendable, Hashable {
     /// An answer slower than this counts as overload.
     public var latencyThreshold: Duration
 
-    /// Creates settings.
+    /// Creates AIMD settings: the limit grows by one per success and shrinks by `backoffRatio` on a drop or a slow
+    /// answer.
     public init(
         initial: Int = 20, minimum: Int = 1, maximum: Int = 200, backoffRatio: Double = 0.9,
         latencyThreshold: Duration = .seconds(5)
@@ -81,6 +82,13 @@ public struct AIMDLimit: Sendable, Hashable {
 }
 
 /// Settings of a gradient concurrency limit.
+///
+/// As Envoy's adaptive concurrency filter: the limit measures the origin's latency with little load
+/// (its *minimum latency*: the median of `probeSamples` answers while at most `probeConcurrency` are in
+/// flight), then on each answer scales itself by `tolerance` × minimum ÷ latest latency (kept between
+/// 0.5 and 1) and adds √limit of headroom. It settles where latency is about `tolerance` times the
+/// minimum; every `probeInterval` answers it drops to `probeConcurrency` to measure the minimum again,
+/// so it follows an origin that got faster or slower.
 public struct GradientLimit: Sendable, Hashable {
     /// The limit before any answer was seen.
     public var initial: Int
@@ -88,23 +96,30 @@ public struct GradientLimit: Sendable, Hashable {
     public var minimum: Int
     /// The highest limit.
     public var maximum: Int
-    /// How far the latest latency may exceed the long-term one before the limit shrinks (2: twice).
+    /// How far latency may exceed the minimum latency before the limit shrinks (1.5: half as long again,
+    /// Netflix's default).
     public var tolerance: Double
     /// How much of each new estimate is taken (0.2).
     public var smoothing: Double
-    /// How many answers the long-term latency averages over (600).
-    public var longWindow: Int
+    /// How many attempts may be in flight while the minimum latency is measured (3).
+    public var probeConcurrency: Int
+    /// How many answers the minimum latency is the median of (20).
+    public var probeSamples: Int
+    /// How many answers pass between two measurements of the minimum latency (1,000).
+    public var probeInterval: Int
 
-    /// Creates settings.
+    /// Creates gradient settings: the limit follows the ratio of the long-term to the recent latency.
     public init(
-        initial: Int = 20, minimum: Int = 1, maximum: Int = 200, tolerance: Double = 2, smoothing: Double = 0.2,
-        longWindow: Int = 600
+        initial: Int = 20, minimum: Int = 1, maximum: Int = 200, tolerance: Double = 1.5, smoothing: Double = 0.2,
+        probeConcurrency: Int = 3, probeSamples: Int = 20, probeInterval: Int = 1_000
     ) {
         self.minimum = max(minimum, 1)
         self.maximum = max(maximum, self.minimum)
         self.initial = min(max(initial, self.minimum), self.maximum)
         self.tolerance = max(tolerance, 1)
         self.smoothing = min(max(smoothing, 0.01), 1)
-        self.longWindow = max(longWindow, 1)
+        self.probeConcurrency = max(probeConcurrency, 1)
+        self.probeSamples = max(probeSamples, 1)
+        self.probeInterval = max(probeInterval, 1)
     }
 }

@@ -25,8 +25,8 @@ struct ConcurrencyLimiter: Sendable, Hashable {
     private(set) var queue: [UInt64] = []
     /// The limit, fractional while it adapts.
     private var estimate: Double
-    /// The gradient limit's long-term latency, in seconds.
-    private var longLatency: Double?
+    /// The gradient limit's measurement of the origin's latency under little load.
+    private(set) var gradient = GradientState()
 
     init(_ policy: ConcurrencyLimitPolicy) {
         self.policy = policy
@@ -37,8 +37,13 @@ struct ConcurrencyLimiter: Sendable, Hashable {
         }
     }
 
-    /// The current limit.
-    var limit: Int { max(Int(estimate), 1) }
+    /// The current limit: while a gradient limit measures its minimum latency, its probe concurrency.
+    var limit: Int {
+        if case .gradient(let settings) = policy.limit, gradient.probing {
+            return max(min(settings.probeConcurrency, Int(estimate)), 1)
+        }
+        return max(Int(estimate), 1)
+    }
 
     /// Asks for a slot for attempt `id`.
     mutating func acquire(_ id: UInt64) -> Acquisition {
@@ -92,24 +97,42 @@ struct ConcurrencyLimiter: Sendable, Hashable {
             }
         case .gradient(let settings):
             let latest = max(sample.latency.seconds, 1e-6)
-            let long: Double
-            if let previous = longLatency {
-                let factor = 2 / (Double(settings.longWindow) + 1)
-                var updated = previous * (1 - factor) + latest * factor
-                // After an overload the long-term latency drifts high; bring it down faster once
-                // latencies recover, so the limit can grow again.
-                if updated / latest > 2 { updated *= 0.95 }
-                long = updated
-            } else {
-                long = latest
+            if gradient.probing {
+                // Only answers that ran with little load measure the minimum: those still draining from
+                // before the probe ran with the old limit.
+                guard !sample.overloaded, inFlight <= settings.probeConcurrency else { return }
+                gradient.samples.append(latest)
+                guard gradient.samples.count >= settings.probeSamples else { return }
+                gradient.samples.sort()
+                gradient.minimumLatency = gradient.samples[gradient.samples.count / 2]
+                gradient.samples.removeAll(keepingCapacity: true)
+                gradient.probing = false
+                gradient.sinceProbe = 0
+                return
             }
-            longLatency = long
+            gradient.sinceProbe += 1
+            if gradient.sinceProbe >= settings.probeInterval {
+                gradient.probing = true
+            }
+            guard let minimumLatency = gradient.minimumLatency else { return }
             // An idle client learns nothing about capacity.
             if Double(inFlight) < estimate / 2 && !sample.overloaded { return }
-            let gradient = sample.overloaded ? 0.5 : min(max(settings.tolerance * long / latest, 0.5), 1)
-            let target = estimate * gradient + estimate.squareRoot()
+            let ratio = sample.overloaded ? 0.5 : min(max(settings.tolerance * minimumLatency / latest, 0.5), 1)
+            let target = estimate * ratio + estimate.squareRoot()
             let smoothed = estimate * (1 - settings.smoothing) + target * settings.smoothing
             estimate = min(max(smoothed, Double(settings.minimum)), Double(settings.maximum))
         }
     }
+}
+
+/// What a gradient limit knows of its origin's latency under little load.
+struct GradientState: Sendable, Hashable {
+    /// Measuring the minimum latency: the limit is the probe concurrency.
+    var probing = true
+    /// The latencies measured so far in this probe, in seconds.
+    var samples: [Double] = []
+    /// The median latency of the last probe, in seconds.
+    var minimumLatency: Double?
+    /// Answers since the last probe ended.
+    var sinceProbe = 0
 }

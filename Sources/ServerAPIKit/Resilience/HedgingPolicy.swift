@@ -22,7 +22,8 @@ public struct HedgingPolicy: Sendable, Hashable {
     /// How far back calls and hedges count for `maxShare`.
     public var window: Duration
 
-    /// Creates a policy.
+    /// Creates a policy that sends a second attempt when the first has not answered after `delay`; the first answer
+    /// wins.
     /// - Parameters:
     ///   - delay: How long to wait before the hedge.
     ///   - maxShare: The most hedges as a share of the origin's hedgeable calls, 0…1 (0.05).

@@ -32,7 +32,7 @@ public struct CircuitStateChange: Sendable, Hashable {
     /// For a circuit that opened: how long until it lets a probe through.
     public var probeAfter: Duration?
 
-    /// Creates a change.
+    /// Creates a record of one origin's circuit moving from one state to another.
     public init(origin: ServerOrigin, from: CircuitState, to: CircuitState, probeAfter: Duration? = nil) {
         self.origin = origin
         self.from = from

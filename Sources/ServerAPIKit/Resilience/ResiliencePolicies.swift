@@ -22,7 +22,7 @@ public struct ResiliencePolicies: Sendable, Hashable {
     /// Policies for particular origins, used instead of these for calls to them.
     public var origins: [ServerOrigin: ResiliencePolicies]
 
-    /// Creates a set of policies.
+    /// Creates the policies every origin gets, with `origins` overriding them for named origins; all off by default.
     public init(
         retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreakerPolicy? = nil, hedging: HedgingPolicy? = nil,
         concurrencyLimit: ConcurrencyLimitPolicy? = nil, origins: [ServerOrigin: ResiliencePolicies] = [:]
@@ -48,30 +48,24 @@ public struct ResiliencePolicies: Sendable, Hashable {
     }
 
     /// Returns a copy with this retry budget.
-    public func retryBudget(_ budget: RetryBudget?) -> ResiliencePolicies {
-        var copy = self
-        copy.retryBudget = budget
-        return copy
-    }
+    public func retryBudget(_ budget: RetryBudget?) -> ResiliencePolicies { replacing(\.retryBudget, with: budget) }
 
     /// Returns a copy with this circuit breaker.
     public func circuitBreaker(_ policy: CircuitBreakerPolicy?) -> ResiliencePolicies {
-        var copy = self
-        copy.circuitBreaker = policy
-        return copy
+        replacing(\.circuitBreaker, with: policy)
     }
 
     /// Returns a copy with this hedging policy.
-    public func hedging(_ policy: HedgingPolicy?) -> ResiliencePolicies {
-        var copy = self
-        copy.hedging = policy
-        return copy
-    }
+    public func hedging(_ policy: HedgingPolicy?) -> ResiliencePolicies { replacing(\.hedging, with: policy) }
 
     /// Returns a copy with this concurrency limit.
     public func concurrencyLimit(_ policy: ConcurrencyLimitPolicy?) -> ResiliencePolicies {
+        replacing(\.concurrencyLimit, with: policy)
+    }
+
+    private func replacing<Policy>(_ field: WritableKeyPath<Self, Policy?>, with policy: Policy?) -> Self {
         var copy = self
-        copy.concurrencyLimit = policy
+        copy[keyPath: field] = policy
         return copy
     }
 }

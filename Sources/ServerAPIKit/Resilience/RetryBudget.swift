@@ -16,7 +16,7 @@ public struct RetryBudget: Sendable, Hashable {
     /// Retries allowed each second whatever the traffic, so that a quiet client can still retry.
     public var minRetriesPerSecond: Int
 
-    /// Creates a budget.
+    /// Creates a budget that lets retries be at most a share of an origin's recent calls.
     /// - Parameters:
     ///   - window: How long a call or a retry counts against the budget (10 s).
     ///   - percentCanRetry: The share of calls that may be retried, from 0 to 1 (0.2).

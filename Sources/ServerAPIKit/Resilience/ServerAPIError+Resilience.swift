@@ -9,7 +9,7 @@ extension ServerAPIError.Kind {
 
 /// Why a call failed with `circuitOpen`: the origin, and when its circuit lets a probe through.
 public struct CircuitOpenDetails: Error, Sendable, Hashable {
-    /// The origin.
+    /// The origin whose circuit refused the call.
     public var origin: ServerOrigin
     /// `open`, or `half-open` with its probes already out.
     public var state: CircuitState
@@ -27,7 +27,7 @@ public struct ConcurrencyLimitDetails: Error, Sendable, Hashable {
         case queueTimeout = "queue timeout"
     }
 
-    /// The origin.
+    /// The origin whose concurrency limit refused the call.
     public var origin: ServerOrigin
     /// What happened.
     public var reason: Reason

@@ -16,7 +16,7 @@ public struct ServerOrigin: Sendable, Hashable, CustomStringConvertible {
     /// The port: the URL's, else the scheme's default (80, 443); 0 for schemes without one.
     public var port: Int
 
-    /// Creates an origin.
+    /// Creates an origin: the scheme, host and port that per-origin policies are kept for.
     /// - Parameters:
     ///   - scheme: The scheme; compared without case.
     ///   - host: The host; compared without case.

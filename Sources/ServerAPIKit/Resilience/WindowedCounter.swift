@@ -17,7 +17,7 @@ struct WindowedCounter: Sendable, Hashable {
     private let width: Duration
     private var slots: [Slot]
 
-    /// Creates a counter.
+    /// Creates a counter of events in a sliding time window, kept in `slots` buckets.
     /// - Parameters:
     ///   - window: The length of the window; at least a nanosecond.
     ///   - slots: How many buckets the window is cut into; more means sharper edges.

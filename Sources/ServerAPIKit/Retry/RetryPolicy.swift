@@ -38,7 +38,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The longest `Retry-After` honoured; a longer one ends the retries.
     public var maxRetryAfter: Duration
 
-    /// Creates a policy.
+    /// Creates a policy of exponential backoff with jitter, retrying the failures `retryOn` accepts.
     public init(
         baseDelay: Duration = .milliseconds(200),
         multiplier: Double = 2,

@@ -18,7 +18,7 @@ public struct ContentDisposition: Sendable, Hashable {
     /// of a repeated parameter wins.
     public var parameters: [String: String]
 
-    /// Creates a value from its parts.
+    /// Creates a value from its type (`attachment`, `inline`) and parameters such as `filename`.
     public init(type: String, parameters: [String: String] = [:]) {
         self.type = type
         self.parameters = parameters

@@ -50,7 +50,7 @@ public struct EventSource: AsyncSequence, Sendable {
         /// The id to send as `Last-Event-ID` on the first connection; empty for none.
         public var lastEventID: String
 
-        /// Creates a configuration.
+        /// Creates reconnection settings: the first delay, its growth and cap, the most reconnects, the last event id.
         public init(
             retry: Duration = .seconds(3), maximumRetry: Duration = .seconds(60), backoffMultiplier: Double = 2,
             maximumReconnects: Int? = nil, lastEventID: String = ""

@@ -44,7 +44,7 @@ public struct LineSplitter: Sendable {
     // Set once a line went over the limit; the splitter then refuses to go on.
     private var overflowed = false
 
-    /// Creates a splitter.
+    /// Creates a splitter at the start of a body, with no partial line.
     ///
     /// - Parameter maximumLineLength: The longest line accepted, in bytes, not counting the
     ///   end-of-line bytes; a longer line makes `feed` throw instead of buffering without bound.

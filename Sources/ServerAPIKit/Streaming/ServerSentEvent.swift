@@ -13,7 +13,7 @@ public struct ServerSentEvent: Sendable, Hashable {
     /// The reconnection time a valid `retry:` field among this event's lines asked for; `nil` when none did.
     public var retry: Duration?
 
-    /// Creates an event.
+    /// Creates an event, as the parser delivers them; tests and mock streams make their own.
     ///
     /// - Parameters:
     ///   - type: The event type; `"message"` by default, as in a browser.

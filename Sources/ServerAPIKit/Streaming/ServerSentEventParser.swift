@@ -51,7 +51,7 @@ public struct ServerSentEventParser: Sendable {
     private var eventRetry: Duration?
     private var failure: ServerAPIError?
 
-    /// Creates a parser.
+    /// Creates a parser at the start of an event stream.
     ///
     /// - Parameters:
     ///   - lastEventID: The last event id of an earlier connection, reported on events until the

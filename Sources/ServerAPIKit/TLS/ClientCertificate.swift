@@ -18,7 +18,7 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible {
     public struct Format: RawRepresentable, Hashable, Sendable {
         /// libcurl's name of the format (`"PEM"`, `"DER"`, `"P12"`).
         public var rawValue: String
-        /// Creates a format from its name.
+        /// Creates a format from its name as the TLS library spells it (`PEM`, `DER`, `P12`).
         /// - Parameter rawValue: The name.
         public init(rawValue: String) { self.rawValue = rawValue }
         /// PEM text files (`-----BEGIN CERTIFICATE-----`): the default.
@@ -38,7 +38,7 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible {
     /// How the files are encoded.
     public var format: Format
 
-    /// Creates a client certificate.
+    /// Creates a certificate the transport presents when a server asks for one (mutual TLS).
     /// - Parameters:
     ///   - certificateFile: The certificate file.
     ///   - keyFile: The private key file; `nil` when the key is in the certificate file.

@@ -25,7 +25,7 @@ public struct PublicKeyPins: Sendable, Hashable {
     /// Files holding accepted public keys (PEM `PUBLIC KEY` or DER SubjectPublicKeyInfo).
     public var keyFiles: [URL]
 
-    /// Creates pins.
+    /// Creates pins that accept a host's certificate only when its chain holds one of these public keys.
     /// - Parameters:
     ///   - hosts: The hosts they apply to; empty for every host no other entry names.
     ///   - sha256: Base64 SHA-256 digests of accepted public keys.

@@ -28,10 +28,10 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     public struct Credentials: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// The user name.
         public var user: String
-        /// The password.
+        /// The password; the type's mirror prints it as `<redacted>`.
         public var password: String
 
-        /// Creates credentials.
+        /// Creates the credentials sent to the proxy (`Proxy-Authorization`), never to the origin.
         /// - Parameters:
         ///   - user: The user name.
         ///   - password: The password.

@@ -22,7 +22,7 @@ public struct StallTimeout: Sendable, Hashable, CustomStringConvertible {
     /// How long the transfer may stay below `bytesPerSecond` before it fails.
     public var duration: Duration
 
-    /// Creates a limit.
+    /// Creates a limit that fails a transfer slower than `bytesPerSecond` for longer than `duration`.
     /// - Parameters:
     ///   - bytesPerSecond: The slowest acceptable speed, in bytes per second (at least 1).
     ///   - duration: How long the transfer may stay slower than that (positive).
@@ -62,7 +62,7 @@ public struct StallTimeout: Sendable, Hashable, CustomStringConvertible {
         /// The backend's own error (such as libcurl's), when there is one.
         public var underlying: (any Error)?
 
-        /// Creates the error.
+        /// Creates the detail of a stall failure (the `underlying` of a `timedOut` error).
         /// - Parameters:
         ///   - limit: The limit the transfer fell below.
         ///   - underlying: The backend's own error.

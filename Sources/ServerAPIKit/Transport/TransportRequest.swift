@@ -10,27 +10,25 @@ public struct TransportRequest: Sendable {
     public var id: RequestID
     /// The absolute URL, with the query already encoded.
     public var url: URL { didSet { isPrepared = false } }
-    /// The method.
+    /// The HTTP method, sent as it is (checked to be a token by `prepare()`).
     public var method: HTTPMethod { didSet { isPrepared = false } }
     /// The headers to send, exactly (including `Content-Type` when there is a body).
     public var headers: HTTPHeaders { didSet { isPrepared = false } }
-    /// The body.
+    /// The body's source: empty, bytes in memory, a file, or a stream.
     public var body: BodySource
-    /// The total time the transfer may take.
-    public var timeout: Duration { didSet { isPrepared = false } }
-    /// The time connecting may take; `nil` lets the transport use `timeout`.
-    public var connectTimeout: Duration?
-    /// Fail the transfer when it moves slower than this; `nil` uses the transport's default (if any).
-    public var stallTimeout: StallTimeout? { didSet { isPrepared = false } }
-    /// Where to write the response body; `nil` keeps it in memory.
-    public var download: DownloadTarget?
-    /// The largest body, in bytes, the transport accepts before failing with `responseTooLarge`.
-    public var maxResponseSize: Int64?
-    /// The most a content-coded body (gzip, deflate, br, zstd) may expand: decoded bytes beyond this many
-    /// times the encoded bytes fail with `responseTooLarge` (see `DecompressionRule`); `nil` for no limit.
-    public var maxDecompressionRatio: Int?
-    /// Whether and how far redirects are followed.
-    public var redirects: RedirectPolicy
+    /// The call's limits, redirect policy, Unix socket and download file, as the call set them
+    /// (`ServerAPI.transfer`, with the socket a `http+unix://` URL names): what a transport enforces.
+    /// Its fields are also read and written as properties of the request (`timeout`, `redirects`, …).
+    public var transfer: ServerAPI.Transfer {
+        didSet {
+            // Only what `prepare()` checks makes the request unprepared again.
+            if transfer.timeout != oldValue.timeout || transfer.stallTimeout != oldValue.stallTimeout
+                || transfer.unixSocketPath != oldValue.unixSocketPath
+            {
+                isPrepared = false
+            }
+        }
+    }
     /// Called with upload and download progress, from any thread.
     public var progress: (@Sendable (TransferProgress) -> Void)?
     /// The attempt number, from 1.
@@ -42,17 +40,15 @@ public struct TransportRequest: Sendable {
     /// The cookie storage the call uses, if any: each redirect's `Set-Cookie` is stored in it and the
     /// next hop's `Cookie` header comes from it (see `RequestCookies`, `RedirectRule.carryCookies`).
     public var cookies: RequestCookies?
-    /// The Unix-domain socket to connect to instead of the URL's host and port (which still name the
-    /// `Host` header); `nil` connects over the network. See `UnixSocket`.
-    public var unixSocketPath: String? { didSet { isPrepared = false } }
     /// Credentials the transport answers an authentication challenge with (Digest); `nil` for none.
     /// Dropped on a redirect to another origin. A transport that cannot answer the scheme refuses the call.
     public var credentials: HTTPCredentials?
     /// Whether `prepare()` checked the request and nothing it checks (URL, method, headers, timeout,
-    /// stall timeout) changed since: a transport then sends it without checking again.
+    /// stall timeout, Unix socket) changed since: a transport then sends it without checking again.
     public internal(set) var isPrepared = false
 
-    /// Creates a request.
+    /// Creates a request from its parts, with every limit given one by one (see also
+    /// `init(id:url:method:headers:body:transfer:attempt:)`).
     public init(
         id: RequestID = RequestID.next(),
         url: URL,
@@ -75,16 +71,42 @@ public struct TransportRequest: Sendable {
         self.method = method
         self.headers = headers
         self.body = body
-        self.timeout = timeout
-        self.connectTimeout = connectTimeout
-        self.stallTimeout = stallTimeout
-        self.download = download
-        self.maxResponseSize = maxResponseSize
-        self.maxDecompressionRatio = maxDecompressionRatio
-        self.redirects = redirects
+        self.transfer = ServerAPI.Transfer(
+            timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
+            maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects)
         self.progress = progress
         self.attempt = attempt
         self.cancellation = cancellation
+    }
+
+    /// Creates a request that carries a call's transfer settings as they are: how `ServerAPI` makes its
+    /// transport request, so that a limit added to `ServerAPI.Transfer` reaches every transport unchanged.
+    /// - Parameters:
+    ///   - id: The id of the call.
+    ///   - url: The absolute URL, with the query encoded.
+    ///   - method: The method.
+    ///   - headers: The headers to send, exactly.
+    ///   - body: The body's source.
+    ///   - transfer: The limits, redirect policy, socket and download file.
+    ///   - attempt: The attempt number, from 1.
+    public init(
+        id: RequestID = RequestID.next(),
+        url: URL,
+        method: HTTPMethod = .get,
+        headers: HTTPHeaders = [:],
+        body: BodySource = .empty,
+        transfer: ServerAPI.Transfer,
+        attempt: Int = 1
+    ) {
+        self.id = id
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.transfer = transfer
+        self.progress = nil
+        self.attempt = attempt
+        self.cancellation = nil
     }
 
     /// Runs a transport's work for this request, calling `onCancel` once when the call is cancelled:
@@ -122,6 +144,59 @@ public struct TransportRequest: Sendable {
     public var isCancelled: Bool { cancellation?.isCancelled == true || Task.isCancelled }
 }
 
+// The transfer settings, read and written as properties of the request: what every transport reads.
+extension TransportRequest {
+    /// The total time the transfer may take.
+    public var timeout: Duration {
+        get { transfer.timeout }
+        set { transfer.timeout = newValue }
+    }
+
+    /// The time connecting may take; `nil` lets the transport use `timeout`.
+    public var connectTimeout: Duration? {
+        get { transfer.connectTimeout }
+        set { transfer.connectTimeout = newValue }
+    }
+
+    /// Fail the transfer when it moves slower than this; `nil` uses the transport's default (if any).
+    public var stallTimeout: StallTimeout? {
+        get { transfer.stallTimeout }
+        set { transfer.stallTimeout = newValue }
+    }
+
+    /// Where to write the response body; `nil` keeps it in memory.
+    public var download: DownloadTarget? {
+        get { transfer.download }
+        set { transfer.download = newValue }
+    }
+
+    /// The largest body, in bytes, the transport accepts before failing with `responseTooLarge`.
+    public var maxResponseSize: Int64? {
+        get { transfer.maxResponseSize }
+        set { transfer.maxResponseSize = newValue }
+    }
+
+    /// The most a content-coded body (gzip, deflate, br, zstd) may expand: decoded bytes beyond this many
+    /// times the encoded bytes fail with `responseTooLarge` (see `DecompressionRule`); `nil` for no limit.
+    public var maxDecompressionRatio: Int? {
+        get { transfer.maxDecompressionRatio }
+        set { transfer.maxDecompressionRatio = newValue }
+    }
+
+    /// Whether and how far redirects are followed.
+    public var redirects: RedirectPolicy {
+        get { transfer.redirects }
+        set { transfer.redirects = newValue }
+    }
+
+    /// The Unix-domain socket to connect to instead of the URL's host and port (which still name the
+    /// `Host` header); `nil` connects over the network. See `UnixSocket`.
+    public var unixSocketPath: String? {
+        get { transfer.unixSocketPath }
+        set { transfer.unixSocketPath = newValue }
+    }
+}
+
 /// Whether redirects are followed.
 public enum RedirectPolicy: Sendable, Hashable {
     /// Redirects are returned as responses (3xx with `Location`).
@@ -152,7 +227,7 @@ public struct DownloadTarget: Sendable, Hashable {
     /// Whether to continue an existing partial file.
     public var resume: Bool
 
-    /// Creates a download target.
+    /// Creates a target: the body goes to `destination`, through a `.part` file, continued when `resume` is true.
     public init(destination: URL, resume: Bool = false) {
         self.destination = destination
         self.resume = resume
@@ -182,7 +257,7 @@ public struct TransferProgress: Sendable, Hashable {
     /// The expected total, when known.
     public var total: Int64?
 
-    /// Creates a progress report.
+    /// Creates a report of bytes moved so far in one direction; transports make them.
     public init(direction: Direction, completed: Int64, total: Int64?) {
         self.direction = direction
         self.completed = completed

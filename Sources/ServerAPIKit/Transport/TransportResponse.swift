@@ -20,7 +20,7 @@ public struct TransportResponse: Sendable {
     /// streamed body they are on the stream (`ResponseBodyStream.trailers`) once it has ended.
     public var trailers: HTTPHeaders
 
-    /// Creates a response.
+    /// Creates a response; transports return them, and test doubles build their own.
     public init(
         status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .data(Data()), url: URL,
         metrics: TransportMetrics = TransportMetrics(), trailers: HTTPHeaders = [:]
@@ -75,7 +75,7 @@ public struct TransportMetrics: Sendable, Hashable {
     /// The HTTP version that answered, such as `"1.1"` or `"2"`, when known.
     public var httpVersion: String?
 
-    /// Creates metrics.
+    /// Creates what the transport measured of one attempt; every figure is optional or zero by default.
     public init(
         transport: String = "", connected: Duration? = nil, firstByte: Duration? = nil, total: Duration = .zero,
         bytesSent: Int64 = 0, bytesReceived: Int64 = 0, reusedConnection: Bool? = nil, redirects: Int = 0,

@@ -1,3 +1,4 @@
+import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
@@ -27,7 +28,7 @@ import Testing
         mock.stub(.get, "/a", .json("{}"))
         let manager = ServerAPIManager(transport: mock)
         let scope = RequestScope(manager: manager)
-        let error = await errorOf {
+        let error = await expectError {
             try await scope.perform {
                 scope.cancel()
                 return try await manager.send(.test("/a"))
@@ -51,7 +52,7 @@ import Testing
             try await withThrowingTaskGroup(of: ServerAPIError.Kind?.self) { group in
                 scope.cancel()
                 for _ in 0..<3 {
-                    group.addTask { await errorOf { try await manager.send(.test("/a")) }?.kind }
+                    group.addTask { await expectError { try await manager.send(.test("/a")) }?.kind }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }

@@ -8,9 +8,9 @@ import Testing
 /// own; these check that cancellation and the registry behave as they did with a task per call.
 @Suite struct ManagerTaskStartTests {
     final class CompletionCounter: ServerAPIPlugin {
-        let completions = Locked<[ServerAPIError?]>([])
+        let completions = Recorder<ServerAPIError?>()
         func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
-            completions.withLock { $0.append(error) }
+            completions.append(error)
         }
     }
 
@@ -27,7 +27,7 @@ import Testing
             #expect(result.json == .bool(true))
         }
         #expect(manager.inFlight.isEmpty)
-        #expect(counter.completions.withLock { $0.count } == 3)
+        #expect(counter.completions.count == 3)
     }
 
     @Test("A caller that is already cancelled gets cancelled without the transport being asked")
@@ -42,7 +42,7 @@ import Testing
         }.value
         #expect((outcome.failureError as? ServerAPIError)?.kind == .cancelled)
         #expect(mock.requestCount == 0)
-        #expect(counter.completions.withLock { $0.map { $0?.kind } } == [.cancelled])
+        #expect(counter.completions.all.map { $0?.kind } == [.cancelled])
     }
 
     @Test(

@@ -83,21 +83,85 @@ struct ConcurrencyLimiterTests {
         #expect(limiter.limit == 2)
     }
 
-    @Test("the gradient limit grows while latency holds and shrinks when it rises")
-    func gradient() {
-        let settings = GradientLimit(initial: 10, minimum: 1, maximum: 100, tolerance: 1, smoothing: 1, longWindow: 100)
+    /// A gradient limiter whose minimum latency was measured: 100 ms, from `probeSamples` answers at
+    /// the probe concurrency.
+    static func measuredGradient(initial: Int = 10, probeInterval: Int = 1_000) -> ConcurrencyLimiter {
+        let settings = GradientLimit(
+            initial: initial, minimum: 1, maximum: 100, tolerance: 1.5, smoothing: 1, probeConcurrency: 2,
+            probeSamples: 3, probeInterval: probeInterval)
         var limiter = ConcurrencyLimiter(ConcurrencyLimitPolicy(limit: .gradient(settings)))
-        for id in 1...10 { _ = limiter.acquire(UInt64(id)) }
-        _ = limiter.release(.init(latency: .milliseconds(100), overloaded: false))
-        let grown = limiter.limit
-        #expect(grown > 10)
-        for id in 11...20 { _ = limiter.acquire(UInt64(id)) }
-        // Four times the long-term latency: the gradient bottoms out at 0.5.
+        for (index, latency) in [90, 100, 400].enumerated() {
+            #expect(limiter.acquire(UInt64(index)) == .granted)
+            _ = limiter.release(.init(latency: .milliseconds(latency), overloaded: false))
+        }
+        return limiter
+    }
+
+    @Test("the gradient limit first measures the origin's latency at the probe concurrency: the median answer")
+    func gradientProbes() {
+        let settings = GradientLimit(initial: 10, probeConcurrency: 2, probeSamples: 3)
+        var limiter = ConcurrencyLimiter(ConcurrencyLimitPolicy(limit: .gradient(settings), maxQueue: 10))
+        #expect(limiter.limit == 2)
+        #expect(limiter.acquire(1) == .granted && limiter.acquire(2) == .granted)
+        #expect(limiter.acquire(3) == .queued)
+        // Two in flight is the probe concurrency: the answer counts.
+        #expect(limiter.release(.init(latency: .milliseconds(100), overloaded: false)) == [3])
         _ = limiter.release(.init(latency: .milliseconds(400), overloaded: false))
+        #expect(limiter.gradient.probing && limiter.gradient.minimumLatency == nil)
+        _ = limiter.release(.init(latency: .milliseconds(90), overloaded: false))
+        #expect(!limiter.gradient.probing)
+        #expect(limiter.gradient.minimumLatency == 0.1)
+        #expect(limiter.limit == 10)
+    }
+
+    @Test("answers still draining from before a probe, or overloaded, do not measure the minimum latency")
+    func gradientProbeIgnoresLoad() {
+        var limiter = Self.measuredGradient(probeInterval: 1)
+        for id in 10..<15 { _ = limiter.acquire(UInt64(id)) }
+        // The next answer ends the interval: the limiter probes again, at 2 in flight.
+        _ = limiter.release(.init(latency: .milliseconds(100), overloaded: false))
+        #expect(limiter.gradient.probing && limiter.limit == 2)
+        // Four still in flight from before: their answers ran with more load than the probe's.
+        _ = limiter.release(.init(latency: .milliseconds(900), overloaded: false))
+        _ = limiter.release(.init(latency: .milliseconds(900), overloaded: false))
+        #expect(limiter.gradient.samples.isEmpty)
+        _ = limiter.release(.init(latency: .milliseconds(50), overloaded: true))
+        #expect(limiter.gradient.samples.isEmpty)
+        _ = limiter.release(.init(latency: .milliseconds(200), overloaded: false))
+        #expect(limiter.gradient.samples == [0.2])
+    }
+
+    @Test("the gradient limit grows while latency stays within the tolerance and shrinks when it rises past it")
+    func gradient() {
+        var limiter = Self.measuredGradient()
+        for id in 10..<20 { _ = limiter.acquire(UInt64(id)) }
+        // 1.5 × the minimum: the gradient is 1, and the limit gains √10 of headroom.
+        _ = limiter.release(.init(latency: .milliseconds(150), overloaded: false))
+        let grown = limiter.limit
+        #expect(grown == 13)
+        for id in 20..<24 { _ = limiter.acquire(UInt64(id)) }
+        // Six times the minimum: the gradient bottoms out at 0.5.
+        _ = limiter.release(.init(latency: .milliseconds(600), overloaded: false))
         #expect(limiter.limit < grown)
         let before = limiter.limit
         _ = limiter.release(.init(latency: .milliseconds(100), overloaded: true))
         #expect(limiter.limit < before)
+    }
+
+    @Test("the gradient limit measures the minimum latency again every probe interval")
+    func gradientReprobes() {
+        var limiter = Self.measuredGradient(probeInterval: 3)
+        for id in 10..<13 { _ = limiter.acquire(UInt64(id)) }
+        for _ in 0..<2 { _ = limiter.release(.init(latency: .milliseconds(100), overloaded: false)) }
+        #expect(!limiter.gradient.probing)
+        _ = limiter.release(.init(latency: .milliseconds(100), overloaded: false))
+        #expect(limiter.gradient.probing && limiter.limit == 2)
+        // The origin got slower: the new minimum replaces the old one.
+        for id in 13..<16 {
+            #expect(limiter.acquire(UInt64(id)) == .granted)
+            _ = limiter.release(.init(latency: .milliseconds(300), overloaded: false))
+        }
+        #expect(limiter.gradient.minimumLatency == 0.3 && !limiter.gradient.probing)
     }
 
     @Test("a limit that shrinks holds queued attempts until in-flight ones drop below it")

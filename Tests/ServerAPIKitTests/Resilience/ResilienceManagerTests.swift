@@ -38,11 +38,15 @@ func firstBlocks(
     return mock
 }
 
-extension ServerAPIManager.Configuration {
-    static func resilient(_ policies: ResiliencePolicies, clock: TestClock) -> Self {
-        var configuration = Self(clock: clock)
+extension ServerAPIManager {
+    /// A manager over `transport` with these resilience policies, on a test clock.
+    static func resilient(
+        _ policies: ResiliencePolicies, transport: MockTransport, clock: TestClock = TestClock(),
+        plugins: [any ServerAPIPlugin] = []
+    ) -> ServerAPIManager {
+        var configuration = Configuration(clock: clock)
         configuration.resilience = policies
-        return configuration
+        return ServerAPIManager(transport: transport, plugins: plugins, configuration: configuration)
     }
 }
 
@@ -57,17 +61,16 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in .status(503) })
         let budget = RetryBudget(window: .seconds(10), percentCanRetry: 0.5, minRetriesPerSecond: 0)
-        let manager = ServerAPIManager(
-            transport: mock, configuration: .resilient(ResiliencePolicies(retryBudget: budget), clock: TestClock()))
+        let manager = ServerAPIManager.resilient(ResiliencePolicies(retryBudget: budget), transport: mock)
         let api = ServerAPI.test("/busy").retry(3, policy: .immediate)
 
-        let first = await errorOf { try await manager.send(api) }
+        let first = await expectError { try await manager.send(api) }
         #expect(first?.kind == .httpStatus && first?.status == 503)
         #expect(first?.metrics?.attempts == 1)
         #expect(first?.metrics?.resilience.retryRefusedByBudget == true)
         #expect(first?.metrics?.resilience.origin == Self.origin)
         // Two calls in the window earn one retry.
-        let second = await errorOf { try await manager.send(api.id(.next())) }
+        let second = await expectError { try await manager.send(api.id(.next())) }
         #expect(second?.metrics?.attempts == 2)
         #expect(second?.metrics?.resilience.retryRefusedByBudget == true)
         #expect(mock.requestCount == 3)
@@ -78,9 +81,8 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in .status(503) })
         let budget = RetryBudget(percentCanRetry: 0, minRetriesPerSecond: 0)
-        let manager = ServerAPIManager(
-            transport: mock, configuration: .resilient(ResiliencePolicies(retryBudget: budget), clock: TestClock()))
-        let error = await errorOf {
+        let manager = ServerAPIManager.resilient(ResiliencePolicies(retryBudget: budget), transport: mock)
+        let error = await expectError {
             try await manager.send(ServerAPI.test().retry(3, policy: .immediate).retryBudget(nil))
         }
         #expect(error?.metrics?.attempts == 4)
@@ -96,20 +98,19 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in healthy.withLock { $0 } ? .json(#"{"ok":true}"#) : .status(503) })
         let log = CircuitLog()
-        let manager = ServerAPIManager(
-            transport: mock, plugins: [log],
-            configuration: .resilient(
-                ResiliencePolicies(circuitBreaker: .consecutiveFailures(2, openFor: .seconds(5))), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(circuitBreaker: .consecutiveFailures(2, openFor: .seconds(5))), transport: mock,
+            clock: clock, plugins: [log])
 
         for _ in 0..<2 {
-            let error = await errorOf { try await manager.send(ServerAPI.test()) }
+            let error = await expectError { try await manager.send(ServerAPI.test()) }
             #expect(error?.status == 503)
         }
         #expect(log.steps == ["closed->open"])
         #expect(log.all.first?.probeAfter == .seconds(5))
 
         clock.advance(by: .seconds(2))
-        let rejected = await errorOf { try await manager.send(ServerAPI.test()) }
+        let rejected = await expectError { try await manager.send(ServerAPI.test()) }
         #expect(rejected?.kind == .circuitOpen)
         #expect(rejected?.circuitOpen?.origin == Self.origin)
         #expect(rejected?.circuitOpen?.state == .open)
@@ -135,16 +136,15 @@ struct ResilienceManagerTests {
         let mock = MockTransport()
         mock.stub(handler: { _ in .cannotConnect() })
         let log = CircuitLog()
-        let manager = ServerAPIManager(
-            transport: mock, plugins: [log],
-            configuration: .resilient(
-                ResiliencePolicies(circuitBreaker: .consecutiveFailures(1, openFor: .seconds(1))), clock: clock))
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(circuitBreaker: .consecutiveFailures(1, openFor: .seconds(1))), transport: mock,
+            clock: clock, plugins: [log])
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
         clock.advance(by: .seconds(1))
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
         #expect(log.steps == ["closed->open", "open->half-open", "half-open->open"])
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
-        #expect(await errorOf { try await manager.send(ServerAPI.test().circuitBreaker(nil)) }?.kind == .cannotConnect)
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
+        #expect(await expectError { try await manager.send(ServerAPI.test().circuitBreaker(nil)) }?.kind == .cannotConnect)
         #expect(mock.requestCount == 3)
     }
 
@@ -152,10 +152,9 @@ struct ResilienceManagerTests {
     func notFailures() async throws {
         let mock = MockTransport()
         mock.stub(handler: { _ in .status(404) })
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(ResiliencePolicies(circuitBreaker: .consecutiveFailures(1)), clock: TestClock()))
-        for _ in 0..<3 { #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.status == 404) }
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(circuitBreaker: .consecutiveFailures(1)), transport: mock)
+        for _ in 0..<3 { #expect(await expectError { try await manager.send(ServerAPI.test()) }?.status == 404) }
         #expect(mock.requestCount == 3)
     }
 
@@ -168,10 +167,8 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let cancelled = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered, cancelled: cancelled)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/item")) }
         await entered.wait()
         await clock.waitForSleepers(1)
@@ -189,10 +186,8 @@ struct ResilienceManagerTests {
         let clock = TestClock()
         let mock = MockTransport()
         mock.stub(.get, "/item", .json(#"{"ok":true}"#))
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let result = try await manager.send(ServerAPI.test("/item"))
         #expect(!result.metrics.resilience.hedged)
         #expect(mock.requestCount == 1)
@@ -204,10 +199,8 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 0.5)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 0.5)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/item")) }
         await entered.wait()
         await clock.waitForSleepers(1)
@@ -226,10 +219,8 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/orders").method(.post).body(.json(["n": 1]))) }
         await entered.wait()
         await transportClock.waitForSleepers(1)
@@ -247,10 +238,8 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let cancelled = EventCounter()
         let mock = firstBlocks(transportClock, blocking: 2, entered: entered, cancelled: cancelled)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let api = ServerAPI.test("/item")
         let call = Task { try await manager.send(api) }
         await entered.wait()
@@ -260,7 +249,7 @@ struct ResilienceManagerTests {
         await transportClock.waitForSleepers(2)
         manager.cancel(id: api.id)
         await cancelled.wait(for: 2)
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
         #expect(mock.requestCount == 2)
     }
@@ -272,16 +261,14 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let cancelled = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered, cancelled: cancelled)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(hedging: .after(.milliseconds(100), maxShare: 1)), transport: mock, clock: clock)
         let call = Task { try await manager.send(ServerAPI.test("/item")) }
         await entered.wait()
         await clock.waitForSleepers(1)
         call.cancel()
         await cancelled.wait()
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
         #expect(clock.sleeperCount == 0)
         #expect(mock.requestCount == 1)
@@ -296,21 +283,21 @@ struct ResilienceManagerTests {
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
         let limit = ConcurrencyLimitPolicy.fixed(1, maxQueue: 1, queueTimeout: .seconds(1))
-        let manager = ServerAPIManager(
-            transport: mock, configuration: .resilient(ResiliencePolicies(concurrencyLimit: limit), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: limit), transport: mock, clock: clock)
 
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
         let queued = Task { try await manager.send(ServerAPI.test("/b")) }
         await clock.waitForSleepers(1)  // the queue timer of the second call
 
-        let full = await errorOf { try await manager.send(ServerAPI.test("/c")) }
+        let full = await expectError { try await manager.send(ServerAPI.test("/c")) }
         #expect(full?.kind == .concurrencyLimited)
         #expect(full?.concurrencyLimited?.reason == .queueFull)
         #expect(full?.concurrencyLimited?.origin == Self.origin)
 
         clock.advance(by: .seconds(1))
-        let timedOut = await errorOf { try await queued.value }
+        let timedOut = await expectError { try await queued.value }
         #expect(timedOut?.kind == .concurrencyLimited)
         #expect(timedOut?.concurrencyLimited?.reason == .queueTimeout)
 
@@ -329,10 +316,9 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), transport: mock,
+            clock: clock)
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
         let queued = Task { try await manager.send(ServerAPI.test("/b")) }
@@ -355,17 +341,16 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(
-                ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 4, queueTimeout: .seconds(5))), transport: mock,
+            clock: clock)
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
         let waiting = ServerAPI.test("/b")
         let queued = Task { try await manager.send(waiting) }
         await clock.waitForSleepers(1)
         manager.cancel(id: waiting.id)
-        let error = await errorOf { try await queued.value }
+        let error = await expectError { try await queued.value }
         #expect(error?.kind == .cancelled)
         #expect(clock.sleeperCount == 0)  // its queue timer stopped
 
@@ -382,12 +367,11 @@ struct ResilienceManagerTests {
         let transportClock = TestClock()
         let entered = EventCounter()
         let mock = firstBlocks(transportClock, entered: entered)
-        let manager = ServerAPIManager(
-            transport: mock,
-            configuration: .resilient(ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 0)), clock: clock))
+        let manager = ServerAPIManager.resilient(
+            ResiliencePolicies(concurrencyLimit: .fixed(1, maxQueue: 0)), transport: mock, clock: clock)
         let first = Task { try await manager.send(ServerAPI.test("/a")) }
         await entered.wait()
-        #expect(await errorOf { try await manager.send(ServerAPI.test("/b")) }?.kind == .concurrencyLimited)
+        #expect(await expectError { try await manager.send(ServerAPI.test("/b")) }?.kind == .concurrencyLimited)
         _ = try await manager.send(ServerAPI.test("/c").concurrencyLimit(nil))
         await transportClock.waitForSleepers(1)
         transportClock.advance(by: .seconds(1))
@@ -400,11 +384,11 @@ struct ResilienceManagerTests {
         mock.stub(handler: { _ in .status(503) })
         var policies = ResiliencePolicies.none
         policies.origins[Self.origin] = ResiliencePolicies(circuitBreaker: .consecutiveFailures(1))
-        let manager = ServerAPIManager(transport: mock, configuration: .resilient(policies, clock: TestClock()))
-        _ = await errorOf { try await manager.send(ServerAPI.test()) }
-        #expect(await errorOf { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
+        let manager = ServerAPIManager.resilient(policies, transport: mock)
+        _ = await expectError { try await manager.send(ServerAPI.test()) }
+        #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
         let other = ServerAPI(host: "https://other.test", path: "/x")
-        #expect(await errorOf { try await manager.send(other) }?.status == 503)
-        #expect(await errorOf { try await manager.send(other) }?.status == 503)
+        #expect(await expectError { try await manager.send(other) }?.status == 503)
+        #expect(await expectError { try await manager.send(other) }?.status == 503)
     }
 }

@@ -63,7 +63,7 @@ struct ManagerStreamTests {
         let huge = String(repeating: "x", count: 1 << 20)
         mock.stub(.get, "/e", .stream([.text("not found: "), .text(huge)], status: 404))
         let manager = manager(mock)
-        let error = await errorOf { try await manager.stream(.test("/e")) }
+        let error = await expectError { try await manager.stream(.test("/e")) }
         #expect(error?.kind == .httpStatus)
         #expect(error?.status == 404)
         #expect(error?.bodyExcerpt?.hasPrefix("not found: xxx") == true)
@@ -74,7 +74,7 @@ struct ManagerStreamTests {
     func pipeline() async throws {
         let clock = TestClock()
         let mock = MockTransport(clock: clock)
-        let log = Log()
+        let log = Recorder<String>()
         // The body cannot end before the test advances the clock: the end is the test's to decide.
         mock.stub(.get, "/r", .status(503), .stream([.text("ok"), .wait(.seconds(1))]))
         let manager = manager(mock, plugins: [RecordingPlugin(name: "p", log: log)], clock: clock)
@@ -93,18 +93,18 @@ struct ManagerStreamTests {
     @Test("a plugin sees the head with the streamed body, unread")
     func pluginSeesHead() async throws {
         struct HeadCheck: ServerAPIPlugin {
-            let seen: Locked<[String]>
+            let seen: Recorder<String>
             func process(_ response: TransportResponse, for api: ServerAPI) async throws -> TransportResponse {
-                if case .stream(let body) = response.body { seen.withLock { $0.append("stream:\(body.isFinished)") } }
+                if case .stream(let body) = response.body { seen.append("stream:\(body.isFinished)") }
                 return response
             }
         }
         let clock = TestClock()
         let timed = MockTransport(clock: clock)
         timed.stub(.get, "/h", .stream([.wait(.seconds(1)), .text("late")]))
-        let seen = Locked<[String]>([])
+        let seen = Recorder<String>()
         let response = try await manager(timed, plugins: [HeadCheck(seen: seen)], clock: clock).stream(.test("/h"))
-        #expect(seen.withLock { $0 } == ["stream:false"])
+        #expect(seen.all == ["stream:false"])
         response.cancel()
     }
 
@@ -145,7 +145,7 @@ struct ManagerStreamTests {
         let task = Task { try await manager.stream(.test("/slow")) }
         await clock.waitForSleepers(1)
         task.cancel()
-        let error = await errorOf { try await task.value }
+        let error = await expectError { try await task.value }
         #expect(error?.kind == .cancelled)
         #expect(manager.inFlight.isEmpty)
     }
@@ -157,7 +157,7 @@ struct ManagerStreamTests {
         let manager = manager(mock)
         let response = try await manager.stream(.test("/d"))
         var lines: [String] = []
-        let error = await errorOf { for try await line in response.lines { lines.append(line) } }
+        let error = await expectError { for try await line in response.lines { lines.append(line) } }
         #expect(lines == ["a"])
         #expect(error?.kind == .network)
         #expect(error?.requestID == response.requestID)
@@ -170,7 +170,7 @@ struct ManagerStreamTests {
         let mock = MockTransport()
         mock.stub(.get, "/big", .stream([.chunk(Data(count: 600)), .chunk(Data(count: 600))]))
         let response = try await manager(mock).stream(.test("/big").maxResponseSize(1000))
-        let error = await errorOf { try await response.body.collect(upTo: 1 << 20) }
+        let error = await expectError { try await response.body.collect(upTo: 1 << 20) }
         #expect(error?.kind == .responseTooLarge)
     }
 
@@ -196,7 +196,7 @@ struct ManagerStreamTests {
     func noDownload() async {
         let manager = manager(MockTransport())
         let api = ServerAPI.test("/f").download(to: URL(fileURLWithPath: "/tmp/never"))
-        let error = await errorOf { try await manager.stream(api) }
+        let error = await expectError { try await manager.stream(api) }
         #expect(error?.kind == .invalidRequest)
     }
 
@@ -240,7 +240,7 @@ struct StreamedRequestBodyTests {
             continuation.yield(Data("ab".utf8))
             continuation.finish()
         }
-        let error = await errorOf {
+        let error = await expectError {
             try await ServerAPIManager(transport: mock).send(
                 .test("/up").method(.post).body(.stream(RequestBodyStream(chunks, length: 5))))
         }
@@ -256,7 +256,7 @@ struct StreamedRequestBodyTests {
             continuation.yield([1, 2, 3])
             continuation.finish()
         }
-        let error = await errorOf {
+        let error = await expectError {
             try await ServerAPIManager(transport: mock).send(
                 .test("/up").method(.put).body(.stream(RequestBodyStream(chunks)))
                     .retry(3, policy: RetryPolicy(baseDelay: .zero)))
@@ -278,7 +278,7 @@ struct StreamDecodingTests {
         mock.stub(.get, "/nd", .stream([.text("{\"id\":1}\n\n{\"i"), .text("d\":2}\r\nnot json\n{\"id\":3}\n")]))
         let response = try await ServerAPIManager(transport: mock).stream(.test("/nd"))
         var items: [Item] = []
-        let error = await errorOf { for try await item in response.decodedLines(Item.self) { items.append(item) } }
+        let error = await expectError { for try await item in response.decodedLines(Item.self) { items.append(item) } }
         #expect(items == [Item(id: 1), Item(id: 2)])
         #expect(error?.kind == .decoding)
         #expect(error?.message.contains("line 4") == true)

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import ServerAPIKit
+import ServerAPITestSupport
 
 @Suite("Signing and common parameters", .timeLimit(.minutes(1)))
 struct SigningPluginTests {
@@ -61,9 +62,9 @@ struct SigningPluginTests {
     func signsWhatIsSent() async throws {
         let mock = MockTransport()
         mock.stub(.post, "/v1/orders", .json("{}", status: 201))
-        let seen = Locked<[SigningPlugin.Request]>([])
+        let seen = Recorder<SigningPlugin.Request>()
         let recorder = SigningPlugin { request in
-            seen.withLock { $0.append(request) }
+            seen.append(request)
             return [:]
         }
         let manager = ServerAPIManager(
@@ -76,7 +77,7 @@ struct SigningPluginTests {
             .query("note", "café & tea").json(["item": "tea", "count": "2"])
         _ = try await manager.send(order)
         let sent = try #require(mock.requests.first)
-        let signed = try #require(seen.withLock { $0.first })
+        let signed = try #require(seen.all.first)
         #expect(signed.url == sent.url)
         #expect(signed.query == "note=caf%C3%A9%20%26%20tea&app=a%2Fb")
         #expect(signed.pathAndQuery == "/v1/orders?note=caf%C3%A9%20%26%20tea&app=a%2Fb")
@@ -127,9 +128,9 @@ struct SigningPluginTests {
         let failing = ServerAPIManager(
             transport: mock,
             plugins: [SigningPlugin { _ in throw ServerAPIError(.invalidRequest, "no signing key") }])
-        #expect(await errorOf { try await failing.send(.test()) }?.message == "no signing key")
+        #expect(await expectError { try await failing.send(.test()) }?.message == "no signing key")
         let badHeader = ServerAPIManager(transport: mock, plugins: [SigningPlugin { _ in ["X-Sig": "a\r\nb"] }])
-        #expect(await errorOf { try await badHeader.send(.test()) }?.kind == .invalidRequest)
+        #expect(await expectError { try await badHeader.send(.test()) }?.kind == .invalidRequest)
         #expect(mock.requestCount == 0)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
@@ -19,7 +20,7 @@ struct LoggingPluginTests {
     func lines() async throws {
         let mock = MockTransport()
         mock.stub(.get, "/items", .status(503), .json(#"{"a":1}"#))
-        let log = Log()
+        let log = Recorder<String>()
         let manager = ServerAPIManager(
             transport: mock, cache: TinyCache(), plugins: [LoggingPlugin(logsHeaders: false, sink: log.append)])
         let api = ServerAPI.test("/items").query("page", "2").retry(1, policy: .immediate).cache(.returnCacheElseLoad)
@@ -45,7 +46,7 @@ struct LoggingPluginTests {
         let mock = MockTransport(clock: clock)
         // The body cannot end before the test advances the clock, so the end's line cannot come early.
         mock.stub(.get, "/feed", .stream([.text("abc"), .wait(.seconds(1)), .text("de")]))
-        let log = Log()
+        let log = Recorder<String>()
         let manager = ServerAPIManager(
             transport: mock, plugins: [LoggingPlugin(logsHeaders: false, sink: log.append)],
             configuration: .init(clock: clock))
@@ -66,9 +67,9 @@ struct LoggingPluginTests {
     func failure() async {
         let mock = MockTransport()
         mock.stub(.get, "/down", .cannotConnect())
-        let log = Log()
+        let log = Recorder<String>()
         let manager = ServerAPIManager(transport: mock, plugins: [LoggingPlugin(sink: log.append)])
-        _ = await errorOf { try await manager.send(.test("/down")) }
+        _ = await expectError { try await manager.send(.test("/down")) }
         #expect(log.all.contains { $0.hasPrefix("← failed GET https://api.test/down") && $0.contains("connect") })
         #expect(log.all.last?.hasPrefix("✗ GET https://api.test/down") == true)
         #expect(log.all.last?.contains("1 attempt: cannot connect: could not connect (stub)") == true)
@@ -83,13 +84,13 @@ struct LoggingPluginTests {
         mock.stub(
             .get, "/fail",
             .failure(ServerAPIError(.invalidRequest, "rejected https://api.test/fail?access_token=SECRET-6&x=1")))
-        let log = Log()
+        let log = Recorder<String>()
         let manager = ServerAPIManager(transport: mock, plugins: [LoggingPlugin(sink: log.append)])
         let api = ServerAPI(url: try #require(URL(string: "https://user:SECRET-0@api.test/me")))
             .setHeader("Authorization", "Bearer SECRET-1").setHeader("Cookie", "sid=SECRET-2")
             .query("token", "SECRET-3").query("Password", "SECRET-4").query("q", "visible-query")
         _ = try await manager.send(api)
-        _ = await errorOf { try await manager.send(.test("/fail")) }
+        _ = await expectError { try await manager.send(.test("/fail")) }
         let text = log.all.joined(separator: "\n")
         #expect(!text.contains("SECRET"))
         for visible in ["visible-query", "visible-header", "Authorization: <redacted>", "Cookie: <redacted>",
@@ -104,7 +105,7 @@ struct LoggingPluginTests {
     func configuredRedaction() async throws {
         let mock = MockTransport()
         mock.stub(.get, "/x", .json("{}"))
-        let log = Log()
+        let log = Recorder<String>()
         let plugin = LoggingPlugin(redactedHeaders: ["X-Session"], redactedQueryKeys: ["sid"], sink: log.append)
         let manager = ServerAPIManager(transport: mock, plugins: [plugin])
         _ = try await manager.send(.test().query("sid", "hidden").query("token", "shown").header("x-session", "s"))

@@ -65,28 +65,28 @@ struct MetricsTests {
         let manager = ServerAPIManager(transport: mock)
 
         let retried = ServerAPI.test("/status").retry(2, policy: .immediate)
-        let status = try #require(await errorOf { try await manager.send(retried) })
+        let status = try #require(await expectError { try await manager.send(retried) })
         #expect(status.metrics?.attempts == 3)
         #expect(status.metrics?.transportName == "mock" && status.metrics?.bytesReceived == 4)
 
-        let down = try #require(await errorOf { try await manager.send(.test("/down")) })
+        let down = try #require(await expectError { try await manager.send(.test("/down")) })
         #expect(down.metrics?.attempts == 1 && down.metrics?.transportName == "mock")
         #expect(down.metrics?.attemptStartedAt != nil && down.metrics?.bytesReceived == 0)
 
         let slow = Task { try await manager.send(.test("/slow")) }
         await entered.wait()
         slow.cancel()
-        let cancelled = try #require(await errorOf { try await slow.value })
+        let cancelled = try #require(await expectError { try await slow.value })
         #expect(cancelled.kind == .cancelled && cancelled.metrics != nil)
         #expect((cancelled.metrics?.duration ?? .zero) > .zero)
 
         let throttled = ServerAPI.test("/t").minimumInterval(.seconds(60))
         _ = try await manager.send(throttled)
-        let error = try #require(await errorOf { try await manager.send(throttled) })
+        let error = try #require(await expectError { try await manager.send(throttled) })
         #expect(error.kind == .throttled && error.metrics?.attempts == 0)
 
         // Only a call rejected before it starts has none.
-        #expect(await errorOf { try await manager.send(ServerAPI(host: "")) }?.metrics == nil)
+        #expect(await expectError { try await manager.send(ServerAPI(host: "")) }?.metrics == nil)
     }
 
     @Test("a cached result names the cache as its transport, with no attempt")
@@ -105,7 +105,7 @@ struct MetricsTests {
     @Test("the status a call ended with is in its metrics, for the caller and for didComplete")
     func endingStatus() async throws {
         final class Capture: ServerAPIPlugin {
-            let log = Log()
+            let log = Recorder<String>()
             func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
                 log.append("\(api.path) \(metrics.status.map(String.init) ?? "nil")")
             }
@@ -123,10 +123,10 @@ struct MetricsTests {
 
         #expect(try await manager.send(.test("/created").format(.data)).metrics.status == 201)
         #expect(try await manager.send(.test("/retried").retry(1, policy: .immediate)).metrics.status == 200)
-        #expect(await errorOf { try await manager.send(.test("/missing")) }?.metrics?.status == 404)
+        #expect(await expectError { try await manager.send(.test("/missing")) }?.metrics?.status == 404)
         // The last attempt got no response: the first one's 503 does not describe how the call ended.
-        #expect(await errorOf { try await manager.send(.test("/dropped").retry(1, policy: .immediate)) }?.metrics?.status == nil)
-        #expect(await errorOf { try await manager.send(.test("/down")) }?.metrics?.status == nil)
+        #expect(await expectError { try await manager.send(.test("/dropped").retry(1, policy: .immediate)) }?.metrics?.status == nil)
+        #expect(await expectError { try await manager.send(.test("/down")) }?.metrics?.status == nil)
         let cachedCall = ServerAPI.test("/cached").cache(.returnCacheElseLoad)
         _ = try await manager.send(cachedCall)
         let cached = try await manager.send(cachedCall)
@@ -144,7 +144,7 @@ struct MetricsTests {
     @Test("plugins see the same metrics in didComplete as the caller gets")
     func pluginMetrics() async throws {
         final class Capture: ServerAPIPlugin {
-            let log = Log()
+            let log = Recorder<String>()
             func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
                 log.append("\(metrics.attempts) \(metrics.transportName ?? "-") \(error?.metrics?.attempts ?? -1)")
             }
@@ -153,7 +153,7 @@ struct MetricsTests {
         mock.stub(.get, "/x", .status(500))
         let capture = Capture()
         let manager = ServerAPIManager(transport: mock, plugins: [capture])
-        _ = await errorOf { try await manager.send(.test()) }
+        _ = await expectError { try await manager.send(.test()) }
         #expect(capture.log.all == ["1 mock 1"])
     }
 }

@@ -91,12 +91,12 @@ struct CoalescingTests {
 
         for task in tasks.prefix(2) {
             task.cancel()
-            #expect(await errorOf { try await task.value }?.kind == .cancelled)
+            #expect(await expectError { try await task.value }?.kind == .cancelled)
         }
         // The shared call keeps running while anyone waits for it.
         #expect(clock.sleeperCount == 1 && transportCancelled.count == 0)
         tasks[2].cancel()
-        #expect(await errorOf { try await tasks[2].value }?.kind == .cancelled)
+        #expect(await expectError { try await tasks[2].value }?.kind == .cancelled)
         await transportCancelled.wait()
         #expect(clock.sleeperCount == 0)
         #expect(manager.controls.flights.flightCount == 0)
@@ -121,7 +121,7 @@ struct CoalescingTests {
         let follower = Task { try await manager.send(api.id(.next())) }
         await manager.controls.flights.waitForJoins(2)
         #expect(manager.cancel(id: api.id).count == 1)
-        #expect(await errorOf { try await leader.value }?.kind == .cancelled)
+        #expect(await expectError { try await leader.value }?.kind == .cancelled)
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
         #expect(try await follower.value.json?["ok"] == .bool(true))
@@ -246,7 +246,7 @@ struct CoalescingTests {
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
         for (call, task) in zip(calls, tasks) {
-            let error = await errorOf { try await task.value }
+            let error = await expectError { try await task.value }
             #expect(error?.status == 503 && error?.requestID == call.id)
         }
         #expect(mock.requestCount == 1)
@@ -257,7 +257,7 @@ struct CoalescingTests {
         let clock = TestClock()
         let mock = gatedMock(clock) { _ in .data(Data(count: 100)) }
         let manager = ServerAPIManager(transport: mock)
-        let reports = Log()
+        let reports = Recorder<String>()
         let tasks = (0..<3).map { index in
             Task {
                 try await manager.send(ServerAPI.test("/bytes").format(.data).coalesced()) { progress in

@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
@@ -22,7 +23,7 @@ struct ManagerRetryTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .status(503))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(.test().retry(2, policy: .immediate)) }
+        let error = await expectError { try await manager.send(.test().retry(2, policy: .immediate)) }
         #expect(error?.kind == .httpStatus && error?.status == 503)
         #expect(mock.requestCount == 3)
     }
@@ -32,7 +33,7 @@ struct ManagerRetryTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .status(status))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(.test().retry(3, policy: .immediate)) }
+        let error = await expectError { try await manager.send(.test().retry(3, policy: .immediate)) }
         #expect(error?.status == status)
         #expect(mock.requestCount == 1)
     }
@@ -53,7 +54,7 @@ struct ManagerRetryTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .text("not json"))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(.test().retry(3, policy: .immediate)) }
+        let error = await expectError { try await manager.send(.test().retry(3, policy: .immediate)) }
         #expect(error?.kind == .decoding)
         #expect(mock.requestCount == 1)
     }
@@ -63,7 +64,7 @@ struct ManagerRetryTests {
         let mock = MockTransport()
         mock.stub(.post, "/x", .status(503), .json("{}"))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(.test().method(.post).retry(2, policy: .immediate)) }
+        let error = await expectError { try await manager.send(.test().method(.post).retry(2, policy: .immediate)) }
         #expect(error?.status == 503 && mock.requestCount == 1)
 
         mock.reset()
@@ -129,7 +130,7 @@ struct ManagerRetryTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .status(503, headers: ["Retry-After": "3600"]), .json("{}"))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(.test().retry(3)) }
+        let error = await expectError { try await manager.send(.test().retry(3)) }
         #expect(error?.status == 503 && mock.requestCount == 1)
     }
 }

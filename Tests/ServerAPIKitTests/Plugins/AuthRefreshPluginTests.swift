@@ -91,7 +91,7 @@ struct AuthRefreshPluginTests {
         let auth = AuthRefreshPlugin(token: "old") { _ in throw RefreshFailed() }
         let manager = ServerAPIManager(transport: mock, plugins: [auth])
         let errors = await withTaskGroup(of: ServerAPIError?.self) { group in
-            for index in 0..<5 { group.addTask { await errorOf { try await manager.send(.test("/\(index)")) } } }
+            for index in 0..<5 { group.addTask { await expectError { try await manager.send(.test("/\(index)")) } } }
             return await group.reduce(into: [ServerAPIError?]()) { $0.append($1) }
         }
         #expect(errors.count == 5)
@@ -125,11 +125,11 @@ struct AuthRefreshPluginTests {
         })
         let auth = AuthRefreshPlugin(token: "old") { _ in throw RefreshFailed() }
         let manager = ServerAPIManager(transport: mock, plugins: [auth])
-        let late = Task { await errorOf { try await manager.send(.test("/late")) } }
+        let late = Task { await expectError { try await manager.send(.test("/late")) } }
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<4 {
                 group.addTask {
-                    let error = await errorOf { try await manager.send(.test("/fast/\(index)")) }
+                    let error = await expectError { try await manager.send(.test("/fast/\(index)")) }
                     #expect(error?.underlying as? RefreshFailed == RefreshFailed())
                     fastDone.fire()
                 }
@@ -141,7 +141,7 @@ struct AuthRefreshPluginTests {
         #expect(mock.requestCount == 5)
 
         // A call sent after that wave ended is a new wave: it may refresh again.
-        let next = await errorOf { try await manager.send(.test("/next")) }
+        let next = await expectError { try await manager.send(.test("/next")) }
         #expect(next?.underlying as? RefreshFailed == RefreshFailed())
         #expect(auth.refreshCount == 2)
     }
@@ -158,19 +158,19 @@ struct AuthRefreshPluginTests {
         let manager = ServerAPIManager(
             transport: mock, plugins: [auth], configuration: .init(maxPluginRetries: 10))
 
-        let first = await errorOf { try await manager.send(.test()) }
+        let first = await expectError { try await manager.send(.test()) }
         #expect(first?.status == 401)
         #expect(first?.message.contains("after 2 token refreshes") == true)
         #expect(auth.refreshCount == 2)
         #expect(mock.requests.map { $0.headers["Authorization"] } == ["Bearer t0", "Bearer t1", "Bearer t2"])
 
         // Within the window, a rejected call fails at once, without another refresh.
-        let second = await errorOf { try await manager.send(.test()) }
+        let second = await expectError { try await manager.send(.test()) }
         #expect(second?.message.contains("not refreshing again") == true)
         #expect(auth.refreshCount == 2 && mock.requestCount == 4)
 
         clock.advance(by: .seconds(61))
-        _ = await errorOf { try await manager.send(.test()) }
+        _ = await expectError { try await manager.send(.test()) }
         #expect(auth.refreshCount == 4)
     }
 
@@ -180,7 +180,7 @@ struct AuthRefreshPluginTests {
         mock.stub(handler: { _ in .status(401) })
         let auth = AuthRefreshPlugin(token: "a") { _ in UUID().uuidString }
         let manager = ServerAPIManager(transport: mock, plugins: [auth])
-        #expect(await errorOf { try await manager.send(.test()) }?.status == 401)
+        #expect(await expectError { try await manager.send(.test()) }?.status == 401)
         #expect(mock.requestCount == 3)  // the first attempt and maxPluginRetries (2) retries
         // The plugin cannot know the manager has no retry left for the third rejection, so it refreshes once more.
         #expect(auth.refreshCount == 3)
@@ -224,7 +224,7 @@ struct AuthRefreshPluginTests {
         // A login that is itself rejected fails the refresh instead of waiting for itself.
         mock.stub(.post, "/login", .status(401))
         valid.withLock { $0 = "never" }
-        let error = await errorOf { try await manager.send(.test("/data")) }
+        let error = await expectError { try await manager.send(.test("/data")) }
         #expect(error?.message.contains("refreshing the token failed") == true)
         #expect((error?.underlying as? ServerAPIError)?.status == 401)
     }
@@ -234,7 +234,7 @@ struct AuthRefreshPluginTests {
         let mock = Self.guardedMock(valid: { "new" })
         let auth = AuthRefreshPlugin(token: "old") { _ in "new" }
         let manager = ServerAPIManager(transport: mock, plugins: [auth])
-        let error = await errorOf { try await manager.send(.test().setHeader("Authorization", "Basic dTpw")) }
+        let error = await expectError { try await manager.send(.test().setHeader("Authorization", "Basic dTpw")) }
         #expect(error?.status == 401)
         #expect(auth.refreshCount == 0)
         #expect(mock.requests.map { $0.headers["Authorization"] } == ["Basic dTpw"])
@@ -254,7 +254,7 @@ struct AuthRefreshPluginTests {
         await auth.refreshes.waitForJoins(2)
         await clock.waitForSleepers(1)
         waiting.cancel()
-        #expect(await errorOf { try await waiting.value }?.kind == .cancelled)
+        #expect(await expectError { try await waiting.value }?.kind == .cancelled)
         clock.advance(by: .seconds(10))
         _ = try await staying.value
         #expect(auth.refreshCount == 1)

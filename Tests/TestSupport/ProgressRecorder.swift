@@ -1,7 +1,14 @@
 import ServerAPIKit
 
-/// Records progress reports, and notices any that arrive after the transfer returned.
-final class ProgressRecorder: Sendable {
+/// Records a transfer's progress reports, lets a test wait for the first one in a direction, and
+/// notices any that arrive after the transfer returned.
+///
+/// ```swift
+/// let recorder = ProgressRecorder()
+/// _ = try await transport.perform(TransportRequest(url: url, progress: recorder.record))
+/// #expect(recorder.reports(.download).last?.completed == 300_000)
+/// ```
+public final class ProgressRecorder: Sendable {
     private struct State {
         var reports: [TransferProgress] = []
         var returned = false
@@ -11,8 +18,11 @@ final class ProgressRecorder: Sendable {
 
     private let state = Locked(State())
 
+    /// Creates a recorder with no reports.
+    public init() {}
+
     /// The closure to give a request as its `progress`.
-    var record: @Sendable (TransferProgress) -> Void {
+    public var record: @Sendable (TransferProgress) -> Void {
         { [self] report in
             let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
                 state.reports.append(report)
@@ -26,18 +36,21 @@ final class ProgressRecorder: Sendable {
     }
 
     /// Every report in one direction, in order.
-    func reports(_ direction: TransferProgress.Direction) -> [TransferProgress] {
+    public func reports(_ direction: TransferProgress.Direction) -> [TransferProgress] {
         state.withLock { $0.reports.filter { $0.direction == direction } }
     }
 
+    /// Every report so far, in order, both directions together.
+    public var all: [TransferProgress] { state.withLock { $0.reports } }
+
     /// Notes that the transfer returned: any report after this is a contract violation.
-    func markReturned() { state.withLock { $0.returned = true } }
+    public func markReturned() { state.withLock { $0.returned = true } }
 
     /// How many reports arrived after `markReturned()`.
-    var lateReports: Int { state.withLock { $0.lateReports } }
+    public var lateReports: Int { state.withLock { $0.lateReports } }
 
     /// Waits for the first report in a direction (at once if one already arrived).
-    func first(_ direction: TransferProgress.Direction) async {
+    public func first(_ direction: TransferProgress.Direction) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in
                 if state.reports.contains(where: { $0.direction == direction }) { return true }

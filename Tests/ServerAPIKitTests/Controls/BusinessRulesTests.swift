@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
@@ -24,13 +25,13 @@ struct BusinessRulesTests {
     func messages() async throws {
         let manager = ServerAPIManager(
             transport: Self.mock(), formatter: TestEnvelopeFormatter(), configuration: .init(businessRules: Self.rules))
-        let expired = try #require(await errorOf { try await manager.send(.test("/expired")) })
+        let expired = try #require(await expectError { try await manager.send(.test("/expired")) })
         #expect(expired.kind == .business && expired.code == "1001")
         #expect(expired.userMessage == "Please sign in again.")
         #expect(expired.errorDescription == "Please sign in again.")
         #expect(expired.message == "token expired")
         #expect(expired.isSilent == false)
-        let other = await errorOf { try await manager.send(.test("/other")) }
+        let other = await expectError { try await manager.send(.test("/other")) }
         #expect(other?.userMessage == "Something went wrong (3001).")
     }
 
@@ -38,25 +39,25 @@ struct BusinessRulesTests {
     func silent() async {
         let manager = ServerAPIManager(
             transport: Self.mock(), formatter: TestEnvelopeFormatter(), configuration: .init(businessRules: Self.rules))
-        #expect(await errorOf { try await manager.send(.test("/in-cart")) }?.isSilent == true)
-        #expect(await errorOf { try await manager.send(.test("/other")) }?.isSilent == false)
+        #expect(await expectError { try await manager.send(.test("/in-cart")) }?.isSilent == true)
+        #expect(await expectError { try await manager.send(.test("/other")) }?.isSilent == false)
         // The rules apply to the decoding API as well.
         struct Item: Decodable, Sendable { var id: Int }
-        #expect(await errorOf { try await manager.send(.test("/in-cart"), decoding: Item.self) }?.isSilent == true)
+        #expect(await expectError { try await manager.send(.test("/in-cart"), decoding: Item.self) }?.isSilent == true)
     }
 
     @Test("a call's rules override the manager's: messages code by code, silence both ways, or none at all")
     func perCall() async {
         let manager = ServerAPIManager(
             transport: Self.mock(), formatter: TestEnvelopeFormatter(), configuration: .init(businessRules: Self.rules))
-        let expired = await errorOf {
+        let expired = await expectError {
             try await manager.send(.test("/expired").businessMessages(["1001": "Your session ended."]))
         }
         #expect(expired?.userMessage == "Your session ended.")
-        #expect(await errorOf { try await manager.send(.test("/other").silentBusinessCodes("3001")) }?.isSilent == true)
-        let audible = await errorOf { try await manager.send(.test("/in-cart").audibleBusinessCodes("2001")) }
+        #expect(await expectError { try await manager.send(.test("/other").silentBusinessCodes("3001")) }?.isSilent == true)
+        let audible = await expectError { try await manager.send(.test("/in-cart").audibleBusinessCodes("2001")) }
         #expect(audible?.isSilent == false)
-        let raw = await errorOf { try await manager.send(.test("/in-cart").businessRules(.none)) }
+        let raw = await expectError { try await manager.send(.test("/in-cart").businessRules(.none)) }
         #expect(raw?.isSilent == false && raw?.userMessage == nil && raw?.code == "2001")
     }
 
@@ -70,19 +71,19 @@ struct BusinessRulesTests {
         let mock = Self.mock()
         let manager = ServerAPIManager(
             transport: mock, formatter: TestEnvelopeFormatter(), configuration: .init(businessRules: rules))
-        let empty = await errorOf { try await manager.send(.test("/empty")) }
+        let empty = await expectError { try await manager.send(.test("/empty")) }
         #expect(empty?.kind == .business && empty?.code == "EMPTY" && empty?.requestID != nil)
         #expect(try await manager.send(.test("/full")).json?["id"] == .int(1))
 
         struct Rejected: Error {}
-        let replaced = await errorOf {
+        let replaced = await expectError {
             try await manager.send(.test("/full").successInterceptor { _, _ in throw Rejected() })
         }
         #expect(replaced?.kind == .business && replaced?.underlying is Rejected)
         // The call's interceptor replaced the manager's, so an empty payload now passes.
         _ = try await manager.send(.test("/empty").successInterceptor { _, _ in })
         // A business failure never reaches the interceptor.
-        #expect(await errorOf { try await manager.send(.test("/expired")) }?.code == "1001")
+        #expect(await expectError { try await manager.send(.test("/expired")) }?.code == "1001")
     }
 
     @Test("business errors raised by a plugin, not the formatter, get the same treatment")
@@ -97,7 +98,7 @@ struct BusinessRulesTests {
         let rules = BusinessRules(messages: ["503-M": "We'll be back soon."], silentCodes: ["503-M"])
         let manager = ServerAPIManager(
             transport: mock, plugins: [Maintenance()], configuration: .init(businessRules: rules))
-        let error = await errorOf { try await manager.send(.test()) }
+        let error = await expectError { try await manager.send(.test()) }
         #expect(error?.userMessage == "We'll be back soon." && error?.isSilent == true)
     }
 

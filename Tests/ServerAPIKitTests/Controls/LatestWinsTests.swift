@@ -17,7 +17,7 @@ struct LatestWinsTests {
         let first = Task { try await manager.send(search.query("q", "s")) }
         await entered.wait()
         let second = Task { try await manager.send(search.id(.next()).query("q", "sw")) }
-        #expect(await errorOf { try await first.value }?.kind == .cancelled)
+        #expect(await expectError { try await first.value }?.kind == .cancelled)
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
         #expect(try await second.value.json?["q"] == "q=sw")
@@ -35,12 +35,12 @@ struct LatestWinsTests {
         let tagged = Task { try await manager.send(.test("/search").tag("t")) }
         await entered.wait(for: 4)
         let latest = Task { try await manager.send(.test("/search").query("q", "ab").replacesInFlight()) }
-        #expect(await errorOf { try await old.value }?.kind == .cancelled)
+        #expect(await expectError { try await old.value }?.kind == .cancelled)
         await clock.waitForSleepers(3)
         clock.advance(by: .seconds(1))
         for task in [otherPath, otherMethod, latest] { _ = try await task.value }
         // A tagged call is replaced only by calls with its tag; an untagged replacement matches by endpoint.
-        #expect(await errorOf { try await tagged.value }?.kind == .cancelled)
+        #expect(await expectError { try await tagged.value }?.kind == .cancelled)
     }
 
     @Test("a call that does not ask to replace cancels nothing")

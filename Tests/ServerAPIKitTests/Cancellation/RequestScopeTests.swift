@@ -22,7 +22,7 @@ struct RequestScopeTests {
         await entered.wait(for: 4)
         #expect(scope.activeCount == 3)
         scope.cancel()
-        for task in inScope { #expect(await errorOf { try await task.value }?.kind == .cancelled) }
+        for task in inScope { #expect(await expectError { try await task.value }?.kind == .cancelled) }
         #expect(scope.activeCount == 0)
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
@@ -98,7 +98,7 @@ struct RequestScopeTests {
         #expect(scope.activeCount == 0)
 
         let orphan = RequestScope()
-        #expect(await errorOf { try await orphan.send(.test()) }?.kind == .invalidRequest)
+        #expect(await expectError { try await orphan.send(.test()) }?.kind == .invalidRequest)
         let outcomes = Outcomes()
         orphan.send(.test()) { outcomes.record(0, $0) }
         await outcomes.done.wait()

@@ -17,7 +17,7 @@ struct ThrottleTests {
 
         _ = try await manager.send(feed)
         clock.advance(by: .milliseconds(1999))
-        let error = await errorOf { try await manager.send(feed) }
+        let error = await expectError { try await manager.send(feed) }
         #expect(error?.kind == .throttled)
         #expect(error?.requestID == feed.id && error?.url?.path == "/feed")
         #expect(error?.metrics?.attempts == 0)
@@ -58,7 +58,7 @@ struct ThrottleTests {
         let feed = ServerAPI.test("/feed").minimumInterval(.seconds(2), onThrottle: .returnPrevious)
         let first = Task { try await manager.send(feed) }
         await entered.wait()
-        let error = await errorOf { try await manager.send(feed) }
+        let error = await expectError { try await manager.send(feed) }
         #expect(error?.kind == .throttled)
         #expect(error?.message.contains("no result to reuse") == true)
         await transportClock.waitForSleepers(1)
@@ -76,9 +76,9 @@ struct ThrottleTests {
         let feed = ServerAPI.test("/feed").minimumInterval(.seconds(2), onThrottle: .returnPrevious)
         _ = try await manager.send(feed)
         clock.advance(by: .seconds(3))
-        #expect(await errorOf { try await manager.send(feed) }?.status == 500)
+        #expect(await expectError { try await manager.send(feed) }?.status == 500)
         // The 500 was the last send: its window has no result, so the first result is not replayed.
-        #expect(await errorOf { try await manager.send(feed) }?.kind == .throttled)
+        #expect(await expectError { try await manager.send(feed) }?.kind == .throttled)
     }
 
     @Test("other parameters, bodies or credentials are other calls")
@@ -94,7 +94,7 @@ struct ThrottleTests {
         ]
         for call in calls { _ = try await manager.send(call) }
         #expect(mock.requestCount == calls.count)
-        for call in calls { #expect(await errorOf { try await manager.send(call) }?.kind == .throttled) }
+        for call in calls { #expect(await expectError { try await manager.send(call) }?.kind == .throttled) }
         #expect(mock.requestCount == calls.count)
     }
 
@@ -131,6 +131,6 @@ struct ThrottleTests {
         #expect(try await first.value.json?["ok"] == .bool(true))
         #expect(try await second.value.json?["ok"] == .bool(true))
         #expect(mock.requestCount == 1)
-        #expect(await errorOf { try await manager.send(feed) }?.kind == .throttled)
+        #expect(await expectError { try await manager.send(feed) }?.kind == .throttled)
     }
 }

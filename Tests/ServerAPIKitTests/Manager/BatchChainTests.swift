@@ -27,7 +27,7 @@ struct BatchChainTests {
         mock.stub(.get, "/slow", .json("{}", delay: .seconds(60)))
         mock.stub(.get, "/bad", .status(500))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(BatchRequest([.test("/slow"), .test("/bad")])) }
+        let error = await expectError { try await manager.send(BatchRequest([.test("/slow"), .test("/bad")])) }
         #expect(error?.status == 500)
         let all = await manager.sendAll(BatchRequest([.test("/slow"), .test("/bad")]))
         #expect((try? all[0].get()) == nil)
@@ -61,7 +61,7 @@ struct BatchChainTests {
         #expect(manager.inFlight.filter { $0.kind == .batch }.map(\.id) == [batch.id])
         #expect(manager.inFlight.filter { $0.kind == .call }.count == 2)
         #expect(manager.cancel(tag: "screen").map(\.id) == [batch.id])
-        #expect(await errorOf { try await call.value }?.kind == .cancelled)
+        #expect(await expectError { try await call.value }?.kind == .cancelled)
         #expect(manager.inFlight.isEmpty)
     }
 
@@ -86,7 +86,7 @@ struct BatchChainTests {
         let mock = MockTransport()
         mock.stub(.get, "/a", .status(403))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(ChainRequest(.test("/a")).then { _ in .test("/b") }) }
+        let error = await expectError { try await manager.send(ChainRequest(.test("/a")).then { _ in .test("/b") }) }
         #expect(error?.status == 403 && mock.requestCount == 1)
 
         let entered = EventCounter()
@@ -98,6 +98,6 @@ struct BatchChainTests {
         let call = Task { try await manager.send(chain) }
         await entered.wait()
         #expect(manager.cancel(id: chain.id).count == 1)
-        #expect(await errorOf { try await call.value }?.kind == .cancelled)
+        #expect(await expectError { try await call.value }?.kind == .cancelled)
     }
 }

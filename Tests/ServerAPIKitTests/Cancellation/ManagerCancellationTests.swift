@@ -41,7 +41,7 @@ struct ManagerCancellationTests {
         await entered.wait()
         let cancelled = kind.cancel(api, in: manager)
         #expect(cancelled.map(\.id) == [api.id])
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
         #expect(error?.requestID == api.id)
         #expect(manager.inFlight.isEmpty)
@@ -58,7 +58,7 @@ struct ManagerCancellationTests {
         let call = Task { try await manager.send(api) }
         await clock.waitForSleepers(1)
         #expect(kind.cancel(api, in: manager).count == 1)
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
         #expect(mock.requestCount == 1)
     }
@@ -81,7 +81,7 @@ struct ManagerCancellationTests {
         let call = Task { try await manager.send(.test()) }
         await entered.wait()
         call.cancel()
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
     }
 
@@ -97,7 +97,7 @@ struct ManagerCancellationTests {
         }
         call.cancel()
         gate.fire()
-        let error = await errorOf { try await call.value }
+        let error = await expectError { try await call.value }
         #expect(error?.kind == .cancelled)
         #expect(mock.requestCount == 0)
     }
@@ -119,7 +119,7 @@ struct ManagerCancellationTests {
         #expect(manager.inFlight.map(\.id) == [b.id])
         #expect(manager.cancel(tag: "t").isEmpty)
         #expect(manager.cancel(tag: "u").map(\.id) == [b.id])
-        for call in calls { #expect(await errorOf { try await call.value }?.kind == .cancelled) }
+        for call in calls { #expect(await expectError { try await call.value }?.kind == .cancelled) }
         #expect(manager.cancelFirst() == nil && manager.cancelLast() == nil)
     }
 
@@ -128,16 +128,16 @@ struct ManagerCancellationTests {
         let entered = EventCounter()
         let manager = ServerAPIManager(transport: hangingMock(entered))
         let done = EventCounter()
-        let outcome = Locked<[Result<ServerResult, ServerAPIError>]>([])
+        let outcome = Recorder<Result<ServerResult, ServerAPIError>>()
         let handle = manager.send(.test()) { result in
-            outcome.withLock { $0.append(result) }
+            outcome.append(result)
             done.fire()
         }
         await entered.wait()
         handle.cancel()
         handle.cancel()
         await done.wait()
-        let results = outcome.withLock { $0 }
+        let results = outcome.all
         #expect(results.count == 1)
         if case .failure(let error) = results.first { #expect(error.kind == .cancelled) } else {
             Issue.record("expected a cancellation")

@@ -1,4 +1,5 @@
 import Foundation
+import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// Records every hook it sees under a name, and adds a header in `prepare`.
 struct RecordingPlugin: ServerAPIPlugin {
     let name: String
-    let log: Log
+    let log: Recorder<String>
 
     func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
         log.append("\(name).prepare")
@@ -34,7 +35,7 @@ struct ManagerPluginTests {
     func order() async throws {
         let mock = MockTransport()
         mock.stub(.get, "/x", .json("{}"))
-        let log = Log()
+        let log = Recorder<String>()
         let manager = ServerAPIManager(
             transport: mock, plugins: [RecordingPlugin(name: "A", log: log), RecordingPlugin(name: "B", log: log)])
         _ = try await manager.send(.test())
@@ -59,7 +60,7 @@ struct ManagerPluginTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .json("{}", headers: ["X-Maintenance": "1"]))
         let manager = ServerAPIManager(transport: mock, plugins: [Reject()])
-        let error = await errorOf { try await manager.send(.test()) }
+        let error = await expectError { try await manager.send(.test()) }
         #expect(error?.kind == .business && error?.code == "maintenance")
     }
 
@@ -101,7 +102,7 @@ struct ManagerPluginTests {
         mock.stub(.get, "/x", .status(401))
         let manager = ServerAPIManager(
             transport: mock, plugins: [AlwaysRetry()], configuration: .init(maxPluginRetries: 2))
-        let error = await errorOf { try await manager.send(.test()) }
+        let error = await expectError { try await manager.send(.test()) }
         #expect(error?.status == 401)
         #expect(mock.requestCount == 3)
     }
@@ -116,7 +117,7 @@ struct ManagerPluginTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .status(503))
         let manager = ServerAPIManager(transport: mock, plugins: [Veto()])
-        _ = await errorOf { try await manager.send(.test().retry(3, policy: .immediate)) }
+        _ = await expectError { try await manager.send(.test().retry(3, policy: .immediate)) }
         #expect(mock.requestCount == 1)
     }
 
@@ -129,7 +130,7 @@ struct ManagerPluginTests {
         }
         let mock = MockTransport()
         let manager = ServerAPIManager(transport: mock, plugins: [NoToken()])
-        let error = await errorOf { try await manager.send(.test()) }
+        let error = await expectError { try await manager.send(.test()) }
         #expect(error?.kind == .invalidRequest && error?.message == "no token available")
         #expect(mock.requestCount == 0)
     }
@@ -141,7 +142,7 @@ struct ManagerTests {
     func invalid() async {
         let mock = MockTransport()
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(ServerAPI(host: "")) }
+        let error = await expectError { try await manager.send(ServerAPI(host: "")) }
         #expect(error?.kind == .invalidRequest)
         #expect(mock.requestCount == 0)
     }
@@ -152,7 +153,7 @@ struct ManagerTests {
         mock.stub(.get, "/x", .text(String(repeating: "e", count: 2000), status: 404))
         let manager = ServerAPIManager(transport: mock)
         let api = ServerAPI.test()
-        let error = await errorOf { try await manager.send(api) }
+        let error = await expectError { try await manager.send(api) }
         #expect(error?.kind == .httpStatus && error?.status == 404)
         #expect(error?.requestID == api.id && error?.url?.path == "/x")
         #expect(error?.bodyExcerpt?.count == 513)
@@ -187,7 +188,7 @@ struct ManagerTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .json("{}", delay: .seconds(30)))
         let manager = ServerAPIManager(transport: mock)
-        let error = await errorOf { try await manager.send(.test().timeout(.milliseconds(20))) }
+        let error = await expectError { try await manager.send(.test().timeout(.milliseconds(20))) }
         #expect(error?.kind == .timedOut)
     }
 
