@@ -18,8 +18,8 @@ import Synchronization
 /// The Sendable face of a transport's loop thread: the inbox other threads hand work to.
 ///
 /// The loop thread (`CurlLoopRunner`) owns the multi handle; other threads only append to the
-/// inbox and signal the loop's `CurlWakeup`, a file descriptor that `curl_multi_poll` watches
-/// besides libcurl's own sockets. The signal is sent after the inbox lock is released, so callers
+/// inbox and signal the loop's `CurlWakeup`, a file descriptor the loop waits on besides libcurl's
+/// own sockets (in its epoll set, or through `curl_multi_poll` where there is no epoll). The signal is sent after the inbox lock is released, so callers
 /// never hold the lock across a system call (`curl_multi_wakeup` would need the lock, because
 /// it must not race the multi handle's clean-up).
 final class CurlLoop: Sendable {
@@ -41,7 +41,7 @@ final class CurlLoop: Sendable {
     }
 
     private let inbox = Locked(Inbox())
-    /// What ends the loop's `curl_multi_poll` early; it lives as long as this object, so a late
+    /// What ends the loop's wait early; it lives as long as this object, so a late
     /// signal after the multi handle is gone is harmless.
     let wakeup: CurlWakeup?
     /// Transfers whose easy handle is in the multi handle (or between redirects), for tests and diagnostics.
