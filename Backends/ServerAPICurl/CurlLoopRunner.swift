@@ -50,7 +50,6 @@ final class CurlLoopRunner {
     /// Runs until the transport is released, then ends every transfer and frees the multi handle.
     func run() {
         loop.enteringLoopThread()
-        let executor = loop.asUnownedTaskExecutor()
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
         var resumptions: [CurlResumption] = []
@@ -67,8 +66,15 @@ final class CurlLoopRunner {
             if shuttingDown { break }
             // Callers that prefer this thread continue here: what they send next is in the inbox
             // before libcurl is driven again, with no wake-up between threads.
-            for task in tasks { task.runSynchronously(on: executor) }
-            tasks.removeAll(keepingCapacity: true)
+            if !tasks.isEmpty {
+                // Held until the tasks ran: the unowned reference below does not keep it alive.
+                let current = loop.currentTaskExecutor
+                withExtendedLifetime(current) {
+                    let executor = current.asUnownedTaskExecutor()
+                    for task in tasks { task.runSynchronously(on: executor) }
+                }
+                tasks.removeAll(keepingCapacity: true)
+            }
             drive()
             if !headDeadlines.isEmpty { checkHeadDeadlines() }
             // Work handed over on this thread (a resumed caller's next request) sent no wake-up.
