@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Compares the transports against async-http-client, wrk and curl on a local nginx.
-# Usage: scripts/bench-transports.sh [--quick]
+# Usage: scripts/bench-transports.sh [--quick] [--scaling-only] [--levels "1 64 256 1000"] [--clients "…"]
 #   full run: 3 runs per row (medians), 5 s per throughput run, a 1 GB download.
 #   --quick:  1 run per row, 3 s per throughput run, a 64 MB download.
+#   --scaling-only: only the concurrency table (c1, c64, c256, c1000) and issue 26's goals.
+#   --levels, --clients: the concurrency table's levels and clients (a smoke run: --levels "1 64").
 # Rows: wrk (the machine's ceiling), libcurl-c (a bare libcurl multi loop in C: libcurl's ceiling), the Swift
 # clients (each transport bare and through the manager; curl also on its own executor; raw URLSession),
 # and curl -o for the download; an h2 row (64 concurrent GETs over HTTP/2 with TLS, manager + CurlTransport
-# vs async-http-client); then the manager's own CPU cost per call with MockTransport, and every goal's ratio. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
+# vs async-http-client); then the manager's own CPU cost per call with MockTransport, and every goal's ratio.
+# Then the concurrency table: c1, c64, c256 and c1000 for wrk, the C libcurl loop (perform + poll, and the socket
+# interface on epoll), async-http-client, the bare CurlTransport with 1 loop and with its default loops (one per
+# core) and manager + CurlTransport: req/s, p50/p99, CPU µs per request (the client process's getrusage user +
+# system time over the measured seconds, per request) and peak RSS; then issue 26's goals, from the same run. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -14,11 +20,21 @@ ROOT=$(pwd)
 RUNS=3
 DURATION=5
 DOWNLOAD_MB=1024
-if [[ "${1:-}" == "--quick" ]]; then
-    RUNS=1
-    DURATION=3
-    DOWNLOAD_MB=64
-fi
+SCALING_ONLY=0
+LEVELS="1 64 256 1000"
+SCALING_CLIENTS="wrk libcurl-c libcurl-c-epoll ahc curl-1loop curl curl-manager"
+while (($#)); do
+    case "$1" in
+    --quick) RUNS=1; DURATION=3; DOWNLOAD_MB=64 ;;
+    --scaling-only) SCALING_ONLY=1 ;;
+    --levels) LEVELS="$2"; shift ;;
+    --clients) SCALING_CLIENTS="$2"; shift ;;
+    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"]" >&2; exit 1 ;;
+    esac
+    shift
+done
+# c1000 needs a descriptor per connection on both sides, and more.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 missing=()
 command -v nginx >/dev/null || missing+=(nginx-light)
@@ -36,7 +52,7 @@ echo "Building serverapi-transport-bench (release)…" >&2
 # A path dependency's new files are only noticed when a manifest changes.
 touch Package.swift Benchmarks/Package.swift
 swift build -c release --package-path Benchmarks --product serverapi-transport-bench >&2
-swift build -c release --package-path Benchmarks --product serverapi-bench >&2
+((SCALING_ONLY)) || swift build -c release --package-path Benchmarks --product serverapi-bench >&2
 BIN="$(swift build -c release --package-path Benchmarks --show-bin-path)"
 BENCH="$BIN/serverapi-transport-bench"
 
@@ -72,12 +88,15 @@ printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/server.ext"
 openssl x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial -days 2 \
     -extfile "$WORK/server.ext" -out "$WORK/server.pem" 2>/dev/null
 
+# One nginx worker per core, each with room for c1000 (and wrk's c1000 beside a client's leftovers).
+NGINX_WORKERS=$(nproc)
 cat >"$WORK/nginx.conf" <<EOF
 daemon off;
-worker_processes 1;
+worker_processes $NGINX_WORKERS;
+worker_rlimit_nofile $(ulimit -n);
 pid $WORK/nginx.pid;
 error_log $WORK/error.log warn;
-events { worker_connections 1024; }
+events { worker_connections 8192; }
 http {
     access_log off;
     sendfile on;
@@ -118,8 +137,10 @@ BIG="http://127.0.0.1:$PORT/big.bin"
 RAW="$WORK/raw.jsonl"
 : >"$RAW"
 
-echo "nginx on 127.0.0.1:$PORT; $RUNS run(s) per row, ${DURATION}s each, ${DOWNLOAD_MB} MB download" >&2
-for run in $(seq "$RUNS"); do
+echo "nginx on 127.0.0.1:$PORT ($NGINX_WORKERS workers); $RUNS run(s) per row, ${DURATION}s each, ${DOWNLOAD_MB} MB download" >&2
+CLASSIC_RUNS=$RUNS
+((SCALING_ONLY)) && CLASSIC_RUNS=0
+for run in $(seq "$CLASSIC_RUNS"); do
     for connections in 64 1; do
         rps=$(wrk -t1 -c"$connections" -d"${DURATION}s" "$SMALL" | awk '/Requests\/sec/ {print $2}')
         mode=$([[ $connections == 64 ]] && echo c64 || echo seq)
@@ -155,114 +176,254 @@ for run in $(seq "$RUNS"); do
 done
 
 # The manager's own CPU cost per call with MockTransport (the core benchmark's overhead rows), same run.
-echo "  manager overhead with MockTransport" >&2
-"$BIN/serverapi-bench" --only overhead --repetitions $((RUNS == 1 ? 5 : 15)) --output "$WORK/bench-core.json" >&2
+if ((SCALING_ONLY)); then
+    echo '{}' >"$WORK/bench-core.json"
+else
+    echo "  manager overhead with MockTransport" >&2
+    "$BIN/serverapi-bench" --only overhead --repetitions $((RUNS == 1 ? 5 : 15)) --output "$WORK/bench-core.json" >&2
+fi
+
+# The concurrency table (issue 26): every client at c1, c64, c256 and c1000, each run its own process.
+SCALING="$WORK/scaling.jsonl"
+: >"$SCALING"
+mode_of() { [[ $1 == 1 ]] && echo seq || echo "c$1"; }
+for run in $(seq "$RUNS"); do
+    for level in $LEVELS; do
+        mode=$(mode_of "$level")
+        for client in $SCALING_CLIENTS; do
+            echo "  run $run: $client $mode" >&2
+            case "$client" in
+            wrk)
+                # wrk's own CPU time, from /usr/bin/time, over its whole run (no warm-up phase to leave out).
+                out=$(/usr/bin/time -f 'TIME %U %S %M' wrk -t1 -c"$level" -d"${DURATION}s" --latency "$SMALL" 2>&1) || true
+                WRK_OUT="$out" python3 - "$mode" >>"$SCALING" <<'PY' || echo "{\"client\":\"wrk\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+import json, os, re, sys
+out = os.environ["WRK_OUT"]
+def micros(text):
+    number, unit = re.match(r"([0-9.]+)(us|ms|s)", text).groups()
+    return float(number) * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+rps = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))
+requests = int(re.search(r"([0-9]+) requests in", out).group(1))
+p50 = micros(re.search(r"\s50%\s+(\S+)", out).group(1))
+p99 = micros(re.search(r"\s99%\s+(\S+)", out).group(1))
+user, system, rss = re.search(r"TIME ([0-9.]+) ([0-9.]+) ([0-9]+)", out).groups()
+print(json.dumps({"client": "wrk", "mode": sys.argv[1], "requestsPerSecond": rps, "p50Microseconds": p50,
+                  "p99Microseconds": p99, "cpuMicrosecondsPerRequest": (float(user) + float(system)) * 1e6 / requests,
+                  "peakRSSKilobytes": int(rss)}))
+PY
+                ;;
+            libcurl-c | libcurl-c-epoll)
+                loop=$([[ $client == libcurl-c ]] && echo perform || echo socket)
+                "$WORK/curl_multi_loop" "$SMALL" "$level" "$DURATION" "$loop" >>"$SCALING" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                ;;
+            curl-1loop | curl-manager-1loop)
+                "$BENCH" --client "${client%-1loop}" --loops 1 --label "$client" --mode "$mode" --url "$SMALL" \
+                    --duration "$DURATION" >>"$SCALING" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                ;;
+            *)
+                "$BENCH" --client "$client" --mode "$mode" --url "$SMALL" --duration "$DURATION" >>"$SCALING" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                ;;
+            esac
+        done
+    done
+done
 
 mkdir -p Benchmarks/results
-python3 - "$RAW" "$ROOT/Benchmarks/results/bench-transports.json" "$RUNS" "$DURATION" "$DOWNLOAD_MB" "$WORK/bench-core.json" <<'EOF'
+python3 - "$RAW" "$ROOT/Benchmarks/results/bench-transports.json" "$RUNS" "$DURATION" "$DOWNLOAD_MB" "$WORK/bench-core.json" "$SCALING" <<'EOF'
 import json, statistics, sys
 raw_path, out_path, runs, duration, download_mb = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 core = json.load(open(sys.argv[6]))
 rows = [json.loads(line) for line in open(raw_path) if line.strip()]
 
-def med(client, mode, key):
-    values = [r[key] for r in rows if r["client"] == client and r["mode"] == mode and r.get(key) is not None and not r.get("failed")]
-    return statistics.median(values) if values else None
-
-clients = ["curl", "curl-manager", "curl-executor", "curl-manager-executor", "urlsession", "urlsession-manager",
-           "urlsession-raw", "ahc"]
-summary = {"runs": runs, "durationSeconds": duration, "downloadMegabytes": download_mb, "clients": {}}
-for c in clients + ["wrk", "libcurl-c", "curl -o"]:
-    entry = {}
-    for mode in ["seq", "c64", "h2"]:
-        rps = med(c, mode, "requestsPerSecond")
-        if rps is not None:
-            entry[mode] = {"requestsPerSecond": rps, "p50Microseconds": med(c, mode, "p50Microseconds"),
-                           "p99Microseconds": med(c, mode, "p99Microseconds"), "peakRSSKilobytes": med(c, mode, "peakRSSKilobytes")}
-    seconds = med(c, "download", "seconds")
-    if seconds is not None:
-        nbytes = med(c, "download", "bytes")
-        entry["download"] = {"seconds": seconds, "bytes": nbytes, "megabytesPerSecond": nbytes / seconds / 1048576,
-                             "peakRSSKilobytes": med(c, "download", "peakRSSKilobytes")}
-    summary["clients"][c] = entry
-summary["failures"] = [r for r in rows if r.get("failed")]
-
-def get(c, mode, key):
-    return summary["clients"].get(c, {}).get(mode, {}).get(key)
-
 def fmt(v, spec="{:,.0f}"):
     return "—" if v is None else spec.format(v)
-
-def ratio(a, b):
-    return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
-
-print()
-print(f"Transports, nginx on loopback; median of {runs} run(s), {duration:g} s each; ratios to async-http-client (AHC)")
-print()
-print("| client | seq req/s | vs AHC | p50 µs | p99 µs | c64 req/s | vs AHC | vs wrk | download MB/s | vs curl -o | peak RSS MB |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-wrk64 = get("wrk", "c64", "requestsPerSecond")
-curl_o = get("curl -o", "download", "megabytesPerSecond")
-for c in ["wrk", "libcurl-c"] + clients + ["curl -o"]:
-    seq = get(c, "seq", "requestsPerSecond"); c64 = get(c, "c64", "requestsPerSecond")
-    dl = get(c, "download", "megabytesPerSecond"); rss = get(c, "download", "peakRSSKilobytes")
-    print(f"| {c} | {fmt(seq)} | {ratio(seq, get('ahc', 'seq', 'requestsPerSecond'))} | "
-          f"{fmt(get(c, 'seq', 'p50Microseconds'))} | {fmt(get(c, 'seq', 'p99Microseconds'))} | "
-          f"{fmt(c64)} | {ratio(c64, get('ahc', 'c64', 'requestsPerSecond'))} | {ratio(c64, wrk64)} | "
-          f"{fmt(dl)} | {ratio(dl, curl_o)} | {fmt(None if rss is None else rss / 1024, '{:,.1f}')} |")
-print()
-print("HTTP/2 over TLS, 64 concurrent GETs of small.json on one multiplexed connection:")
-for c in ["curl-manager", "ahc"]:
-    print(f"  {c}: {fmt(get(c, 'h2', 'requestsPerSecond'))} req/s, p50 {fmt(get(c, 'h2', 'p50Microseconds'))} µs, "
-          f"p99 {fmt(get(c, 'h2', 'p99Microseconds'))} µs")
-
-def overhead(bare, managed, mode):
-    a, b = get(bare, mode, "requestsPerSecond"), get(managed, mode, "requestsPerSecond")
-    return None if a is None or b is None else (a - b) / a * 100
-print()
-for bare in ["curl", "curl-executor", "urlsession"]:
-    managed = bare.replace("curl", "curl-manager") if bare.startswith("curl") else "urlsession-manager"
-    print(f"Manager overhead over bare {bare}: seq {fmt(overhead(bare, managed, 'seq'), '{:+.1f}')} %, "
-          f"c64 {fmt(overhead(bare, managed, 'c64'), '{:+.1f}')} % (throughput lost)")
-
-# The goals of the pipeline work, each as a ratio from this run.
-goals = []
-def goal(name, value, target, at_least=True, unit="×"):
-    met = None if value is None else (value >= target if at_least else value <= target)
-    goals.append({"goal": name, "value": value, "target": target, "atLeast": at_least, "met": met})
-    shown = "—" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{value:+.0f} {unit}")
-    sign = "≥" if at_least else "≤"
-    target_shown = f"{target:g}{unit}" if unit == "×" else f"{target:g} {unit}"
-    verdict = "—" if met is None else ("met" if met else "MISSED")
-    print(f"| {name} | {shown} | {sign} {target_shown} | {verdict} |")
 
 def r(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
-rps = lambda c, m: get(c, m, "requestsPerSecond")
-p50 = lambda c: get(c, "seq", "p50Microseconds")
-print()
-print("| goal | this run | target | |")
-print("|---|---:|---:|---|")
-for variant, label in [("curl-manager", "manager + CurlTransport"), ("curl-manager-executor", "manager + CurlTransport, executor")]:
-    goal(f"{label} ÷ async-http-client, c64", r(rps(variant, "c64"), rps("ahc", "c64")), 1.5)
-    goal(f"{label} ÷ async-http-client, c1", r(rps(variant, "seq"), rps("ahc", "seq")), 1.5)
-    goal(f"{label} ÷ wrk, c64", r(rps(variant, "c64"), rps("wrk", "c64")), 0.6)
-    bare = variant.replace("-manager", "")
-    delta = None if p50(variant) is None or p50(bare) is None else p50(variant) - p50(bare)
-    goal(f"{label}: sequential p50 − bare p50", delta, 10, at_least=False, unit="µs")
-    goal(f"{label} ÷ bare, c64 throughput", r(rps(variant, "c64"), rps(bare, "c64")), 0.9)
-goal("manager + CurlTransport(.http2) ÷ async-http-client, h2 c64", r(rps("curl-manager", "h2"), rps("ahc", "h2")), 1.5)
-goal("bare CurlTransport ÷ bare C libcurl loop, c64", r(rps("curl", "c64"), rps("libcurl-c", "c64")), 0.85)
-goal("bare CurlTransport, executor ÷ bare C libcurl loop, c64", r(rps("curl-executor", "c64"), rps("libcurl-c", "c64")), 0.85)
-overhead_cpu = core.get("managerOverhead", {}).get("overheadCPUMicroseconds")
-goal("manager CPU per call over MockTransport", overhead_cpu, 5, at_least=False, unit="µs")
-goal("manager + URLSessionTransport ÷ raw URLSession, c1", r(rps("urlsession-manager", "seq"), rps("urlsession-raw", "seq")), 0.95)
-goal("manager + URLSessionTransport ÷ raw URLSession, c64", r(rps("urlsession-manager", "c64"), rps("urlsession-raw", "c64")), 0.95)
+if rows:
+    def med(client, mode, key):
+        values = [r[key] for r in rows if r["client"] == client and r["mode"] == mode and r.get(key) is not None and not r.get("failed")]
+        return statistics.median(values) if values else None
+
+    clients = ["curl", "curl-manager", "curl-executor", "curl-manager-executor", "urlsession", "urlsession-manager",
+               "urlsession-raw", "ahc"]
+    summary = {"runs": runs, "durationSeconds": duration, "downloadMegabytes": download_mb, "clients": {}}
+    for c in clients + ["wrk", "libcurl-c", "curl -o"]:
+        entry = {}
+        for mode in ["seq", "c64", "h2"]:
+            rps = med(c, mode, "requestsPerSecond")
+            if rps is not None:
+                entry[mode] = {"requestsPerSecond": rps, "p50Microseconds": med(c, mode, "p50Microseconds"),
+                               "p99Microseconds": med(c, mode, "p99Microseconds"), "peakRSSKilobytes": med(c, mode, "peakRSSKilobytes")}
+        seconds = med(c, "download", "seconds")
+        if seconds is not None:
+            nbytes = med(c, "download", "bytes")
+            entry["download"] = {"seconds": seconds, "bytes": nbytes, "megabytesPerSecond": nbytes / seconds / 1048576,
+                                 "peakRSSKilobytes": med(c, "download", "peakRSSKilobytes")}
+        summary["clients"][c] = entry
+    summary["failures"] = [r for r in rows if r.get("failed")]
+
+    def get(c, mode, key):
+        return summary["clients"].get(c, {}).get(mode, {}).get(key)
+
+    def fmt(v, spec="{:,.0f}"):
+        return "—" if v is None else spec.format(v)
+
+    def ratio(a, b):
+        return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+
+    print()
+    print(f"Transports, nginx on loopback; median of {runs} run(s), {duration:g} s each; ratios to async-http-client (AHC)")
+    print()
+    print("| client | seq req/s | vs AHC | p50 µs | p99 µs | c64 req/s | vs AHC | vs wrk | download MB/s | vs curl -o | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    wrk64 = get("wrk", "c64", "requestsPerSecond")
+    curl_o = get("curl -o", "download", "megabytesPerSecond")
+    for c in ["wrk", "libcurl-c"] + clients + ["curl -o"]:
+        seq = get(c, "seq", "requestsPerSecond"); c64 = get(c, "c64", "requestsPerSecond")
+        dl = get(c, "download", "megabytesPerSecond"); rss = get(c, "download", "peakRSSKilobytes")
+        print(f"| {c} | {fmt(seq)} | {ratio(seq, get('ahc', 'seq', 'requestsPerSecond'))} | "
+              f"{fmt(get(c, 'seq', 'p50Microseconds'))} | {fmt(get(c, 'seq', 'p99Microseconds'))} | "
+              f"{fmt(c64)} | {ratio(c64, get('ahc', 'c64', 'requestsPerSecond'))} | {ratio(c64, wrk64)} | "
+              f"{fmt(dl)} | {ratio(dl, curl_o)} | {fmt(None if rss is None else rss / 1024, '{:,.1f}')} |")
+    print()
+    print("HTTP/2 over TLS, 64 concurrent GETs of small.json on one multiplexed connection:")
+    for c in ["curl-manager", "ahc"]:
+        print(f"  {c}: {fmt(get(c, 'h2', 'requestsPerSecond'))} req/s, p50 {fmt(get(c, 'h2', 'p50Microseconds'))} µs, "
+              f"p99 {fmt(get(c, 'h2', 'p99Microseconds'))} µs")
+
+    def overhead(bare, managed, mode):
+        a, b = get(bare, mode, "requestsPerSecond"), get(managed, mode, "requestsPerSecond")
+        return None if a is None or b is None else (a - b) / a * 100
+    print()
+    for bare in ["curl", "curl-executor", "urlsession"]:
+        managed = bare.replace("curl", "curl-manager") if bare.startswith("curl") else "urlsession-manager"
+        print(f"Manager overhead over bare {bare}: seq {fmt(overhead(bare, managed, 'seq'), '{:+.1f}')} %, "
+              f"c64 {fmt(overhead(bare, managed, 'c64'), '{:+.1f}')} % (throughput lost)")
+
+    # The goals of the pipeline work, each as a ratio from this run.
+    goals = []
+    def goal(name, value, target, at_least=True, unit="×"):
+        met = None if value is None else (value >= target if at_least else value <= target)
+        goals.append({"goal": name, "value": value, "target": target, "atLeast": at_least, "met": met})
+        shown = "—" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{value:+.0f} {unit}")
+        sign = "≥" if at_least else "≤"
+        target_shown = f"{target:g}{unit}" if unit == "×" else f"{target:g} {unit}"
+        verdict = "—" if met is None else ("met" if met else "MISSED")
+        print(f"| {name} | {shown} | {sign} {target_shown} | {verdict} |")
+
+    def r(a, b):
+        return None if a is None or b is None or b == 0 else a / b
+
+    rps = lambda c, m: get(c, m, "requestsPerSecond")
+    p50 = lambda c: get(c, "seq", "p50Microseconds")
+    print()
+    print("| goal | this run | target | |")
+    print("|---|---:|---:|---|")
+    for variant, label in [("curl-manager", "manager + CurlTransport"), ("curl-manager-executor", "manager + CurlTransport, executor")]:
+        goal(f"{label} ÷ async-http-client, c64", r(rps(variant, "c64"), rps("ahc", "c64")), 1.5)
+        goal(f"{label} ÷ async-http-client, c1", r(rps(variant, "seq"), rps("ahc", "seq")), 1.5)
+        goal(f"{label} ÷ wrk, c64", r(rps(variant, "c64"), rps("wrk", "c64")), 0.6)
+        bare = variant.replace("-manager", "")
+        delta = None if p50(variant) is None or p50(bare) is None else p50(variant) - p50(bare)
+        goal(f"{label}: sequential p50 − bare p50", delta, 10, at_least=False, unit="µs")
+        goal(f"{label} ÷ bare, c64 throughput", r(rps(variant, "c64"), rps(bare, "c64")), 0.9)
+    goal("manager + CurlTransport(.http2) ÷ async-http-client, h2 c64", r(rps("curl-manager", "h2"), rps("ahc", "h2")), 1.5)
+    goal("bare CurlTransport ÷ bare C libcurl loop, c64", r(rps("curl", "c64"), rps("libcurl-c", "c64")), 0.85)
+    goal("bare CurlTransport, executor ÷ bare C libcurl loop, c64", r(rps("curl-executor", "c64"), rps("libcurl-c", "c64")), 0.85)
+    overhead_cpu = core.get("managerOverhead", {}).get("overheadCPUMicroseconds")
+    goal("manager CPU per call over MockTransport", overhead_cpu, 5, at_least=False, unit="µs")
+    goal("manager + URLSessionTransport ÷ raw URLSession, c1", r(rps("urlsession-manager", "seq"), rps("urlsession-raw", "seq")), 0.95)
+    goal("manager + URLSessionTransport ÷ raw URLSession, c64", r(rps("urlsession-manager", "c64"), rps("urlsession-raw", "c64")), 0.95)
+else:
+    summary = {"runs": runs, "durationSeconds": duration, "failures": []}
+    goals, overhead_cpu = [], None
 summary["goals"] = goals
 summary["managerOverheadCPUMicroseconds"] = overhead_cpu
 if summary["failures"]:
     print("Failed runs:", ", ".join(f"{r['client']} {r['mode']}" for r in summary["failures"]))
+# The concurrency table and issue 26's goals, from the same run.
+scaling_rows = [json.loads(line) for line in open(sys.argv[7]) if line.strip()]
+def smed(client, mode, key):
+    values = [r[key] for r in scaling_rows
+              if r["client"] == client and r["mode"] == mode and r.get(key) is not None and not r.get("failed")]
+    return statistics.median(values) if values else None
+levels = [m for m in ["seq", "c64", "c256", "c1000"] if any(r["mode"] == m for r in scaling_rows)]
+scaling_clients = []
+for row in scaling_rows:
+    if row["client"] not in scaling_clients: scaling_clients.append(row["client"])
+loops = next((r.get("loops") for r in scaling_rows if r["client"] == "curl" and r.get("loops")), None)
+names = {"wrk": "wrk -t1", "libcurl-c": "C libcurl loop (perform + poll)", "libcurl-c-epoll": "C libcurl loop (socket + epoll)",
+         "ahc": "async-http-client", "curl-1loop": "CurlTransport, bare, 1 loop",
+         "curl": f"CurlTransport, bare, {loops or 'default'} loops", "curl-manager": f"manager + CurlTransport ({loops or 'default'} loops)",
+         "curl-manager-1loop": "manager + CurlTransport, 1 loop"}
+summary["scaling"] = {c: {m: {k: smed(c, m, k) for k in ["requestsPerSecond", "p50Microseconds", "p99Microseconds",
+                                                         "cpuMicrosecondsPerRequest", "peakRSSKilobytes"]}
+                          for m in levels} for c in scaling_clients}
+summary["scalingFailures"] = [r for r in scaling_rows if r.get("failed")]
+if scaling_rows:
+    shown = {"seq": "c1"}
+    print()
+    print(f"Concurrency: 1 KB JSON from nginx on loopback, median of {runs} run(s), {duration:g} s each after 1 s of warm-up; "
+          "CPU = the client process's user + system time per request")
+    print()
+    print("| client | calls at once | req/s | p50 µs | p99 µs | CPU µs/req | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for c in scaling_clients:
+        for m in levels:
+            v = lambda k: smed(c, m, k)
+            rss = v("peakRSSKilobytes")
+            print(f"| {names.get(c, c)} | {shown.get(m, m)[1:]} | {fmt(v('requestsPerSecond'))} | {fmt(v('p50Microseconds'))} | "
+                  f"{fmt(v('p99Microseconds'))} | {fmt(v('cpuMicrosecondsPerRequest'), '{:,.1f}')} | "
+                  f"{fmt(None if rss is None else rss / 1024, '{:,.1f}')} |")
+
+    srps = lambda c, m: smed(c, m, "requestsPerSecond")
+    scpu = lambda c, m: smed(c, m, "cpuMicrosecondsPerRequest")
+    srss = lambda c, m: smed(c, m, "peakRSSKilobytes")
+    goals26 = []
+    def goal26(name, value, target, at_least=True, unit="×"):
+        met = None if value is None else (value >= target if at_least else value <= target)
+        goals26.append({"goal": name, "value": value, "target": target, "atLeast": at_least, "met": met})
+        shown_value = "—" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{value:,.1f} {unit}")
+        target_shown = f"{target:g}{unit}" if unit == "×" else f"{target:g} {unit}"
+        verdict = "—" if met is None else ("met" if met else "MISSED")
+        print(f"| {name} | {shown_value} | {'≥' if at_least else '≤'} {target_shown} | {verdict} |")
+    print()
+    print("Issue 26's goals, from this run:")
+    print()
+    print("| goal | this run | target | |")
+    print("|---|---:|---:|---|")
+    for m in levels:
+        goal26(f"manager + CurlTransport ÷ async-http-client, {shown.get(m, m)}", r(srps("curl-manager", m), srps("ahc", m)), 1.5)
+    for m in ["c64", "c1000"]:
+        if m in levels: goal26(f"manager + CurlTransport ÷ wrk, {m}", r(srps("curl-manager", m), srps("wrk", m)), 0.6)
+    if "c64" in levels and "c1000" in levels:
+        goal26("manager CPU/request, c1000 ÷ c64", r(scpu("curl-manager", "c1000"), scpu("curl-manager", "c64")), 1.25, at_least=False)
+        goal26("bare CurlTransport CPU/request, c1000 ÷ c64", r(scpu("curl", "c1000"), scpu("curl", "c64")), 1.25, at_least=False)
+    if "c1000" in levels:
+        goal26("manager peak RSS ÷ async-http-client's, c1000", r(srss("curl-manager", "c1000"), srss("ahc", "c1000")), 1.0, at_least=False)
+        manager_rss, bare_rss = srss("curl-manager", "c1000"), srss("curl", "c1000")
+        per_call = None if manager_rss is None or bare_rss is None else (manager_rss - bare_rss) / 1000
+        goal26("manager memory per call in flight (peak RSS over the bare transport's ÷ 1000), c1000", per_call, 16,
+               at_least=False, unit="KB")
+    for m in ["c64", "c1000"]:
+        if m in levels:
+            goal26(f"bare CurlTransport, {loops or 'default'} loops ÷ 1 loop, {m}", r(srps("curl", m), srps("curl-1loop", m)), 1.0)
+            goal26(f"bare CurlTransport ÷ C libcurl loop (socket + epoll), {m}", r(srps("curl", m), srps("libcurl-c-epoll", m)), 0.85)
+    # What more cores would give, when the client's CPU per request is what limits it.
+    for c in ["curl-manager", "curl", "ahc"]:
+        for m in ["c64", "c1000"]:
+            cpu = scpu(c, m)
+            if cpu:
+                print(f"  {names.get(c, c)} at {m}: {cpu:,.1f} µs CPU/request → at most {16e6 / cpu:,.0f} req/s on 16 cores "
+                      f"({1e6 / cpu:,.0f} per core), if the server keeps up")
+    summary["scalingGoals"] = goals26
+    if summary["scalingFailures"]:
+        print("Failed concurrency runs:", ", ".join(f"{r['client']} {r['mode']}" for r in summary["scalingFailures"]))
 json.dump(summary, open(out_path, "w"), indent=2, sort_keys=True)
 print(f"\nWrote {out_path}")
 EOF

@@ -103,7 +103,69 @@ static inline CURLMcode ccurl_multi_setopt_pointer(CURLM *handle, CURLMoption op
     return curl_multi_setopt(handle, option, value);
 }
 
+/// CURLMOPT_SOCKETFUNCTION: libcurl tells the loop which sockets to watch, and for what.
+static inline CURLMcode ccurl_multi_setopt_socket_function(CURLM *handle, curl_socket_callback value) {
+    return curl_multi_setopt(handle, CURLMOPT_SOCKETFUNCTION, value);
+}
+
+/// CURLMOPT_TIMERFUNCTION: libcurl tells the loop when it next needs a timeout action.
+static inline CURLMcode ccurl_multi_setopt_timer_function(CURLM *handle, curl_multi_timer_callback value) {
+    return curl_multi_setopt(handle, CURLMOPT_TIMERFUNCTION, value);
+}
+
+/// CURL_SOCKET_TIMEOUT: curl_multi_socket_action's "no socket, run the timers" (a macro of a macro).
+static inline curl_socket_t ccurl_socket_timeout(void) { return CURL_SOCKET_TIMEOUT; }
+
 /// CURLAUTH_DIGEST: a macro with a cast, which Swift does not import.
 static inline unsigned long ccurl_auth_digest(void) { return CURLAUTH_DIGEST; }
+
+#ifdef __linux__
+// MARK: epoll, for the socket interface (Linux only; Swift's Glibc module leaves <sys/epoll.h> out)
+
+#include <errno.h>
+#include <sys/epoll.h>
+
+/// A descriptor epoll found ready, with what libcurl's curl_multi_socket_action takes for it.
+struct ccurl_ready {
+    int fd;
+    /// CURL_CSELECT_IN, _OUT and _ERR.
+    int mask;
+};
+
+/// A new epoll set (close-on-exec), or -1.
+static inline int ccurl_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+/// Watches fd for what libcurl's socket callback asked (CURL_POLL_IN, _OUT, _INOUT), adding it to the set or
+/// changing it there: known says which to try first (either falls back to the other, so a descriptor number
+/// reused before libcurl said REMOVE for its old socket still works).
+static inline int ccurl_epoll_watch(int epoll, int fd, int what, int known) {
+    struct epoll_event event = {0};
+    event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+    event.data.fd = fd;
+    int first = known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(epoll, first, fd, &event) == 0) return 0;
+    if (errno != (known ? ENOENT : EEXIST)) return -1;
+    return epoll_ctl(epoll, known ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event);
+}
+
+/// Stops watching fd (an error for a descriptor already closed is harmless: it left the set then).
+static inline int ccurl_epoll_unwatch(int epoll, int fd) { return epoll_ctl(epoll, EPOLL_CTL_DEL, fd, NULL); }
+
+/// Waits up to timeout milliseconds (-1: forever) for at most capacity (<= 256) ready descriptors.
+/// Returns how many it wrote to ready, 0 on timeout or a signal, -1 on another error.
+static inline int ccurl_epoll_wait(int epoll, struct ccurl_ready *ready, int capacity, int timeout) {
+    struct epoll_event events[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(epoll, events, capacity, timeout);
+    if (count < 0) return errno == EINTR ? 0 : -1;
+    for (int i = 0; i < count; i++) {
+        unsigned int flags = events[i].events;
+        ready[i].fd = events[i].data.fd;
+        ready[i].mask = ((flags & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((flags & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                        ((flags & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+    }
+    return count;
+}
+#endif
 
 #endif

@@ -1,8 +1,9 @@
 internal import CCurl
 
-// The C callbacks libcurl calls on the loop thread, from inside curl_multi_perform. They are
-// global functions (no captures, so they convert to C function pointers) and find their transfer
-// through the unretained context pointer; CurlLoopRunner keeps that transfer alive meanwhile.
+// The C callbacks libcurl calls on the loop thread, from inside curl_multi_socket_action (curl_multi_perform
+// where there is no epoll). They are global functions (no captures, so they convert to C function pointers)
+// and find their transfer through the unretained context pointer; CurlLoopRunner keeps that transfer alive
+// meanwhile.
 
 private func transfer(_ context: UnsafeMutableRawPointer) -> CurlTransfer {
     Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()

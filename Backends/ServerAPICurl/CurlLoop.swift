@@ -18,8 +18,8 @@ import Synchronization
 /// The Sendable face of a transport's loop thread: the inbox other threads hand work to.
 ///
 /// The loop thread (`CurlLoopRunner`) owns the multi handle; other threads only append to the
-/// inbox and signal the loop's `CurlWakeup`, a file descriptor that `curl_multi_poll` watches
-/// besides libcurl's own sockets. The signal is sent after the inbox lock is released, so callers
+/// inbox and signal the loop's `CurlWakeup`, a file descriptor the loop waits on besides libcurl's
+/// own sockets (in its epoll set, or through `curl_multi_poll` where there is no epoll). The signal is sent after the inbox lock is released, so callers
 /// never hold the lock across a system call (`curl_multi_wakeup` would need the lock, because
 /// it must not race the multi handle's clean-up).
 final class CurlLoop: Sendable {
@@ -38,10 +38,13 @@ final class CurlLoop: Sendable {
         var shuttingDown = false
         /// The multi handle is being cleaned up: no more wake-ups.
         var closed = false
+        /// The transport's executor (its loops together), which tasks that prefer it run on; dropped when the
+        /// loop closes, which ends the cycle between the two.
+        var taskExecutor: CurlLoopExecutor?
     }
 
     private let inbox = Locked(Inbox())
-    /// What ends the loop's `curl_multi_poll` early; it lives as long as this object, so a late
+    /// What ends the loop's wait early; it lives as long as this object, so a late
     /// signal after the multi handle is gone is harmless.
     let wakeup: CurlWakeup?
     /// Transfers whose easy handle is in the multi handle (or between redirects), for tests and diagnostics.
@@ -128,6 +131,14 @@ final class CurlLoop: Sendable {
         if signal { wake() }
     }
 
+    /// Sets the executor that the tasks this loop runs prefer (`CurlTransport.executor`), once. A loop
+    /// that never ran keeps none: only `close` would drop it.
+    func useTaskExecutor(_ executor: CurlLoopExecutor) {
+        inbox.withLock { inbox in
+            if startFailure == nil, !inbox.shuttingDown { inbox.taskExecutor = executor }
+        }
+    }
+
     /// Hands the loop a task to run on its thread (the task executor's `enqueue`).
     func enqueue(_ task: UnownedJob) {
         let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
@@ -144,6 +155,10 @@ final class CurlLoop: Sendable {
     func runElsewhere(_ task: UnownedJob) {
         Task.detached { task.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
+
+    /// The executor the loop runs its tasks as: the transport's, so that a task preferring it is where it
+    /// wants to be and does not hop again; this loop itself when there is none (or no more).
+    var currentTaskExecutor: any TaskExecutor { inbox.withLock { $0.taskExecutor } ?? self }
 
     /// Marks the calling thread as the loop thread (loop thread only, once).
     func enteringLoopThread() { loopThread.store(Self.currentThread, ordering: .releasing) }
@@ -206,6 +221,7 @@ final class CurlLoop: Sendable {
             defer {
                 inbox.jobs = []
                 inbox.tasks = []
+                inbox.taskExecutor = nil
             }
             return (inbox.jobs, inbox.tasks)
         }
@@ -223,6 +239,20 @@ extension CurlLoop: TaskExecutor {
     /// Runs a job of a task that prefers this loop as its executor, on the loop thread.
     func enqueue(_ job: consuming ExecutorJob) {
         enqueue(UnownedJob(job))
+    }
+}
+
+/// A transport's loops as one task executor (`CurlTransport.executor`): a task that is resumed on a loop
+/// thread (its transfer completed there) runs on that thread at once; one enqueued from elsewhere goes to
+/// the first loop.
+final class CurlLoopExecutor: TaskExecutor {
+    private let loops: [CurlLoop]
+
+    init(loops: [CurlLoop]) { self.loops = loops }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let task = UnownedJob(job)
+        (loops.first(where: \.isLoopThread) ?? loops[0]).enqueue(task)
     }
 }
 

@@ -9,6 +9,9 @@ import Synchronization
 
 /// The loop thread's state and its loop: the multi handle, the transfers in flight and idle easy handles.
 ///
+/// On Linux the loop drives libcurl's socket interface on an epoll set (`CurlSocketWatcher`); elsewhere,
+/// or when the epoll set cannot be made, it drives `curl_multi_perform` and sleeps in `curl_multi_poll`.
+///
 /// - Important: Made on the loop thread and used only there; nothing in it is shared.
 final class CurlLoopRunner {
     private let loop: CurlLoop
@@ -22,6 +25,10 @@ final class CurlLoopRunner {
     /// Reset easy handles ready for the next transfer (saves an allocation and libcurl's set-up).
     private var idleHandles: [CurlEasyHandle] = []
     private static let maxIdleHandles = 64
+    #if os(Linux)
+        /// The epoll set driving libcurl's socket interface; `nil` when it could not be made.
+        private let watcher: CurlSocketWatcher?
+    #endif
     /// How long `curl_multi_poll` waits when libcurl has no earlier timer (a wake-up ends it early).
     private static let pollMilliseconds: Int32 = 1000
 
@@ -35,12 +42,14 @@ final class CurlLoopRunner {
         _ = ccurl_multi_setopt_long(self.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maxConnections))
         _ = ccurl_multi_setopt_long(
             self.multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))
+        #if os(Linux)
+            watcher = loop.wakeup.flatMap { CurlSocketWatcher(multi: multi.raw, wakeup: $0) }
+        #endif
     }
 
     /// Runs until the transport is released, then ends every transfer and frees the multi handle.
     func run() {
         loop.enteringLoopThread()
-        let executor = loop.asUnownedTaskExecutor()
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
         var resumptions: [CurlResumption] = []
@@ -57,11 +66,16 @@ final class CurlLoopRunner {
             if shuttingDown { break }
             // Callers that prefer this thread continue here: what they send next is in the inbox
             // before libcurl is driven again, with no wake-up between threads.
-            for task in tasks { task.runSynchronously(on: executor) }
-            tasks.removeAll(keepingCapacity: true)
-            var running: Int32 = 0
-            _ = curl_multi_perform(multi, &running)
-            collectFinishedTransfers()
+            if !tasks.isEmpty {
+                // Held until the tasks ran: the unowned reference below does not keep it alive.
+                let current = loop.currentTaskExecutor
+                withExtendedLifetime(current) {
+                    let executor = current.asUnownedTaskExecutor()
+                    for task in tasks { task.runSynchronously(on: executor) }
+                }
+                tasks.removeAll(keepingCapacity: true)
+            }
+            drive()
             if !headDeadlines.isEmpty { checkHeadDeadlines() }
             // Work handed over on this thread (a resumed caller's next request) sent no wake-up.
             if !loop.hasWork { waitForWork() }
@@ -71,12 +85,31 @@ final class CurlLoopRunner {
         for id in Array(transfers.keys) { cancelTransfer(id: id, reason: .cancelled("the transport was shut down")) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
+        #if os(Linux)
+            // The watcher outlives the multi handle: libcurl calls back into it until the clean-up returns.
+            withExtendedLifetime(watcher) {}
+        #endif
         // Tasks that still prefer this thread run elsewhere from now on (as CurlLoop.enqueue does).
         for task in tasks + waiting { loop.runElsewhere(task) }
     }
 
+    /// Lets libcurl make progress on every transfer that can, and ends those that finished.
+    private func drive() {
+        #if os(Linux)
+            if let watcher { return watcher.runDueTimers(collect: collectFinishedTransfers) }
+        #endif
+        var running: Int32 = 0
+        _ = curl_multi_perform(multi, &running)
+        collectFinishedTransfers()
+    }
+
     /// Sleeps until a socket is ready, libcurl's next timer, or another thread signals new work.
     private func waitForWork() {
+        #if os(Linux)
+            if let watcher {
+                return watcher.wait(until: headDeadlines.values.min(), collect: collectFinishedTransfers)
+            }
+        #endif
         guard let wakeup = loop.wakeup else { return }
         var waiting = curl_waitfd(fd: wakeup.readDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
         var milliseconds = Self.pollMilliseconds
@@ -127,6 +160,10 @@ final class CurlLoopRunner {
             transfer = found
             code = transfer.resume(receiving: false)
         }
+        #if os(Linux)
+            // libcurl scheduled the unpaused transfer, not always telling the timer callback.
+            watcher?.expireNow()
+        #endif
         // A callback stopped the transfer while libcurl delivered what it held back: it ends now.
         if code != CURLE_OK, transfers[transfer.job.control.id] === transfer { finish(transfer, code: code) }
     }

@@ -63,6 +63,18 @@ extension CurlTransport {
         /// both families, libcurl tries the first address and, after 200 ms without a connection, the
         /// other family too (happy eyeballs).
         public var resolve: [HostAddresses] = []
+        /// How many loops (threads, each with its own libcurl multi handle and connection cache) run the
+        /// transport's transfers; the default, `defaultLoopCount`, is the number of active processors.
+        ///
+        /// Calls to one origin (scheme, host and port) always run on the same loop, so they share its
+        /// connections (and HTTP/2 streams); different origins spread over the loops. 1 runs every call on
+        /// one thread, as a single core would. `maxConnections` is split between the loops;
+        /// `maxConnectionsPerHost` holds as it is, since a host's calls stay on one loop. Values below 1
+        /// count as 1.
+        public var loopCount: Int = Configuration.defaultLoopCount
+
+        /// The number of active processors (at least 1): the default `loopCount`.
+        public static var defaultLoopCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
         /// Creates a configuration.
         /// - Parameters:
@@ -79,6 +91,7 @@ extension CurlTransport {
         ///   - tls: Public-key pins and the client certificate.
         ///   - maxErrorBodySize: The most bytes of a download's error response kept (1 MiB).
         ///   - streamBufferSize: The bytes a streamed response buffers before the transfer pauses (1 MiB).
+        ///   - loopCount: How many loops run the transfers (`defaultLoopCount`: the active processors).
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -92,7 +105,8 @@ extension CurlTransport {
             stallTimeout: StallTimeout? = nil,
             tls: TLSOptions = TLSOptions(),
             maxErrorBodySize: Int = 1 << 20,
-            streamBufferSize: Int = ResponseBodyStream.defaultBufferSize
+            streamBufferSize: Int = ResponseBodyStream.defaultBufferSize,
+            loopCount: Int = Configuration.defaultLoopCount
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -107,6 +121,7 @@ extension CurlTransport {
             self.tls = tls
             self.maxErrorBodySize = maxErrorBodySize
             self.streamBufferSize = streamBufferSize
+            self.loopCount = loopCount
         }
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.

@@ -1,12 +1,14 @@
 // Ownership and threading in the libcurl backend
 //
-// - A `CurlTransport` owns one `CurlLoop`: one libcurl multi handle driven by one dedicated thread
-//   (`CurlLoopRunner.run`), which serves every request of that transport concurrently, with
-//   libcurl's connection cache reusing connections between them.
+// - A `CurlTransport` owns `Configuration.loopCount` `CurlLoop`s: each one libcurl multi handle driven by
+//   one dedicated thread (`CurlLoopRunner.run`; libcurl's socket interface on an epoll set on Linux), which
+//   serves its requests concurrently, with its connection cache reusing connections between them. A
+//   request goes to the loop its origin (scheme, host, port) hashes to, so one origin's calls share
+//   one cache; the transfer stays on that loop to the end (redirects to other origins included).
 // - `perform` runs on the caller's task. It hands the loop a `CurlJob`, a Sendable value (the request,
 //   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a lock-protected (`Locked`)
-//   inbox, then wakes the loop with `curl_multi_wakeup`: the only libcurl call made off the loop thread.
-//   Cancellation goes through the same inbox. A job cancelled before the loop took it is taken out of
+//   inbox, then wakes the loop through its `CurlWakeup` (a pipe the loop waits on); no libcurl call is
+//   made off the loop thread. Cancellation goes through the same inbox of the same loop. A job cancelled before the loop took it is taken out of
 //   the inbox and resumed by the canceller; one cancelled before it was even submitted is refused by
 //   `submit` (the flag is checked under the inbox lock, so one of the two always sees the other).
 // - Everything that is not Sendable lives on the loop thread and is created there: each
@@ -29,7 +31,7 @@
 // - Memory: the header `curl_slist` is freed when a transfer ends or is redirected; request bodies
 //   in memory are copied by libcurl (`CURLOPT_COPYPOSTFIELDS`) or streamed by a `BodyReader`; easy
 //   handles and their error buffers are freed together in `CurlEasyHandle.deinit`; the multi handle
-//   is cleaned up by the loop thread when the transport is released.
+//   is cleaned up by the loop thread when the transport is closed or released.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -39,8 +41,8 @@ import Foundation
 public import ServerAPIKit
 import Synchronization
 
-/// A transport built on libcurl's multi interface: one thread per transport drives every request,
-/// with HTTP/2 over TLS, keep-alive connection reuse, gzip/deflate/brotli decoding, streamed uploads
+/// A transport built on libcurl's multi interface: a few threads per transport (one per core by default,
+/// `Configuration.loopCount`) drive every request, with HTTP/2 over TLS, keep-alive connection reuse, gzip/deflate/brotli decoding, streamed uploads
 /// and downloads, progress and prompt cancellation.
 ///
 /// ```swift
@@ -49,8 +51,8 @@ import Synchronization
 /// let result = try await manager.send(ServerAPI(host: "https://api.example.com", path: "/v1/items"))
 /// ```
 ///
-/// - Important: Create one transport and share it: each one runs its own thread and connection cache.
-///   Progress closures run on that thread; keep them short. The transport ignores `SIGPIPE` for the
+/// - Important: Create one transport and share it: each one runs its own threads and connection caches.
+///   Progress closures run on those threads; keep them short. The transport ignores `SIGPIPE` for the
 ///   whole process (libcurl cannot guard it from a multi-threaded program), as SwiftNIO does.
 public final class CurlTransport: RequestPerforming {
     /// The transport's name in metrics: `"curl"`.
@@ -65,15 +67,54 @@ public final class CurlTransport: RequestPerforming {
     /// The settings the transport was made with.
     public let configuration: Configuration
 
-    private let loop: CurlLoop
+    /// The loops, at least one; a request runs on `loop(for:)`.
+    private let loops: [CurlLoop]
 
-    /// Creates a transport and starts its thread.
-    /// - Parameter configuration: Connection limits, TLS trust, decoding and timeouts.
+    /// Creates a transport and starts its threads (`Configuration.loopCount`).
+    /// - Parameter configuration: Connection limits, TLS trust, decoding, timeouts and the number of loops.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlLoop(
-            configuration: configuration,
+        loops = Self.makeLoops(
+            configuration,
             makeDownloadWriter: CurlDownloads.defaultFactory(maxErrorBodySize: configuration.maxErrorBodySize))
+        loopExecutor = CurlLoopExecutor(loops: loops)
+        for loop in loops { loop.useTaskExecutor(loopExecutor) }
+    }
+
+    /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).
+    init(configuration: Configuration = Configuration(), makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
+        self.configuration = configuration
+        loops = Self.makeLoops(configuration, makeDownloadWriter: makeDownloadWriter)
+        loopExecutor = CurlLoopExecutor(loops: loops)
+        for loop in loops { loop.useTaskExecutor(loopExecutor) }
+    }
+
+    private static func makeLoops(
+        _ configuration: Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory
+    ) -> [CurlLoop] {
+        let count = max(1, configuration.loopCount)
+        var perLoop = configuration
+        // The total limit is split between the loops (rounded up); the per-host one holds as it is.
+        if configuration.maxConnections > 0 {
+            perLoop.maxConnections = (configuration.maxConnections + count - 1) / count
+        }
+        return (0..<count).map { _ in CurlLoop(configuration: perLoop, makeDownloadWriter: makeDownloadWriter) }
+    }
+
+    /// The loop that runs calls to `url`'s origin: the same one for every call to it, so its calls share
+    /// connections.
+    func loop(for url: URL) -> CurlLoop { loops[loopIndex(for: url)] }
+
+    /// Where `loop(for:)` is among the loops: a hash (FNV-1a, stable between runs) of the origin.
+    func loopIndex(for url: URL) -> Int {
+        guard loops.count > 1 else { return 0 }
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)".utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return Int(hash % UInt64(loops.count))
     }
 
     /// Sends a request through libcurl and returns as soon as the final response head has arrived,
@@ -95,7 +136,7 @@ public final class CurlTransport: RequestPerforming {
                 url: request.url)
         }
         let control = CurlJobControl()
-        let loop = self.loop
+        let loop = loop(for: request.url)
         let streaming = CurlStreaming(bufferSize: configuration.streamBufferSize, owner: self)
         return try await request.withCancellationHandler {
             try await withCurlContinuation { continuation in
@@ -107,16 +148,20 @@ public final class CurlTransport: RequestPerforming {
         }
     }
 
-    /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).
-    init(configuration: Configuration = Configuration(), makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
-        self.configuration = configuration
-        loop = CurlLoop(configuration: configuration, makeDownloadWriter: makeDownloadWriter)
+    deinit { close() }
+
+    /// Ends every call in flight with `cancelled` ("the transport was shut down") and stops the
+    /// transport's threads; calls made afterwards fail the same way. Releasing the transport does this too.
+    ///
+    /// Each call ends exactly once: its transfer is torn down on its loop, and a call the loop had not taken
+    /// yet is refused. Returns at once; the calls end on their loops' threads.
+    public func close() {
+        for loop in loops { loop.shutDown() }
     }
 
-    deinit { loop.shutDown() }
-
-    /// The transport's thread as a task executor: code that prefers it continues on the thread that
-    /// completed its transfer, with no hand-off between threads after each call.
+    /// The transport's loop threads as a task executor: code that prefers it continues on the loop thread
+    /// that completed its transfer, with no hand-off between threads after each call (code that starts
+    /// elsewhere begins on the first loop).
     ///
     /// ```swift
     /// try await withTaskExecutorPreference(transport.executor) {
@@ -124,17 +169,24 @@ public final class CurlTransport: RequestPerforming {
     /// }
     /// ```
     /// Sequential calls and many small concurrent calls gain most (see the README's benchmark).
-    /// - Important: Opt in only for code that is quick between its calls: while it runs, this
-    ///   transport's transfers wait. Format large bodies, write files and call blocking APIs elsewhere.
+    /// - Important: Opt in only for code that is quick between its calls: while it runs, the transfers
+    ///   of the loop it runs on wait. Format large bodies, write files and call blocking APIs elsewhere.
     ///   After the transport is released, such code continues on the global executor.
-    public var executor: any TaskExecutor { loop }
+    public var executor: any TaskExecutor { loopExecutor }
 
-    /// The transfers libcurl is working on now; 0 once every call has returned.
-    package var activeTransferCount: Int { loop.activeTransfers.load(ordering: .relaxed) }
+    private let loopExecutor: CurlLoopExecutor
+
+    /// The transfers libcurl is working on now, on every loop; 0 once every call has returned.
+    package var activeTransferCount: Int { loops.reduce(0) { $0 + $1.activeTransfers.load(ordering: .relaxed) } }
+
+    /// The transfers each loop is working on now (tests).
+    var activeTransfersPerLoop: [Int] { loops.map { $0.activeTransfers.load(ordering: .relaxed) } }
 
     /// How often streamed responses paused for a full buffer, and resumed once their reader drained it.
     var streamPauseCounts: (paused: Int, resumed: Int) {
-        (loop.receivePauses.load(ordering: .relaxed), loop.receiveResumes.load(ordering: .relaxed))
+        loops.reduce((0, 0)) {
+            ($0.0 + $1.receivePauses.load(ordering: .relaxed), $0.1 + $1.receiveResumes.load(ordering: .relaxed))
+        }
     }
 
     /// Sends a request through libcurl and returns the response, whatever its status.
@@ -146,7 +198,7 @@ public final class CurlTransport: RequestPerforming {
     ///   `responseTooLarge`, `fileSystem` or `invalidRequest`, with libcurl's own message.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let control = CurlJobControl()
-        let loop = self.loop
+        let loop = loop(for: request.url)
         return try await request.withCancellationHandler {
             try await withCurlContinuation { continuation in
                 loop.submit(CurlJob(control: control, request: request, continuation: continuation))

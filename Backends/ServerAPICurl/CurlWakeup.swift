@@ -6,7 +6,7 @@
     import Darwin
 #endif
 
-/// A pipe other threads make readable to end the loop thread's `curl_multi_poll` (what
+/// A pipe other threads make readable to end the loop thread's wait (`epoll_wait`, or `curl_multi_poll`: what
 /// `curl_multi_wakeup` does inside libcurl, but ours, so its lifetime is ours to decide). Both ends
 /// are non-blocking, so a signal never blocks the caller, and signals that pile up before the loop
 /// drains them cost nothing more than one.

@@ -7,9 +7,12 @@ import ServerAPIURLSession
 /// The transports the conformance suite holds to one contract. Adding a backend is one case here.
 enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case urlsession
+    /// `CurlTransport` over HTTP/1.1 with two loops (`loopCount`), whatever the machine's cores: the
+    /// servers' origins spread over both, and each call's cancellation, pauses and resumptions must reach
+    /// its own loop.
     case curl
     /// `CurlTransport` with `httpVersion: .http2` talking to the servers through their HTTP/2 front
-    /// (nginx over TLS, see scripts/test-server.sh), trusting its CA.
+    /// (nginx over TLS, see scripts/test-server.sh), trusting its CA, with one loop (`loopCount` 1).
     ///
     /// There is no URLSession kind over HTTP/2: FoundationNetworking on Linux would negotiate it (its
     /// libcurl's default is HTTP/2 over TLS), but it cannot trust the front's CA: it sets `CURLOPT_CAINFO`
@@ -33,10 +36,12 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// `configuration` as this kind changes it: for `curlHTTP2`, HTTP/2 and the front's CA.
+    /// `configuration` as this kind changes it: for `curl`, two loops; for `curlHTTP2`, one loop, HTTP/2
+    /// and the front's CA.
     func curlConfiguration(_ configuration: CurlTransport.Configuration) -> CurlTransport.Configuration {
-        guard self == .curlHTTP2 else { return configuration }
         var configuration = configuration
+        configuration.loopCount = self == .curl ? 2 : 1
+        guard self == .curlHTTP2 else { return configuration }
         configuration.httpVersion = .http2
         // A missing variable leaves the CA unset: calls then fail with an untrusted certificate, and
         // the URL accessors below throw `MissingServer` first anyway.

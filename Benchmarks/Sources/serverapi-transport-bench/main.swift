@@ -27,6 +27,10 @@ struct RunResult: Codable, Sendable {
     var bytes: Int64?
     var megabytesPerSecond: Double?
     var peakRSSKilobytes: Int
+    /// The process's user + system CPU time over the measured seconds, per request.
+    var cpuMicrosecondsPerRequest: Double?
+    /// The curl clients' `CurlTransport.Configuration.loopCount`.
+    var loops: Int?
 }
 
 /// A client under test: a small GET that returns the body size, and a download to a file.
@@ -48,6 +52,10 @@ struct Options {
     var output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bench-download.bin")
     /// The CA to trust for https URLs (the `h2` mode's local nginx).
     var caFile: String?
+    /// The curl clients' loops; `nil` for the transport's default (the active processor count).
+    var loops: Int?
+    /// The client's name in the output; `nil` for `client`.
+    var label: String?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -64,10 +72,20 @@ struct Options {
             case "--concurrency": concurrency = Int(value) ?? concurrency
             case "--output": output = URL(fileURLWithPath: value)
             case "--ca": caFile = value
+            case "--loops": loops = Int(value)
+            case "--label": label = value
             default: throw ServerAPIError(.invalidRequest, "unknown option \(argument)")
             }
         }
     }
+}
+
+/// The process's user + system CPU time so far, in seconds (`getrusage`).
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    _ = getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// The process's peak resident memory (VmHWM), in kilobytes; 0 where /proc is missing.
@@ -79,12 +97,15 @@ func peakRSSKilobytes() -> Int {
     return 0
 }
 
-func makeClient(_ name: String, url: URL, connections: Int, http2: Bool, caFile: String?) throws -> Client {
+func makeClient(
+    _ name: String, url: URL, connections: Int, http2: Bool, caFile: String?, loops: Int?
+) throws -> Client {
     if http2 { return try makeHTTP2Client(name, url: url, caFile: caFile) }
     switch name {
     case "curl", "curl-manager", "curl-executor", "curl-manager-executor":
-        let transport = CurlTransport(
-            configuration: .init(maxConnectionsPerHost: connections, httpVersion: .http1))
+        var configuration = CurlTransport.Configuration(maxConnectionsPerHost: connections, httpVersion: .http1)
+        if let loops { configuration.loopCount = loops }
+        let transport = CurlTransport(configuration: configuration)
         var client =
             name.hasPrefix("curl-manager") ? managerClient(transport, url: url) : transportClient(transport, url: url)
         if name.hasSuffix("-executor") { client.executor = transport.executor }
@@ -242,7 +263,11 @@ let usage = """
                                               urlsession|urlsession-manager|urlsession-raw|ahc]
                                      [--mode seq|c64|h2|download] [--url URL] [--duration SECONDS]
                                      [--warmup SECONDS] [--concurrency N] [--output FILE] [--ca FILE]
+                                     [--loops N] [--label NAME]
+    cN (c256, c1000, …): N concurrent calls over up to N connections, like c64.
     h2: c64 over HTTP/2 to an https URL whose certificate --ca signed (clients curl, curl-manager, ahc).
+    --loops: the curl clients' CurlTransport loops (default: the active processor count).
+    --label: the client's name in the output (default: --client).
     Prints one JSON line of results. scripts/bench-transports.sh runs every client and prints the table.
     """
 if CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
@@ -256,28 +281,35 @@ do {
     FileHandle.standardError.write(Data("serverapi-transport-bench: \(error)\n\(usage)\n".utf8))
     exit(1)
 }
-let concurrency = options.mode == "c64" || options.mode == "h2" ? options.concurrency : 1
+/// `cN` modes: N concurrent calls (c64 is the classic one; --concurrency overrides its 64).
+let concurrentMode = options.mode.first == "c" ? Int(options.mode.dropFirst()) : nil
+let concurrency =
+    options.mode == "c64" || options.mode == "h2" ? options.concurrency : concurrentMode ?? 1
 let client = try makeClient(
     options.client, url: options.url, connections: max(concurrency, 1), http2: options.mode == "h2",
-    caFile: options.caFile)
+    caFile: options.caFile, loops: options.loops)
 let clock = ContinuousClock()
 var result: RunResult
 
 switch options.mode {
-case "seq", "c64", "h2":
+case "seq", "h2", _ where concurrentMode != nil:
     // Warm-up: opens the connections and fills the pools before anything is timed.
     _ = try await hammer(client, concurrency: concurrency, until: clock.now + .seconds(options.warmUp))
     let start = clock.now
+    let cpuStart = cpuSeconds()
     let latencies = try await hammer(client, concurrency: concurrency, until: start + .seconds(options.duration))
+    let cpu = cpuSeconds() - cpuStart
     let elapsed = clock.now - start
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let sorted = latencies.sorted()
     result = RunResult(
-        client: options.client, mode: options.mode, requests: sorted.count, seconds: seconds,
+        client: options.label ?? options.client, mode: options.mode, requests: sorted.count, seconds: seconds,
         requestsPerSecond: Double(sorted.count) / seconds,
         p50Microseconds: percentile(sorted, 0.5).map { $0 * 1e6 },
         p99Microseconds: percentile(sorted, 0.99).map { $0 * 1e6 },
-        bytes: nil, megabytesPerSecond: nil, peakRSSKilobytes: peakRSSKilobytes())
+        bytes: nil, megabytesPerSecond: nil, peakRSSKilobytes: peakRSSKilobytes(),
+        cpuMicrosecondsPerRequest: sorted.isEmpty ? nil : cpu * 1e6 / Double(sorted.count),
+        loops: options.client.hasPrefix("curl") ? options.loops ?? CurlTransport.Configuration.defaultLoopCount : nil)
 case "download":
     // No warm-up: opening one connection is nothing next to a transfer of 64 MB to 1 GB.
     try? FileManager.default.removeItem(at: options.output)

@@ -1,0 +1,113 @@
+#if os(Linux)
+    internal import CCurl
+
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
+
+    /// Drives a multi handle through libcurl's socket interface on an epoll set (Linux): libcurl says
+    /// which sockets to watch (`CURLMOPT_SOCKETFUNCTION`) and when its next timeout is due
+    /// (`CURLMOPT_TIMERFUNCTION`); the loop waits in `epoll_wait` and hands libcurl only the sockets that
+    /// are ready (`curl_multi_socket_action`). Unlike `curl_multi_perform` and `curl_multi_poll`, which
+    /// walk every transfer and every socket on each turn, a turn costs what is ready, however many
+    /// transfers are in flight. The loop's wake-up descriptor is in the same epoll set.
+    ///
+    /// - Important: Made on the loop thread and used only there, like the multi handle.
+    final class CurlSocketWatcher {
+        private let multi: UnsafeMutableRawPointer
+        private let epoll: Int32
+        private let wakeup: CurlWakeup
+        /// When libcurl next wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; `nil` for never.
+        private(set) var timerDeadline: ContinuousClock.Instant?
+        private let ready: UnsafeMutablePointer<ccurl_ready>
+        private static let readyCapacity: Int32 = 256
+
+        /// Creates the epoll set with the wake-up descriptor in it and installs libcurl's callbacks;
+        /// `nil` when the process is out of descriptors (the loop then polls).
+        init?(multi: UnsafeMutableRawPointer, wakeup: CurlWakeup) {
+            let epoll = ccurl_epoll_create()
+            guard epoll >= 0 else { return nil }
+            guard ccurl_epoll_watch(epoll, wakeup.readDescriptor, CURL_POLL_IN, 0) == 0 else {
+                close(epoll)
+                return nil
+            }
+            self.multi = multi
+            self.epoll = epoll
+            self.wakeup = wakeup
+            ready = .allocate(capacity: Int(Self.readyCapacity))
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            _ = ccurl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
+            _ = ccurl_multi_setopt_socket_function(multi) { _, socket, what, context, socketp in
+                guard let context else { return -1 }
+                let watcher = Unmanaged<CurlSocketWatcher>.fromOpaque(context).takeUnretainedValue()
+                watcher.watch(socket, what: what, known: socketp != nil)
+                return 0
+            }
+            _ = ccurl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
+            _ = ccurl_multi_setopt_timer_function(multi) { _, milliseconds, context in
+                guard let context else { return -1 }
+                let watcher = Unmanaged<CurlSocketWatcher>.fromOpaque(context).takeUnretainedValue()
+                watcher.timerDeadline = milliseconds < 0 ? nil : .now + .milliseconds(milliseconds)
+                return 0
+            }
+        }
+
+        /// Must outlive the multi handle: libcurl calls back into it until `curl_multi_cleanup` returns.
+        deinit {
+            ready.deallocate()
+            close(epoll)
+        }
+
+        /// Adds, changes or removes a socket in the epoll set, as libcurl asks (from inside its calls).
+        /// A socket libcurl knows as watched carries a non-nil `socketp` (`curl_multi_assign`).
+        private func watch(_ socket: curl_socket_t, what: Int32, known: Bool) {
+            if what == CURL_POLL_REMOVE {
+                _ = ccurl_epoll_unwatch(epoll, socket)
+                _ = curl_multi_assign(multi, socket, nil)
+                return
+            }
+            _ = ccurl_epoll_watch(epoll, socket, what, known ? 1 : 0)
+            // Only whether it is set matters: any non-nil pointer.
+            if !known { _ = curl_multi_assign(multi, socket, UnsafeMutableRawPointer(bitPattern: 1)) }
+        }
+
+        /// Makes the next `runDueTimers` run libcurl's timers: after an unpause, which in libcurl 7.x
+        /// schedules the transfer without always telling the timer callback.
+        func expireNow() { timerDeadline = .now }
+
+        /// Runs libcurl's timeout action when its timer is due; `collect` reads the completions.
+        func runDueTimers(collect: () -> Void) {
+            guard let deadline = timerDeadline, deadline <= .now else { return }
+            timerDeadline = nil
+            var running: Int32 = 0
+            _ = curl_multi_socket_action(multi, ccurl_socket_timeout(), 0, &running)
+            collect()
+        }
+
+        /// Waits until a socket is ready, libcurl's timer or `limit` is due, or another thread signals new
+        /// work; hands libcurl each ready socket, and `collect` reads the completions after each.
+        func wait(until limit: ContinuousClock.Instant?, collect: () -> Void) {
+            var timeout: Int32 = 1000
+            if let deadline = [timerDeadline, limit].compactMap(\.self).min() {
+                let left = deadline - .now
+                timeout = left <= .zero ? 0 : Int32(clamping: min(Int(timeout), left.curlMilliseconds))
+            }
+            let count = ccurl_epoll_wait(epoll, ready, Self.readyCapacity, timeout)
+            guard count > 0 else { return }
+            for index in 0..<Int(count) {
+                let socket = ready[index].fd
+                if socket == wakeup.readDescriptor {
+                    // Drained before the inbox is read: a later signal belongs to work the next
+                    // `takeWork` may not see yet, and it ends the next wait.
+                    wakeup.drain()
+                    continue
+                }
+                var running: Int32 = 0
+                _ = curl_multi_socket_action(multi, socket, ready[index].mask, &running)
+                collect()
+            }
+        }
+    }
+#endif

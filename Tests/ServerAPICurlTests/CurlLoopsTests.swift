@@ -1,0 +1,142 @@
+import Foundation
+import ServerAPIKit
+import ServerAPITestSupport
+import Testing
+
+@testable import ServerAPICurl
+
+/// A transport with several loops, and one host name per loop that reaches `server`: every name resolves
+/// to 127.0.0.1 (`Configuration.resolve`), and each is an origin of its own.
+private func transportWithOriginPerLoop(
+    _ server: CurlTestServer, loops: Int
+) -> (transport: CurlTransport, bases: [String]) {
+    let names = (0..<200).map { "origin\($0).test" }
+    var configuration = CurlTransport.Configuration(loopCount: loops)
+    configuration.resolve = names.map { .init(host: $0, port: server.port, addresses: ["127.0.0.1"]) }
+    let transport = CurlTransport(configuration: configuration)
+    var bases = [String?](repeating: nil, count: loops)
+    for name in names {
+        let base = "http://\(name):\(server.port)"
+        let index = transport.loopIndex(for: URL(string: base + "/")!)
+        if bases[index] == nil { bases[index] = base }
+    }
+    return (transport, bases.compactMap(\.self))
+}
+
+@Suite("CurlTransport: several loops")
+struct CurlLoopsTests {
+    @Test("one origin always maps to the same loop, and origins spread over every loop")
+    func originsMapToLoops() throws {
+        let transport = CurlTransport(configuration: .init(loopCount: 4))
+        let url = try #require(URL(string: "https://api.example.com/v1/items?page=2"))
+        let index = transport.loopIndex(for: url)
+        // Path, query, case and the default port do not change the origin.
+        for other in ["https://API.example.com/other", "https://api.example.com:443/", "https://api.example.com"] {
+            #expect(transport.loopIndex(for: try #require(URL(string: other))) == index)
+        }
+        let used = Set((0..<64).map { transport.loopIndex(for: URL(string: "http://host\($0).example:8080/")!) })
+        #expect(used == [0, 1, 2, 3])
+        #expect(CurlTransport(configuration: .init(loopCount: 1)).loopIndex(for: url) == 0)
+        #expect(CurlTransport.Configuration().loopCount == CurlTransport.Configuration.defaultLoopCount)
+        #expect(CurlTransport.Configuration.defaultLoopCount >= 1)
+    }
+
+    @Test("a call cancelled on any loop ends there at once with cancelled", .timeLimit(.minutes(1)))
+    func cancellationReachesItsLoop() async throws {
+        try await CurlTestServer.with { server in
+            let (transport, bases) = transportWithOriginPerLoop(server, loops: 3)
+            #expect(bases.count == 3)
+            let onTheWire = EventCounter()
+            let calls = bases.map { base in
+                Task {
+                    try await transport.perform(
+                        TransportRequest(
+                            url: URL(string: base + "/delay?seconds=30")!, method: .post, body: .data(Data("x".utf8)),
+                            progress: { report in
+                                if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                            }))
+                }
+            }
+            await onTheWire.wait(for: bases.count)
+            #expect(transport.activeTransfersPerLoop == [1, 1, 1])
+            // A cancellation handed to another loop than the call's would be ignored, and the call would end
+            // with the server's 200 after 30 s.
+            for call in calls { call.cancel() }
+            for call in calls {
+                let error = await expectError { try await call.value }
+                #expect(error?.kind == .cancelled)
+            }
+            #expect(transport.activeTransferCount == 0)
+        }
+    }
+
+    @Test("cancellations racing completions on every loop end each call once, as a response or as cancelled")
+    func cancellationRacesCompletion() async throws {
+        try await CurlTestServer.with { server in
+            let (transport, bases) = transportWithOriginPerLoop(server, loops: 3)
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                for index in 0..<300 {
+                    let base = bases[index % bases.count]
+                    let call = Task { try await transport.perform(TransportRequest(url: URL(string: base + "/echo")!)) }
+                    group.addTask {
+                        // Cancelled at different points: before the loop took the call, while it is on the
+                        // wire, or after it completed.
+                        for _ in 0..<(index % 7) { await Task.yield() }
+                        call.cancel()
+                        switch await call.result {
+                        case .success(let response): return response.status == 200 ? "ok" : "status \(response.status)"
+                        case .failure(let error as ServerAPIError) where error.kind == .cancelled: return "cancelled"
+                        case .failure(let error): return "\(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(outcomes.values.reduce(0, +) == 300)
+            #expect(Set(outcomes.keys).isSubset(of: ["ok", "cancelled"]), "\(outcomes)")
+            #expect(transport.activeTransferCount == 0)
+            // Every loop still serves calls afterwards.
+            for base in bases {
+                let response = try await transport.perform(TransportRequest(url: URL(string: base + "/echo")!))
+                #expect(response.status == 200)
+            }
+        }
+    }
+
+    @Test("closing a transport ends the calls on every loop exactly once, and refuses later calls", .timeLimit(.minutes(1)))
+    func closeEndsEveryLoop() async throws {
+        try await CurlTestServer.with { server in
+            let (transport, bases) = transportWithOriginPerLoop(server, loops: 3)
+            let onTheWire = EventCounter()
+            let ended = EventCounter()
+            let perLoop = 2
+            let calls = (0..<(bases.count * perLoop)).map { index in
+                Task {
+                    defer { ended.fire() }
+                    return try await transport.perform(
+                        TransportRequest(
+                            url: URL(string: bases[index % bases.count] + "/delay?seconds=30")!, method: .post,
+                            body: .data(Data("x".utf8)),
+                            progress: { report in
+                                if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                            }))
+                }
+            }
+            await onTheWire.wait(for: calls.count)
+            #expect(transport.activeTransfersPerLoop == [perLoop, perLoop, perLoop])
+            transport.close()
+            for call in calls {
+                let error = await expectError { try await call.value }
+                #expect(error?.kind == .cancelled)
+                #expect(error?.message.contains("shut down") == true, "\(String(describing: error))")
+            }
+            // Debug builds check each continuation is resumed once (a second resume traps); each task ended once.
+            #expect(ended.count == calls.count)
+            #expect(transport.activeTransferCount == 0)
+            let late = await expectError {
+                try await transport.perform(TransportRequest(url: URL(string: bases[0] + "/echo")!))
+            }
+            #expect(late?.kind == .cancelled)
+        }
+    }
+}
