@@ -135,6 +135,10 @@ struct ccurl_ready {
 /// A new epoll set (close-on-exec), or -1.
 static inline int ccurl_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
+#include <sys/eventfd.h>
+/// A non-blocking, close-on-exec eventfd: one descriptor for a loop's wake-up where a pipe takes two.
+static inline int ccurl_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
 /// Watches fd for what libcurl's socket callback asked (CURL_POLL_IN, _OUT, _INOUT), adding it to the set or
 /// changing it there: known says which to try first (either falls back to the other, so a descriptor number
 /// reused before libcurl said REMOVE for its old socket still works).

@@ -246,13 +246,13 @@ extension CurlLoop: TaskExecutor {
 /// thread (its transfer completed there) runs on that thread at once; one enqueued from elsewhere goes to
 /// the first loop.
 final class CurlLoopExecutor: TaskExecutor {
-    private let loops: [CurlLoop]
+    private let loops: CurlLoopSet
 
-    init(loops: [CurlLoop]) { self.loops = loops }
+    init(loops: CurlLoopSet) { self.loops = loops }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let task = UnownedJob(job)
-        (loops.first(where: \.isLoopThread) ?? loops[0]).enqueue(task)
+        (loops.current ?? loops.home).enqueue(task)
     }
 }
 

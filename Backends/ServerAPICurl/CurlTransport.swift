@@ -33,13 +33,14 @@
 //   handles and their error buffers are freed together in `CurlEasyHandle.deinit`; the multi handle
 //   is cleaned up by the loop thread when the transport is closed or released.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 public import ServerAPIKit
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A transport built on libcurl's multi interface: a few threads per transport (one per core by default,
 /// `Configuration.loopCount`) drive every request, with HTTP/2 over TLS, keep-alive connection reuse, gzip/deflate/brotli decoding, streamed uploads
@@ -67,10 +68,11 @@ public final class CurlTransport: RequestPerforming {
     /// The settings the transport was made with.
     public let configuration: Configuration
 
-    /// The loops, at least one; a request runs on `loop(for:)`.
-    private let loops: [CurlLoop]
+    /// The loops, at least one, each started when a call first needs it; a request runs on `loop(for:)`.
+    private let loops: CurlLoopSet
 
-    /// Creates a transport and starts its threads (`Configuration.loopCount`).
+    /// Creates a transport and starts its first loop's thread; the others (`Configuration.loopCount`) start
+    /// when a call's origin first needs them.
     /// - Parameter configuration: Connection limits, TLS trust, decoding, timeouts and the number of loops.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -78,7 +80,7 @@ public final class CurlTransport: RequestPerforming {
             configuration,
             makeDownloadWriter: CurlDownloads.defaultFactory(maxErrorBodySize: configuration.maxErrorBodySize))
         loopExecutor = CurlLoopExecutor(loops: loops)
-        for loop in loops { loop.useTaskExecutor(loopExecutor) }
+        loops.useTaskExecutor(loopExecutor)
     }
 
     /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).
@@ -86,24 +88,26 @@ public final class CurlTransport: RequestPerforming {
         self.configuration = configuration
         loops = Self.makeLoops(configuration, makeDownloadWriter: makeDownloadWriter)
         loopExecutor = CurlLoopExecutor(loops: loops)
-        for loop in loops { loop.useTaskExecutor(loopExecutor) }
+        loops.useTaskExecutor(loopExecutor)
     }
 
     private static func makeLoops(
         _ configuration: Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory
-    ) -> [CurlLoop] {
+    ) -> CurlLoopSet {
         let count = max(1, configuration.loopCount)
         var perLoop = configuration
         // The total limit is split between the loops (rounded up); the per-host one holds as it is.
         if configuration.maxConnections > 0 {
             perLoop.maxConnections = (configuration.maxConnections + count - 1) / count
         }
-        return (0..<count).map { _ in CurlLoop(configuration: perLoop, makeDownloadWriter: makeDownloadWriter) }
+        return CurlLoopSet(count: count) { [perLoop] in
+            CurlLoop(configuration: perLoop, makeDownloadWriter: makeDownloadWriter)
+        }
     }
 
     /// The loop that runs calls to `url`'s origin: the same one for every call to it, so its calls share
     /// connections.
-    func loop(for url: URL) -> CurlLoop { loops[loopIndex(for: url)] }
+    func loop(for url: URL) -> CurlLoop { loops.loop(at: loopIndex(for: url)) }
 
     /// Where `loop(for:)` is among the loops: a hash (FNV-1a, stable between runs) of the origin.
     func loopIndex(for url: URL) -> Int {
@@ -156,7 +160,7 @@ public final class CurlTransport: RequestPerforming {
     /// Each call ends exactly once: its transfer is torn down on its loop, and a call the loop had not taken
     /// yet is refused. Returns at once; the calls end on their loops' threads.
     public func close() {
-        for loop in loops { loop.shutDown() }
+        loops.close()
     }
 
     /// The transport's loop threads as a task executor: code that prefers it continues on the loop thread
@@ -177,14 +181,16 @@ public final class CurlTransport: RequestPerforming {
     private let loopExecutor: CurlLoopExecutor
 
     /// The transfers libcurl is working on now, on every loop; 0 once every call has returned.
-    package var activeTransferCount: Int { loops.reduce(0) { $0 + $1.activeTransfers.load(ordering: .relaxed) } }
+    package var activeTransferCount: Int {
+        loops.started.reduce(0) { $0 + $1.activeTransfers.load(ordering: .relaxed) }
+    }
 
     /// The transfers each loop is working on now (tests).
-    var activeTransfersPerLoop: [Int] { loops.map { $0.activeTransfers.load(ordering: .relaxed) } }
+    var activeTransfersPerLoop: [Int] { loops.map(unstarted: 0) { $0.activeTransfers.load(ordering: .relaxed) } }
 
     /// How often streamed responses paused for a full buffer, and resumed once their reader drained it.
     var streamPauseCounts: (paused: Int, resumed: Int) {
-        loops.reduce((0, 0)) {
+        loops.started.reduce((0, 0)) {
             ($0.0 + $1.receivePauses.load(ordering: .relaxed), $0.1 + $1.receiveResumes.load(ordering: .relaxed))
         }
     }
