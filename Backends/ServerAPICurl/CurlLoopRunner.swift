@@ -9,8 +9,9 @@ import Synchronization
 
 /// The loop thread's state and its loop: the multi handle, the transfers in flight and idle easy handles.
 ///
-/// On Linux the loop drives libcurl's socket interface on an epoll set (`CurlSocketWatcher`); elsewhere,
-/// or when the epoll set cannot be made, it drives `curl_multi_perform` and sleeps in `curl_multi_poll`.
+/// With `Configuration.socketInterface` on Linux the loop drives libcurl's socket interface on an epoll set
+/// (`CurlSocketWatcher`); otherwise, or when the epoll set cannot be made, it drives `curl_multi_perform` and
+/// sleeps in `curl_multi_poll`.
 ///
 /// - Important: Made on the loop thread and used only there; nothing in it is shared.
 final class CurlLoopRunner {
@@ -43,7 +44,9 @@ final class CurlLoopRunner {
         _ = ccurl_multi_setopt_long(
             self.multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))
         #if os(Linux)
-            watcher = loop.wakeup.flatMap { CurlSocketWatcher(multi: multi.raw, wakeup: $0) }
+            watcher =
+                configuration.socketInterface
+                ? loop.wakeup.flatMap { CurlSocketWatcher(multi: multi.raw, wakeup: $0) } : nil
         #endif
     }
 

@@ -105,6 +105,8 @@ func makeClient(
     case "curl", "curl-manager", "curl-executor", "curl-manager-executor":
         var configuration = CurlTransport.Configuration(maxConnectionsPerHost: connections, httpVersion: .http1)
         if let loops { configuration.loopCount = loops }
+        // SAPI_BENCH_SOCKET_INTERFACE=1: the loops drive libcurl's socket interface on epoll.
+        configuration.socketInterface = ProcessInfo.processInfo.environment["SAPI_BENCH_SOCKET_INTERFACE"] == "1"
         let transport = CurlTransport(configuration: configuration)
         var client =
             name.hasPrefix("curl-manager") ? managerClient(transport, url: url) : transportClient(transport, url: url)
