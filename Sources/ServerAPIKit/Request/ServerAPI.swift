@@ -59,8 +59,9 @@ public struct ServerAPI: Sendable, Hashable {
     public var isRetryable: Bool { method.isIdempotent || retryPolicy.retriesNonIdempotent }
 }
 
-// Each group's fields, read and written as properties of the call itself (`api.timeout` is
-// `api.transfer.timeout`), so that code written before the grouping keeps working.
+// The wire, policy and reading groups' fields, read and written as properties of the call itself
+// (`api.retryCount` is `api.policy.retryCount`), so that code written before the grouping keeps working. The
+// transfer group's (`api.timeout`) come from `TransferCarrying`, shared with `TransportRequest`.
 extension ServerAPI {
     /// The scheme, host and base path, such as `https://api.example.com/v1` (`https` when no scheme is given).
     public var host: String {
@@ -109,58 +110,6 @@ extension ServerAPI {
     public var credentials: HTTPCredentials? {
         get { wire.credentials }
         set { wire.credentials = newValue }
-    }
-
-    /// The total time one attempt may take (60 seconds by default).
-    public var timeout: Duration {
-        get { transfer.timeout }
-        set { transfer.timeout = newValue }
-    }
-
-    /// The time connecting (TCP and TLS) may take, within `timeout`; `nil` lets the transport decide
-    /// (its configuration's connect timeout, else `timeout`). See `connectTimeout(_:)`.
-    public var connectTimeout: Duration? {
-        get { transfer.connectTimeout }
-        set { transfer.connectTimeout = newValue }
-    }
-
-    /// Fail an attempt whose transfer moves slower than this; `nil` uses the transport's default.
-    /// See `stallTimeout(below:for:)`.
-    public var stallTimeout: StallTimeout? {
-        get { transfer.stallTimeout }
-        set { transfer.stallTimeout = newValue }
-    }
-
-    /// The Unix-domain socket the call connects to instead of its URL's host; `nil` for the network.
-    /// A `http+unix://` URL sets it too (see `UnixSocket`).
-    public var unixSocketPath: String? {
-        get { transfer.unixSocketPath }
-        set { transfer.unixSocketPath = newValue }
-    }
-
-    /// Where to write the body, for a download.
-    public var download: DownloadTarget? {
-        get { transfer.download }
-        set { transfer.download = newValue }
-    }
-
-    /// The largest response body accepted, in bytes; `nil` for no limit.
-    public var maxResponseSize: Int64? {
-        get { transfer.maxResponseSize }
-        set { transfer.maxResponseSize = newValue }
-    }
-
-    /// The most a content-coded response body may expand (decoded bytes per encoded byte); `nil` for no
-    /// limit. `DecompressionRule.defaultRatio` (100) unless set.
-    public var maxDecompressionRatio: Int? {
-        get { transfer.maxDecompressionRatio }
-        set { transfer.maxDecompressionRatio = newValue }
-    }
-
-    /// Whether and how far redirects are followed (up to 10 by default).
-    public var redirects: RedirectPolicy {
-        get { transfer.redirects }
-        set { transfer.redirects = newValue }
     }
 
     /// How many times a failed attempt is retried (0: no retries).

@@ -144,59 +144,6 @@ public struct TransportRequest: Sendable {
     public var isCancelled: Bool { cancellation?.isCancelled == true || Task.isCancelled }
 }
 
-// The transfer settings, read and written as properties of the request: what every transport reads.
-extension TransportRequest {
-    /// The total time the transfer may take.
-    public var timeout: Duration {
-        get { transfer.timeout }
-        set { transfer.timeout = newValue }
-    }
-
-    /// The time connecting may take; `nil` lets the transport use `timeout`.
-    public var connectTimeout: Duration? {
-        get { transfer.connectTimeout }
-        set { transfer.connectTimeout = newValue }
-    }
-
-    /// Fail the transfer when it moves slower than this; `nil` uses the transport's default (if any).
-    public var stallTimeout: StallTimeout? {
-        get { transfer.stallTimeout }
-        set { transfer.stallTimeout = newValue }
-    }
-
-    /// Where to write the response body; `nil` keeps it in memory.
-    public var download: DownloadTarget? {
-        get { transfer.download }
-        set { transfer.download = newValue }
-    }
-
-    /// The largest body, in bytes, the transport accepts before failing with `responseTooLarge`.
-    public var maxResponseSize: Int64? {
-        get { transfer.maxResponseSize }
-        set { transfer.maxResponseSize = newValue }
-    }
-
-    /// The most a content-coded body (gzip, deflate, br, zstd) may expand: decoded bytes beyond this many
-    /// times the encoded bytes fail with `responseTooLarge` (see `DecompressionRule`); `nil` for no limit.
-    public var maxDecompressionRatio: Int? {
-        get { transfer.maxDecompressionRatio }
-        set { transfer.maxDecompressionRatio = newValue }
-    }
-
-    /// Whether and how far redirects are followed.
-    public var redirects: RedirectPolicy {
-        get { transfer.redirects }
-        set { transfer.redirects = newValue }
-    }
-
-    /// The Unix-domain socket to connect to instead of the URL's host and port (which still name the
-    /// `Host` header); `nil` connects over the network. See `UnixSocket`.
-    public var unixSocketPath: String? {
-        get { transfer.unixSocketPath }
-        set { transfer.unixSocketPath = newValue }
-    }
-}
-
 /// Whether redirects are followed.
 public enum RedirectPolicy: Sendable, Hashable {
     /// Redirects are returned as responses (3xx with `Location`).
