@@ -7,11 +7,13 @@ import Foundation
 extension ServerAPIManager {
     /// Answers a call from the cache where its mode says so, else runs its attempts (conditional when
     /// a stored entry can be revalidated), falling back to the cache when the mode allows it offline.
+    /// A streamed call goes straight to its attempts.
     func execute<F: CallFinishing>(
         _ call: CallContext, _ finisher: F, record: ThrottleRecord? = nil
     ) async throws -> F.Value {
         let api = call.api
         var metrics = call.initialMetrics()
+        if finisher.streams { return try await attempts(call, revalidation: nil, metrics: &metrics, finisher, record: nil) }
 
         if let cache, let key = call.cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
             if let entry = try? await cache.lookup(key), api.cacheMode == .cacheOnly || entry.isFresh() {
@@ -46,8 +48,9 @@ extension ServerAPIManager {
         }
     }
 
-    /// Sends the call until it succeeds, fails for good, or is cancelled, through `retrying`: each
-    /// attempt's exchange is followed by the delivery and the cache's store.
+    /// Sends the call until it succeeds, fails for good, or is cancelled, through `retrying`. The one
+    /// difference between a whole and a streamed call is here: the transport's `perform` or `stream`, and
+    /// after the exchange the delivery (and the cache's store) or the hand-over of the head and body.
     private func attempts<F: CallFinishing>(
         _ call: CallContext, revalidation: Revalidation?, metrics: inout RequestMetrics, _ finisher: F,
         record: ThrottleRecord?
@@ -57,8 +60,14 @@ extension ServerAPIManager {
         let base = revalidation?.base ?? call.request
         return try await retrying(call, api: api, base: base, metrics: &metrics) {
             request, metrics, lastResponse in
+            if let completion = finisher.streamCompletion {
+                let head = try await exchange(
+                    request, api: api, metrics: &metrics, lastResponse: &lastResponse, streams: true)
+                metrics.duration = call.elapsed
+                return try handOver(head, metrics: metrics, call, finisher, completion: completion)
+            }
             var processed = try await exchange(
-                request, api: api, metrics: &metrics, lastResponse: &lastResponse, hedgeable: true, send: perform)
+                request, api: api, metrics: &metrics, lastResponse: &lastResponse, streams: false)
             metrics.duration = call.elapsed
             var source = ResultSource.network
             if let revalidation, processed.status == 304 {
@@ -149,17 +158,16 @@ extension ServerAPIManager {
         }
     }
 
-    /// One exchange with the transport: `send`, the plugins' `didReceive`, the status check (a status
-    /// the call does not accept becomes an `httpStatus` error with an excerpt of the body) and the
-    /// plugins' `process`.
+    /// One exchange with the transport: the transport's `perform` (a whole response) or `stream` (the head,
+    /// with the body to read), the plugins' `didReceive`, the status check (a status the call does not
+    /// accept becomes an `httpStatus` error with an excerpt of the body) and the plugins' `process`.
     func exchange(
         _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics,
-        lastResponse: inout TransportResponse?, hedgeable: Bool = false,
-        send: (TransportRequest) async throws -> TransportResponse
+        lastResponse: inout TransportResponse?, streams: Bool
     ) async throws -> TransportResponse {
         let response: TransportResponse
         do {
-            response = try await guardedSend(request, api: api, metrics: &metrics, hedgeable: hedgeable, send: send)
+            response = try await guardedSend(request, api: api, metrics: &metrics, streams: streams)
         } catch {
             let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
             for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
@@ -193,14 +201,17 @@ extension ServerAPIManager {
         return processed
     }
 
-    /// Hands a request to the transport. One that does not observe the call's token runs in a task of
-    /// its own, which the token cancels, so that the registry can end it too.
-    func perform(_ request: TransportRequest) async throws -> TransportResponse {
+    /// Hands a request to the transport: `perform` for a whole response, `stream` for the head with the
+    /// body to read. A transport that does not observe the call's token runs in a task of its own (until
+    /// the head, for a stream), which the token cancels, so that the registry can end it too.
+    func transfer(_ request: TransportRequest, streams: Bool) async throws -> TransportResponse {
         let transport = self.transport
         guard !transport.observesCancellationToken, let cancellation = request.cancellation else {
-            return try await transport.perform(request)
+            return streams ? try await transport.stream(request) : try await transport.perform(request)
         }
-        return try await cancellation.run { try await transport.perform(request) }
+        return try await cancellation.run {
+            streams ? try await transport.stream(request) : try await transport.perform(request)
+        }
     }
 
     /// Sleeps on the manager's clock; throws when the caller's task or the call's token is cancelled.

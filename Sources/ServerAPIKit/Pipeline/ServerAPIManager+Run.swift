@@ -4,9 +4,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// How a call travels, in order: `run` makes its `Call` (lifecycle and cancellation) and context and lists it;
-// `controlled` applies coalescing and the minimum interval; `execute` (ServerAPIManager+Execute) answers from
-// the cache or runs the attempts; `deliver` turns a response into what the caller asked for.
+// How a call travels, in order, whole or streamed: `run` accepts it (its `Call`, its context, the registry) and
+// applies the controls (coalescing, minimum interval); `execute` (ServerAPIManager+Execute) answers from the cache
+// or runs the attempts, each an exchange with the transport (`perform` for a whole response, `stream` for the head
+// with a streamed body); after the exchange, a whole response is delivered (formatted or decoded, intercepted,
+// stored) and a streamed one is handed over (ServerAPIManager+Stream), completing when its body ends. The finisher
+// (`CallFinishing`) says which.
 //
 // The synchronous steps these async functions call (resolving, registering, delivering, decorating an error,
 // completing, the cache key) are `@inline(never)`: inlined, their locals become part of the async caller's frame,
@@ -16,14 +19,37 @@ import Foundation
 extension ServerAPIManager {
     /// Runs a call in its caller's task as a `Call` listed in the in-flight registry (and in the
     /// `RequestScope` it runs in), so that it can be cancelled by id, tag, first, last, all or its scope as
-    /// well as by the caller's task.
+    /// well as by the caller's task: `send`, `send(_:decoding:)` and `stream` all start here.
     ///
     /// No task is made for the call: cancelling the `Call` fires its token, and whatever the call waits on
-    /// (the transport, a retry wait, a shared flight) observes it.
+    /// (the transport, a retry wait, a shared flight) observes it. A whole call leaves the registry when it
+    /// returns; a streamed one when its body ends.
     func run<F: CallFinishing>(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finishing finisher: F
     ) async throws -> F.Value {
+        let call = try accept(api, progress: progress, streams: finisher.streams)
+        do {
+            let value = try await controlled(call, finisher)
+            if !finisher.streams { call.call?.leave() }
+            return value
+        } catch {
+            call.call?.leave()
+            throw decorate(error, call: call)
+        }
+    }
+
+    /// Makes a call's `Call` and context and lists it in the registry. A streamed call uses neither the
+    /// cache nor the business rules' interceptor, and cannot have a download destination.
+    @inline(never)
+    private func accept(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, streams: Bool
+    ) throws -> CallContext {
         var request = try api.transportRequest()
+        if streams, request.download != nil {
+            throw ServerAPIError(
+                .invalidRequest, "a streamed call cannot have a download destination: write its chunks yourself",
+                requestID: api.id, url: request.url)
+        }
         let startDate = Date()
         let call = Call(
             info: InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: startDate),
@@ -31,22 +57,19 @@ extension ServerAPIManager {
         request.cancellation = call.cancellation
         request.progress = progress
         let context = CallContext(
-            api: api, request: request, cacheKey: cacheKey(for: api, base: request),
-            interceptor: api.businessRules.interceptor(over: configuration.businessRules), startDate: startDate,
-            call: call)
+            api: api, request: request, cacheKey: streams ? nil : cacheKey(for: api, base: request),
+            interceptor: streams ? nil : api.businessRules.interceptor(over: configuration.businessRules),
+            startDate: startDate, call: call)
         registerCall(call, for: api)
-        defer { call.leave() }
-        do {
-            return try await controlled(context, finisher)
-        } catch {
-            throw decorate(error, call: context)
-        }
+        return context
     }
 
     /// Runs a call through its controls — coalescing, minimum interval — and then `execute`.
-    /// Calls that use neither go straight to `execute`.
+    /// Calls that use neither go straight to `execute`. A streamed call's body is read once, by its one
+    /// caller: it is never shared, recorded or replayed.
     private func controlled<F: CallFinishing>(_ call: CallContext, _ finisher: F) async throws -> F.Value {
-        let coalesce = shouldCoalesce(call.api)
+        let streams = finisher.streams
+        let coalesce = !streams && shouldCoalesce(call.api)
         guard coalesce || call.api.throttle != nil else { return try await execute(call, finisher) }
         let api = call.api
         let key = ControlKey(api: api, request: call.request)
@@ -61,10 +84,14 @@ extension ServerAPIManager {
         if let policy = api.throttle {
             switch try admit(api, key: key, policy: policy, url: call.url) {
             case .send(let generation):
-                if policy.onThrottle == .returnPrevious {
+                if policy.onThrottle == .returnPrevious, !streams {
                     record = { [controls] in controls.throttles.record(key, generation: generation, $0) }
                 }
             case .replay(let previous):
+                guard !streams else {
+                    throw ServerAPIError(
+                        .throttled, "the same call was sent too recently, and a streamed call cannot replay its result")
+                }
                 return try deliver(previous.response, source: previous.source, metrics: previous.metrics, call, finisher)
             }
         }

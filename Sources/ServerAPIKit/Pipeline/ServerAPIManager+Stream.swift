@@ -30,81 +30,47 @@ extension ServerAPIManager {
     public func stream(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws -> StreamedResponse {
-        var request = try api.transportRequest()
-        guard request.download == nil else {
-            throw ServerAPIError(
-                .invalidRequest, "a streamed call cannot have a download destination: write its chunks yourself",
-                requestID: api.id, url: request.url)
+        try await run(api, progress: progress, finishing: StreamFinishing())
+    }
+
+    /// After a streamed exchange: hands the head and the body over. The call completes (its final
+    /// metrics, `didComplete`, the registry) when the body ends; from now on the registry, a scope or a
+    /// handle cancels the body.
+    @inline(never)
+    func handOver<F: CallFinishing>(
+        _ head: TransportResponse, metrics headMetrics: RequestMetrics, _ call: CallContext, _ finisher: F,
+        completion: StreamCompletion
+    ) throws -> F.Value {
+        guard case .stream(let body) = head.body else {
+            throw ServerAPIError(.network, "the transport returned no streamed body")
         }
-        let startDate = Date()
-        let lifecycle = Call(
-            info: InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: startDate),
-            registry: registry)
-        request.cancellation = lifecycle.cancellation
-        request.progress = progress
-        let call = CallContext(
-            api: api, request: request, cacheKey: nil, interceptor: nil, startDate: startDate, call: lifecycle)
-        registerCall(lifecycle, for: api)
-        do {
-            if let policy = api.throttle,
-                case .replay = try admit(
-                    api, key: ControlKey(api: api, request: request), policy: policy, url: request.url)
-            {
-                throw ServerAPIError(
-                    .throttled, "the same call was sent too recently, and a streamed call cannot replay its result")
+        let api = call.api
+        body.storage.stamp(requestID: api.id, url: head.url)
+        call.call?.headReceived()
+        body.whenEnded { [self] end in
+            var final = headMetrics
+            final.endedAt = nil
+            final.duration = .zero
+            switch end {
+            case .success(let transport):
+                if let transport { final.transport = transport }
+                final = endMetrics(final, call: call)
+                _ = complete(call, final, nil)
+            case .failure(let error):
+                if let transport = body.metrics { final.transport = transport }
+                final = endMetrics(final, call: call)
+                _ = complete(call, final, error)
             }
-            var metrics = call.initialMetrics()
-            let head = try await retrying(call, api: api, base: request, metrics: &metrics) {
-                request, metrics, lastResponse in
-                try await exchange(
-                    request, api: api, metrics: &metrics, lastResponse: &lastResponse, send: openStream)
-            }
-            guard case .stream(let body) = head.body else {
-                throw ServerAPIError(.network, "the transport returned no streamed body")
-            }
-            metrics.duration = call.elapsed
-            body.storage.stamp(requestID: api.id, url: head.url)
-            let completion = StreamCompletion()
-            let headMetrics = metrics
-            lifecycle.headReceived()
-            body.whenEnded { [self] end in
-                var final = headMetrics
-                final.endedAt = nil
-                final.duration = .zero
-                switch end {
-                case .success(let transport):
-                    if let transport { final.transport = transport }
-                    final = endMetrics(final, call: call)
-                    _ = complete(call, final, nil)
-                case .failure(let error):
-                    if let transport = body.metrics { final.transport = transport }
-                    final = endMetrics(final, call: call)
-                    _ = complete(call, final, error)
-                }
-                completion.finish(final)
-            }
-            // The registry, a scope or a handle cancels the body from now on; a cancel that came first
-            // (the call's state machine remembers it, the caller's task fired the token) runs it at once.
+            completion.finish(final)
+        }
+        // A cancel that came first (the call's state machine remembers it, the caller's task fired the
+        // token) runs the handler at once.
+        if let lifecycle = call.call {
             lifecycle.bodyStreaming()
             lifecycle.installCancelHandler { body.cancel() }
             if lifecycle.cancellation.isCancelled { body.cancel() }
-            return StreamedResponse(
-                status: head.status, headers: head.headers, url: head.url, requestID: api.id, metrics: headMetrics,
-                body: body, completion: completion)
-        } catch {
-            lifecycle.leave()
-            throw decorate(error, call: call)
         }
-    }
-
-    /// Opens a streamed exchange. A transport that does not observe the call's token runs in a task of
-    /// its own until the head, which the token cancels.
-    private func openStream(_ request: TransportRequest) async throws -> TransportResponse {
-        let transport = self.transport
-        guard !transport.observesCancellationToken, let cancellation = request.cancellation else {
-            return try await transport.stream(request)
-        }
-        return try await cancellation.run { try await transport.stream(request) }
+        return try finisher.finish(head, source: .network, metrics: headMetrics, api: api)
     }
 
     /// The start of an error response's streamed body, for the `httpStatus` error: at most 4 KiB, read

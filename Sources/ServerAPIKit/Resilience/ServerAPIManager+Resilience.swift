@@ -43,16 +43,15 @@ extension ServerAPIManager {
 
     /// Sends one attempt through its origin's circuit breaker, concurrency limit and hedging.
     /// - Parameters:
-    ///   - hedgeable: Whether the exchange delivers a whole response, so that a hedge may race it.
-    ///   - send: The exchange with the transport.
-    /// - Throws: `circuitOpen`, `concurrencyLimited`, or what `send` throws.
+    ///   - streams: Whether the exchange hands a streamed body over; only one that delivers a whole
+    ///     response may be raced by a hedge.
+    /// - Throws: `circuitOpen`, `concurrencyLimited`, or what the transport throws.
     func guardedSend(
-        _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics, hedgeable: Bool,
-        send: (TransportRequest) async throws -> TransportResponse
+        _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics, streams: Bool
     ) async throws -> TransportResponse {
         guard let (origin, policies) = resilience(for: api, url: request.url),
             policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
-        else { return try await send(request) }
+        else { return try await transfer(request, streams: streams) }
         let registry = resilienceRegistry
         let clock = configuration.clock
         let entry = registry.origin(origin)
@@ -94,13 +93,13 @@ extension ServerAPIManager {
         let started = registry.now(clock)
         let result: Result<TransportResponse, ServerAPIError>
         do {
-            if hedgeable, let hedging = policies.hedging, Self.canHedge(api, request) {
+            if !streams, let hedging = policies.hedging, Self.canHedge(api, request) {
                 result = .success(
                     try await hedged(
                         request, policy: hedging, limit: policies.concurrencyLimit, entry: entry,
                         metrics: &metrics))
             } else {
-                result = .success(try await send(request))
+                result = .success(try await transfer(request, streams: streams))
             }
         } catch {
             result = .failure(ServerAPIError.wrap(error))
@@ -247,7 +246,7 @@ extension ServerAPIManager {
     /// One leg of a hedged exchange.
     private func leg(_ index: Int, _ request: TransportRequest) async -> LegEvent {
         do {
-            return .finished(index, .success(try await perform(request)))
+            return .finished(index, .success(try await transfer(request, streams: false)))
         } catch {
             return .finished(index, .failure(ServerAPIError.wrap(error)))
         }
