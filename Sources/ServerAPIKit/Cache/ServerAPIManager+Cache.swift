@@ -33,22 +33,22 @@ extension ServerAPIManager {
         let call = CallContext(
             api: api, request: base, cacheKey: key,
             interceptor: api.businessRules.interceptor(over: configuration.businessRules))
-        return try deliverFromCache(entry, metrics: RequestMetrics(), call, ResultFinishing(formatter: formatter))
+        return try deliverFromCache(entry, call, ResultFinishing(formatter: formatter))
     }
 
     /// Answers a call with a stored entry.
     @inline(never)
     func deliverFromCache<F: CallFinishing>(
-        _ entry: CacheEntry, metrics: RequestMetrics, _ call: CallContext, _ finisher: F
+        _ entry: CacheEntry, _ call: CallContext, _ finisher: F
     ) throws -> F.Value {
-        var metrics = metrics
-        metrics.status = entry.status
+        call.stampStatus(entry.status)
         let response = TransportResponse(
             status: entry.status, headers: entry.headers, body: .data(entry.body), url: entry.url,
             metrics: TransportMetrics(transport: "cache", bytesReceived: Int64(entry.body.count)))
         let age = Duration.seconds(max(0, call.date(at: .now).timeIntervalSince(entry.storedAt)))
-        let value = try deliver(response, source: .cache(storedAt: entry.storedAt, age: age), metrics: metrics, call, finisher)
-        _ = complete(call, metrics, nil)
+        let value = try deliver(
+            response, source: .cache(storedAt: entry.storedAt, age: age), metrics: call.metrics, call, finisher)
+        _ = complete(call, nil)
         return value
     }
 

@@ -30,6 +30,12 @@ final class CallContext: Sendable {
     /// The call's lifecycle and cancellation; `nil` for a shared flight's transport call, which no
     /// registry lists and its leader alone does not cancel.
     let call: Call?
+    /// What was measured so far, stamped by the steps through the methods below.
+    ///
+    /// No lock: the steps of a call run one after the other in the one task that runs it (the caller's, or
+    /// a shared flight's for its transport call), and only they write or read these. A hedge's legs run in
+    /// child tasks that do not touch them; a streamed body's end works on a copy taken at the head.
+    private(set) nonisolated(unsafe) var metrics: RequestMetrics
 
     init(
         api: ServerAPI, request: TransportRequest, cacheKey: CacheKey?, interceptor: BusinessRules.SuccessInterceptor?,
@@ -44,6 +50,7 @@ final class CallContext: Sendable {
         self.started = started
         self.startDate = startDate
         self.deliversToCaller = deliversToCaller
+        self.metrics = RequestMetrics(attempts: 0, startedAt: startDate)
     }
 
     /// The context of a coalesced flight's one transport call, made for this (its leader's) call: not
@@ -73,6 +80,37 @@ final class CallContext: Sendable {
     /// Metrics for a call that has not reached the transport yet.
     func initialMetrics() -> RequestMetrics {
         RequestMetrics(attempts: 0, startedAt: startDate)
+    }
+
+    /// Attempt `number` begins (before the plugins' `prepare`).
+    func stampAttempt(_ number: Int) {
+        metrics.attempts = number
+    }
+
+    /// The attempt is handed to the transport now; what was measured about an earlier one is dropped.
+    func stampAttemptStart() {
+        metrics.markAttemptStart(at: date(at: .now))
+    }
+
+    /// The transport answered: its figures and the status.
+    func stampResponse(_ response: TransportResponse) {
+        metrics.transport = response.metrics
+        metrics.status = response.status
+    }
+
+    /// The status the caller gets, when it is not the response's (a stored entry's, after a `304`).
+    func stampStatus(_ status: Int) {
+        metrics.status = status
+    }
+
+    /// How long the call has run, as its duration so far.
+    func stampDuration() {
+        metrics.duration = elapsed
+    }
+
+    /// What a resilience policy did.
+    func stampResilience(_ update: (inout ResilienceMetrics) -> Void) {
+        update(&metrics.resilience)
     }
 
     /// An error with the call's id and URL.

@@ -12,13 +12,12 @@ extension ServerAPIManager {
         _ call: CallContext, _ finisher: F, record: ThrottleRecord? = nil
     ) async throws -> F.Value {
         let api = call.api
-        var metrics = call.initialMetrics()
-        if finisher.streams { return try await attempts(call, revalidation: nil, metrics: &metrics, finisher, record: nil) }
+        if finisher.streams { return try await attempts(call, revalidation: nil, finisher, record: nil) }
 
         if let cache, let key = call.cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
             if let entry = try? await cache.lookup(key), api.cacheMode == .cacheOnly || entry.isFresh() {
-                metrics.duration = call.elapsed
-                return try deliverFromCache(entry, metrics: metrics, call, finisher)
+                call.stampDuration()
+                return try deliverFromCache(entry, call, finisher)
             }
             if api.cacheMode == .cacheOnly {
                 throw ServerAPIError(.cacheMiss, "the cache has no entry for this call", requestID: api.id, url: call.url)
@@ -35,16 +34,15 @@ extension ServerAPIManager {
             let revalidation =
                 configuration.honorsHTTPCacheHeaders
                 ? await revalidation(for: api, base: call.request, key: call.cacheKey) : nil
-            let value = try await attempts(
-                call, revalidation: revalidation, metrics: &metrics, finisher, record: record)
+            let value = try await attempts(call, revalidation: revalidation, finisher, record: record)
             if let revalidation, let cache, let key = call.cacheKey {
                 await refresh(revalidation, api: api, in: cache, key: key)
             }
             return value
         } catch let error as ServerAPIError where api.cacheMode == .loadElseReturnCache && Self.isOfflineFailure(error) {
             guard let cache, let key = call.cacheKey, let entry = try? await cache.lookup(key) else { throw error }
-            metrics.duration = call.elapsed
-            return try deliverFromCache(entry, metrics: metrics, call, finisher)
+            call.stampDuration()
+            return try deliverFromCache(entry, call, finisher)
         }
     }
 
@@ -52,37 +50,33 @@ extension ServerAPIManager {
     /// difference between a whole and a streamed call is here: the transport's `perform` or `stream`, and
     /// after the exchange the delivery (and the cache's store) or the hand-over of the head and body.
     private func attempts<F: CallFinishing>(
-        _ call: CallContext, revalidation: Revalidation?, metrics: inout RequestMetrics, _ finisher: F,
-        record: ThrottleRecord?
+        _ call: CallContext, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
         // A conditional call accepts 304 and carries the stored entry's validators.
         let api = revalidation?.api ?? call.api
         let base = revalidation?.base ?? call.request
-        return try await retrying(call, api: api, base: base, metrics: &metrics) {
-            request, metrics, lastResponse in
+        return try await retrying(call, api: api, base: base) { request, lastResponse in
             if let completion = finisher.streamCompletion {
-                let head = try await exchange(
-                    request, api: api, metrics: &metrics, lastResponse: &lastResponse, streams: true)
-                metrics.duration = call.elapsed
-                return try handOver(head, metrics: metrics, call, finisher, completion: completion)
+                let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
+                call.stampDuration()
+                return try handOver(head, call, finisher, completion: completion)
             }
-            var processed = try await exchange(
-                request, api: api, metrics: &metrics, lastResponse: &lastResponse, streams: false)
-            metrics.duration = call.elapsed
+            var processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
+            call.stampDuration()
             var source = ResultSource.network
             if let revalidation, processed.status == 304 {
                 // Not modified: the stored entry answers, marked as from the cache and just received.
                 let now = call.date(at: .now)
                 revalidation.notModified.set(processed.headers, receivedAt: now)
                 processed = revalidation.refreshedResponse(processed)
-                metrics.status = processed.status
+                call.stampStatus(processed.status)
                 source = .cache(storedAt: now, age: .zero)
             }
-            let value = try deliver(processed, source: source, metrics: metrics, call, finisher, record: record)
+            let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
             if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
                 await store(processed, api: api, in: cache, key: key)
             }
-            _ = complete(call, metrics, nil)
+            _ = complete(call, nil)
             return value
         }
     }
@@ -95,17 +89,17 @@ extension ServerAPIManager {
     ///   - attempt: Sends the prepared request and makes the caller's value; it records the response it
     ///     got in `lastResponse`, so that a failure can honour its `Retry-After`.
     func retrying<Value>(
-        _ call: CallContext, api: ServerAPI, base: TransportRequest, metrics: inout RequestMetrics,
-        _ attempt: (TransportRequest, inout RequestMetrics, inout TransportResponse?) async throws -> Value
+        _ call: CallContext, api: ServerAPI, base: TransportRequest,
+        _ attempt: (TransportRequest, inout TransportResponse?) async throws -> Value
     ) async throws -> Value {
         var number = 0
         var pluginRetries = 0
         depositRetryBudget(api: api, url: base.url)
         while true {
             number += 1
-            metrics.attempts = number
+            call.stampAttempt(number)
             if base.isCancelled || call.call?.attemptStarted(number) == false {
-                throw complete(call, metrics, .cancelled())
+                throw complete(call, .cancelled())
             }
             var request = base
             request.attempt = number
@@ -120,14 +114,14 @@ extension ServerAPIManager {
                 // Checked again only when a default header or a plugin changed what `prepare` checks.
                 if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
-                metrics.markAttemptStart(at: call.date(at: .now))
-                return try await attempt(request, &metrics, &lastResponse)
+                call.stampAttemptStart()
+                return try await attempt(request, &lastResponse)
             } catch {
                 var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
                 if request.isCancelled && failure.kind != .cancelled {
                     failure = ServerAPIError.cancelled().with(requestID: api.id, url: request.url)
                 }
-                if failure.kind == .cancelled { throw complete(call, metrics, failure) }
+                if failure.kind == .cancelled { throw complete(call, failure) }
                 // A streamed request body is read once: once sending began, the call cannot be sent again.
                 let replayable = request.body.streamedBody?.hasStarted != true
                 guard
@@ -135,20 +129,20 @@ extension ServerAPIManager {
                     let delay = await retryDelay(
                         after: failure, response: lastResponse, request: request, api: api, attempt: number,
                         pluginRetries: &pluginRetries),
-                    withdrawRetryBudget(api: api, url: request.url, metrics: &metrics)
+                    withdrawRetryBudget(api: api, url: request.url, call: call)
                 else {
-                    metrics.duration = call.elapsed
-                    throw complete(call, metrics, failure)
+                    call.stampDuration()
+                    throw complete(call, failure)
                 }
                 if call.call?.waitingToRetry(number) == false {
-                    throw complete(call, metrics, .cancelled().with(requestID: api.id, url: request.url))
+                    throw complete(call, .cancelled().with(requestID: api.id, url: request.url))
                 }
                 if delay > .zero {
                     do {
                         try await wait(delay, cancellation: request.cancellation)
                     } catch {
                         throw complete(
-                            call, metrics,
+                            call,
                             ServerAPIError(
                                 .cancelled, "the request was cancelled while waiting to retry", requestID: api.id,
                                 url: request.url))
@@ -162,12 +156,12 @@ extension ServerAPIManager {
     /// with the body to read), the plugins' `didReceive`, the status check (a status the call does not
     /// accept becomes an `httpStatus` error with an excerpt of the body) and the plugins' `process`.
     func exchange(
-        _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics,
-        lastResponse: inout TransportResponse?, streams: Bool
+        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, lastResponse: inout TransportResponse?,
+        streams: Bool
     ) async throws -> TransportResponse {
         let response: TransportResponse
         do {
-            response = try await guardedSend(request, api: api, metrics: &metrics, streams: streams)
+            response = try await guardedSend(request, call, api: api, streams: streams)
         } catch {
             let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
             for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
@@ -176,8 +170,7 @@ extension ServerAPIManager {
         lastResponse = response
         // The final response's cookies; a followed redirect's were stored at the redirect (`RedirectRule`).
         request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
-        metrics.transport = response.metrics
-        metrics.status = response.status
+        call.stampResponse(response)
         for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
         guard api.acceptableStatus.accepts(response.status) else {
             let body: Data?
@@ -225,9 +218,11 @@ extension ServerAPIManager {
 
     /// Ends a call: it leaves the registry, the plugins' `didComplete` sees its final metrics (once), and a
     /// failure gets them too.
+    /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
     /// - Returns: The failure, stamped, to throw (`cancelled` when there was none).
     @inline(never)
-    func complete(_ call: CallContext, _ metrics: RequestMetrics, _ error: ServerAPIError?) -> ServerAPIError {
+    func complete(_ call: CallContext, _ error: ServerAPIError?, metrics: RequestMetrics? = nil) -> ServerAPIError {
+        let metrics = metrics ?? call.metrics
         let error = error.map { failure -> ServerAPIError in
             var failure = call.stamp(failure)
             failure.metrics = endMetrics(metrics, call: call)

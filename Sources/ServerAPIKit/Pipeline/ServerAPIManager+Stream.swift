@@ -38,13 +38,14 @@ extension ServerAPIManager {
     /// handle cancels the body.
     @inline(never)
     func handOver<F: CallFinishing>(
-        _ head: TransportResponse, metrics headMetrics: RequestMetrics, _ call: CallContext, _ finisher: F,
-        completion: StreamCompletion
+        _ head: TransportResponse, _ call: CallContext, _ finisher: F, completion: StreamCompletion
     ) throws -> F.Value {
         guard case .stream(let body) = head.body else {
             throw ServerAPIError(.network, "the transport returned no streamed body")
         }
         let api = call.api
+        // The body's end, on another thread, works on this copy: the call's own metrics stay with its task.
+        let headMetrics = call.metrics
         body.storage.stamp(requestID: api.id, url: head.url)
         call.call?.headReceived()
         body.whenEnded { [self] end in
@@ -55,11 +56,11 @@ extension ServerAPIManager {
             case .success(let transport):
                 if let transport { final.transport = transport }
                 final = endMetrics(final, call: call)
-                _ = complete(call, final, nil)
+                _ = complete(call, nil, metrics: final)
             case .failure(let error):
                 if let transport = body.metrics { final.transport = transport }
                 final = endMetrics(final, call: call)
-                _ = complete(call, final, error)
+                _ = complete(call, error, metrics: final)
             }
             completion.finish(final)
         }

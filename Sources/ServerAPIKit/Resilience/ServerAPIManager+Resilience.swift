@@ -27,16 +27,18 @@ extension ServerAPIManager {
     }
 
     /// Asks the origin's retry budget for a retry the retry policy or a plugin wants.
-    /// - Returns: Whether the retry may go; a refusal is recorded in `metrics`.
-    func withdrawRetryBudget(api: ServerAPI, url: URL, metrics: inout RequestMetrics) -> Bool {
+    /// - Returns: Whether the retry may go; a refusal is recorded in the call's metrics.
+    func withdrawRetryBudget(api: ServerAPI, url: URL, call: CallContext) -> Bool {
         guard let (origin, policies) = resilience(for: api, url: url), let budget = policies.retryBudget else {
             return true
         }
         let allowed = resilienceRegistry.origin(origin).withdrawRetry(
             budget, at: resilienceRegistry.now(configuration.clock))
         if !allowed {
-            metrics.resilience.origin = origin
-            metrics.resilience.retryRefusedByBudget = true
+            call.stampResilience {
+                $0.origin = origin
+                $0.retryRefusedByBudget = true
+            }
         }
         return allowed
     }
@@ -47,7 +49,7 @@ extension ServerAPIManager {
     ///     response may be raced by a hedge.
     /// - Throws: `circuitOpen`, `concurrencyLimited`, or what the transport throws.
     func guardedSend(
-        _ request: TransportRequest, api: ServerAPI, metrics: inout RequestMetrics, streams: Bool
+        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, streams: Bool
     ) async throws -> TransportResponse {
         guard let (origin, policies) = resilience(for: api, url: request.url),
             policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
@@ -55,14 +57,14 @@ extension ServerAPIManager {
         let registry = resilienceRegistry
         let clock = configuration.clock
         let entry = registry.origin(origin)
-        metrics.resilience.origin = origin
+        call.stampResilience { $0.origin = origin }
 
         var probe = false
         if let breaker = policies.circuitBreaker {
             let now = registry.now(clock)
             let (admission, transition, state) = entry.admit(breaker, at: now)
             announce(transition, origin: origin, now: now)
-            metrics.resilience.circuitState = state
+            call.stampResilience { $0.circuitState = state }
             switch admission {
             case .allowed(let isProbe):
                 probe = isProbe
@@ -75,10 +77,13 @@ extension ServerAPIManager {
             let asked = registry.now(clock)
             do {
                 let (waited, current) = try await entry.acquire(limit, clock: clock, request: request)
-                metrics.resilience.concurrencyLimit = current
-                if waited {
-                    metrics.resilience.waitedForSlot = true
-                    metrics.resilience.slotWait += registry.now(clock) - asked
+                let slotWait = waited ? registry.now(clock) - asked : .zero
+                call.stampResilience {
+                    $0.concurrencyLimit = current
+                    if waited {
+                        $0.waitedForSlot = true
+                        $0.slotWait += slotWait
+                    }
                 }
             } catch {
                 if let breaker = policies.circuitBreaker {
@@ -96,8 +101,7 @@ extension ServerAPIManager {
             if !streams, let hedging = policies.hedging, Self.canHedge(api, request) {
                 result = .success(
                     try await hedged(
-                        request, policy: hedging, limit: policies.concurrencyLimit, entry: entry,
-                        metrics: &metrics))
+                        request, call, policy: hedging, limit: policies.concurrencyLimit, entry: entry))
             } else {
                 result = .success(try await transfer(request, streams: streams))
             }
@@ -151,8 +155,8 @@ extension ServerAPIManager {
     /// Sends an attempt and, if no answer came within the hedge delay and the origin's hedge share
     /// allows it, the same request again; the first complete answer wins and the other is cancelled.
     private func hedged(
-        _ request: TransportRequest, policy: HedgingPolicy, limit: ConcurrencyLimitPolicy?, entry: OriginResilience,
-        metrics: inout RequestMetrics
+        _ request: TransportRequest, _ call: CallContext, policy: HedgingPolicy, limit: ConcurrencyLimitPolicy?,
+        entry: OriginResilience
     ) async throws -> TransportResponse {
         let registry = resilienceRegistry
         let clock = configuration.clock
@@ -186,7 +190,7 @@ extension ServerAPIManager {
                         if slot && !allowed, let limit { entry.release(limit, nil) }
                         action = request.isCancelled ? race.cancelled() : race.delayElapsed(hedgeAllowed: allowed)
                         if action == .sendHedge {
-                            metrics.resilience.hedged = true
+                            call.stampResilience { $0.hedged = true }
                             group.addTask { [self] in
                                 let started = registry.now(clock)
                                 let event = await leg(1, hedge)
@@ -212,7 +216,7 @@ extension ServerAPIManager {
                         case .deliver(let winner, let losers):
                             for loser in losers { legs[loser].cancel() }
                             group.cancelAll()
-                            metrics.resilience.hedgeWon = winner == 1
+                            call.stampResilience { $0.hedgeWon = winner == 1 }
                             return try result.get()
                         case .fail:
                             group.cancelAll()
