@@ -31,7 +31,7 @@ public final class RequestScope: Sendable {
     private let runs = Locked((next: UInt64(0), open: [UInt64: ScopeRun]()))
 
     /// Creates a scope.
-    /// - Parameter manager: The manager `send` uses; `manager.send(_:in:)` works with any manager.
+    /// - Parameter manager: The manager `send` uses; without one, `perform` binds calls to any manager.
     public init(manager: ServerAPIManager? = nil) {
         self.manager = manager
     }
@@ -118,14 +118,6 @@ public final class RequestScope: Sendable {
             completion(.failure(Self.noManager(api)))
             return RequestHandle(id: api.id, cancel: {})
         }
-        return manager.send(api, in: self, progress: progress, completion: completion)
-    }
-
-    /// Starts a completion-handler call in the scope (for `ServerAPIManager.send(_:in:progress:completion:)`).
-    func start(
-        _ api: ServerAPI, with manager: ServerAPIManager, progress: (@Sendable (TransferProgress) -> Void)?,
-        completion: @escaping @Sendable (Result<ServerResult, ServerAPIError>) -> Void
-    ) -> RequestHandle {
         // The completion holds the scope weakly, so the owner can still let it go.
         let opened = open()
         return Self.$current.withValue(opened.run) {
@@ -143,7 +135,7 @@ public final class RequestScope: Sendable {
 
     private static func noManager(_ api: ServerAPI) -> ServerAPIError {
         ServerAPIError(
-            .invalidRequest, "the request scope has no manager: create it with one, or use manager.send(_:in:)",
+            .invalidRequest, "the request scope has no manager: create it with one, or use scope.perform",
             requestID: api.id)
     }
 }

@@ -15,7 +15,7 @@ struct RequestScopeTests {
         let scope = RequestScope(manager: manager)
         let inScope = [
             Task { try await scope.send(.test("/a")) },
-            Task { try await manager.send(.test("/b"), in: scope) },
+            Task { try await scope.perform { try await manager.send(.test("/b"), progress: { _ in }) } },
             Task { try await scope.perform { try await manager.send(.test("/c")) } },
         ]
         let outside = Task { try await manager.send(.test("/d")) }
@@ -47,7 +47,7 @@ struct RequestScopeTests {
         for index in 0..<3 {
             scope?.send(.test("/flaky").retry(5)) { outcomes.record(index, $0) }
         }
-        if let scope { manager.send(.test("/flaky").retry(5), in: scope) { outcomes.record(3, $0) } }
+        scope?.send(.test("/flaky").retry(5), progress: { _ in }) { outcomes.record(3, $0) }
         await clock.waitForSleepers(4)
         #expect(mock.requestCount == 4)
 
