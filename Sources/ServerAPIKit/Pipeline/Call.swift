@@ -27,6 +27,8 @@ final class Call: Sendable {
     private let registryKey = Atomic<UInt64>(0)
     /// Whether the call joined a scope's operation: only then does leaving take the lock.
     private let scoped = Atomic<Bool>(false)
+    /// Whether the first attempt started: an atomic, so that an ordinary call's attempt takes no lock.
+    private let firstAttemptStarted = Atomic<Bool>(false)
 
     /// Makes a call.
     /// - Parameters:
@@ -45,7 +47,12 @@ final class Call: Sendable {
     var tag: String? { info.tag }
 
     /// The state, for tests and diagnostics.
-    var lifecycle: CallStateMachine.State { state.withLock { $0.machine.state } }
+    var lifecycle: CallStateMachine.State {
+        let state = state.withLock { $0.machine.state }
+        // The first attempt is not an event of the machine's (see `attemptStarted`).
+        if state == .registered, firstAttemptStarted.load(ordering: .acquiring) { return .attempting(1) }
+        return state
+    }
 
     /// Whether the call was cancelled, by anything.
     var isCancelled: Bool { cancellation.isCancelled || state.withLock { $0.machine.isCancelled } }
@@ -87,8 +94,17 @@ final class Call: Sendable {
     }
 
     /// An attempt starts. - Returns: `false` when the call was cancelled.
+    ///
+    /// The first attempt takes no lock. In the machine, `registered` and `attempting(1)` answer a cancel alike
+    /// (fire the token), a call cannot have ended before its first attempt but by a cancel, and every cancel of
+    /// a running call fires the token: reading the token is enough. A cancel whose token fires just after this
+    /// read ends the attempt through the token, which the transport observes.
     func attemptStarted(_ number: Int) -> Bool {
-        state.withLock { $0.machine.attemptStarted(number) } && !cancellation.isCancelled
+        if number == 1 {
+            firstAttemptStarted.store(true, ordering: .releasing)
+            return !cancellation.isCancelled
+        }
+        return state.withLock { $0.machine.attemptStarted(number) } && !cancellation.isCancelled
     }
 
     /// The call waits to retry. - Returns: `false` when the call was cancelled.

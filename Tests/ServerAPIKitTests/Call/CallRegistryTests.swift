@@ -102,6 +102,23 @@ import Testing
         #expect(registry.all.isEmpty)
     }
 
+    @Test("A call's first attempt shows as attempting; a cancel before it refuses it, one after it cancels the call")
+    func firstAttempt() {
+        let registry = InFlightRegistry()
+        let running = Self.call(1, in: registry)
+        #expect(running.lifecycle == .registered)
+        #expect(running.attemptStarted(1))
+        #expect(running.lifecycle == .attempting(1))
+        let refused = Self.call(2, in: registry)
+        #expect(registry.cancel(.id) { $0.id == RequestID(rawValue: 2) }.count == 1)
+        #expect(!refused.attemptStarted(1))
+        #expect(refused.lifecycle == .cancelled(.id))
+        #expect(running.cancel(.tag))
+        #expect(running.cancellation.isCancelled)
+        #expect(running.lifecycle == .cancelled(.tag))
+        #expect(!running.attemptStarted(2))
+    }
+
     @Test("A stage's cancel handler runs once, also when the cancel came before it was installed")
     func cancelHandler() {
         let registry = InFlightRegistry()
