@@ -66,12 +66,15 @@ extension CurlTransport {
         /// How many loops (threads, each with its own libcurl multi handle and connection cache) run the
         /// transport's transfers; the default, `defaultLoopCount`, is the number of active processors.
         ///
-        /// Calls to one origin (scheme, host and port) always run on the same loop, so they share its
-        /// connections (and HTTP/2 streams); different origins spread over the loops. 1 runs every call on
-        /// one thread, as a single core would. `maxConnections` is split between the loops;
-        /// `maxConnectionsPerHost` holds as it is, since a host's calls stay on one loop. Values below 1
-        /// count as 1.
+        /// How calls are given to the loops is `loopAssignment`: by default, calls to one origin (scheme, host
+        /// and port) always run on the same loop, so they share its connections (and HTTP/2 streams), and
+        /// different origins spread over the loops. 1 runs every call on one thread, as a single core would.
+        /// `maxConnections` is split between the loops; `maxConnectionsPerHost` holds as it is by origin, and
+        /// is split too with `.roundRobin`. Values below 1 count as 1.
         public var loopCount: Int = Configuration.defaultLoopCount
+
+        /// How calls are given to the loops (`.byOrigin` by default).
+        public var loopAssignment: LoopAssignment = .byOrigin
 
         /// Whether a loop drives libcurl's socket interface on an epoll set (`curl_multi_socket_action`, Linux
         /// only) instead of `curl_multi_perform` and `curl_multi_poll`.
@@ -80,6 +83,17 @@ extension CurlTransport {
         /// 7.88 (Debian 12's) the perform loop still measured faster at every concurrency from 1 to 1,000 calls
         /// on loopback, in C as in the transport (see the README's benchmark), so it is off by default.
         public var socketInterface: Bool = false
+
+        /// How a transport with several loops gives its calls to them.
+        public enum LoopAssignment: Sendable, Hashable {
+            /// Calls to one origin always run on the same loop: they share one connection cache, and an
+            /// HTTP/2 origin's calls share one connection. Several origins use several cores; one origin uses one.
+            case byOrigin
+            /// Calls take the loops in turn, whatever their origin: one busy origin uses every loop (every
+            /// core), each loop with connections of its own to it. An HTTP/2 origin gets a connection per loop;
+            /// `maxConnectionsPerHost` is split between the loops (rounded up).
+            case roundRobin
+        }
 
         /// The number of active processors (at least 1): the default `loopCount`.
         public static var defaultLoopCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
@@ -100,6 +114,7 @@ extension CurlTransport {
         ///   - maxErrorBodySize: The most bytes of a download's error response kept (1 MiB).
         ///   - streamBufferSize: The bytes a streamed response buffers before the transfer pauses (1 MiB).
         ///   - loopCount: How many loops run the transfers (`defaultLoopCount`: the active processors).
+        ///   - loopAssignment: How calls are given to the loops (by origin).
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -114,7 +129,8 @@ extension CurlTransport {
             tls: TLSOptions = TLSOptions(),
             maxErrorBodySize: Int = 1 << 20,
             streamBufferSize: Int = ResponseBodyStream.defaultBufferSize,
-            loopCount: Int = Configuration.defaultLoopCount
+            loopCount: Int = Configuration.defaultLoopCount,
+            loopAssignment: LoopAssignment = .byOrigin
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -130,6 +146,7 @@ extension CurlTransport {
             self.maxErrorBodySize = maxErrorBodySize
             self.streamBufferSize = streamBufferSize
             self.loopCount = loopCount
+            self.loopAssignment = loopAssignment
         }
 
         /// The defaults: 8 connections per host, HTTP/2 over TLS, decompression on, every host verified.

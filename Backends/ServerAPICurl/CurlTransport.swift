@@ -4,7 +4,8 @@
 //   one dedicated thread (`CurlLoopRunner.run`; libcurl's socket interface on an epoll set on Linux), which
 //   serves its requests concurrently, with its connection cache reusing connections between them. A
 //   request goes to the loop its origin (scheme, host, port) hashes to, so one origin's calls share
-//   one cache; the transfer stays on that loop to the end (redirects to other origins included).
+//   one cache (or, with `LoopAssignment.roundRobin`, to the next loop in turn); the transfer stays on that
+//   loop to the end (redirects to other origins included).
 // - `perform` runs on the caller's task. It hands the loop a `CurlJob`, a Sendable value (the request,
 //   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a lock-protected (`Locked`)
 //   inbox, then wakes the loop through its `CurlWakeup` (a pipe the loop waits on); no libcurl call is
@@ -70,6 +71,8 @@ public final class CurlTransport: RequestPerforming {
 
     /// The loops, at least one, each started when a call first needs it; a request runs on `loop(for:)`.
     private let loops: CurlLoopSet
+    /// The next loop in turn, for `.roundRobin`.
+    private let nextLoop = Atomic<UInt64>(0)
 
     /// Creates a transport and starts its first loop's thread; the others (`Configuration.loopCount`) start
     /// when a call's origin first needs them.
@@ -96,22 +99,30 @@ public final class CurlTransport: RequestPerforming {
     ) -> CurlLoopSet {
         let count = max(1, configuration.loopCount)
         var perLoop = configuration
-        // The total limit is split between the loops (rounded up); the per-host one holds as it is.
+        // The total limit is split between the loops (rounded up); the per-host one holds as it is when a
+        // host's calls stay on one loop.
         if configuration.maxConnections > 0 {
             perLoop.maxConnections = (configuration.maxConnections + count - 1) / count
+        }
+        if configuration.loopAssignment == .roundRobin, configuration.maxConnectionsPerHost > 0 {
+            perLoop.maxConnectionsPerHost = (configuration.maxConnectionsPerHost + count - 1) / count
         }
         return CurlLoopSet(count: count) { [perLoop] in
             CurlLoop(configuration: perLoop, makeDownloadWriter: makeDownloadWriter)
         }
     }
 
-    /// The loop that runs calls to `url`'s origin: the same one for every call to it, so its calls share
-    /// connections.
+    /// The loop that runs a call to `url`: by origin, the same one for every call to it, so its calls share
+    /// connections; round-robin, the next loop in turn.
     func loop(for url: URL) -> CurlLoop { loops.loop(at: loopIndex(for: url)) }
 
-    /// Where `loop(for:)` is among the loops: a hash (FNV-1a, stable between runs) of the origin.
+    /// Where `loop(for:)` is among the loops: a hash (FNV-1a, stable between runs) of the origin, or the next
+    /// loop in turn.
     func loopIndex(for url: URL) -> Int {
         guard loops.count > 1 else { return 0 }
+        if configuration.loopAssignment == .roundRobin {
+            return Int(nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % UInt64(loops.count))
+        }
         let scheme = url.scheme?.lowercased() ?? ""
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -7,9 +7,10 @@ import ServerAPIURLSession
 /// The transports the conformance suite holds to one contract. Adding a backend is one case here.
 enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case urlsession
-    /// `CurlTransport` over HTTP/1.1 with two loops (`loopCount`), whatever the machine's cores, driving
-    /// libcurl's socket interface (`socketInterface`): the servers' origins spread over both, and each call's
-    /// cancellation, pauses and resumptions must reach its own loop. `curlHTTP2` keeps the default
+    /// `CurlTransport` over HTTP/1.1 with two loops (`loopCount`), whatever the machine's cores, taking the
+    /// calls in turn (`LoopAssignment.roundRobin`) and driving libcurl's socket interface (`socketInterface`):
+    /// consecutive calls run on different loops, and each call's cancellation, pauses and resumptions must
+    /// reach its own loop. `curlHTTP2` keeps the default
     /// perform/poll loop, so the suite runs both.
     case curl
     /// `CurlTransport` with `httpVersion: .http2` talking to the servers through their HTTP/2 front
@@ -37,12 +38,13 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// `configuration` as this kind changes it: for `curl`, two loops on the socket interface; for
+    /// `configuration` as this kind changes it: for `curl`, two loops round-robin on the socket interface; for
     /// `curlHTTP2`, one loop, HTTP/2 and the front's CA.
     func curlConfiguration(_ configuration: CurlTransport.Configuration) -> CurlTransport.Configuration {
         var configuration = configuration
         configuration.loopCount = self == .curl ? 2 : 1
         configuration.socketInterface = self == .curl
+        if self == .curl { configuration.loopAssignment = .roundRobin }
         guard self == .curlHTTP2 else { return configuration }
         configuration.httpVersion = .http2
         // A missing variable leaves the CA unset: calls then fail with an untrusted certificate, and

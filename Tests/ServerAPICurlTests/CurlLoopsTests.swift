@@ -41,6 +41,40 @@ struct CurlLoopsTests {
         #expect(CurlTransport.Configuration.defaultLoopCount >= 1)
     }
 
+    @Test("round-robin gives one origin's calls to every loop in turn; each loop serves and cancels its own", .timeLimit(.minutes(1)))
+    func roundRobinSpreadsOneOrigin() async throws {
+        let unit = CurlTransport(configuration: .init(loopCount: 3, loopAssignment: .roundRobin))
+        let url = try #require(URL(string: "https://api.example.com/v1/items"))
+        #expect((0..<6).map { _ in unit.loopIndex(for: url) } == [0, 1, 2, 0, 1, 2])
+        try await CurlTestServer.with { server in
+            let transport = CurlTransport(configuration: .init(loopCount: 2, loopAssignment: .roundRobin))
+            let onTheWire = EventCounter()
+            let calls = (0..<4).map { _ in
+                Task {
+                    try await transport.perform(
+                        TransportRequest(
+                            url: URL(string: server.base + "/delay?seconds=30")!, method: .post, body: .data(Data("x".utf8)),
+                            progress: { report in
+                                if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                            }))
+                }
+            }
+            await onTheWire.wait(for: calls.count)
+            // By origin, all four would be on one loop.
+            #expect(transport.activeTransfersPerLoop == [2, 2])
+            for call in calls { call.cancel() }
+            for call in calls {
+                let error = await expectError { try await call.value }
+                #expect(error?.kind == .cancelled)
+            }
+            #expect(transport.activeTransferCount == 0)
+            for _ in 0..<4 {
+                let response = try await transport.perform(TransportRequest(url: URL(string: server.base + "/echo")!))
+                #expect(response.status == 200)
+            }
+        }
+    }
+
     @Test("a call cancelled on any loop ends there at once with cancelled", .timeLimit(.minutes(1)))
     func cancellationReachesItsLoop() async throws {
         try await CurlTestServer.with { server in

@@ -65,7 +65,11 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     public var underlying: (any Error)?
     /// What the manager measured about the call up to the failure; `nil` when the call was
     /// rejected before it started (an invalid request).
-    public var metrics: RequestMetrics?
+    public var metrics: RequestMetrics? {
+        get { _metrics.value }
+        _modify { yield &_metrics.value }
+    }
+    private var _metrics = CopyOnWrite<RequestMetrics?>(nil)
     /// Whether the caller should handle this failure quietly instead of showing it (a business
     /// code marked silent in `BusinessRules`, such as "already signed in").
     public var isSilent = false

@@ -76,7 +76,11 @@ public struct RequestMetrics: Sendable, Hashable {
     /// How long the call took, retries and waits included.
     public var duration: Duration
     /// What the transport measured about the last attempt.
-    public var transport: TransportMetrics?
+    public var transport: TransportMetrics? {
+        get { _transport.value }
+        _modify { yield &_transport.value }
+    }
+    private var _transport = CopyOnWrite<TransportMetrics?>(nil)
     /// The HTTP status the call ended with: the status of the result the caller gets (a cached entry's, or
     /// the stored response's after a `304`), or of the last attempt's response when the call failed after
     /// one arrived (`httpStatus`, a streamed body that broke); `nil` when the last attempt got no response
@@ -84,7 +88,11 @@ public struct RequestMetrics: Sendable, Hashable {
     /// without remembering what `didReceive` saw.
     public var status: Int?
     /// What the resilience policies did: hedged, retry refused by the budget, waited for a slot, breaker state.
-    public var resilience = ResilienceMetrics()
+    public var resilience: ResilienceMetrics {
+        get { _resilience.value }
+        _modify { yield &_resilience.value }
+    }
+    private var _resilience = CopyOnWrite(ResilienceMetrics())
     /// When the manager had the response (or the failure) in hand; see `finishedAt`.
     var endedAt: Date?
 

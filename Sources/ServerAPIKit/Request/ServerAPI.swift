@@ -22,13 +22,25 @@ public struct ServerAPI: Sendable, Hashable {
     /// A label shared by related calls, used to cancel them together.
     public var tag: String?
     /// What the call puts on the wire: URL parts, method, query, headers, body, credentials.
-    public var wire: Wire
+    public var wire: Wire {
+        get { _wire.value }
+        _modify { yield &_wire.value }
+    }
+    private var _wire: CopyOnWrite<Wire>
     /// How the transport carries each attempt: time and size limits, redirects, socket, download file.
     /// A `TransportRequest` carries it as it is.
-    public var transfer: Transfer
+    public var transfer: Transfer {
+        get { _transfer.value }
+        _modify { yield &_transfer.value }
+    }
+    private var _transfer: CopyOnWrite<Transfer>
     /// What the manager does around the exchange: retries, cache, throttling, coalescing, business rules,
     /// resilience overrides.
-    public var policy: Policy
+    public var policy: Policy {
+        get { _policy.value }
+        _modify { yield &_policy.value }
+    }
+    private var _policy: CopyOnWrite<Policy>
     /// How the response is read into a result: accepted statuses, result format, key path.
     public var reading: Reading
 
@@ -40,9 +52,9 @@ public struct ServerAPI: Sendable, Hashable {
     public init(host: String, path: String = "", method: HTTPMethod = .get) {
         self.id = RequestID.next()
         self.tag = nil
-        self.wire = Wire(host: host, path: path, method: method)
-        self.transfer = Transfer()
-        self.policy = Policy()
+        self._wire = CopyOnWrite(Wire(host: host, path: path, method: method))
+        self._transfer = CopyOnWrite(Transfer())
+        self._policy = CopyOnWrite(Policy())
         self.reading = Reading()
     }
 

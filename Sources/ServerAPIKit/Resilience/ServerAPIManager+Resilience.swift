@@ -54,6 +54,16 @@ extension ServerAPIManager {
         guard let (origin, policies) = resilience(for: api, url: request.url),
             policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
         else { return try await transfer(request, streams: streams) }
+        return try await guardedSend(request, call, api: api, origin: origin, policies: policies, streams: streams)
+    }
+
+    /// `guardedSend` for a call that a breaker, a limit or hedging applies to. A function of its own, never
+    /// inlined: its locals would otherwise make every call's async frame larger (by about 9 KB), policies or not.
+    @inline(never)
+    private func guardedSend(
+        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, origin: ServerOrigin,
+        policies: ResiliencePolicies, streams: Bool
+    ) async throws -> TransportResponse {
         let registry = resilienceRegistry
         let clock = configuration.clock
         let entry = registry.origin(origin)

@@ -20,15 +20,17 @@ public struct TransportRequest: Sendable {
     /// (`ServerAPI.transfer`, with the socket a `http+unix://` URL names): what a transport enforces.
     /// Its fields are also read and written as properties of the request (`timeout`, `redirects`, …).
     public var transfer: ServerAPI.Transfer {
-        didSet {
+        get { _transfer.value }
+        _modify {
+            let checked = (_transfer.value.timeout, _transfer.value.stallTimeout, _transfer.value.unixSocketPath)
+            yield &_transfer.value
             // Only what `prepare()` checks makes the request unprepared again.
-            if transfer.timeout != oldValue.timeout || transfer.stallTimeout != oldValue.stallTimeout
-                || transfer.unixSocketPath != oldValue.unixSocketPath
-            {
+            if checked != (_transfer.value.timeout, _transfer.value.stallTimeout, _transfer.value.unixSocketPath) {
                 isPrepared = false
             }
         }
     }
+    private var _transfer: CopyOnWrite<ServerAPI.Transfer>
     /// Called with upload and download progress, from any thread.
     public var progress: (@Sendable (TransferProgress) -> Void)?
     /// The attempt number, from 1.
@@ -71,9 +73,9 @@ public struct TransportRequest: Sendable {
         self.method = method
         self.headers = headers
         self.body = body
-        self.transfer = ServerAPI.Transfer(
+        self._transfer = CopyOnWrite(ServerAPI.Transfer(
             timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
-            maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects)
+            maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects))
         self.progress = progress
         self.attempt = attempt
         self.cancellation = cancellation
@@ -103,7 +105,7 @@ public struct TransportRequest: Sendable {
         self.method = method
         self.headers = headers
         self.body = body
-        self.transfer = transfer
+        self._transfer = CopyOnWrite(transfer)
         self.progress = nil
         self.attempt = attempt
         self.cancellation = nil

@@ -15,7 +15,11 @@ public struct TransportResponse: Sendable {
     /// The URL that answered, after redirects.
     public var url: URL
     /// What the transport measured.
-    public var metrics: TransportMetrics
+    public var metrics: TransportMetrics {
+        get { _metrics.value }
+        _modify { yield &_metrics.value }
+    }
+    private var _metrics: CopyOnWrite<TransportMetrics>
     /// The trailer fields that followed a whole body (RFC 9110 §6.5); empty when there were none. For a
     /// streamed body they are on the stream (`ResponseBodyStream.trailers`) once it has ended.
     public var trailers: HTTPHeaders
@@ -29,7 +33,7 @@ public struct TransportResponse: Sendable {
         self.headers = headers
         self.body = body
         self.url = url
-        self.metrics = metrics
+        self._metrics = CopyOnWrite(metrics)
         self.trailers = trailers
     }
 
