@@ -174,7 +174,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     return nil
                 }
                 do {
-                    try pending.refill { events in try parser.feed(chunk, appendingTo: &events) }
+                    try pending.refill { events in try parser.feed(chunk, into: &events) }
                 } catch {
                     // The events the chunk completed before the failure come first, then the failure.
                     ended = true
@@ -190,10 +190,14 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 /// later in the same chunk, however the network cut the body.
 ///
 /// `next()` moves each element out of its slot (`Optional.take()`): no copy and no reference counting per
-/// element, and it is inlined into the reader's loop.
+/// element, and it is inlined into the reader's loop. The slots are kept and overwritten by the next
+/// chunk's elements, so a chunk costs no array teardown either.
 @usableFromInline
 struct ChunkElements<Element> {
-    @usableFromInline var elements: [Element?] = []
+    // Slots below `count` hold the current chunk's elements until `next()` takes them; slots at or
+    // above `count` are empty, as are all slots once the chunk has been handed out.
+    @usableFromInline var slots: [Element?] = []
+    @usableFromInline var count = 0
     @usableFromInline var index = 0
     private var failure: ServerAPIError?
 
@@ -211,17 +215,27 @@ struct ChunkElements<Element> {
     /// The next element of the current chunk, if one is left.
     @inlinable
     mutating func next() -> Element? {
-        guard index < elements.count else { return nil }
+        guard index < count else { return nil }
         defer { index += 1 }
-        return elements[index].take()
+        return slots[index].take()
     }
 
-    /// Starts over with the elements `fill` appends, keeping the storage; those it appended before
-    /// throwing are handed out too.
-    mutating func refill(_ fill: (inout [Element?]) throws -> Void) rethrows {
-        elements.removeAll(keepingCapacity: true)
+    /// Adds an element of the chunk being filled.
+    mutating func append(_ element: consuming Element) {
+        if count < slots.count {
+            slots[count] = element
+        } else {
+            slots.append(element)
+        }
+        count += 1
+    }
+
+    /// Starts over with the elements `fill` appends; those it appended before throwing are handed out too.
+    /// - Precondition: The current chunk's elements have all been handed out.
+    mutating func refill(_ fill: (inout ChunkElements) throws -> Void) rethrows {
+        count = 0
         index = 0
-        try fill(&elements)
+        try fill(&self)
     }
 }
 

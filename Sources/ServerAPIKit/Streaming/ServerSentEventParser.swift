@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// An incremental parser that turns a `text/event-stream` body, fed in chunks split anywhere, into events.
 ///
 /// It follows the WHATWG HTML specification's "Parsing an event stream" and "Interpreting an event
@@ -103,9 +97,9 @@ public struct ServerSentEventParser: Sendable {
         }
     }
 
-    /// Parses the next chunk of the body, appending each event it completes to `events`: what the events
-    /// view uses, moving each event into its slot without a copy.
-    mutating func feed(_ chunk: Data, appendingTo events: inout [ServerSentEvent?]) throws {
+    /// Parses the next chunk of the body into the events view's buffer: each event is moved into its
+    /// slot, where the public form's callback would take a copy.
+    mutating func feed(_ chunk: some Collection<UInt8>, into events: inout ChunkElements<ServerSentEvent>) throws {
         if let failure { throw failure }
         var splitter = self.splitter
         self.splitter = LineSplitter(maximumLineLength: 0)
