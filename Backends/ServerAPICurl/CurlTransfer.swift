@@ -82,10 +82,11 @@ final class CurlTransfer {
     /// libcurl's receive buffer for downloads (its maximum is 512 KB).
     static let downloadBufferSize = 256 << 10
 
-    /// libcurl's receive buffer for a streamed body: a quarter of the stream's buffer, between libcurl's
-    /// default (16 KB) and its maximum (512 KB).
+    /// libcurl's receive buffer for a streamed body: half the stream's buffer (each piece is a hand-off to
+    /// the reader, so fewer and larger pieces cost less), at least libcurl's default (16 KB), at most 4 MB
+    /// (libcurl before 7.88 takes at most 512 KB and clamps a larger request).
     static func receiveBufferSize(forStreamBuffer bufferSize: Int) -> Int {
-        min(max(bufferSize / 4, 16 << 10), 512 << 10)
+        min(max(bufferSize / 2, 16 << 10), 4 << 20)
     }
 
     init(job: CurlJob, easy: CurlEasyHandle, settings: CurlSettings, loop: CurlLoop) {
