@@ -35,14 +35,30 @@ public struct ResponseLines: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         var chunks: ResponseBodyStream.Iterator
         var splitter: LineSplitter
-        var pending = ChunkElements<String>()
+        @usableFromInline var pending = ChunkElements<String>()
         var ended = false
 
+        init(chunks: ResponseBodyStream.Iterator, splitter: LineSplitter) {
+            self.chunks = chunks
+            self.splitter = splitter
+        }
+
+        @inlinable
         public mutating func next() async throws(ServerAPIError) -> String? {
             try await next(isolation: nil)
         }
 
+        // Inlinable, so that the caller's loop takes a line the last chunk completed without an async call;
+        // only the first line of each chunk goes through `nextChunk`.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> String? {
+            if let line = pending.next() { return line }
+            return try await nextChunk(isolation: actor)
+        }
+
+        /// Reads chunks until one completes a line, or the body ends.
+        @usableFromInline
+        mutating func nextChunk(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> String? {
             while true {
                 if let line = pending.next() { return line }
                 if let failure = pending.takeFailure() { throw failure }
@@ -111,7 +127,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         var chunks: ResponseBodyStream.Iterator
         /// The parser, with the last event id and the server's `retry` so far.
         public private(set) var parser: ServerSentEventParser
-        var pending = ChunkElements<ServerSentEvent>()
+        @usableFromInline var pending = ChunkElements<ServerSentEvent>()
         var ended = false
 
         init(chunks: ResponseBodyStream.Iterator, parser: ServerSentEventParser) {
@@ -119,11 +135,25 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             self.parser = parser
         }
 
+        @inlinable
         public mutating func next() async throws(ServerAPIError) -> ServerSentEvent? {
             try await next(isolation: nil)
         }
 
+        // Inlinable, so that the caller's loop takes an event the last chunk completed without an async
+        // call: each chunk is parsed in one synchronous pass, and only its first event goes through
+        // `nextChunk`.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError)
+            -> ServerSentEvent?
+        {
+            if let event = pending.next() { return event }
+            return try await nextChunk(isolation: actor)
+        }
+
+        /// Reads chunks until one completes an event, or the body ends.
+        @usableFromInline
+        mutating func nextChunk(isolation actor: isolated (any Actor)?) async throws(ServerAPIError)
             -> ServerSentEvent?
         {
             while true {
@@ -144,7 +174,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     return nil
                 }
                 do {
-                    try pending.refill { events in try parser.feed(chunk) { events.append($0) } }
+                    try pending.refill { events in try parser.feed(chunk, into: &events) }
                 } catch {
                     // The events the chunk completed before the failure come first, then the failure.
                     ended = true
@@ -158,10 +188,20 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 /// The elements one chunk produced, handed out one per `next()`, and the failure that ended the chunk, handed
 /// out after them: what the line and event iterators share. Nothing a chunk completed is lost to an error
 /// later in the same chunk, however the network cut the body.
+///
+/// `next()` moves each element out of its slot (`Optional.take()`): no copy and no reference counting per
+/// element, and it is inlined into the reader's loop. The slots are kept and overwritten by the next
+/// chunk's elements, so a chunk costs no array teardown either.
+@usableFromInline
 struct ChunkElements<Element> {
-    private var elements: [Element] = []
-    private var index = 0
+    // Slots below `count` hold the current chunk's elements until `next()` takes them; slots at or
+    // above `count` are empty, as are all slots once the chunk has been handed out.
+    @usableFromInline var slots: [Element?] = []
+    @usableFromInline var count = 0
+    @usableFromInline var index = 0
     private var failure: ServerAPIError?
+
+    @usableFromInline init() {}
 
     /// Records the failure that ended the current chunk, to be thrown once its elements are handed out.
     mutating func fail(_ error: ServerAPIError) { failure = error }
@@ -173,17 +213,29 @@ struct ChunkElements<Element> {
     }
 
     /// The next element of the current chunk, if one is left.
+    @inlinable
     mutating func next() -> Element? {
-        guard index < elements.count else { return nil }
+        guard index < count else { return nil }
         defer { index += 1 }
-        return elements[index]
+        return slots[index].take()
     }
 
-    /// Starts over with the elements `fill` appends, keeping the storage.
-    mutating func refill(_ fill: (inout [Element]) throws -> Void) rethrows {
-        elements.removeAll(keepingCapacity: true)
+    /// Adds an element of the chunk being filled.
+    mutating func append(_ element: consuming Element) {
+        if count < slots.count {
+            slots[count] = element
+        } else {
+            slots.append(element)
+        }
+        count += 1
+    }
+
+    /// Starts over with the elements `fill` appends; those it appended before throwing are handed out too.
+    /// - Precondition: The current chunk's elements have all been handed out.
+    mutating func refill(_ fill: (inout ChunkElements) throws -> Void) rethrows {
+        count = 0
         index = 0
-        try fill(&elements)
+        try fill(&self)
     }
 }
 

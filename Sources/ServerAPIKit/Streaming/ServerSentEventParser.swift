@@ -43,9 +43,17 @@ public struct ServerSentEventParser: Sendable {
     private var splitter: LineSplitter
     // Per stream: the byte order mark may only open the first line, once.
     private var atStreamStart = true
-    // The specification's data buffer, as bytes: decoding it once at dispatch is the same as decoding
-    // each line, since every separator is ASCII and no UTF-8 sequence can contain one.
+    // The specification's data buffer. Most events carry one `data:` line: its value is decoded straight
+    // from the line's bytes into `firstData`, the string the event is dispatched with, and nothing else is
+    // copied. From a second line on, the data is kept as bytes in `dataBuffer` (the first line's, then
+    // "\n" and each next line's) and decoded once at dispatch. Either way the result is the same as
+    // decoding the joined buffer: every separator is ASCII and no UTF-8 sequence can contain one, and the
+    // first line's decoded bytes are valid UTF-8 that decodes to itself.
+    private var dataLines = 0
+    private var firstData = ""
     private var dataBuffer: [UInt8] = []
+    // The buffer's size as the specification counts it: each data line's bytes and its "\n".
+    private var dataSize = 0
     private var eventTypeBuffer = ""
     private var lastEventIDBuffer: String
     private var eventRetry: Duration?
@@ -89,6 +97,18 @@ public struct ServerSentEventParser: Sendable {
         }
     }
 
+    /// Parses the next chunk of the body into the events view's buffer: each event is moved into its
+    /// slot, where the public form's callback would take a copy.
+    mutating func feed(_ chunk: some Collection<UInt8>, into events: inout ChunkElements<ServerSentEvent>) throws {
+        if let failure { throw failure }
+        var splitter = self.splitter
+        self.splitter = LineSplitter(maximumLineLength: 0)
+        defer { self.splitter = splitter }
+        try splitter.feedBytes(chunk) { line in
+            if let event = try process(line) { events.append(event) }
+        }
+    }
+
     /// Parses the next chunk of the body and returns the events it completes.
     ///
     /// - Parameter chunk: The next bytes of the body; any split is fine.
@@ -109,7 +129,10 @@ public struct ServerSentEventParser: Sendable {
         // An unterminated last line is not a line, so even its `retry:` is ignored.
         _ = splitter.finish()
         atStreamStart = true
+        dataLines = 0
+        firstData = ""
         dataBuffer = []
+        dataSize = 0
         eventTypeBuffer = ""
         eventRetry = nil
         failure = nil
@@ -136,15 +159,28 @@ public struct ServerSentEventParser: Sendable {
         switch Field(name) {
         case .data:
             // The limit is on the data as dispatched: the buffer minus the trailing "\n".
-            guard value.count <= maximumDataSize - dataBuffer.count else {
+            guard value.count <= maximumDataSize - dataSize else {
                 let error = ServerAPIError(
                     .responseTooLarge,
                     "an event's data is larger than the limit of \(maximumDataSize) bytes")
                 failure = error
                 throw error
             }
-            dataBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: value))
-            dataBuffer.append(.lineFeed)
+            dataSize += value.count + 1
+            let bytes = UnsafeBufferPointer(rebasing: value)
+            switch dataLines {
+            case 0:
+                firstData = String(decoding: bytes, as: UTF8.self)
+            case 1:
+                dataBuffer.removeAll(keepingCapacity: true)
+                dataBuffer.append(contentsOf: firstData.utf8)
+                firstData = ""
+                fallthrough
+            default:
+                dataBuffer.append(.lineFeed)
+                dataBuffer.append(contentsOf: bytes)
+            }
+            dataLines += 1
         case .event:
             eventTypeBuffer = String(decoding: UnsafeBufferPointer(rebasing: value), as: UTF8.self)
         case .id:
@@ -182,15 +218,25 @@ public struct ServerSentEventParser: Sendable {
 
     private mutating func dispatch() -> ServerSentEvent? {
         lastEventID = lastEventIDBuffer
-        defer {
-            dataBuffer.removeAll(keepingCapacity: true)
-            eventTypeBuffer = ""
-            eventRetry = nil
+        let lines = dataLines
+        let type = eventTypeBuffer.isEmpty ? "message" : eventTypeBuffer
+        let retry = eventRetry
+        dataLines = 0
+        dataSize = 0
+        if !eventTypeBuffer.isEmpty { eventTypeBuffer = "" }
+        eventRetry = nil
+        switch lines {
+        case 0:
+            return nil
+        case 1:
+            // Moved out, not copied: the event takes the string the data line was decoded into.
+            var data = ""
+            swap(&data, &firstData)
+            return ServerSentEvent(type: type, data: data, id: lastEventID, retry: retry)
+        default:
+            return ServerSentEvent(
+                type: type, data: String(decoding: dataBuffer, as: UTF8.self), id: lastEventID, retry: retry)
         }
-        guard !dataBuffer.isEmpty else { return nil }
-        return ServerSentEvent(
-            type: eventTypeBuffer.isEmpty ? "message" : eventTypeBuffer,
-            data: String(decoding: dataBuffer.dropLast(), as: UTF8.self), id: lastEventID, retry: eventRetry)
     }
 
     // Only ASCII digits count; an empty value is not a number, and one that overflows `Int64` is
