@@ -8,12 +8,49 @@ extension ServerAPIManager {
     /// Answers a call from the cache where its mode says so, else runs its attempts (conditional when
     /// a stored entry can be revalidated), falling back to the cache when the mode allows it offline.
     /// A streamed call goes straight to its attempts.
+    ///
+    /// Each step that only some calls take (the cache's lookups, revalidation, the offline fallback) is a
+    /// function of its own that is never inlined: an async function's frame holds every local of every path
+    /// it could take, and stays allocated for as long as the call is in flight.
     func execute<F: CallFinishing>(
         _ call: CallContext, _ finisher: F, record: ThrottleRecord? = nil
     ) async throws -> F.Value {
-        let api = call.api
         if finisher.streams { return try await attempts(call, revalidation: nil, finisher, record: nil) }
+        // Without a cache there is nothing to look up, revalidate or fall back to.
+        guard cache != nil || call.api.cacheMode == .cacheOnly else {
+            return try await attempts(call, revalidation: nil, finisher, record: record)
+        }
+        return try await executeWithCache(call, finisher, record: record)
+    }
 
+    /// `execute` for a call that may use the cache.
+    @inline(never)
+    private func executeWithCache<F: CallFinishing>(
+        _ call: CallContext, _ finisher: F, record: ThrottleRecord?
+    ) async throws -> F.Value {
+        if let value = try await answerFromCache(call, finisher) { return value }
+        do {
+            let revalidation =
+                configuration.honorsHTTPCacheHeaders
+                ? await revalidation(for: call.api, base: call.request, key: call.cacheKey) : nil
+            let value = try await attempts(call, revalidation: revalidation, finisher, record: record)
+            if let revalidation, let cache, let key = call.cacheKey {
+                await refresh(revalidation, api: call.api, in: cache, key: key)
+            }
+            return value
+        } catch let error as ServerAPIError
+            where call.api.cacheMode == .loadElseReturnCache && Self.isOfflineFailure(error)
+        {
+            return try await answerOffline(after: error, call, finisher)
+        }
+    }
+
+    /// The stored answer of a call whose mode reads the cache first (`returnCacheElseLoad` when the entry is
+    /// fresh, `cacheOnly` always); `nil` when the call goes to the network.
+    /// - Throws: `cacheMiss` for a `cacheOnly` call the cache cannot answer.
+    @inline(never)
+    private func answerFromCache<F: CallFinishing>(_ call: CallContext, _ finisher: F) async throws -> F.Value? {
+        let api = call.api
         if let cache, let key = call.cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
             if let entry = try? await cache.lookup(key), api.cacheMode == .cacheOnly || entry.isFresh() {
                 call.stampDuration()
@@ -29,21 +66,17 @@ extension ServerAPIManager {
             throw ServerAPIError(
                 .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: call.url)
         }
+        return nil
+    }
 
-        do {
-            let revalidation =
-                configuration.honorsHTTPCacheHeaders
-                ? await revalidation(for: api, base: call.request, key: call.cacheKey) : nil
-            let value = try await attempts(call, revalidation: revalidation, finisher, record: record)
-            if let revalidation, let cache, let key = call.cacheKey {
-                await refresh(revalidation, api: api, in: cache, key: key)
-            }
-            return value
-        } catch let error as ServerAPIError where api.cacheMode == .loadElseReturnCache && Self.isOfflineFailure(error) {
-            guard let cache, let key = call.cacheKey, let entry = try? await cache.lookup(key) else { throw error }
-            call.stampDuration()
-            return try deliverFromCache(entry, call, finisher)
-        }
+    /// The stored answer of a `loadElseReturnCache` call that failed offline, or that failure when there is none.
+    @inline(never)
+    private func answerOffline<F: CallFinishing>(
+        after error: ServerAPIError, _ call: CallContext, _ finisher: F
+    ) async throws -> F.Value {
+        guard let cache, let key = call.cacheKey, let entry = try? await cache.lookup(key) else { throw error }
+        call.stampDuration()
+        return try deliverFromCache(entry, call, finisher)
     }
 
     /// Sends the call until it succeeds, fails for good, or is cancelled, through `retrying`. The one
@@ -101,54 +134,78 @@ extension ServerAPIManager {
             if base.isCancelled || call.call?.attemptStarted(number) == false {
                 throw complete(call, .cancelled())
             }
-            var request = base
-            request.attempt = number
-            for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
-                request.headers.add(name: field.name, value: field.value)
-            }
-            // Before the plugins, so that a signing plugin signs the Cookie header that is sent.
-            if let storage = configuration.cookies { request.attachCookies(storage) }
+            var request = attemptRequest(base, number: number)
             var lastResponse: TransportResponse?
             do {
-                for plugin in plugins { request = try await plugin.prepare(request, for: api) }
+                if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
                 // Checked again only when a default header or a plugin changed what `prepare` checks.
                 if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 call.stampAttemptStart()
                 return try await attempt(request, &lastResponse)
             } catch {
-                var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
-                if request.isCancelled && failure.kind != .cancelled {
-                    failure = ServerAPIError.cancelled().with(requestID: api.id, url: request.url)
-                }
-                if failure.kind == .cancelled { throw complete(call, failure) }
-                // A streamed request body is read once: once sending began, the call cannot be sent again.
-                let replayable = request.body.streamedBody?.hasStarted != true
-                guard
-                    replayable,
-                    let delay = await retryDelay(
-                        after: failure, response: lastResponse, request: request, api: api, attempt: number,
-                        pluginRetries: &pluginRetries),
-                    withdrawRetryBudget(api: api, url: request.url, call: call)
-                else {
-                    call.stampDuration()
-                    throw complete(call, failure)
-                }
-                if call.call?.waitingToRetry(number) == false {
-                    throw complete(call, .cancelled().with(requestID: api.id, url: request.url))
-                }
-                if delay > .zero {
-                    do {
-                        try await wait(delay, cancellation: request.cancellation)
-                    } catch {
-                        throw complete(
-                            call,
-                            ServerAPIError(
-                                .cancelled, "the request was cancelled while waiting to retry", requestID: api.id,
-                                url: request.url))
-                    }
-                }
+                try await retryOrEnd(
+                    after: error, call, api: api, request: request, lastResponse: lastResponse, attempt: number,
+                    pluginRetries: &pluginRetries)
             }
+        }
+    }
+
+    /// An attempt's request before the plugins: its number, the manager's default headers and the cookies
+    /// (before the plugins, so that a signing plugin signs the Cookie header that is sent).
+    @inline(never)
+    private func attemptRequest(_ base: TransportRequest, number: Int) -> TransportRequest {
+        var request = base
+        request.attempt = number
+        for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
+            request.headers.add(name: field.name, value: field.value)
+        }
+        if let storage = configuration.cookies { request.attachCookies(storage) }
+        return request
+    }
+
+    /// The plugins' `prepare`, in order; when one throws, `request` is what the ones before it made.
+    @inline(never)
+    private func prepareByPlugins(_ request: inout TransportRequest, api: ServerAPI) async throws {
+        for plugin in plugins { request = try await plugin.prepare(request, for: api) }
+    }
+
+    /// After a failed attempt: returns once the next attempt may start (the retry policy, the plugins and the
+    /// retry budget agreed, and its delay has passed), or throws the error that ends the call, completed.
+    @inline(never)
+    private func retryOrEnd(
+        after error: any Error, _ call: CallContext, api: ServerAPI, request: TransportRequest,
+        lastResponse: TransportResponse?, attempt number: Int, pluginRetries: inout Int
+    ) async throws {
+        var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+        if request.isCancelled && failure.kind != .cancelled {
+            failure = ServerAPIError.cancelled().with(requestID: api.id, url: request.url)
+        }
+        if failure.kind == .cancelled { throw complete(call, failure) }
+        // A streamed request body is read once: once sending began, the call cannot be sent again.
+        let replayable = request.body.streamedBody?.hasStarted != true
+        guard
+            replayable,
+            let delay = await retryDelay(
+                after: failure, response: lastResponse, request: request, api: api, attempt: number,
+                pluginRetries: &pluginRetries),
+            withdrawRetryBudget(api: api, url: request.url, call: call)
+        else {
+            call.stampDuration()
+            throw complete(call, failure)
+        }
+        if call.call?.waitingToRetry(number) == false {
+            throw complete(call, .cancelled().with(requestID: api.id, url: request.url))
+        }
+        guard delay > .zero else { return }
+        do {
+            try await wait(delay, cancellation: request.cancellation)
+        } catch {
+            throw complete(
+                call,
+                ServerAPIError(
+                    .cancelled, "the request was cancelled while waiting to retry", requestID: api.id,
+                    url: request.url))
         }
     }
 

@@ -68,9 +68,18 @@ extension ServerAPIManager {
     /// Calls that use neither go straight to `execute`. A streamed call's body is read once, by its one
     /// caller: it is never shared, recorded or replayed.
     private func controlled<F: CallFinishing>(_ call: CallContext, _ finisher: F) async throws -> F.Value {
-        let streams = finisher.streams
-        let coalesce = !streams && shouldCoalesce(call.api)
+        let coalesce = !finisher.streams && shouldCoalesce(call.api)
         guard coalesce || call.api.throttle != nil else { return try await execute(call, finisher) }
+        return try await controlledByPolicies(call, finisher, coalesce: coalesce)
+    }
+
+    /// `controlled` for a call that is coalesced or throttled: a function of its own, never inlined, so that
+    /// its locals are not in every call's async frame.
+    @inline(never)
+    private func controlledByPolicies<F: CallFinishing>(
+        _ call: CallContext, _ finisher: F, coalesce: Bool
+    ) async throws -> F.Value {
+        let streams = finisher.streams
         let api = call.api
         let key = ControlKey(api: api, request: call.request)
         // Joining an identical call in flight sends nothing, so no minimum interval applies to it.
