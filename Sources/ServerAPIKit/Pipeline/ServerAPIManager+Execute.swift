@@ -79,52 +79,16 @@ extension ServerAPIManager {
         return try deliverFromCache(entry, call, finisher)
     }
 
-    /// Sends the call until it succeeds, fails for good, or is cancelled, through `retrying`. The one
-    /// difference between a whole and a streamed call is here: the transport's `perform` or `stream`, and
-    /// after the exchange the delivery (and the cache's store) or the hand-over of the head and body.
+    /// The retry loop every call runs, whole or streamed, until the call succeeds, fails for good, or is
+    /// cancelled: each attempt runs the plugins' `prepare` and `willSend` and then `attempt`; a failure asks
+    /// the retry policy and the plugins whether to try again, and waits on the manager's clock
+    /// (`retryOrEnd`). A cancellation, or a failure not retried, completes the call (`didComplete`) and is
+    /// thrown. A conditional call (`revalidation`) accepts 304 and carries the stored entry's validators.
     private func attempts<F: CallFinishing>(
         _ call: CallContext, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
-        // A conditional call accepts 304 and carries the stored entry's validators.
         let api = revalidation?.api ?? call.api
         let base = revalidation?.base ?? call.request
-        return try await retrying(call, api: api, base: base) { request, lastResponse in
-            if let completion = finisher.streamCompletion {
-                let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
-                call.stampDuration()
-                return try handOver(head, call, finisher, completion: completion)
-            }
-            var processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
-            call.stampDuration()
-            var source = ResultSource.network
-            if let revalidation, processed.status == 304 {
-                // Not modified: the stored entry answers, marked as from the cache and just received.
-                let now = call.date(at: .now)
-                revalidation.notModified.set(processed.headers, receivedAt: now)
-                processed = revalidation.refreshedResponse(processed)
-                call.stampStatus(processed.status)
-                source = .cache(storedAt: now, age: .zero)
-            }
-            let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
-            if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
-                await store(processed, api: api, in: cache, key: key)
-            }
-            _ = complete(call, nil)
-            return value
-        }
-    }
-
-    /// The retry loop every call runs, whole or streamed: each attempt runs the plugins' `prepare` and
-    /// `willSend` and then `attempt`; a failure asks the retry policy and the plugins whether to try
-    /// again, and waits on the manager's clock. A cancellation, or a failure not retried, completes the
-    /// call (`didComplete`) and is thrown.
-    /// - Parameters:
-    ///   - attempt: Sends the prepared request and makes the caller's value; it records the response it
-    ///     got in `lastResponse`, so that a failure can honour its `Retry-After`.
-    func retrying<Value>(
-        _ call: CallContext, api: ServerAPI, base: TransportRequest,
-        _ attempt: (TransportRequest, inout TransportResponse?) async throws -> Value
-    ) async throws -> Value {
         var number = 0
         var pluginRetries = 0
         depositRetryBudget(api: api, url: base.url)
@@ -135,6 +99,7 @@ extension ServerAPIManager {
                 throw complete(call, .cancelled())
             }
             var request = attemptRequest(base, number: number)
+            // The response the attempt got, so that a failure can honour its `Retry-After`.
             var lastResponse: TransportResponse?
             do {
                 if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
@@ -142,13 +107,48 @@ extension ServerAPIManager {
                 if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 call.stampAttemptStart()
-                return try await attempt(request, &lastResponse)
+                return try await attempt(
+                    request, call, api: api, revalidation: revalidation, finisher, record: record,
+                    lastResponse: &lastResponse)
             } catch {
                 try await retryOrEnd(
                     after: error, call, api: api, request: request, lastResponse: lastResponse, attempt: number,
                     pluginRetries: &pluginRetries)
             }
         }
+    }
+
+    /// One attempt, from the exchange to the caller's value. The one difference between a whole and a
+    /// streamed call is here: the transport's `perform` or `stream`, and after the exchange the delivery (and
+    /// the cache's store) or the hand-over of the head and body. Not inlined into the loop, whose frame would
+    /// then hold both.
+    @inline(never)
+    private func attempt<F: CallFinishing>(
+        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, revalidation: Revalidation?, _ finisher: F,
+        record: ThrottleRecord?, lastResponse: inout TransportResponse?
+    ) async throws -> F.Value {
+        if let completion = finisher.streamCompletion {
+            let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
+            call.stampDuration()
+            return try handOver(head, call, finisher, completion: completion)
+        }
+        var processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
+        call.stampDuration()
+        var source = ResultSource.network
+        if let revalidation, processed.status == 304 {
+            // Not modified: the stored entry answers, marked as from the cache and just received.
+            let now = call.date(at: .now)
+            revalidation.notModified.set(processed.headers, receivedAt: now)
+            processed = revalidation.refreshedResponse(processed)
+            call.stampStatus(processed.status)
+            source = .cache(storedAt: now, age: .zero)
+        }
+        let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
+        if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
+            await store(processed, api: api, in: cache, key: key)
+        }
+        _ = complete(call, nil)
+        return value
     }
 
     /// An attempt's request before the plugins: its number, the manager's default headers and the cookies
@@ -220,31 +220,60 @@ extension ServerAPIManager {
         do {
             response = try await guardedSend(request, call, api: api, streams: streams)
         } catch {
-            let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
-            for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
-            throw failure
+            throw failedExchange(error, request: request, api: api)
         }
         lastResponse = response
-        // The final response's cookies; a followed redirect's were stored at the redirect (`RedirectRule`).
+        received(response, request: request, call, api: api)
+        guard api.acceptableStatus.accepts(response.status) else {
+            throw await statusError(response, request: request, api: api)
+        }
+        guard !plugins.isEmpty else { return response }
+        return try await processByPlugins(response, api: api)
+    }
+
+    /// A failed exchange's error, stamped, after the plugins' `didReceive` saw it.
+    @inline(never)
+    private func failedExchange(_ error: any Error, request: TransportRequest, api: ServerAPI) -> ServerAPIError {
+        let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+        for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
+        return failure
+    }
+
+    /// What a response does before its status is checked: its cookies are stored (a followed redirect's were
+    /// stored at the redirect, `RedirectRule`), the call's metrics get its figures, the plugins' `didReceive`
+    /// sees it.
+    @inline(never)
+    private func received(_ response: TransportResponse, request: TransportRequest, _ call: CallContext, api: ServerAPI) {
         request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
         call.stampResponse(response)
         for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
-        guard api.acceptableStatus.accepts(response.status) else {
-            let body: Data?
-            if case .stream(let stream) = response.body {
-                body = await Self.excerpt(of: stream, for: request)
-            } else {
-                body = response.data
-            }
-            var error = ServerAPIError.httpStatus(response.status, body: body, url: response.url)
-            error.requestID = api.id
-            throw error
+    }
+
+    /// The `httpStatus` error for a status the call does not accept, with an excerpt of the body (read from a
+    /// streamed one: at most 4 KiB).
+    @inline(never)
+    private func statusError(_ response: TransportResponse, request: TransportRequest, api: ServerAPI) async
+        -> ServerAPIError
+    {
+        let body: Data?
+        if case .stream(let stream) = response.body {
+            body = await Self.excerpt(of: stream, for: request)
+        } else {
+            body = response.data
         }
+        var error = ServerAPIError.httpStatus(response.status, body: body, url: response.url)
+        error.requestID = api.id
+        return error
+    }
+
+    /// The plugins' `process`, in order. When one throws for a streamed response, its body is cancelled:
+    /// nobody will read it.
+    @inline(never)
+    private func processByPlugins(_ response: TransportResponse, api: ServerAPI) async throws -> TransportResponse {
         var processed = response
         do {
             for plugin in plugins { processed = try await plugin.process(processed, for: api) }
         } catch {
-            // An interceptor refused a streamed response: nobody will read its body.
             if case .stream(let body) = response.body { body.cancel() }
             throw error
         }

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// The resilience policies in the pipeline: the retry budget around `retrying`'s decisions, and the
+// The resilience policies in the pipeline: the retry budget around `attempts`' retry decisions, and the
 // circuit breaker, the concurrency limit and hedging around each attempt's exchange with the transport.
 extension ServerAPIManager {
     /// The origin and policies of a call, or `nil` when no policy applies to it.
