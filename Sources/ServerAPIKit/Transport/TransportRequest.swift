@@ -6,48 +6,108 @@ import Foundation
 
 /// A fully resolved request, ready for a transport: every default applied, every value validated.
 public struct TransportRequest: Sendable {
+    // Every field is in one copy-on-write box: a request is copied into every step of the pipeline and into
+    // the transport's job, and each async frame that holds a copy stays allocated while the call is in flight.
+    private struct Fields: Sendable {
+        var id: RequestID
+        var url: URL
+        var method: HTTPMethod
+        var headers: HTTPHeaders
+        var body: BodySource
+        var transfer: ServerAPI.Transfer
+        var progress: (@Sendable (TransferProgress) -> Void)?
+        var attempt: Int
+        var cancellation: CancellationToken?
+        var cookies: RequestCookies?
+        var credentials: HTTPCredentials?
+        var isPrepared = false
+    }
+
+    private var fields: CopyOnWrite<Fields>
+
     /// The id of the call this request belongs to.
-    public var id: RequestID
+    public var id: RequestID {
+        get { fields.value.id }
+        _modify { yield &fields.value.id }
+    }
     /// The absolute URL, with the query already encoded.
-    public var url: URL { didSet { isPrepared = false } }
+    public var url: URL {
+        get { fields.value.url }
+        _modify {
+            yield &fields.value.url
+            fields.value.isPrepared = false
+        }
+    }
     /// The HTTP method, sent as it is (checked to be a token by `prepare()`).
-    public var method: HTTPMethod { didSet { isPrepared = false } }
+    public var method: HTTPMethod {
+        get { fields.value.method }
+        _modify {
+            yield &fields.value.method
+            fields.value.isPrepared = false
+        }
+    }
     /// The headers to send, exactly (including `Content-Type` when there is a body).
-    public var headers: HTTPHeaders { didSet { isPrepared = false } }
+    public var headers: HTTPHeaders {
+        get { fields.value.headers }
+        _modify {
+            yield &fields.value.headers
+            fields.value.isPrepared = false
+        }
+    }
     /// The body's source: empty, bytes in memory, a file, or a stream.
-    public var body: BodySource
+    public var body: BodySource {
+        get { fields.value.body }
+        _modify { yield &fields.value.body }
+    }
     /// The call's limits, redirect policy, Unix socket and download file, as the call set them
     /// (`ServerAPI.transfer`, with the socket a `http+unix://` URL names): what a transport enforces.
     /// Its fields are also read and written as properties of the request (`timeout`, `redirects`, …).
     public var transfer: ServerAPI.Transfer {
-        get { _transfer.value }
+        get { fields.value.transfer }
         _modify {
-            let checked = (_transfer.value.timeout, _transfer.value.stallTimeout, _transfer.value.unixSocketPath)
-            yield &_transfer.value
+            let checked = (fields.value.transfer.timeout, fields.value.transfer.stallTimeout, fields.value.transfer.unixSocketPath)
+            yield &fields.value.transfer
             // Only what `prepare()` checks makes the request unprepared again.
-            if checked != (_transfer.value.timeout, _transfer.value.stallTimeout, _transfer.value.unixSocketPath) {
-                isPrepared = false
+            if checked != (fields.value.transfer.timeout, fields.value.transfer.stallTimeout, fields.value.transfer.unixSocketPath) {
+                fields.value.isPrepared = false
             }
         }
     }
-    private var _transfer: CopyOnWrite<ServerAPI.Transfer>
     /// Called with upload and download progress, from any thread.
-    public var progress: (@Sendable (TransferProgress) -> Void)?
+    public var progress: (@Sendable (TransferProgress) -> Void)? {
+        get { fields.value.progress }
+        _modify { yield &fields.value.progress }
+    }
     /// The attempt number, from 1.
-    public var attempt: Int
+    public var attempt: Int {
+        get { fields.value.attempt }
+        _modify { yield &fields.value.attempt }
+    }
     /// What cancels the call besides its caller's task: the manager's token, fired by its in-flight
     /// registry, scopes and handles. `nil` when the request is not the manager's; a transport observes
     /// both through `withCancellationHandler(operation:onCancel:)`.
-    public var cancellation: CancellationToken?
+    public var cancellation: CancellationToken? {
+        get { fields.value.cancellation }
+        _modify { yield &fields.value.cancellation }
+    }
     /// The cookie storage the call uses, if any: each redirect's `Set-Cookie` is stored in it and the
     /// next hop's `Cookie` header comes from it (see `RequestCookies`, `RedirectRule.carryCookies`).
-    public var cookies: RequestCookies?
+    public var cookies: RequestCookies? {
+        get { fields.value.cookies }
+        _modify { yield &fields.value.cookies }
+    }
     /// Credentials the transport answers an authentication challenge with (Digest); `nil` for none.
     /// Dropped on a redirect to another origin. A transport that cannot answer the scheme refuses the call.
-    public var credentials: HTTPCredentials?
+    public var credentials: HTTPCredentials? {
+        get { fields.value.credentials }
+        _modify { yield &fields.value.credentials }
+    }
     /// Whether `prepare()` checked the request and nothing it checks (URL, method, headers, timeout,
     /// stall timeout, Unix socket) changed since: a transport then sends it without checking again.
-    public internal(set) var isPrepared = false
+    public internal(set) var isPrepared: Bool {
+        get { fields.value.isPrepared }
+        set { fields.value.isPrepared = newValue }
+    }
 
     /// Creates a request from its parts, with every limit given one by one (see also
     /// `init(id:url:method:headers:body:transfer:attempt:)`).
@@ -68,17 +128,14 @@ public struct TransportRequest: Sendable {
         attempt: Int = 1,
         cancellation: CancellationToken? = nil
     ) {
-        self.id = id
-        self.url = url
-        self.method = method
-        self.headers = headers
-        self.body = body
-        self._transfer = CopyOnWrite(ServerAPI.Transfer(
-            timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
-            maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio, redirects: redirects))
-        self.progress = progress
-        self.attempt = attempt
-        self.cancellation = cancellation
+        fields = CopyOnWrite(
+            Fields(
+                id: id, url: url, method: method, headers: headers, body: body,
+                transfer: ServerAPI.Transfer(
+                    timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
+                    maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio,
+                    redirects: redirects),
+                progress: progress, attempt: attempt, cancellation: cancellation))
     }
 
     /// Creates a request that carries a call's transfer settings as they are: how `ServerAPI` makes its
@@ -100,15 +157,10 @@ public struct TransportRequest: Sendable {
         transfer: ServerAPI.Transfer,
         attempt: Int = 1
     ) {
-        self.id = id
-        self.url = url
-        self.method = method
-        self.headers = headers
-        self.body = body
-        self._transfer = CopyOnWrite(transfer)
-        self.progress = nil
-        self.attempt = attempt
-        self.cancellation = nil
+        fields = CopyOnWrite(
+            Fields(
+                id: id, url: url, method: method, headers: headers, body: body, transfer: transfer, progress: nil,
+                attempt: attempt))
     }
 
     /// Runs a transport's work for this request, calling `onCancel` once when the call is cancelled:
