@@ -82,17 +82,23 @@ final class CallContext: Sendable {
         RequestMetrics(attempts: 0, startedAt: startDate)
     }
 
+    // The stamps that read the clock or copy the transport's figures are never inlined: inlined into an async
+    // step, their temporaries (`Date` is resilient, so sized at run time) are allocated from the task's allocator,
+    // each in a slab of its own that stays allocated while the call is in flight.
+
     /// Attempt `number` begins (before the plugins' `prepare`).
     func stampAttempt(_ number: Int) {
         metrics.attempts = number
     }
 
     /// The attempt is handed to the transport now; what was measured about an earlier one is dropped.
+    @inline(never)
     func stampAttemptStart() {
         metrics.markAttemptStart(at: date(at: .now))
     }
 
     /// The transport answered: its figures and the status.
+    @inline(never)
     func stampResponse(_ response: TransportResponse) {
         metrics.transport = response.metrics
         metrics.status = response.status
@@ -104,6 +110,7 @@ final class CallContext: Sendable {
     }
 
     /// How long the call has run, as its duration so far.
+    @inline(never)
     func stampDuration() {
         metrics.duration = elapsed
     }
