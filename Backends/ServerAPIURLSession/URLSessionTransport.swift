@@ -83,10 +83,22 @@ public final class URLSessionTransport: RequestPerforming {
     }
 
     deinit {
-        // The session holds its delegate until it is invalidated; invalidating waits for
-        // FoundationNetworking's thread, so it happens on the control queue.
+        // The session holds its delegate until it is invalidated. Invalidating happens on the control queue,
+        // after the tasks it was already asked to create (a task created on an invalidated session traps).
         let session = self.session
-        control.async { session.invalidateAndCancel() }
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking's `invalidateAndCancel()` reads its task registry off its work queue, racing a
+            // task that ends at that moment (the conformance suite crashed once in its `map`). Listing the tasks
+            // and invalidating both run on that queue.
+            control.async {
+                session.getAllTasks { tasks in
+                    for task in tasks { task.cancel() }
+                }
+                session.finishTasksAndInvalidate()
+            }
+        #else
+            control.async { session.invalidateAndCancel() }
+        #endif
     }
 
     /// Sends a request through the session and returns the response, whatever its status.
