@@ -250,10 +250,26 @@ def fmt(v, spec="{:,.0f}"):
 def r(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
+def median_of(rows, client, mode, key):
+    """The median of `key` over the rows of `client` in `mode` that did not fail; None when there are none."""
+    values = [row[key] for row in rows
+              if row["client"] == client and row["mode"] == mode and row.get(key) is not None and not row.get("failed")]
+    return statistics.median(values) if values else None
+
+def goal_recorder(goals, spec):
+    """A function that records a goal's value from this run in `goals` and prints its table row; `spec` formats
+    a value that is not a ratio (×)."""
+    def goal(name, value, target, at_least=True, unit="×"):
+        met = None if value is None else (value >= target if at_least else value <= target)
+        goals.append({"goal": name, "value": value, "target": target, "atLeast": at_least, "met": met})
+        shown = "—" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{spec.format(value)} {unit}")
+        target_shown = f"{target:g}{unit}" if unit == "×" else f"{target:g} {unit}"
+        verdict = "—" if met is None else ("met" if met else "MISSED")
+        print(f"| {name} | {shown} | {'≥' if at_least else '≤'} {target_shown} | {verdict} |")
+    return goal
+
 if rows:
-    def med(client, mode, key):
-        values = [r[key] for r in rows if r["client"] == client and r["mode"] == mode and r.get(key) is not None and not r.get("failed")]
-        return statistics.median(values) if values else None
+    med = lambda client, mode, key: median_of(rows, client, mode, key)
 
     clients = ["curl", "curl-manager", "curl-executor", "curl-manager-executor", "urlsession", "urlsession-manager",
                "urlsession-raw", "ahc"]
@@ -275,9 +291,6 @@ if rows:
 
     def get(c, mode, key):
         return summary["clients"].get(c, {}).get(mode, {}).get(key)
-
-    def fmt(v, spec="{:,.0f}"):
-        return "—" if v is None else spec.format(v)
 
     def ratio(a, b):
         return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
@@ -313,17 +326,7 @@ if rows:
 
     # The goals of the pipeline work, each as a ratio from this run.
     goals = []
-    def goal(name, value, target, at_least=True, unit="×"):
-        met = None if value is None else (value >= target if at_least else value <= target)
-        goals.append({"goal": name, "value": value, "target": target, "atLeast": at_least, "met": met})
-        shown = "—" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{value:+.0f} {unit}")
-        sign = "≥" if at_least else "≤"
-        target_shown = f"{target:g}{unit}" if unit == "×" else f"{target:g} {unit}"
-        verdict = "—" if met is None else ("met" if met else "MISSED")
-        print(f"| {name} | {shown} | {sign} {target_shown} | {verdict} |")
-
-    def r(a, b):
-        return None if a is None or b is None or b == 0 else a / b
+    goal = goal_recorder(goals, "{:+.0f}")
 
     rps = lambda c, m: get(c, m, "requestsPerSecond")
     p50 = lambda c: get(c, "seq", "p50Microseconds")
@@ -354,10 +357,7 @@ if summary["failures"]:
     print("Failed runs:", ", ".join(f"{r['client']} {r['mode']}" for r in summary["failures"]))
 # The concurrency table and issue 26's goals, from the same run.
 scaling_rows = [json.loads(line) for line in open(sys.argv[7]) if line.strip()]
-def smed(client, mode, key):
-    values = [r[key] for r in scaling_rows
-              if r["client"] == client and r["mode"] == mode and r.get(key) is not None and not r.get("failed")]
-    return statistics.median(values) if values else None
+smed = lambda client, mode, key: median_of(scaling_rows, client, mode, key)
 levels = [m for m in ["seq", "c64", "c256", "c1000"] if any(r["mode"] == m for r in scaling_rows)]
 scaling_clients = []
 for row in scaling_rows:
@@ -393,13 +393,7 @@ if scaling_rows:
     scpu = lambda c, m: smed(c, m, "cpuMicrosecondsPerRequest")
     srss = lambda c, m: smed(c, m, "peakRSSKilobytes")
     goals26 = []
-    def goal26(name, value, target, at_least=True, unit="×"):
-        met = None if value is None else (value >= target if at_least else value <= target)
-        goals26.append({"goal": name, "value": value, "target": target, "atLeast": at_least, "met": met})
-        shown_value = "—" if value is None else (f"{value:.2f}{unit}" if unit == "×" else f"{value:,.1f} {unit}")
-        target_shown = f"{target:g}{unit}" if unit == "×" else f"{target:g} {unit}"
-        verdict = "—" if met is None else ("met" if met else "MISSED")
-        print(f"| {name} | {shown_value} | {'≥' if at_least else '≤'} {target_shown} | {verdict} |")
+    goal26 = goal_recorder(goals26, "{:,.1f}")
     print()
     print("Issue 26's goals, from this run:")
     print()
