@@ -69,7 +69,9 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
         get { _metrics.value }
         _modify { yield &_metrics.value }
     }
-    private var _metrics = CopyOnWrite<RequestMetrics?>(nil)
+    private var _metrics = Self.noMetrics
+    /// The shared box of an error without metrics.
+    private static let noMetrics = CopyOnWrite<RequestMetrics?>(nil)
     /// Whether the caller should handle this failure quietly instead of showing it (a business
     /// code marked silent in `BusinessRules`, such as "already signed in").
     public var isSilent = false

@@ -80,7 +80,7 @@ public struct RequestMetrics: Sendable, Hashable {
         get { _transport.value }
         _modify { yield &_transport.value }
     }
-    private var _transport = CopyOnWrite<TransportMetrics?>(nil)
+    private var _transport = Self.noTransport
     /// The HTTP status the call ended with: the status of the result the caller gets (a cached entry's, or
     /// the stored response's after a `304`), or of the last attempt's response when the call failed after
     /// one arrived (`httpStatus`, a streamed body that broke); `nil` when the last attempt got no response
@@ -92,7 +92,10 @@ public struct RequestMetrics: Sendable, Hashable {
         get { _resilience.value }
         _modify { yield &_resilience.value }
     }
-    private var _resilience = CopyOnWrite(ResilienceMetrics())
+    private var _resilience = Self.noResilience
+    // The defaults' shared boxes: metrics are made for every call, and most keep these as they are.
+    private static let noTransport = CopyOnWrite<TransportMetrics?>(nil)
+    private static let noResilience = CopyOnWrite(ResilienceMetrics())
     /// When the manager had the response (or the failure) in hand; see `finishedAt`.
     var endedAt: Date?
 

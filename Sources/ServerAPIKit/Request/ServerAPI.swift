@@ -41,6 +41,9 @@ public struct ServerAPI: Sendable, Hashable {
         _modify { yield &_policy.value }
     }
     private var _policy: CopyOnWrite<Policy>
+    // The defaults' shared boxes: a call that keeps its group's defaults allocates no box for it.
+    private static let defaultTransfer = CopyOnWrite(Transfer())
+    private static let defaultPolicy = CopyOnWrite(Policy())
     /// How the response is read into a result: accepted statuses, result format, key path.
     public var reading: Reading
 
@@ -53,8 +56,8 @@ public struct ServerAPI: Sendable, Hashable {
         self.id = RequestID.next()
         self.tag = nil
         self._wire = CopyOnWrite(Wire(host: host, path: path, method: method))
-        self._transfer = CopyOnWrite(Transfer())
-        self._policy = CopyOnWrite(Policy())
+        self._transfer = Self.defaultTransfer
+        self._policy = Self.defaultPolicy
         self.reading = Reading()
     }
 

@@ -23,6 +23,29 @@ struct ServerAPIGroupsTests {
         #expect(changed != api)
     }
 
+    @Test("a write to one call's group, or to one metrics' boxed field, leaves every other value as it was")
+    func copyOnWriteKeepsValuesApart() {
+        // New calls, metrics and errors start from shared boxes of the defaults; a write must copy them first.
+        var first = ServerAPI(host: "https://a.test")
+        let second = ServerAPI(host: "https://b.test")
+        first.policy.retryCount = 3
+        first.transfer.timeout = .seconds(1)
+        #expect(second.policy == ServerAPI.Policy() && second.transfer == ServerAPI.Transfer())
+        #expect(ServerAPI(host: "https://c.test").policy.retryCount == 0)
+        var metrics = RequestMetrics()
+        let untouched = metrics
+        metrics.transport = TransportMetrics(transport: "test")
+        metrics.resilience.hedged = true
+        #expect(untouched.transport == nil && !untouched.resilience.hedged)
+        #expect(RequestMetrics().transport == nil && !RequestMetrics().resilience.hedged)
+        var error = ServerAPIError(.network, "down")
+        error.metrics = metrics
+        #expect(ServerAPIError(.network, "down").metrics == nil)
+        var shared = first
+        shared.policy.retryCount = 5
+        #expect(first.policy.retryCount == 3 && shared.policy.retryCount == 5)
+    }
+
     @Test("a new call's groups hold the documented defaults")
     func defaults() {
         let api = Self.base
