@@ -52,6 +52,9 @@ final class CurlLoop: Sendable {
     /// How often streamed responses paused receiving for a full buffer, and resumed, for tests.
     let receivePauses = Atomic<Int>(0)
     let receiveResumes = Atomic<Int>(0)
+    /// How many easy handles the loop has made, and how many it keeps idle, for tests.
+    let handlesMade = Atomic<Int>(0)
+    let idleHandles = Atomic<Int>(0)
     /// Why the loop could not start, when it could not.
     private let startFailure: String?
     /// The loop thread, once it runs: work handed over on it needs no wake-up.

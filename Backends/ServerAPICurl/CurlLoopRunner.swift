@@ -23,9 +23,17 @@ final class CurlLoopRunner {
     /// When each streamed call waiting for its final head runs out of time (its timeout bounds the head
     /// only, so libcurl has no total timeout for it), by job id.
     private var headDeadlines: [UInt64: ContinuousClock.Instant] = [:]
+    /// The transfers whose messages `collectFinishedTransfers` read, finished after the last is read
+    /// (kept to reuse its storage).
+    private var finished: [(CurlTransfer, CURLcode)] = []
     /// Reset easy handles ready for the next transfer (saves an allocation and libcurl's set-up).
     private var idleHandles: [CurlEasyHandle] = []
-    private static let maxIdleHandles = 64
+    /// The most transfers this loop has had in flight at once since it last had none: that many idle
+    /// handles are kept, so that a thousand calls at once reuse their handles instead of making and
+    /// freeing one (about 5 KB in libcurl) per call.
+    private var peakTransfers = 0
+    /// The idle handles kept whatever the load, and all that are kept once no transfer is in flight.
+    private static let minIdleHandles = 64
     #if os(Linux)
         /// The epoll set driving libcurl's socket interface; `nil` when it could not be made.
         private let watcher: CurlSocketWatcher?
@@ -130,7 +138,7 @@ final class CurlLoopRunner {
 
     private func start(_ job: CurlJob) {
         if job.control.isCancelled { return job.fail(.cancelled()) }
-        guard let easy = idleHandles.popLast() ?? CurlEasyHandle() else {
+        guard let easy = takeHandle() else {
             return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
         }
         let transfer = CurlTransfer(job: job, easy: easy, settings: settings, loop: loop)
@@ -143,6 +151,7 @@ final class CurlLoopRunner {
             return job.fail(error)
         }
         transfers[job.control.id] = transfer
+        peakTransfers = max(peakTransfers, transfers.count)
         loop.activeTransfers.add(1, ordering: .relaxed)
         if job.streaming != nil { headDeadlines[job.control.id] = transfer.started + job.request.timeout }
     }
@@ -195,6 +204,9 @@ final class CurlLoopRunner {
     // MARK: Finishing
 
     private func collectFinishedTransfers() {
+        // Every message is read before any handle leaves the multi handle: `curl_multi_remove_handle`
+        // looks for the handle's message among those still queued, so removing while a thousand
+        // calls' messages wait would walk the queue once per call.
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             // The message is invalid once its handle leaves the multi handle: copy what we need first.
@@ -204,9 +216,15 @@ final class CurlLoopRunner {
             guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
                 continue
             }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-            finish(transfer, code: code)
+            finished.append((Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(), code))
         }
+        guard !finished.isEmpty else { return }
+        // Taken out while they finish, so that nothing a completion does can change the list being walked.
+        var batch: [(CurlTransfer, CURLcode)] = []
+        swap(&batch, &finished)
+        for (transfer, code) in batch { finish(transfer, code: code) }
+        batch.removeAll(keepingCapacity: true)
+        if finished.isEmpty { finished = batch }
     }
 
     private func finish(_ transfer: CurlTransfer, code: CURLcode) {
@@ -242,6 +260,7 @@ final class CurlLoopRunner {
         }
         headDeadlines[transfer.job.control.id] = nil
         recycle(transfer.easy)
+        if transfers.isEmpty { trimIdleHandles() }
         transfer.releaseRequestResources()
     }
 
@@ -259,6 +278,25 @@ final class CurlLoopRunner {
         // The reset clears every pointer to the transfer (callbacks' context, PRIVATE) before the
         // transfer can be released.
         easy.reset()
-        if idleHandles.count < Self.maxIdleHandles { idleHandles.append(easy) }
+        if idleHandles.count < max(Self.minIdleHandles, peakTransfers) { idleHandles.append(easy) }
+        loop.idleHandles.store(idleHandles.count, ordering: .relaxed)
+    }
+
+    /// With nothing in flight, frees the handles a burst of calls left beyond `minIdleHandles`.
+    private func trimIdleHandles() {
+        peakTransfers = 0
+        guard idleHandles.count > Self.minIdleHandles else { return }
+        idleHandles.removeLast(idleHandles.count - Self.minIdleHandles)
+        loop.idleHandles.store(idleHandles.count, ordering: .relaxed)
+    }
+
+    /// An idle handle, or a new one; `nil` when libcurl cannot allocate one.
+    private func takeHandle() -> CurlEasyHandle? {
+        if let easy = idleHandles.popLast() {
+            loop.idleHandles.store(idleHandles.count, ordering: .relaxed)
+            return easy
+        }
+        loop.handlesMade.add(1, ordering: .relaxed)
+        return CurlEasyHandle()
     }
 }

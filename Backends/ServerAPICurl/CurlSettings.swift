@@ -6,25 +6,26 @@ import Foundation
 #endif
 import ServerAPIKit
 
-/// A transport's configuration in the form every transfer applies it, worked out once.
-struct CurlSettings {
-    var httpVersion: Int
-    var automaticDecompression: Bool
-    var connectTimeout: Duration?
-    var caFile: String?
+/// A transport's configuration in the form every transfer applies it, worked out once per loop and
+/// shared by its transfers (a class: a transfer holds one reference, not a copy of every field).
+final class CurlSettings {
+    let httpVersion: Int
+    let automaticDecompression: Bool
+    let connectTimeout: Duration?
+    let caFile: String?
     /// Lower-cased host names whose certificates are not verified.
-    var insecureHosts: Set<String>
-    var tcpKeepAlive: Bool
-    var proxy: Proxy?
-    var stallTimeout: StallTimeout?
+    let insecureHosts: Set<String>
+    let tcpKeepAlive: Bool
+    let proxy: Proxy?
+    let stallTimeout: StallTimeout?
     /// `CURLOPT_RESOLVE` entries, `host:port:addresses`.
-    var resolve: [String]
+    let resolve: [String]
     /// Pins and client certificate, or why the transport's TLS options cannot be used (every request fails with it).
-    var tls: CurlTLS.Prepared
+    let tls: CurlTLS.Prepared
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
-    var copyBodyLimit: Int64 = 1 << 20
+    let copyBodyLimit: Int64 = 1 << 20
     /// Makes each download's writer.
-    var makeDownloadWriter: CurlDownloadWriterFactory
+    let makeDownloadWriter: CurlDownloadWriterFactory
 
     init(_ configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
         self.makeDownloadWriter = makeDownloadWriter

@@ -199,6 +199,13 @@ public final class CurlTransport: RequestPerforming {
     /// The transfers each loop is working on now (tests).
     var activeTransfersPerLoop: [Int] { loops.map(unstarted: 0) { $0.activeTransfers.load(ordering: .relaxed) } }
 
+    /// The easy handles the loops have made, and those they keep idle for the next calls (tests).
+    var easyHandleCounts: (made: Int, idle: Int) {
+        loops.started.reduce((0, 0)) {
+            ($0.0 + $1.handlesMade.load(ordering: .relaxed), $0.1 + $1.idleHandles.load(ordering: .relaxed))
+        }
+    }
+
     /// How often streamed responses paused for a full buffer, and resumed once their reader drained it.
     var streamPauseCounts: (paused: Int, resumed: Int) {
         loops.started.reduce((0, 0)) {

@@ -137,6 +137,49 @@ struct CurlLoopsTests {
         }
     }
 
+    @Test("a loop keeps as many idle handles as it had calls in flight, and 64 once none is", .timeLimit(.minutes(1)))
+    func idleHandlesFollowTheLoad() async throws {
+        try await CurlTestServer.with { server in
+            let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 0, loopCount: 1))
+            let onTheWire = EventCounter()
+            func start(_ count: Int) -> [Task<TransportResponse, any Error>] {
+                (0..<count).map { _ in
+                    Task {
+                        try await transport.perform(
+                            TransportRequest(
+                                url: server.url("/delay?seconds=30"), method: .post, body: .data(Data("x".utf8)),
+                                progress: { report in
+                                    if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                                }))
+                    }
+                }
+            }
+            func cancel(_ calls: [Task<TransportResponse, any Error>]) async {
+                for call in calls { call.cancel() }
+                for call in calls { _ = await call.result }
+            }
+            // One call stays in flight, so the loop is never without one until the end.
+            let keeper = start(1)
+            await onTheWire.wait(for: 1)
+            let first = start(100)
+            await onTheWire.wait(for: 101)
+            #expect(transport.easyHandleCounts.made == 101)
+            await cancel(first)
+            // With the old fixed pool of 64, 36 of these handles would have been freed.
+            #expect(transport.easyHandleCounts.idle == 100)
+            let second = start(100)
+            await onTheWire.wait(for: 201)
+            #expect(transport.easyHandleCounts.made == 101, "the second hundred calls reuse the first hundred's handles")
+            #expect(transport.easyHandleCounts.idle == 0)
+            await cancel(second + keeper)
+            #expect(transport.activeTransferCount == 0)
+            #expect(transport.easyHandleCounts.idle == 64, "with nothing in flight, the handles beyond 64 are freed")
+            let response = try await transport.perform(TransportRequest(url: server.url("/echo")))
+            #expect(response.status == 200)
+            #expect(transport.easyHandleCounts.made == 101)
+        }
+    }
+
     @Test("closing a transport ends the calls on every loop exactly once, and refuses later calls", .timeLimit(.minutes(1)))
     func closeEndsEveryLoop() async throws {
         try await CurlTestServer.with { server in

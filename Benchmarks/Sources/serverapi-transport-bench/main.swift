@@ -296,7 +296,7 @@ let clock = ContinuousClock()
 var result: RunResult
 
 switch options.mode {
-case "seq", "h2", _ where concurrentMode != nil:
+case _ where options.mode == "seq" || options.mode == "h2" || concurrentMode != nil:
     // Warm-up: opens the connections and fills the pools before anything is timed.
     _ = try await hammer(client, concurrency: concurrency, until: clock.now + .seconds(options.warmUp))
     let start = clock.now
