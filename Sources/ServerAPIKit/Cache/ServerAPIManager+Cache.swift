@@ -48,7 +48,7 @@ extension ServerAPIManager {
         let age = Duration.seconds(max(0, call.date(at: .now).timeIntervalSince(entry.storedAt)))
         let value = try deliver(
             response, source: .cache(storedAt: entry.storedAt, age: age), metrics: call.metrics, call, finisher)
-        _ = complete(call, nil)
+        completeSucceeded(call)
         return value
     }
 

@@ -147,7 +147,7 @@ extension ServerAPIManager {
         if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
             await store(processed, api: api, in: cache, key: key)
         }
-        _ = complete(call, nil)
+        completeSucceeded(call)
         return value
     }
 
@@ -302,22 +302,29 @@ extension ServerAPIManager {
         try await cancellation.run { try await clock.sleep(for: delay) }
     }
 
-    /// Ends a call: it leaves the registry, the plugins' `didComplete` sees its final metrics (once), and a
-    /// failure gets them too.
+    /// Ends a call that failed: it leaves the registry, the failure gets the call's final metrics, and the
+    /// plugins' `didComplete` sees them (once).
     /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
-    /// - Returns: The failure, stamped, to throw (`cancelled` when there was none).
+    /// - Returns: The failure, stamped, to throw.
     @inline(never)
-    func complete(_ call: CallContext, _ error: ServerAPIError?, metrics: RequestMetrics? = nil) -> ServerAPIError {
-        let metrics = metrics ?? call.metrics
-        let error = error.map { failure -> ServerAPIError in
-            var failure = call.stamp(failure)
-            failure.metrics = endMetrics(metrics, call: call)
-            return failure
-        }
+    func complete(_ call: CallContext, _ error: ServerAPIError, metrics: RequestMetrics? = nil) -> ServerAPIError {
+        var failure = call.stamp(error)
+        let ended = endMetrics(metrics ?? call.metrics, call: call)
+        failure.metrics = ended
         // The call's state machine hands its end out once, whatever races to end it.
-        if call.call?.end(failed: error != nil) ?? true {
-            for plugin in plugins { plugin.didComplete(call.api, metrics: error?.metrics ?? metrics, error: error) }
+        if call.call?.end(failed: true) ?? true {
+            for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: failure) }
         }
-        return error ?? call.stamp(ServerAPIError.cancelled())
+        return failure
+    }
+
+    /// Ends a call that succeeded: it leaves the registry, and the plugins' `didComplete` sees its final
+    /// metrics (once).
+    /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
+    @inline(never)
+    func completeSucceeded(_ call: CallContext, metrics: RequestMetrics? = nil) {
+        guard call.call?.end(failed: false) ?? true, !plugins.isEmpty else { return }
+        let metrics = metrics ?? call.metrics
+        for plugin in plugins { plugin.didComplete(call.api, metrics: metrics, error: nil) }
     }
 }

@@ -56,7 +56,7 @@ extension ServerAPIManager {
             case .success(let transport):
                 if let transport { final.transport = transport }
                 final = endMetrics(final, call: call)
-                _ = complete(call, nil, metrics: final)
+                completeSucceeded(call, metrics: final)
             case .failure(let error):
                 if let transport = body.metrics { final.transport = transport }
                 final = endMetrics(final, call: call)
