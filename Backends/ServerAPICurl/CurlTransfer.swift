@@ -73,14 +73,20 @@ final class CurlTransfer {
     /// The download writer, for a call with a download target.
     var download: (any CurlDownloadWriting)?
 
-    /// The last progress reported, to report only changes.
     /// A Digest challenge libcurl is answering itself in this hop (see `CurlTransfer+Credentials`).
     var challenge = DigestChallenge.none
+    /// The last progress reported, to report only changes.
     var reportedUpload: Int64 = -1
     var reportedDownload: Int64 = -1
+    /// libcurl's receive buffer for an ordinary call (neither a download nor a stream): the loop's
+    /// `CurlReceiveBufferSizer` decides it.
+    var ordinaryReceiveBufferSize = CurlReceiveBufferSizer.largest
 
     /// libcurl's receive buffer for downloads (its maximum is 512 KB).
     static let downloadBufferSize = 256 << 10
+
+    /// `User-Agent: ServerAPIKit/<version>`, sent when the request has no `User-Agent` of its own.
+    static let defaultUserAgentLine = "User-Agent: " + HTTPHeaders.defaultUserAgent
 
     /// libcurl's receive buffer for a streamed body: a quarter of the stream's buffer, between libcurl's
     /// default (16 KB) and its maximum (512 KB). Each piece is a hand-off to the reader, so larger pieces
@@ -101,10 +107,15 @@ final class CurlTransfer {
         exchange = ExchangeStateMachine(download: job.request.download != nil)
     }
 
+    /// The final response's head and body as libcurl received them (before decoding), for the loop's
+    /// receive-buffer sizing; heads of redirects and 1xx responses count too.
+    var bytesReceivedOnTheWire: Int {
+        (easy.long(CURLINFO_HEADER_SIZE) ?? 0) + Int(easy.offset(CURLINFO_SIZE_DOWNLOAD_T) ?? 0)
+    }
+
     /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.
     func begin() throws(ServerAPIError) {
         try request.validateForSending(defaultStallTimeout: settings.stallTimeout)
-        request.headers.addDefaultUserAgent()
         if let target = request.download {
             let writer = try settings.makeDownloadWriter(target, request.id, request.url)
             _ = writer.prepare(&request)
@@ -202,6 +213,9 @@ final class CurlTransfer {
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
         } else if let streaming = job.streaming {
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.receiveBufferSize(forStreamBuffer: streaming.bufferSize))
+        } else if ordinaryReceiveBufferSize != CurlReceiveBufferSizer.largest, !settings.mayMultiplex(request.url) {
+            // An HTTP/2 connection reads every stream's frames through one transfer's buffer: it keeps libcurl's.
+            easy.setIfSupported(CURLOPT_BUFFERSIZE, ordinaryReceiveBufferSize)
         }
         try settings.tls.get().apply(to: easy, host: request.url.host ?? "")
         try installCallbacks(context: context)
@@ -280,6 +294,9 @@ final class CurlTransfer {
             // "Name;" is libcurl's way to send a header with an empty value.
             try appendHeader(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
+        // The default User-Agent goes straight into libcurl's list: adding it to the request would copy
+        // the request's fields, which it shares with the caller's value.
+        if !request.headers.contains("User-Agent") { try appendHeader(Self.defaultUserAgentLine) }
         if !request.headers.contains("Accept") { try appendHeader("Accept:") }
         if sendsBody {
             if !request.headers.contains("Expect") { try appendHeader("Expect:") }

@@ -57,6 +57,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// Adds a field, keeping any field of the same name (repeated headers).
     public mutating func add(name: String, value: String) { fields.append(Field(name: name, value: value)) }
 
+    /// Makes room for `minimumCapacity` fields, so that adding a head's fields one by one allocates once.
+    public mutating func reserveCapacity(_ minimumCapacity: Int) { fields.reserveCapacity(minimumCapacity) }
+
     /// Replaces every field of this name by one field, or adds it.
     public mutating func replaceOrAdd(name: String, value: String) {
         if let index = fields.firstIndex(where: { Self.sameName($0.name, name) }) {
