@@ -55,8 +55,6 @@ final class CurlLoop: Sendable {
     /// How many easy handles the loop has made, and how many it keeps idle, for tests.
     let handlesMade = Atomic<Int>(0)
     let idleHandles = Atomic<Int>(0)
-    /// libcurl's receive buffer for the loop's next ordinary call (`CurlReceiveBufferSizer`), for tests.
-    let receiveBufferSize = Atomic<Int>(CurlReceiveBufferSizer.largest)
     /// Why the loop could not start, when it could not.
     private let startFailure: String?
     /// The loop thread, once it runs: work handed over on it needs no wake-up.

@@ -26,8 +26,6 @@ final class CurlLoopRunner {
     /// The transfers whose messages `collectFinishedTransfers` read, finished after the last is read
     /// (kept to reuse its storage).
     private var finished: [(CurlTransfer, CURLcode)] = []
-    /// libcurl's receive buffer for the next ordinary call, from the loop's recent responses.
-    private var receiveBuffer = CurlReceiveBufferSizer()
     /// Reset easy handles ready for the next transfer (saves an allocation and libcurl's set-up).
     private var idleHandles: [CurlEasyHandle] = []
     /// The most transfers this loop has had in flight at once since it last had none: that many idle
@@ -144,7 +142,6 @@ final class CurlLoopRunner {
             return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
         }
         let transfer = CurlTransfer(job: job, easy: easy, settings: settings, loop: loop)
-        transfer.ordinaryReceiveBufferSize = receiveBuffer.size
         do throws(ServerAPIError) {
             try transfer.begin()
             try add(transfer)
@@ -244,10 +241,6 @@ final class CurlLoopRunner {
                 transfer.report(error, metrics: nil)
             }
         case .response(let response):
-            if transfer.download == nil {
-                receiveBuffer.record(responseBytes: transfer.bytesReceivedOnTheWire)
-                loop.receiveBufferSize.store(receiveBuffer.size, ordering: .relaxed)
-            }
             end(transfer)
             transfer.job.continuation.resume(returning: response)
         case .streamEnded(let metrics, let trailers):

@@ -78,9 +78,6 @@ final class CurlTransfer {
     /// The last progress reported, to report only changes.
     var reportedUpload: Int64 = -1
     var reportedDownload: Int64 = -1
-    /// libcurl's receive buffer for an ordinary call (neither a download nor a stream): the loop's
-    /// `CurlReceiveBufferSizer` decides it.
-    var ordinaryReceiveBufferSize = CurlReceiveBufferSizer.largest
 
     /// libcurl's receive buffer for downloads (its maximum is 512 KB).
     static let downloadBufferSize = 256 << 10
@@ -105,12 +102,6 @@ final class CurlTransfer {
         request = job.request
         started = .now
         exchange = ExchangeStateMachine(download: job.request.download != nil)
-    }
-
-    /// The final response's head and body as libcurl received them (before decoding), for the loop's
-    /// receive-buffer sizing; heads of redirects and 1xx responses count too.
-    var bytesReceivedOnTheWire: Int {
-        (easy.long(CURLINFO_HEADER_SIZE) ?? 0) + Int(easy.offset(CURLINFO_SIZE_DOWNLOAD_T) ?? 0)
     }
 
     /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.
@@ -208,14 +199,14 @@ final class CurlTransfer {
         // megabyte. A streamed body too, in proportion to its stream's buffer: each piece is a hand-off
         // to the reader (a thread wake-up when it waits), so a bulk stream in 16 KB pieces spends more
         // time waking its reader than moving bytes; a small stream buffer keeps many streams small.
-        // Other calls keep libcurl's 16 KB buffer, so many at once stay small.
+        // Other calls keep libcurl's 16 KB buffer, so many at once stay small. Never set a buffer smaller
+        // than that: `curl_easy_reset` puts the handle back to 16 KB without resizing a buffer libcurl
+        // 7.88 may still hold, so the handle's next transfer would write past a smaller one (a 4 KB
+        // buffer for small responses was tried, and the soak run crashed with a corrupted heap).
         if download != nil {
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
         } else if let streaming = job.streaming {
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.receiveBufferSize(forStreamBuffer: streaming.bufferSize))
-        } else if ordinaryReceiveBufferSize != CurlReceiveBufferSizer.largest, !settings.mayMultiplex(request.url) {
-            // An HTTP/2 connection reads every stream's frames through one transfer's buffer: it keeps libcurl's.
-            easy.setIfSupported(CURLOPT_BUFFERSIZE, ordinaryReceiveBufferSize)
         }
         try settings.tls.get().apply(to: easy, host: request.url.host ?? "")
         try installCallbacks(context: context)

@@ -199,9 +199,6 @@ public final class CurlTransport: RequestPerforming {
     /// The transfers each loop is working on now (tests).
     var activeTransfersPerLoop: [Int] { loops.map(unstarted: 0) { $0.activeTransfers.load(ordering: .relaxed) } }
 
-    /// libcurl's receive buffer for each started loop's next ordinary call (tests).
-    var ordinaryReceiveBufferSizes: [Int] { loops.started.map { $0.receiveBufferSize.load(ordering: .relaxed) } }
-
     /// The easy handles the loops have made, and those they keep idle for the next calls (tests).
     var easyHandleCounts: (made: Int, idle: Int) {
         loops.started.reduce((0, 0)) {
