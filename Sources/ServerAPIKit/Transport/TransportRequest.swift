@@ -8,11 +8,13 @@ import Foundation
 public struct TransportRequest: Sendable {
     // Every field is in one copy-on-write box: a request is copied into every step of the pipeline and into
     // the transport's job, and each async frame that holds a copy stays allocated while the call is in flight.
+    // Writing what `prepare()` checks makes the request unprepared again: the URL, the method and the
+    // headers here, the transfer's limits in `transfer`'s accessor (which compares only those).
     private struct Fields: Sendable {
         var id: RequestID
-        var url: URL
-        var method: HTTPMethod
-        var headers: HTTPHeaders
+        var url: URL { didSet { isPrepared = false } }
+        var method: HTTPMethod { didSet { isPrepared = false } }
+        var headers: HTTPHeaders { didSet { isPrepared = false } }
         var body: BodySource
         var transfer: ServerAPI.Transfer
         var progress: (@Sendable (TransferProgress) -> Void)?
@@ -33,26 +35,17 @@ public struct TransportRequest: Sendable {
     /// The absolute URL, with the query already encoded.
     public var url: URL {
         get { fields.value.url }
-        _modify {
-            yield &fields.value.url
-            fields.value.isPrepared = false
-        }
+        _modify { yield &fields.value.url }
     }
     /// The HTTP method, sent as it is (checked to be a token by `prepare()`).
     public var method: HTTPMethod {
         get { fields.value.method }
-        _modify {
-            yield &fields.value.method
-            fields.value.isPrepared = false
-        }
+        _modify { yield &fields.value.method }
     }
     /// The headers to send, exactly (including `Content-Type` when there is a body).
     public var headers: HTTPHeaders {
         get { fields.value.headers }
-        _modify {
-            yield &fields.value.headers
-            fields.value.isPrepared = false
-        }
+        _modify { yield &fields.value.headers }
     }
     /// The body's source: empty, bytes in memory, a file, or a stream.
     public var body: BodySource {
