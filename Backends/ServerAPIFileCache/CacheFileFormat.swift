@@ -13,12 +13,12 @@ import ServerAPIKit
     import Darwin
 #endif
 
-/// The layout of one cache file, version 1; every integer is little-endian.
+/// The layout of one cache file, version 2; every integer is little-endian.
 ///
 /// ```
 /// offset  size  field
 ///      0     4  magic "SAPC"
-///      4     2  format version (1)
+///      4     2  format version (2)
 ///      6     2  header size (64)
 ///      8     4  flags (bit 0: has an expiry)
 ///     12     4  metadata length M
@@ -28,14 +28,17 @@ import ServerAPIKit
 ///     40     8  XXH64 of the metadata
 ///     48     8  XXH64 of the body
 ///     56     8  XXH64 of bytes 0..<56
-///     64     M  metadata: key, URL, status, headers (strings as a UInt32 length and UTF-8)
+///     64     M  metadata: key, URL, status, headers, initial age (Float64 bits), variant group (a UInt8
+///               flag, then the string when 1), variant fields (a count, then each name, a UInt8 flag and
+///               the value when 1); strings as a UInt32 length and UTF-8
 ///   64+M     B  body
 /// ```
 /// A file is valid only if its size is exactly `64 + M + B` and all three checksums match:
-/// a truncated, corrupted or foreign file is never read back as an entry.
+/// a truncated, corrupted or foreign file is never read back as an entry. A file of another version (version 1
+/// had no age or variant) is not read: it is a miss, and is removed.
 enum CacheFileFormat {
     static let magic: UInt32 = 0x4350_4153  // "SAPC" read as a little-endian UInt32
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     static let headerSize = 64
     /// Metadata larger than this is not believed (it protects the reader from absurd lengths).
     static let maxMetadataLength = 16 << 20
@@ -64,6 +67,9 @@ enum CacheFileFormat {
         var url: String
         var status: Int
         var headers: HTTPHeaders
+        var initialAge: Duration
+        var variant: CacheVariant
+        var variantGroup: String?
     }
 
     // MARK: Writing
@@ -78,6 +84,13 @@ enum CacheFileFormat {
         for field in entry.headers {
             metadata.append(field.name)
             metadata.append(field.value)
+        }
+        metadata.append(entry.initialAge.seconds.bitPattern)
+        metadata.appendOptional(entry.variantGroup)
+        metadata.append(UInt32(truncatingIfNeeded: entry.variant.fields.count))
+        for field in entry.variant.fields {
+            metadata.append(field.name)
+            metadata.appendOptional(field.value)
         }
         var header = ByteWriter()
         header.append(magic)
@@ -156,8 +169,20 @@ enum CacheFileFormat {
             let name = try reader.string()
             fields.append(HTTPHeaders.Field(name: name, value: try reader.string()))
         }
+        let initialAge = Double(bitPattern: try reader.uint64())
+        guard initialAge.isFinite, initialAge >= 0 else { throw Invalid(reason: "impossible age") }
+        let variantGroup = try reader.optionalString()
+        let variantCount = Int(try reader.uint32())
+        var variantFields: [CacheVariant.Field] = []
+        variantFields.reserveCapacity(min(variantCount, 64))
+        for _ in 0..<variantCount {
+            let name = try reader.string()
+            variantFields.append(CacheVariant.Field(name: name, value: try reader.optionalString()))
+        }
         guard reader.isAtEnd else { throw Invalid(reason: "trailing metadata") }
-        return Metadata(url: url, status: status, headers: HTTPHeaders(fields))
+        return Metadata(
+            url: url, status: status, headers: HTTPHeaders(fields), initialAge: .seconds(initialAge),
+            variant: CacheVariant(fields: variantFields), variantGroup: variantGroup)
     }
 
     /// Checks the body against the header's checksum.
@@ -180,6 +205,12 @@ struct ByteWriter {
         append(UInt32(truncatingIfNeeded: string.utf8.count))
         bytes.append(contentsOf: string.utf8)
     }
+
+    /// A flag byte, then the string when there is one.
+    mutating func appendOptional(_ string: String?) {
+        append(UInt8(string == nil ? 0 : 1))
+        if let string { append(string) }
+    }
 }
 
 /// Reads what `ByteWriter` wrote, failing on any overrun.
@@ -197,6 +228,16 @@ struct ByteReader {
 
     mutating func string() throws(CacheFileFormat.Invalid) -> String {
         String(decoding: try field(), as: UTF8.self)
+    }
+
+    /// What `ByteWriter.appendOptional` wrote.
+    mutating func optionalString() throws(CacheFileFormat.Invalid) -> String? {
+        let flag: UInt8 = try integer()
+        switch flag {
+        case 0: return nil
+        case 1: return try string()
+        default: throw CacheFileFormat.Invalid(reason: "bad flag")
+        }
     }
 
     /// The bytes of a length-prefixed field.

@@ -150,7 +150,8 @@ extension FileCache {
         guard let url = parseURL(metadata.url) else { throw CacheFileFormat.Invalid(reason: "bad URL") }
         return CacheEntry(
             status: metadata.status, headers: metadata.headers, body: body, url: url, storedAt: header.storedAt,
-            expiresAt: header.expiresAt)
+            expiresAt: header.expiresAt, initialAge: metadata.initialAge, variant: metadata.variant,
+            variantGroup: metadata.variantGroup)
     }
 
     /// The header of the entry file at `path` (`nil` header: not a valid entry) and its inode;

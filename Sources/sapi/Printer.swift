@@ -20,8 +20,8 @@ struct Printer {
             var head = Self.head(
                 status: result.status, headers: result.headers, version: result.metrics.transport?.httpVersion,
                 style: style)
-            if result.isFromCache, case .cache(_, let age) = result.source {
-                head += style.paint("X-Sapi-Cache", \.fieldName) + ": hit, age \(Int(age.seconds)) s\n"
+            if result.isFromCache, let cache = Self.cacheLine(result, cacheEnabled: true) {
+                head += style.paint("X-Sapi-Cache", \.fieldName) + ": \(cache)\n"
             }
             out.append(contentsOf: (head + "\n").utf8)
         }
@@ -47,7 +47,10 @@ struct Printer {
         if parts.contains("m") {
             if !out.isEmpty && out.last != 0x0A { out.append(0x0A) }
             if !out.isEmpty { out.append(0x0A) }
-            out.append(contentsOf: Self.metadata(result.metrics, style: style).utf8)
+            out.append(
+                contentsOf: Self.metadata(
+                    result.metrics, cache: Self.cacheLine(result, cacheEnabled: options.cache != .none), style: style
+                ).utf8)
         }
         FileHandle.standardOutput.write(out)
         if options.checkStatus, let code = ExitCode.status(result.status) {
@@ -128,8 +131,17 @@ struct Printer {
         return ordered.map { style.paint($0.name, \.fieldName) + ": \($0.value)\n" }.joined()
     }
 
-    /// `-p m`: what the call's metrics say, one item a line.
-    static func metadata(_ metrics: RequestMetrics, style: OutputStyle) -> String {
+    /// What the cache did for a result, with `--cache`: `hit, age N s` (answered from storage), `revalidated,
+    /// age N s` (the server answered 304 and the stored response was used) or `miss` (the network answered).
+    /// `nil` without a cache and for a result from the network.
+    static func cacheLine(_ result: ServerResult, cacheEnabled: Bool) -> String? {
+        guard case .cache(_, let age) = result.source else { return cacheEnabled ? "miss" : nil }
+        // A stored response reached through a transport attempt is one the server confirmed with a 304.
+        return (result.metrics.attempts > 0 ? "revalidated" : "hit") + ", age \(Int(age.seconds)) s"
+    }
+
+    /// `-p m`: what the call's metrics say, one item a line, and with `--cache` what the cache did.
+    static func metadata(_ metrics: RequestMetrics, cache: String? = nil, style: OutputStyle) -> String {
         let seconds = metrics.duration.seconds
         var lines = [
             ("Elapsed time", String(format: "%.3f", seconds) + "s"),
@@ -140,6 +152,7 @@ struct Printer {
         if let reused = metrics.reusedConnection { lines.append(("Connection", reused ? "reused" : "new")) }
         lines.append(("Attempts", "\(metrics.attempts)"))
         if let transport = metrics.transportName { lines.append(("Transport", transport)) }
+        if let cache { lines.append(("Cache", cache)) }
         return lines.map { style.paint($0.0, \.meta) + ": " + $0.1 + "\n" }.joined()
     }
 

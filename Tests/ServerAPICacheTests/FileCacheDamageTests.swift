@@ -30,7 +30,12 @@ import Testing
             case .flippedLastByte: data[data.count - 1] ^= 0x01
             case .randomBytes: return Data((0..<data.count).map { _ in UInt8.random(in: 0...255) })
             case .foreignText: return Data("<html>not a cache file</html>\n".utf8)
-            case .otherVersion: data[4] = 2
+            case .otherVersion:
+                // The previous format's version with a header checksum that is right for it: only the version
+                // tells the reader that the layout after the header is not its own.
+                data[4] = 1
+                let checksum = XXH64.hash(Data(data.prefix(56)))
+                withUnsafeBytes(of: checksum.littleEndian) { data.replaceSubrange(56..<64, with: $0) }
             }
             return data
         }

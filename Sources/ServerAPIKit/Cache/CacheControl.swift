@@ -4,53 +4,157 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The `Cache-Control` directives a private client cache acts on, read from headers.
+/// The `Cache-Control` directives of a request or a response (RFC 9111 §5.2), read from headers.
 ///
-/// Honoured (when `ServerAPIManager.Configuration.honorsHTTPCacheHeaders` is on): `no-store`
-/// (not stored; in a request too), `no-cache` (stored, but stale at once, so it is revalidated
-/// before use) and `max-age` (the entry's lifetime, less the response's `Age`). An invalid
-/// `max-age` counts as 0, as RFC 9111 asks. Everything else is ignored: a client cache has no
-/// use for `public`, `private` or `s-maxage`.
+/// Parsed as §5.2 says: directive names are case-insensitive; an argument is a token or a quoted
+/// string (a comma inside quotes does not end a directive); when a directive appears more than once,
+/// the first occurrence counts. An argument that is not a non-negative integer where one is required
+/// (`max-age=-1`, `max-age='60'`, `max-age=1.5`) makes the response stale (`maxAge == 0`), as §4.2.1
+/// allows; in a request such a directive is ignored. Which directives the manager's cache acts on and
+/// how is said in the Caching article.
 public struct CacheControl: Sendable, Hashable {
-    /// The response must not be stored.
+    /// The response must not be stored (`no-store`; in a request: neither stored nor the response to it).
     public var noStore = false
-    /// The response may be stored but must be revalidated before each use.
+    /// A stored response must be revalidated before each use (`no-cache`); in a request, the cache
+    /// revalidates instead of answering from storage. Field names given to it (`no-cache="Set-Cookie"`)
+    /// are kept in `noCacheFields`; this cache treats the qualified form like the plain one.
     public var noCache = false
-    /// How many seconds the response stays fresh, from when it was generated.
+    /// The field names of a qualified `no-cache`, lower-cased.
+    public var noCacheFields: [String] = []
+    /// Seconds the response stays fresh from when it was generated (`max-age`); in a request, the
+    /// oldest stored response the client accepts.
     public var maxAge: Int?
+    /// A shared cache's `max-age` (`s-maxage`); a private cache ignores it.
+    public var sharedMaxAge: Int?
+    /// Once stale, the response is never served without a successful revalidation (`must-revalidate`).
+    public var mustRevalidate = false
+    /// `must-revalidate` for shared caches only (`proxy-revalidate`).
+    public var proxyRevalidate = false
+    /// The response is for one user (`private`); a private cache may store it.
+    public var isPrivate = false
+    /// Any cache may store the response, even a status that is not cacheable by default (`public`).
+    public var isPublic = false
+    /// The response will not change while fresh (`immutable`).
+    public var immutable = false
+    /// Seconds past freshness in which the response may be served while it is revalidated in the
+    /// background (`stale-while-revalidate`, RFC 5861).
+    public var staleWhileRevalidate: Int?
+    /// Seconds past freshness in which the response may be served when revalidation fails
+    /// (`stale-if-error`, RFC 5861).
+    public var staleIfError: Int?
+    /// Store only when the status's caching rules are understood, whatever `no-store` says (`must-understand`).
+    public var mustUnderstand = false
+    /// In a request: a stale response is accepted, up to this many seconds past freshness
+    /// (`max-stale=N`), or any stale response (`max-stale` alone, `Int.max`).
+    public var maxStale: Int?
+    /// In a request: the response must stay fresh for at least this many seconds more (`min-fresh`).
+    public var minFresh: Int?
+    /// In a request: answer only from storage (`only-if-cached`).
+    public var onlyIfCached = false
+
+    /// No directives.
+    public init() {}
 
     /// Reads every `Cache-Control` field of `headers`.
-    /// - Parameter headers: Request or response headers.
-    public init(_ headers: HTTPHeaders) {
+    /// - Parameters:
+    ///   - headers: Request or response headers.
+    ///   - isRequest: Whether they are a request's: an invalid `max-age` is then ignored rather than
+    ///     making the response stale.
+    public init(_ headers: HTTPHeaders, isRequest: Bool = false) {
+        var seen: Set<String> = []
         for value in headers.values(for: "Cache-Control") {
-            for directive in value.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1)
-                guard let first = parts.first else { continue }
-                let name = HTTPSyntax.trimmed(first).lowercased()
-                let argument =
-                    parts.count > 1
-                    ? String(HTTPSyntax.stripping("\"", from: HTTPSyntax.trimmed(parts[1])))
-                    : nil
-                switch name {
-                case "no-store": noStore = true
-                case "no-cache": noCache = true
-                case "max-age": maxAge = argument.flatMap { Int($0) }.map { max(0, $0) } ?? 0
-                default: break
-                }
+            for (name, argument) in Self.directives(in: value) where seen.insert(name).inserted {
+                apply(name, argument, isRequest: isRequest)
             }
         }
     }
 
-    /// When a response with these headers, received at `date`, stops being fresh; `nil` when the
-    /// headers say nothing about it.
-    /// - Parameters:
-    ///   - headers: The response headers (for `Age`).
-    ///   - date: When the response was received.
-    /// - Returns: The expiry, or `nil`.
-    public func expiry(headers: HTTPHeaders, receivedAt date: Date) -> Date? {
-        if noCache { return date }
-        guard let maxAge else { return nil }
-        let age = headers["Age"].flatMap { Int(HTTPSyntax.trimmed($0)) } ?? 0
-        return date.addingTimeInterval(TimeInterval(max(0, maxAge - max(0, age))))
+    /// Whether any directive was present.
+    public var isEmpty: Bool { self == CacheControl() }
+
+    private mutating func apply(_ name: String, _ argument: Argument?, isRequest: Bool) {
+        switch name {
+        case "no-store": noStore = true
+        case "no-cache":
+            noCache = true
+            if let text = argument?.text {
+                noCacheFields = text.split(separator: ",").map { HTTPSyntax.trimmed($0).lowercased() }
+                    .filter { !$0.isEmpty }
+            }
+        case "max-age":
+            let seconds = Self.seconds(argument)
+            maxAge = isRequest ? seconds : (seconds ?? 0)
+        case "s-maxage": sharedMaxAge = Self.seconds(argument) ?? 0
+        case "must-revalidate": mustRevalidate = true
+        case "proxy-revalidate": proxyRevalidate = true
+        case "private": isPrivate = true
+        case "public": isPublic = true
+        case "immutable": immutable = true
+        case "must-understand": mustUnderstand = true
+        case "stale-while-revalidate": staleWhileRevalidate = Self.seconds(argument)
+        case "stale-if-error": staleIfError = Self.seconds(argument)
+        case "max-stale": maxStale = argument == nil ? Int.max : Self.seconds(argument)
+        case "min-fresh": minFresh = Self.seconds(argument)
+        case "only-if-cached": onlyIfCached = true
+        default: break
+        }
+    }
+
+    /// A directive's argument: its text, and whether it was a quoted string.
+    struct Argument: Equatable {
+        var text: String
+        var quoted: Bool
+    }
+
+    /// A delta-seconds argument (RFC 9111 §1.2.2): digits only, token or quoted form; a value too large
+    /// to represent is the largest (2^31, as the RFC asks). `nil` when invalid or missing.
+    static func seconds(_ argument: Argument?) -> Int? {
+        guard let text = argument?.text, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            return nil
+        }
+        return Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648
+    }
+
+    /// The directives of one field value, names lower-cased, in order. A comma inside a quoted string
+    /// does not end a directive; a directive without a name is skipped.
+    static func directives(in value: String) -> [(String, Argument?)] {
+        var result: [(String, Argument?)] = []
+        var bytes = Array(value.utf8)[...]
+        while !bytes.isEmpty {
+            // The name: up to '=' or ','.
+            let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ",") } ?? bytes.endIndex
+            let name = HTTPSyntax.trimmed(String(decoding: bytes[..<nameEnd], as: UTF8.self)).lowercased()
+            bytes = bytes[nameEnd...]
+            var argument: Argument?
+            if bytes.first == UInt8(ascii: "=") {
+                bytes = bytes.dropFirst()
+                while bytes.first == UInt8(ascii: " ") || bytes.first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
+                if bytes.first == UInt8(ascii: "\"") {
+                    // A quoted string: backslash escapes the next byte.
+                    var text: [UInt8] = []
+                    var index = bytes.index(after: bytes.startIndex)
+                    while index < bytes.endIndex, bytes[index] != UInt8(ascii: "\"") {
+                        if bytes[index] == UInt8(ascii: "\\"), bytes.index(after: index) < bytes.endIndex {
+                            index = bytes.index(after: index)
+                        }
+                        text.append(bytes[index])
+                        index = bytes.index(after: index)
+                    }
+                    bytes = bytes[min(bytes.index(after: index), bytes.endIndex)...]
+                    argument = Argument(text: String(decoding: text, as: UTF8.self), quoted: true)
+                    // Anything after the closing quote up to the comma is not part of the argument.
+                    let comma = bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+                    bytes = bytes[comma...]
+                } else {
+                    let end = bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+                    let text = HTTPSyntax.trimmed(String(decoding: bytes[..<end], as: UTF8.self))
+                    argument = Argument(text: String(text), quoted: false)
+                    bytes = bytes[end...]
+                }
+            }
+            if bytes.first == UInt8(ascii: ",") { bytes = bytes.dropFirst() }
+            if !name.isEmpty { result.append((name, argument)) }
+        }
+        return result
     }
 }

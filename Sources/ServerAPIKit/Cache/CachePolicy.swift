@@ -58,27 +58,72 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
 public struct CacheEntry: Sendable, Hashable {
     /// The HTTP status.
     public var status: Int
-    /// The response headers.
+    /// The response headers, as stored: without the hop-by-hop fields (RFC 9111 §3.1).
     public var headers: HTTPHeaders
     /// The response body.
     public var body: Data
     /// The URL that answered.
     public var url: URL
-    /// When it was stored.
+    /// When the response was received.
     public var storedAt: Date
     /// When it stops being fresh; `nil` for never.
     public var expiresAt: Date?
+    /// How old the response already was when it was received (RFC 9111 §4.2.3: from its `Age` and `Date` and
+    /// the time the exchange took); its age at a later date is this plus the time since `storedAt`.
+    public var initialAge: Duration
+    /// The request fields this response was chosen by (its `Vary`, and the fields the call listed as varying),
+    /// with the values of the request that got it: only a request with the same values is answered with it.
+    public var variant: CacheVariant
+    /// Which set of variants of one URL the entry belongs to; `nil` when the response does not vary. Stored
+    /// variants are found through the entry stored for the URL itself, and only while it has the same group, so
+    /// that removing that entry (an unsafe request to the URL) leaves none of them reachable.
+    public var variantGroup: String?
 
     /// Creates a stored response: what a cache keeps and returns for a key.
-    public init(status: Int, headers: HTTPHeaders, body: Data, url: URL, storedAt: Date, expiresAt: Date?) {
+    public init(
+        status: Int, headers: HTTPHeaders, body: Data, url: URL, storedAt: Date, expiresAt: Date?,
+        initialAge: Duration = .zero, variant: CacheVariant = CacheVariant(), variantGroup: String? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
         self.url = url
         self.storedAt = storedAt
         self.expiresAt = expiresAt
+        self.initialAge = initialAge
+        self.variant = variant
+        self.variantGroup = variantGroup
     }
 
     /// Whether the entry is still fresh at `date`.
     public func isFresh(at date: Date = Date()) -> Bool { expiresAt.map { date < $0 } ?? true }
+
+    /// How old the response is at `date` (RFC 9111 §4.2.3).
+    public func age(at date: Date) -> Duration {
+        initialAge + .seconds(max(0, date.timeIntervalSince(storedAt)))
+    }
+}
+
+/// The request fields a stored response was chosen by, with the values the request that got it had.
+public struct CacheVariant: Sendable, Hashable {
+    /// One request field: its lower-cased name and value (its lines joined by ", "), or `nil` when the
+    /// request did not carry it.
+    public struct Field: Sendable, Hashable {
+        /// The field's name, lower-cased.
+        public var name: String
+        /// The request's value, or `nil` when it had none.
+        public var value: String?
+
+        /// Creates a field of a variant.
+        public init(name: String, value: String?) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields, sorted by name; empty for a response that does not vary.
+    public var fields: [Field]
+
+    /// A variant of the given fields; none by default.
+    public init(fields: [Field] = []) { self.fields = fields }
 }

@@ -8,66 +8,185 @@ extension ServerAPIManager {
     /// The cache key of a call, or `nil` when the call does not use the cache (no cache, mode
     /// `never`, or a method that is not cacheable).
     ///
-    /// Varying headers are read from the call and from the manager's default headers, so that
-    /// an `Authorization` set either way keeps two users' entries apart. Headers added later by
-    /// plugins are not part of the key: set such headers on the call, or as default headers.
+    /// The key is the method, the URL, the body's digest and the credentials' digest. The fields that select
+    /// one of several responses of a URL (the response's `Vary`, and the call's `varying(_:)` fields, read from
+    /// the call and the manager's default headers) are the entry's `variant`: a stored response answers only a
+    /// request with the same values, and an unsafe request to the URL removes every variant at once.
     @inline(never)
     func cacheKey(for api: ServerAPI, base: TransportRequest) -> CacheKey? {
         guard cache != nil, api.usesCache else { return nil }
-        guard !api.varyingHeaders.isEmpty, !configuration.defaultHeaders.isEmpty else {
-            return CacheKey(request: base, varying: api.varyingHeaders)
-        }
-        var request = base
-        for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
-            request.headers.add(name: field.name, value: field.value)
-        }
-        return CacheKey(request: request, varying: api.varyingHeaders)
+        return CacheKey(request: base)
     }
 
-    /// The cached result of a call, fresh or not, formatted; `nil` when there is none.
+    /// The request headers a stored variant is matched against: the call's, with the manager's default headers
+    /// it does not set (plugins' headers come later and are not part of the match).
+    func variantHeaders(of request: TransportRequest) -> HTTPHeaders {
+        guard !configuration.defaultHeaders.isEmpty else { return request.headers }
+        var headers = request.headers
+        for field in configuration.defaultHeaders where !headers.contains(field.name) {
+            headers.add(name: field.name, value: field.value)
+        }
+        return headers
+    }
+
+    /// The stored response that fits a call (its variant matches), fresh or not; `nil` when there is none, or
+    /// when the call asks for part of a response (`Range`): a stored whole is not an answer to it.
+    @inline(never)
+    func storedEntry(for call: CallContext) async -> CacheEntry? {
+        guard let cache, let key = call.cacheKey, !call.request.headers.contains("Range") else { return nil }
+        guard let primary = try? await cache.lookup(key) else { return nil }
+        let headers = variantHeaders(of: call.request)
+        if primary.variant.matches(headers) { return primary }
+        guard let group = primary.variantGroup else { return nil }
+        let variantKey = key.variant(group: group, CacheVariant(names: primary.variant.names, request: headers))
+        guard let entry = try? await cache.lookup(variantKey), entry.variantGroup == group,
+            entry.variant.matches(headers)
+        else { return nil }
+        return entry
+    }
+
+    /// The cached result of a call that may be shown before the network answers (`returnCacheThenLoad`):
+    /// one that is fresh or may be served stale; `nil` when there is none.
     func cachedResult(for api: ServerAPI) async throws -> ServerResult? {
         let base = try api.transportRequest()
-        guard let cache, let key = cacheKey(for: api, base: base), let entry = try? await cache.lookup(key) else {
-            return nil
-        }
+        guard cache != nil, let key = cacheKey(for: api, base: base) else { return nil }
         let call = CallContext(
             api: api, request: base, cacheKey: key,
             interceptor: api.businessRules.interceptor(over: configuration.businessRules))
+        guard let entry = await storedEntry(for: call), use(of: entry, for: call).mayAnswerOffline else { return nil }
         return try deliverFromCache(entry, call, ResultFinishing(formatter: formatter))
     }
 
-    /// Answers a call with a stored entry.
+    /// How a stored entry may answer a call, by the rules of `CacheUse`, with the call's TTL and the manager's
+    /// setting for HTTP cache headers.
+    func use(of entry: CacheEntry, for call: CallContext) -> CacheUse {
+        CacheUse(
+            entry: entry, request: call.request.headers, honorsHTTP: configuration.honorsHTTPCacheHeaders,
+            now: configuration.now())
+    }
+
+    /// Answers a call with a stored entry: its `Age` set to the entry's current age (RFC 9111 §4), a status the
+    /// call does not accept failing as the network's would.
     @inline(never)
     func deliverFromCache<F: CallFinishing>(
         _ entry: CacheEntry, _ call: CallContext, _ finisher: F
     ) throws -> F.Value {
         call.stampStatus(entry.status)
+        let now = configuration.now()
+        let age = entry.age(at: now)
+        var headers = entry.headers
+        headers.remove(name: "Age")
+        headers.add(name: "Age", value: String(Int(min(age.seconds, 2_147_483_648))))
         let response = TransportResponse(
-            status: entry.status, headers: entry.headers, body: .data(entry.body), url: entry.url,
+            status: entry.status, headers: headers, body: .data(entry.body), url: entry.url,
             metrics: TransportMetrics(transport: "cache", bytesReceived: Int64(entry.body.count)))
-        let age = Duration.seconds(max(0, call.date(at: .now).timeIntervalSince(entry.storedAt)))
+        guard call.api.acceptableStatus.accepts(entry.status) else {
+            var error = ServerAPIError.httpStatus(entry.status, body: entry.body, url: entry.url)
+            error.requestID = call.api.id
+            throw complete(call, error)
+        }
         let value = try deliver(
             response, source: .cache(storedAt: entry.storedAt, age: age), metrics: call.metrics, call, finisher)
         completeSucceeded(call)
         return value
     }
 
-    /// Stores a successful response of a cacheable call; a cache that cannot store does not fail the call.
-    func store(_ response: TransportResponse, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
-        guard case .data(let body) = response.body, (200..<300).contains(response.status),
-            api.isCacheableMethod
+    /// Stores a response of a cacheable call when RFC 9111 §3 allows it (never a partial one, never one that
+    /// said `no-store`, any status with explicit freshness), with its variant; a cache that cannot store does
+    /// not fail the call.
+    /// - Parameters:
+    ///   - response: The response, whole.
+    ///   - request: The request that got it (its fields select the variant).
+    ///   - requestTime: When the request was sent (for the response's age).
+    func store(
+        _ response: TransportResponse, request: TransportRequest, api: ServerAPI, requestTime: Date,
+        in cache: any CachePolicy, key: CacheKey
+    ) async {
+        guard case .data(let body) = response.body, api.isCacheableMethod, api.cacheMode.writesCache,
+            configuration.honorsHTTPCacheHeaders || (200..<300).contains(response.status)
         else { return }
-        if configuration.honorsHTTPCacheHeaders,
-            CacheControl(response.headers).noStore || CacheControl(api.headers).noStore
-        {
+        let control = CacheControl(response.headers)
+        let requestControl = CacheControl(request.headers, isRequest: true)
+        guard
+            HTTPCacheRules.mayStore(
+                status: response.status, response: control, headers: response.headers, request: requestControl,
+                requestHeaders: request.headers)
+        else {
             return
         }
-        let now = Date()
-        let entry = CacheEntry(
-            status: response.status, headers: response.headers, body: body, url: response.url, storedAt: now,
-            expiresAt: expiry(of: response.headers, api: api, receivedAt: now))
+        let now = configuration.now()
+        let headers = HTTPCacheRules.storedHeaders(response.headers)
+        let initialAge = HTTPCacheRules.initialAge(headers: headers, requestTime: requestTime, responseTime: now)
+        var entry = CacheEntry(
+            status: response.status, headers: headers, body: body, url: response.url, storedAt: now,
+            expiresAt: nil, initialAge: .seconds(initialAge))
+        entry.expiresAt = expiry(of: entry, control: control, api: api)
+        await store(entry, requestHeaders: variantHeaders(of: request), api: api, in: cache, key: key)
+    }
+
+    /// Stores an entry under the URL's key and, when it varies, under its variant's key too, in the URL's
+    /// group of variants (kept while the fields it varies on stay the same).
+    func store(
+        _ entry: CacheEntry, requestHeaders: HTTPHeaders, api: ServerAPI, in cache: any CachePolicy, key: CacheKey
+    ) async {
+        var entry = entry
+        var names = Set(Vary(entry.headers).names)
+        for name in api.varyingHeaders { names.insert(name.lowercased()) }
+        entry.variant = CacheVariant(names: names.sorted(), request: requestHeaders)
+        guard !names.isEmpty else {
+            entry.variantGroup = nil
+            try? await cache.store(entry, for: key)
+            return
+        }
+        if let current = try? await cache.lookup(key), let group = current.variantGroup,
+            current.variant.names == entry.variant.names
+        {
+            entry.variantGroup = group
+        } else {
+            entry.variantGroup = UUID().uuidString
+        }
         // A cache that cannot store (disk full, read-only) must not fail a call that succeeded.
+        try? await cache.store(entry, for: key.variant(group: entry.variantGroup ?? "", entry.variant))
         try? await cache.store(entry, for: key)
+    }
+
+    /// After an unsafe request's non-error response: removes what the cache holds for its URL and for the
+    /// `Location` and `Content-Location` of the same origin (RFC 9111 §4.4), whatever the call's cache mode.
+    @inline(never)
+    func invalidate(after response: TransportResponse, to request: TransportRequest) async {
+        guard let cache else { return }
+        let urls = HTTPCacheRules.invalidatedURLs(
+            method: request.method, status: response.status, url: request.url, headers: response.headers)
+        for url in urls {
+            var target = request
+            target.url = url
+            target.body = .empty
+            for method in [HTTPMethod.get, .head] {
+                target.method = method
+                try? await cache.remove(CacheKey(request: target))
+            }
+            if !HTTPCacheRules.isSafe(request.method) {
+                target.method = request.method
+                try? await cache.remove(CacheKey(request: target))
+            }
+        }
+    }
+
+    /// When a stored entry stops being fresh. The call's TTL replaces what the headers say; else, when HTTP
+    /// cache headers are honoured, their freshness lifetime (RFC 9111 §4.2.1) counted from the response's
+    /// generation; a response without one gets the manager's `defaultCacheTTL` (if its status may be cached by
+    /// heuristics). `no-cache` makes it stale at once whatever the TTL.
+    func expiry(of entry: CacheEntry, control: CacheControl, api: ServerAPI) -> Date {
+        if control.noCache && configuration.honorsHTTPCacheHeaders { return entry.storedAt }
+        if let ttl = api.cacheTTL { return entry.storedAt.addingTimeInterval(ttl.seconds) }
+        guard configuration.honorsHTTPCacheHeaders else {
+            return entry.storedAt.addingTimeInterval(configuration.defaultCacheTTL.seconds)
+        }
+        let lifetime =
+            HTTPCacheRules.freshnessLifetime(
+                status: entry.status, control: control, headers: entry.headers, responseTime: entry.storedAt)
+            ?? ((200..<300).contains(entry.status) ? configuration.defaultCacheTTL.seconds : 0)
+        return entry.storedAt.addingTimeInterval(lifetime - entry.initialAge.seconds)
     }
 
     /// Whether a failure means "the network did not answer usefully", so the cache may stand in.
@@ -77,5 +196,16 @@ extension ServerAPIManager {
         case .httpStatus: (error.status ?? 0) >= 500
         default: false
         }
+    }
+}
+
+extension CacheKey {
+    /// The key of a URL's stored variant: the URL's key, the group, and the variant's fields.
+    func variant(group: String, _ variant: CacheVariant) -> CacheKey {
+        var text = rawValue + " variant=" + group
+        for field in variant.fields {
+            text += " " + field.name + "=" + (field.value.map { SHA256.hex($0.utf8) } ?? "-")
+        }
+        return CacheKey(rawValue: text)
     }
 }

@@ -17,22 +17,11 @@ extension ServerAPIManager {
         /// The headers of the 304, once one arrived.
         let notModified = NotModifiedHeaders()
 
-        /// The stored response, its headers updated with those of the 304.
+        /// The stored response, its headers updated with those of the 304 (RFC 9111 §4.3.4).
         func refreshedResponse(_ response: TransportResponse) -> TransportResponse {
             TransportResponse(
-                status: entry.status, headers: Self.merge(entry.headers, response.headers), body: .data(entry.body),
-                url: entry.url, metrics: response.metrics)
-        }
-
-        /// Stored headers updated with those a 304 carries (RFC 9111 §4.3.4); its framing headers are not taken.
-        static func merge(_ stored: HTTPHeaders, _ update: HTTPHeaders) -> HTTPHeaders {
-            var merged = stored
-            let names = Set(update.map { $0.name.lowercased() }).subtracting(["content-length", "transfer-encoding"])
-            for name in names {
-                merged.remove(name: name)
-                for value in update.values(for: name) { merged.add(name: name, value: value) }
-            }
-            return merged
+                status: entry.status, headers: HTTPCacheRules.merge(entry.headers, response.headers),
+                body: .data(entry.body), url: entry.url, metrics: response.metrics)
         }
     }
 
@@ -44,15 +33,10 @@ extension ServerAPIManager {
         func set(_ headers: HTTPHeaders, receivedAt date: Date) { state.withLock { $0 = (headers, date) } }
     }
 
-    /// The conditional request for a call, or `nil`: HTTP cache headers are not honoured, the
-    /// mode does not both read and load (`returnCacheElseLoad`, `loadElseReturnCache`), the call
-    /// sets its own validators, or no stored entry has an `ETag` or `Last-Modified`.
-    func revalidation(for api: ServerAPI, base: TransportRequest, key: CacheKey?) async -> Revalidation? {
-        guard configuration.honorsHTTPCacheHeaders, let cache, let key,
-            api.cacheMode == .returnCacheElseLoad || api.cacheMode == .loadElseReturnCache,
-            !base.headers.contains("If-None-Match"), !base.headers.contains("If-Modified-Since"),
-            let entry = try? await cache.lookup(key)
-        else { return nil }
+    /// The conditional request that revalidates a stored entry (RFC 9111 §4.3.1), or `nil` when the call sets
+    /// its own validators or the entry has neither an `ETag` nor a `Last-Modified`.
+    func revalidation(of entry: CacheEntry, for api: ServerAPI, base: TransportRequest) -> Revalidation? {
+        guard !base.headers.contains("If-None-Match"), !base.headers.contains("If-Modified-Since") else { return nil }
         let etag = entry.headers["ETag"]
         let lastModified = entry.headers["Last-Modified"]
         guard etag != nil || lastModified != nil else { return nil }
@@ -68,25 +52,52 @@ extension ServerAPIManager {
         return Revalidation(entry: entry, api: conditional, base: request)
     }
 
-    /// After a 304: stores the entry again as just received, with the 304's headers merged in.
-    func refresh(_ revalidation: Revalidation, api: ServerAPI, in cache: any CachePolicy, key: CacheKey) async {
+    /// After a 304: stores the entry again as just received, with the 304's fields merged in, its age and
+    /// freshness computed anew from them.
+    func refresh(
+        _ revalidation: Revalidation, api: ServerAPI, requestTime: Date, in cache: any CachePolicy, key: CacheKey
+    ) async {
         guard let (update, receivedAt) = revalidation.notModified.value else { return }
         var entry = revalidation.entry
-        entry.headers = Revalidation.merge(entry.headers, update)
+        entry.headers = HTTPCacheRules.merge(entry.headers, update)
         entry.storedAt = receivedAt
-        entry.expiresAt = expiry(of: entry.headers, api: api, receivedAt: receivedAt)
-        try? await cache.store(entry, for: key)
+        entry.initialAge = .seconds(
+            HTTPCacheRules.initialAge(headers: update, requestTime: requestTime, responseTime: receivedAt))
+        let control = CacheControl(entry.headers)
+        if control.noStore && !control.mustUnderstand {
+            try? await cache.remove(key)
+            return
+        }
+        entry.expiresAt = expiry(of: entry, control: control, api: api)
+        await store(entry, requestHeaders: variantHeaders(of: revalidation.base), api: api, in: cache, key: key)
     }
 
-    /// When a response received at `date` stops being fresh: the call's TTL; else, when HTTP cache
-    /// headers are honoured, what `Cache-Control` says (`no-cache` wins over any TTL); else the
-    /// manager's default TTL.
-    func expiry(of headers: HTTPHeaders, api: ServerAPI, receivedAt date: Date) -> Date {
-        if configuration.honorsHTTPCacheHeaders {
-            let control = CacheControl(headers)
-            if control.noCache { return date }
-            if api.cacheTTL == nil, let expiry = control.expiry(headers: headers, receivedAt: date) { return expiry }
+    /// Revalidates a stored response in the background, for a call it answered stale within
+    /// `stale-while-revalidate` (RFC 5861): a call of its own (new id, same tag, so `cancel(tag:)` reaches it)
+    /// that loads conditionally and stores what it gets; its result and failure go nowhere.
+    func revalidateInBackground(_ api: ServerAPI) {
+        var background = api
+        background.id = .next()
+        background.cacheMode = .loadElseReturnCache
+        let id = background.id
+        let revalidations = controls.revalidations
+        let task = Task {
+            _ = try? await self.send(background)
+            _ = revalidations.withLock { $0.removeValue(forKey: id) }
         }
-        return date.addingTimeInterval((api.cacheTTL ?? configuration.defaultCacheTTL).seconds)
+        revalidations.withLock { tasks in
+            // A task that already ended has removed nothing yet: it is added, then removed by no one.
+            if !task.isCancelled { tasks[id] = task }
+        }
+    }
+
+    /// Waits until the background revalidations started so far have ended (for tests and orderly shutdown).
+    public func backgroundRevalidationsFinished() async {
+        while let task = controls.revalidations.withLock({ $0.values.first }) {
+            await task.value
+            _ = controls.revalidations.withLock { tasks in
+                tasks.first(where: { $0.value == task }).map { tasks.removeValue(forKey: $0.key) }
+            }
+        }
     }
 }

@@ -9,6 +9,8 @@ import Foundation
 final class RequestControls: Sendable {
     let flights = SingleFlight<ControlKey, SharedResponse>()
     let throttles = ThrottleRegistry()
+    /// Stale responses being revalidated in the background (`stale-while-revalidate`), by call id.
+    let revalidations = Locked<[RequestID: Task<Void, Never>]>([:])
 }
 
 /// What makes two calls "the same" for coalescing and throttling: everything that can change the

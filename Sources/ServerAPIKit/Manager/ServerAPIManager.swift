@@ -18,15 +18,24 @@ public final class ServerAPIManager: Sendable {
     public struct Configuration: Sendable {
         /// Headers added to every call that does not set them itself.
         public var defaultHeaders: HTTPHeaders
-        /// How long a stored response stays fresh when the call gives no TTL.
+        /// How long a stored response stays fresh when the call gives no TTL and, with HTTP cache headers
+        /// honoured, its headers give no freshness (no `max-age`, `Expires` or `Last-Modified`), for a 2xx status.
+        /// `.zero` stores such responses stale, for the offline modes only.
         public var defaultCacheTTL: Duration
         /// The most retries plugins may ask for beyond a call's retry count.
         public var maxPluginRetries: Int
         /// The clock retry waits and minimum intervals are measured on; tests pass a clock they control.
         public var clock: any Clock<Duration>
-        /// Whether the cache follows the server's `Cache-Control` (`no-store`, `no-cache`, `max-age`)
-        /// and revalidates stored entries with `ETag` / `Last-Modified`; off by default. See `CacheControl`.
-        public var honorsHTTPCacheHeaders = false
+        /// Whether stored responses are fresh for as long as HTTP caching (RFC 9111) says — `Cache-Control`,
+        /// `Expires`, `Age`, heuristics — and requests' own directives count; on by default. Off, a stored response
+        /// is fresh for the call's TTL or `defaultCacheTTL`. Either way a response is never stored when it said
+        /// `no-store` or is partial, never answers a request its `Vary` does not match, is never served stale
+        /// when it said `no-cache` or `must-revalidate`, and unsafe requests invalidate their URL. See the
+        /// Caching article.
+        public var honorsHTTPCacheHeaders = true
+        /// The wall clock the cache's freshness and ages are measured on; tests pass one they control
+        /// (`TestClock.dateSource`).
+        public var now: @Sendable () -> Date = { Date() }
         /// Whether identical GET and HEAD calls in flight share one transport call unless a call says otherwise.
         public var coalescesIdenticalRequests: Bool
         /// How business codes are shown, silenced and intercepted for every call; a call's own rules override them.

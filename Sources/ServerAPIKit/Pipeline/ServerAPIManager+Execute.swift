@@ -23,60 +23,77 @@ extension ServerAPIManager {
         return try await executeWithCache(call, finisher, record: record)
     }
 
-    /// `execute` for a call that may use the cache.
+    /// `execute` for a call that may use the cache: the stored response that fits it answers when its mode and
+    /// `CacheUse` allow; otherwise the call loads, conditionally when the stored response has validators, and a
+    /// failure may still be answered from storage (`stale-if-error`, the offline fallback). The layering of the
+    /// modes over HTTP is the Caching article's.
     @inline(never)
     private func executeWithCache<F: CallFinishing>(
         _ call: CallContext, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
-        if let value = try await answerFromCache(call, finisher) { return value }
+        let api = call.api
+        let stored = api.cacheMode.readsCache ? await storedEntry(for: call) : nil
+        let usage = stored.map { use(of: $0, for: call) }
+        if let stored, let usage, let value = try answerFromCache(stored, usage, call, finisher) { return value }
+        if api.cacheMode == .cacheOnly
+            || (configuration.honorsHTTPCacheHeaders && CacheControl(call.request.headers, isRequest: true).onlyIfCached)
+        {
+            throw cacheMiss(call, stored: stored != nil)
+        }
+        let requestTime = configuration.now()
+        var revalidation: Revalidation?
+        if let stored, configuration.honorsHTTPCacheHeaders,
+            api.cacheMode == .returnCacheElseLoad || api.cacheMode == .loadElseReturnCache
+        {
+            revalidation = self.revalidation(of: stored, for: api, base: call.request)
+        }
         do {
-            let revalidation =
-                configuration.honorsHTTPCacheHeaders
-                ? await revalidation(for: call.api, base: call.request, key: call.cacheKey) : nil
             let value = try await attempts(call, revalidation: revalidation, finisher, record: record)
             if let revalidation, let cache, let key = call.cacheKey {
-                await refresh(revalidation, api: call.api, in: cache, key: key)
+                await refresh(revalidation, api: api, requestTime: requestTime, in: cache, key: key)
             }
             return value
-        } catch let error as ServerAPIError
-            where call.api.cacheMode == .loadElseReturnCache && Self.isOfflineFailure(error)
-        {
-            return try await answerOffline(after: error, call, finisher)
+        } catch let error as ServerAPIError where Self.isOfflineFailure(error) {
+            guard let stored, let usage,
+                api.cacheMode == .loadElseReturnCache ? usage.mayAnswerOffline : usage.answersOnError
+            else { throw error }
+            call.stampDuration()
+            return try deliverFromCache(stored, call, finisher)
         }
     }
 
-    /// The stored answer of a call whose mode reads the cache first (`returnCacheElseLoad` when the entry is
-    /// fresh, `cacheOnly` always); `nil` when the call goes to the network.
-    /// - Throws: `cacheMiss` for a `cacheOnly` call the cache cannot answer.
+    /// The stored answer of a call, when its mode reads the cache first and `CacheUse` allows (fresh; stale
+    /// within `stale-while-revalidate`, revalidated in the background; for `cacheOnly`, whatever may be served
+    /// offline); `nil` when the call goes to the network.
     @inline(never)
-    private func answerFromCache<F: CallFinishing>(_ call: CallContext, _ finisher: F) async throws -> F.Value? {
-        let api = call.api
-        if let cache, let key = call.cacheKey, api.cacheMode == .returnCacheElseLoad || api.cacheMode == .cacheOnly {
-            if let entry = try? await cache.lookup(key), api.cacheMode == .cacheOnly || entry.isFresh() {
-                call.stampDuration()
-                return try deliverFromCache(entry, call, finisher)
-            }
-            if api.cacheMode == .cacheOnly {
-                throw ServerAPIError(.cacheMiss, "the cache has no entry for this call", requestID: api.id, url: call.url)
-            }
+    private func answerFromCache<F: CallFinishing>(
+        _ stored: CacheEntry, _ use: CacheUse, _ call: CallContext, _ finisher: F
+    ) throws -> F.Value? {
+        switch call.api.cacheMode {
+        case .returnCacheElseLoad:
+            if use.answersFresh { break }
+            guard use.answersWhileRevalidating else { return nil }
+            revalidateInBackground(call.api)
+        case .cacheOnly:
+            guard use.answersFresh || use.mayAnswerOffline else { return nil }
+        default:
+            return nil
         }
-        if api.cacheMode == .cacheOnly {
-            let reason =
-                cache == nil ? "no cache is configured" : "\(api.method) responses are not cacheable for this call"
-            throw ServerAPIError(
-                .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: call.url)
-        }
-        return nil
-    }
-
-    /// The stored answer of a `loadElseReturnCache` call that failed offline, or that failure when there is none.
-    @inline(never)
-    private func answerOffline<F: CallFinishing>(
-        after error: ServerAPIError, _ call: CallContext, _ finisher: F
-    ) async throws -> F.Value {
-        guard let cache, let key = call.cacheKey, let entry = try? await cache.lookup(key) else { throw error }
         call.stampDuration()
-        return try deliverFromCache(entry, call, finisher)
+        return try deliverFromCache(stored, call, finisher)
+    }
+
+    /// The `cacheMiss` error of a call that may only be answered from the cache.
+    private func cacheMiss(_ call: CallContext, stored: Bool) -> ServerAPIError {
+        let api = call.api
+        let reason =
+            cache == nil
+            ? "no cache is configured"
+            : call.cacheKey == nil
+                ? "\(api.method) responses are not cacheable for this call"
+                : stored ? "the stored response must be revalidated" : "the cache has no entry for this call"
+        return ServerAPIError(
+            .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: call.url)
     }
 
     /// The retry loop every call runs, whole or streamed, until the call succeeds, fails for good, or is
@@ -129,26 +146,50 @@ extension ServerAPIManager {
     ) async throws -> F.Value {
         if let completion = finisher.streamCompletion {
             let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
+            if cache != nil, !HTTPCacheRules.isSafe(request.method) { await invalidate(after: head, to: request) }
             call.stampDuration()
             return try handOver(head, call, finisher, completion: completion)
         }
-        var processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
+        let requestTime = cache == nil ? Date.distantPast : configuration.now()
+        var processed: TransportResponse
+        do {
+            processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
+        } catch let error as ServerAPIError where error.kind == .httpStatus && cache != nil {
+            // A status the call does not accept is stored too when HTTP allows (a 404 with `max-age`), and an
+            // unsafe request's redirect invalidates.
+            if let response = lastResponse { await cacheRefused(response, request, call, api: api, requestTime) }
+            throw error
+        }
+        if cache != nil, !HTTPCacheRules.isSafe(request.method) { await invalidate(after: processed, to: request) }
         call.stampDuration()
         var source = ResultSource.network
         if let revalidation, processed.status == 304 {
             // Not modified: the stored entry answers, marked as from the cache and just received.
-            let now = call.date(at: .now)
+            let now = configuration.now()
             revalidation.notModified.set(processed.headers, receivedAt: now)
             processed = revalidation.refreshedResponse(processed)
             call.stampStatus(processed.status)
             source = .cache(storedAt: now, age: .zero)
         }
         let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
-        if case .network = source, let cache, let key = call.cacheKey, api.cacheMode.writesCache {
-            await store(processed, api: api, in: cache, key: key)
+        if case .network = source, let cache, let key = call.cacheKey {
+            await store(processed, request: request, api: api, requestTime: requestTime, in: cache, key: key)
         }
         completeSucceeded(call)
         return value
+    }
+
+    /// What the cache does with a response whose status the call refused: stored when HTTP allows, and, for an
+    /// unsafe request, the invalidation a 3xx asks for.
+    @inline(never)
+    private func cacheRefused(
+        _ response: TransportResponse, _ request: TransportRequest, _ call: CallContext, api: ServerAPI,
+        _ requestTime: Date
+    ) async {
+        if !HTTPCacheRules.isSafe(request.method) { await invalidate(after: response, to: request) }
+        if let cache, let key = call.cacheKey {
+            await store(response, request: request, api: api, requestTime: requestTime, in: cache, key: key)
+        }
     }
 
     /// An attempt's request before the plugins: its number, the manager's default headers and the cookies

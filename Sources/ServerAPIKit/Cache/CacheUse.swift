@@ -1,0 +1,86 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How a stored response may answer a request at a given date (RFC 9111 §4.2 and §4.2.4, RFC 5861): a pure
+/// value, computed from the entry, the request's fields and the date.
+///
+/// - `answersFresh`: it answers without the server: fresh and acceptable to the request's `max-age` and
+///   `min-fresh`, or stale within the request's `max-stale` (never when the response said `no-cache` or, once
+///   stale, `must-revalidate`).
+/// - `answersWhileRevalidating`: stale but within `stale-while-revalidate`: it answers, and the manager
+///   revalidates it in the background.
+/// - `answersOnError`: stale but within `stale-if-error`, for when revalidation fails.
+/// - `mayAnswerOffline`: what the seeds' modes that serve without the network (`cacheOnly`, the offline
+///   fallback of `loadElseReturnCache`, the first result of `returnCacheThenLoad`) may use: fresh, or stale
+///   when the server did not say `no-cache` or `must-revalidate`.
+struct CacheUse {
+    /// The response's age at the date, in seconds.
+    let age: TimeInterval
+    /// Its freshness lifetime, in seconds (`.infinity` for an entry that never expires).
+    let lifetime: TimeInterval
+    let response: CacheControl
+    let request: CacheControl
+    /// Whether the request's directives count (HTTP cache headers honoured).
+    let honorsHTTP: Bool
+
+    init(entry: CacheEntry, request headers: HTTPHeaders, honorsHTTP: Bool, now: Date) {
+        age = entry.age(at: now).seconds
+        lifetime =
+            entry.expiresAt.map { $0.timeIntervalSince(entry.storedAt) + entry.initialAge.seconds } ?? .infinity
+        response = CacheControl(entry.headers)
+        var request = CacheControl(headers, isRequest: true)
+        // `Pragma: no-cache` counts only when the request has no `Cache-Control` (RFC 9111 §5.4).
+        if !headers.contains("Cache-Control"),
+            headers.values(for: "Pragma").contains(where: { $0.lowercased().contains("no-cache") })
+        {
+            request.noCache = true
+        }
+        self.request = request
+        self.honorsHTTP = honorsHTTP
+    }
+
+    /// Whether the response is fresh.
+    var isFresh: Bool { age < lifetime }
+
+    /// How long it has been stale, in seconds (0 while fresh).
+    var staleness: TimeInterval { max(0, age - lifetime) }
+
+    /// Whether the server forbade serving it stale.
+    private var forbidsStale: Bool { response.noCache || response.mustRevalidate }
+
+    /// Whether it answers the request without the server.
+    var answersFresh: Bool {
+        if response.noCache { return false }
+        guard honorsHTTP else { return isFresh }
+        if request.noCache { return false }
+        if let maxAge = request.maxAge, age > TimeInterval(maxAge) { return false }
+        if let minFresh = request.minFresh, lifetime - age < TimeInterval(minFresh) { return false }
+        if isFresh { return true }
+        guard let maxStale = request.maxStale, !forbidsStale else { return false }
+        return maxStale == Int.max || staleness <= TimeInterval(maxStale)
+    }
+
+    /// Whether it answers while the manager revalidates it in the background (`stale-while-revalidate`).
+    var answersWhileRevalidating: Bool {
+        guard honorsHTTP, !isFresh, !forbidsStale, !request.noCache, let window = response.staleWhileRevalidate
+        else { return false }
+        return staleness <= TimeInterval(window)
+    }
+
+    /// Whether it answers when revalidation fails (`stale-if-error`, in the response or the request).
+    var answersOnError: Bool {
+        guard honorsHTTP, !forbidsStale || isFresh && !response.noCache else { return false }
+        if isFresh { return true }
+        let window = max(response.staleIfError ?? -1, request.staleIfError ?? -1)
+        return window >= 0 && staleness <= TimeInterval(window)
+    }
+
+    /// Whether the seeds' modes may serve it without the network: fresh, or stale when allowed.
+    var mayAnswerOffline: Bool {
+        if response.noCache { return false }
+        return isFresh || !response.mustRevalidate
+    }
+}

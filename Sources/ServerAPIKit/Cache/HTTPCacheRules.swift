@@ -1,0 +1,201 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The rules of HTTP caching (RFC 9111) for a private cache, as pure functions: what may be stored, which
+/// fields are kept, how fresh and how old a stored response is, whether it may answer a request, and what an
+/// unsafe request invalidates. The manager applies them (`ServerAPIManager+Cache.swift`); the caches only
+/// store and find entries. How the seeds' cache modes layer over them is in the Caching article.
+enum HTTPCacheRules {
+    /// Statuses that may be stored and reused with heuristic freshness (RFC 9110 §15.1). 206 is left out:
+    /// this cache never stores a partial response.
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// Statuses whose caching rules this cache understands, for `must-understand`.
+    static let understood: Set<Int> = heuristicallyCacheable.union([302, 303, 307, 400, 403, 500, 502, 503, 504])
+
+    /// Fields never stored with a response (RFC 9111 §3.1): the connection's own, besides those `Connection` names.
+    static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-connection", "proxy-authenticate",
+        "proxy-authentication-info", "proxy-authorization", "trailer",
+    ]
+
+    /// Whether a method is safe (RFC 9110 §9.2.1); any other method invalidates what it names.
+    static func isSafe(_ method: HTTPMethod) -> Bool {
+        method == .get || method == .head || method == .options || method.rawValue == "TRACE"
+    }
+
+    /// Whether a response may be stored (RFC 9111 §3).
+    /// - Parameters:
+    ///   - status: The response's status.
+    ///   - response: Its `Cache-Control`.
+    ///   - headers: Its headers (for `Expires`, `Last-Modified`).
+    ///   - request: The request's `Cache-Control`.
+    ///   - requestHeaders: The request's headers (for `Range`).
+    static func mayStore(
+        status: Int, response: CacheControl, headers: HTTPHeaders, request: CacheControl, requestHeaders: HTTPHeaders
+    ) -> Bool {
+        // Never a partial response, nor the answer to a request for part of one: served as a whole it is wrong data.
+        guard status != 206, !requestHeaders.contains("Range"), (200..<600).contains(status) else { return false }
+        if request.noStore { return false }
+        if response.mustUnderstand {
+            guard understood.contains(status) else { return false }
+        } else if response.noStore {
+            return false
+        }
+        if Vary(headers).isStar { return false }
+        if hasExplicitFreshness(response, headers) { return true }
+        // Without explicit freshness: a success always (the manager's `defaultCacheTTL`, the offline modes), another
+        // status that heuristics may keep fresh only when it has a `Last-Modified` to base them on.
+        guard heuristicallyCacheable.contains(status) || response.isPublic else { return false }
+        return (200..<300).contains(status) || headers.contains("Last-Modified")
+    }
+
+    /// Whether the response says how long it stays fresh (`max-age` or `Expires`).
+    static func hasExplicitFreshness(_ control: CacheControl, _ headers: HTTPHeaders) -> Bool {
+        control.maxAge != nil || headers.contains("Expires")
+    }
+
+    /// The fields a stored response keeps: all but the hop-by-hop ones and those `Connection` names.
+    static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
+        var excluded = hopByHop
+        for value in headers.values(for: "Connection") {
+            for name in value.split(separator: ",") { excluded.insert(HTTPSyntax.trimmed(name).lowercased()) }
+        }
+        guard headers.contains(where: { excluded.contains($0.name.lowercased()) }) else { return headers }
+        return HTTPHeaders(headers.filter { !excluded.contains($0.name.lowercased()) })
+    }
+
+    /// How long a response stays fresh from its generation (RFC 9111 §4.2.1): `max-age`, else `Expires` minus
+    /// `Date` (an invalid `Expires` is already expired), else a tenth of the time since `Last-Modified` for a
+    /// status cacheable by heuristics; `nil` when none of these applies.
+    /// - Parameters:
+    ///   - status: The response's status.
+    ///   - control: Its `Cache-Control`.
+    ///   - headers: Its headers.
+    ///   - responseTime: When it was received (stands in for a missing or invalid `Date`).
+    static func freshnessLifetime(
+        status: Int, control: CacheControl, headers: HTTPHeaders, responseTime: Date
+    ) -> TimeInterval? {
+        if let maxAge = control.maxAge { return TimeInterval(maxAge) }
+        let date = dateValue(headers) ?? responseTime
+        let expires = headers.values(for: "Expires")
+        if !expires.isEmpty {
+            // Several lines, or one that is not an HTTP-date: expired.
+            guard expires.count == 1, let expiry = HTTPDate.parse(expires[0], now: responseTime) else { return 0 }
+            return max(0, expiry.timeIntervalSince(date))
+        }
+        if heuristicallyCacheable.contains(status) || control.isPublic,
+            let lastModified = headers["Last-Modified"].flatMap({ HTTPDate.parse($0, now: responseTime) })
+        {
+            return max(0, date.timeIntervalSince(lastModified) / 10)
+        }
+        return nil
+    }
+
+    /// The response's `Date`, when it is one valid HTTP-date.
+    static func dateValue(_ headers: HTTPHeaders) -> Date? {
+        let values = headers.values(for: "Date")
+        guard values.count == 1 else { return nil }
+        return HTTPDate.parse(values[0])
+    }
+
+    /// The `Age` a response arrived with (RFC 9111 §5.1): the first field line's first value, when it is a
+    /// non-negative integer (larger than 2^31 counts as 2^31); anything else is ignored.
+    static func ageValue(_ headers: HTTPHeaders) -> TimeInterval {
+        guard let line = headers.values(for: "Age").first else { return 0 }
+        let first = HTTPSyntax.trimmed(line.split(separator: ",", omittingEmptySubsequences: false).first ?? "")
+        guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return 0 }
+        return TimeInterval(Int(first).map { min($0, 2_147_483_648) } ?? 2_147_483_648)
+    }
+
+    /// The corrected initial age of a response (RFC 9111 §4.2.3): how old it already was when received.
+    /// - Parameters:
+    ///   - headers: Its headers (`Date`, `Age`).
+    ///   - requestTime: When the request that got it was sent.
+    ///   - responseTime: When it was received.
+    static func initialAge(headers: HTTPHeaders, requestTime: Date, responseTime: Date) -> TimeInterval {
+        let apparentAge = max(0, responseTime.timeIntervalSince(dateValue(headers) ?? responseTime))
+        let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
+        return max(apparentAge, ageValue(headers) + responseDelay)
+    }
+
+    /// Stored headers updated with a 304's or a HEAD's (RFC 9111 §3.2, §4.3.4): every field it carries replaces
+    /// the stored one, but for those that describe the stored body's framing and the hop-by-hop ones.
+    static func merge(_ stored: HTTPHeaders, _ update: HTTPHeaders) -> HTTPHeaders {
+        var merged = stored
+        let kept: Set<String> = ["content-length", "content-encoding", "content-range"]
+        let names = Set(storedHeaders(update).map { $0.name.lowercased() }).subtracting(kept)
+        for name in names {
+            merged.remove(name: name)
+            for value in update.values(for: name) { merged.add(name: name, value: value) }
+        }
+        return merged
+    }
+
+    /// The URLs an unsafe request's non-error response invalidates (RFC 9111 §4.4): the target URL, and the
+    /// `Location` and `Content-Location` URLs of the same origin. Empty for a safe method or an error status.
+    static func invalidatedURLs(method: HTTPMethod, status: Int, url: URL, headers: HTTPHeaders) -> [URL] {
+        guard !isSafe(method), (200..<400).contains(status) else { return [] }
+        var urls = [url]
+        for name in ["Location", "Content-Location"] {
+            guard let value = headers[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                Origin(target) == Origin(url), target != url
+            else { continue }
+            urls.append(target)
+        }
+        return urls
+    }
+}
+
+/// A response's `Vary` (RFC 9110 §12.5.5): the request fields its content depends on.
+struct Vary: Equatable {
+    /// The field names, lower-cased, sorted, without duplicates.
+    var names: [String]
+    /// Whether `*` was among them: the response fits no later request.
+    var isStar: Bool
+
+    init(_ headers: HTTPHeaders) {
+        var names: Set<String> = []
+        var star = false
+        for value in headers.values(for: "Vary") {
+            for name in value.split(separator: ",") {
+                let trimmed = HTTPSyntax.trimmed(name).lowercased()
+                if trimmed == "*" { star = true } else if !trimmed.isEmpty { names.insert(trimmed) }
+            }
+        }
+        self.names = names.sorted()
+        self.isStar = star
+    }
+}
+
+extension CacheVariant {
+    /// The variant of a request for the given field names: each name with the request's value (its field
+    /// lines joined by ", "), or none when the request does not carry it.
+    init(names: [String], request: HTTPHeaders) {
+        self.init(
+            fields: names.map { name in
+                let values = request.values(for: name)
+                return Field(name: name, value: values.isEmpty ? nil : Self.normalized(values))
+            })
+    }
+
+    /// The field names this variant depends on.
+    var names: [String] { fields.map(\.name) }
+
+    /// Whether a request selects this variant (RFC 9111 §4.1): every field has the same value, or is absent
+    /// from both. Values are compared with whitespace around list members removed.
+    func matches(_ request: HTTPHeaders) -> Bool {
+        fields.allSatisfy { field in
+            let values = request.values(for: field.name)
+            return (values.isEmpty ? nil : Self.normalized(values)) == field.value
+        }
+    }
+
+    static func normalized(_ values: [String]) -> String {
+        values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { HTTPSyntax.trimmed($0) }.joined(separator: ", ")
+    }
+}
