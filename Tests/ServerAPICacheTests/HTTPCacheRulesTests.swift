@@ -118,6 +118,18 @@ import Testing
         #expect(!mayStore(201, ["Last-Modified": Self.date(-100)]))
     }
 
+    @Test("one byte range of a stored whole: first-last, first-, -suffix, clamped; anything else is the server's")
+    func byteRanges() {
+        #expect(HTTPCacheRules.byteRange("bytes=0-1", length: 10) == 0..<2)
+        #expect(HTTPCacheRules.byteRange("bytes=5-", length: 10) == 5..<10)
+        #expect(HTTPCacheRules.byteRange("bytes=-3", length: 10) == 7..<10)
+        #expect(HTTPCacheRules.byteRange("bytes=-30", length: 10) == 0..<10)
+        #expect(HTTPCacheRules.byteRange("bytes=8-20", length: 10) == 8..<10)
+        for other in ["bytes=10-", "bytes=3-1", "bytes=0-1, 3-4", "items=0-1", "bytes=-0", "bytes=a-b", "bytes="] {
+            #expect(HTTPCacheRules.byteRange(other, length: 10) == nil, "\(other)")
+        }
+    }
+
     @Test("hop-by-hop fields and those Connection names are not stored")
     func storedHeaders() {
         let stored = HTTPCacheRules.storedHeaders([

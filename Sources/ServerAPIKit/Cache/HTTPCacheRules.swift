@@ -53,6 +53,30 @@ enum HTTPCacheRules {
         return (200..<300).contains(status) || headers.contains("Last-Modified")
     }
 
+    /// The byte range a request's `Range` asks of a whole body of `length` bytes (RFC 9110 §14.1.2): one
+    /// `bytes=first-last`, `bytes=first-` or `bytes=-suffix`, clamped to the body; `nil` for anything else
+    /// (several ranges, another unit, an unsatisfiable range), which only the server can answer.
+    static func byteRange(_ value: String, length: Int) -> Range<Int>? {
+        let trimmed = HTTPSyntax.trimmed(value)
+        guard trimmed.lowercased().hasPrefix("bytes="), length > 0 else { return nil }
+        let spec = HTTPSyntax.trimmed(trimmed.dropFirst(6))
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
+        let firstText = HTTPSyntax.trimmed(spec[..<dash])
+        let lastText = HTTPSyntax.trimmed(spec[spec.index(after: dash)...])
+        func number(_ text: Substring) -> Int? {
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+            return Int(text)
+        }
+        if firstText.isEmpty {
+            guard let suffix = number(lastText), suffix > 0 else { return nil }
+            return max(0, length - suffix)..<length
+        }
+        guard let first = number(firstText), first < length else { return nil }
+        if lastText.isEmpty { return first..<length }
+        guard let last = number(lastText), last >= first else { return nil }
+        return first..<min(last + 1, length)
+    }
+
     /// Whether the response says how long it stays fresh (`max-age` or `Expires`).
     static func hasExplicitFreshness(_ control: CacheControl, _ headers: HTTPHeaders) -> Bool {
         control.maxAge != nil || headers.contains("Expires")

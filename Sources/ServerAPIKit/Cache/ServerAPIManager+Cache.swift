@@ -29,11 +29,12 @@ extension ServerAPIManager {
         return headers
     }
 
-    /// The stored response that fits a call (its variant matches), fresh or not; `nil` when there is none, or
-    /// when the call asks for part of a response (`Range`): a stored whole is not an answer to it.
+    /// The stored response that fits a call (its variant matches), fresh or not; `nil` when there is none.
+    /// A call that asks for part of a response (`Range`) is answered from it only as that part
+    /// (`deliverFromCache(_:_:_:range:)`), never as the whole.
     @inline(never)
     func storedEntry(for call: CallContext) async -> CacheEntry? {
-        guard let cache, let key = call.cacheKey, !call.request.headers.contains("Range") else { return nil }
+        guard let cache, let key = call.cacheKey else { return nil }
         guard let primary = try? await cache.lookup(key) else { return nil }
         let headers = variantHeaders(of: call.request)
         if primary.variant.matches(headers) { return primary }
@@ -67,14 +68,26 @@ extension ServerAPIManager {
 
     /// Answers a call with a stored entry: its `Age` set to the entry's current age (RFC 9111 §4), a status the
     /// call does not accept failing as the network's would.
+    /// - Parameter range: The part of the stored body a `Range` request asked for: answered as a 206 with its
+    ///   `Content-Range`.
     @inline(never)
     func deliverFromCache<F: CallFinishing>(
-        _ entry: CacheEntry, _ call: CallContext, _ finisher: F
+        _ entry: CacheEntry, _ call: CallContext, _ finisher: F, range: Range<Int>? = nil
     ) throws -> F.Value {
+        var entry = entry
+        var headers = entry.headers
+        if let range {
+            headers.remove(name: "Content-Range")
+            headers.add(
+                name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(entry.body.count)")
+            headers.remove(name: "Content-Length")
+            headers.add(name: "Content-Length", value: String(range.count))
+            entry.status = 206
+            entry.body = entry.body.subdata(in: range)
+        }
         call.stampStatus(entry.status)
         let now = configuration.now()
         let age = entry.age(at: now)
-        var headers = entry.headers
         headers.remove(name: "Age")
         headers.add(name: "Age", value: String(Int(min(age.seconds, 2_147_483_648))))
         let response = TransportResponse(

@@ -32,9 +32,11 @@ extension ServerAPIManager {
         _ call: CallContext, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
         let api = call.api
-        let stored = api.cacheMode.readsCache ? await storedEntry(for: call) : nil
-        let usage = stored.map { use(of: $0, for: call) }
+        var stored = api.cacheMode.readsCache ? await storedEntry(for: call) : nil
+        var usage = stored.map { use(of: $0, for: call) }
         if let stored, let usage, let value = try answerFromCache(stored, usage, call, finisher) { return value }
+        // A request for part of a response is the server's to answer, unless a stored whole answered it above.
+        if call.request.headers.contains("Range") { (stored, usage) = (nil, nil) }
         if api.cacheMode == .cacheOnly
             || (configuration.honorsHTTPCacheHeaders && CacheControl(call.request.headers, isRequest: true).onlyIfCached)
         {
@@ -69,10 +71,18 @@ extension ServerAPIManager {
     private func answerFromCache<F: CallFinishing>(
         _ stored: CacheEntry, _ use: CacheUse, _ call: CallContext, _ finisher: F
     ) throws -> F.Value? {
+        var range: Range<Int>?
+        if let value = call.request.headers["Range"] {
+            // Only a fresh stored whole answers a request for part of it, as that part; If-Range is the server's.
+            guard stored.status == 200, !call.request.headers.contains("If-Range"),
+                let part = HTTPCacheRules.byteRange(value, length: stored.body.count)
+            else { return nil }
+            range = part
+        }
         switch call.api.cacheMode {
         case .returnCacheElseLoad:
             if use.answersFresh { break }
-            guard use.answersWhileRevalidating else { return nil }
+            guard range == nil, use.answersWhileRevalidating else { return nil }
             revalidateInBackground(call.api)
         case .cacheOnly:
             guard use.answersFresh || use.mayAnswerOffline else { return nil }
@@ -80,7 +90,7 @@ extension ServerAPIManager {
             return nil
         }
         call.stampDuration()
-        return try deliverFromCache(stored, call, finisher)
+        return try deliverFromCache(stored, call, finisher, range: range)
     }
 
     /// The `cacheMiss` error of a call that may only be answered from the cache.
