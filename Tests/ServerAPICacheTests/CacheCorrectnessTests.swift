@@ -139,6 +139,32 @@ import Testing
         }
     }
 
+    @Test(
+        "a POST's fresh response naming its own URL as Content-Location answers the next GET",
+        arguments: CacheKind.allCases)
+    func postAnswersGet(kind: CacheKind) async throws {
+        let clock = TestClock()
+        try await kind.with(clock: clock) { cache async throws in
+            let mock = MockTransport()
+            mock.stub(
+                .post, "/items",
+                .text("created", headers: ["Cache-Control": "max-age=3600", "Content-Location": "/items"]),
+                .text("other", headers: ["Cache-Control": "max-age=3600", "Content-Location": "/elsewhere"]))
+            mock.stub(.get, "/items", .text("fetched", headers: ["Cache-Control": "max-age=3600"]))
+            let manager = Self.manager(mock, cache, clock: clock)
+            let post = Self.items.method(.post).body(.data(Data("12345".utf8))).cache(.returnCacheElseLoad)
+            _ = try await manager.send(post)
+            let get = try await manager.send(Self.items.cache(.returnCacheElseLoad))
+            #expect(get.isFromCache)
+            #expect(get.string == "created")
+            // A POST whose Content-Location is another URL invalidates this one and stores nothing for it.
+            _ = try await manager.send(post)
+            let after = try await manager.send(Self.items.cache(.returnCacheElseLoad))
+            #expect(!after.isFromCache)
+            #expect(after.string == "fetched")
+        }
+    }
+
     @Test("Expires in the past is stale; Age counts against max-age; Age: old, 0 is old", arguments: CacheKind.allCases)
     func expiresAndAge(kind: CacheKind) async throws {
         let clock = TestClock()

@@ -185,6 +185,27 @@ extension ServerAPIManager {
         }
     }
 
+    /// After an unsafe request's response: the invalidation of RFC 9111 §4.4, then, for a `POST` whose success
+    /// names its own URL as `Content-Location` and has explicit freshness, that response stored as the URL's
+    /// `GET` (RFC 9110 §9.3.3), when the call's mode writes the cache.
+    @inline(never)
+    func afterUnsafe(
+        _ response: TransportResponse, to request: TransportRequest, api: ServerAPI, requestTime: Date
+    ) async {
+        await invalidate(after: response, to: request)
+        guard let cache, request.method == .post, api.cacheMode.writesCache, (200..<300).contains(response.status),
+            let location = response.headers["Content-Location"],
+            URL(string: location, relativeTo: request.url)?.absoluteURL == request.url,
+            HTTPCacheRules.hasExplicitFreshness(CacheControl(response.headers), response.headers)
+        else { return }
+        var get = request
+        get.method = .get
+        get.body = .empty
+        var asGet = api
+        asGet.method = .get
+        await store(response, request: get, api: asGet, requestTime: requestTime, in: cache, key: CacheKey(request: get))
+    }
+
     /// When a stored entry stops being fresh. The call's TTL replaces what the headers say; else, when HTTP
     /// cache headers are honoured, their freshness lifetime (RFC 9111 §4.2.1) counted from the response's
     /// generation; a response without one gets the manager's `defaultCacheTTL` (if its status may be cached by

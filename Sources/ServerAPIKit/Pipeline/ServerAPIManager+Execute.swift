@@ -170,7 +170,9 @@ extension ServerAPIManager {
             if let response = lastResponse { await cacheRefused(response, request, call, api: api, requestTime) }
             throw error
         }
-        if cache != nil, !HTTPCacheRules.isSafe(request.method) { await invalidate(after: processed, to: request) }
+        if cache != nil, !HTTPCacheRules.isSafe(request.method) {
+            await afterUnsafe(processed, to: request, api: api, requestTime: requestTime)
+        }
         call.stampDuration()
         var source = ResultSource.network
         if let revalidation, processed.status == 304 {
