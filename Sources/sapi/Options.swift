@@ -156,7 +156,9 @@ extension Options {
             $0.envelope = true
             $0.successCodes = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         },
-        OptionSpec(names: ["--cache"], value: "none|memory|file", help: "cache responses (default none)") {
+        OptionSpec(
+            names: ["--cache"], value: "none|memory|file", help: "cache responses, as HTTP caching says (default none)"
+        ) {
             guard let store = CacheStore(rawValue: $1.lowercased()) else {
                 throw UsageError(message: "unknown cache \"\($1)\"", hint: "use none, memory or file")
             }

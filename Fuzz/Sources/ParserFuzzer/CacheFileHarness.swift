@@ -31,7 +31,8 @@ enum CacheFileHarness {
             guard let url = URL(string: metadata.url) else { throw CacheFileFormat.Invalid(reason: "bad URL") }
             return CacheEntry(
                 status: metadata.status, headers: metadata.headers, body: Data(body), url: url,
-                storedAt: header.storedAt, expiresAt: header.expiresAt)
+                storedAt: header.storedAt, expiresAt: header.expiresAt, initialAge: metadata.initialAge,
+                variant: metadata.variant, variantGroup: metadata.variantGroup)
         }
     }
 
@@ -46,10 +47,17 @@ enum CacheFileHarness {
             headers.add(name: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
         }
         let seconds = Double(data.count * 1_000)
+        // A variant from the header lines' names (a value, or none for every other one) and a group, on odd inputs.
+        let variant = CacheVariant(
+            fields: headers.enumerated().map { index, field in
+                CacheVariant.Field(name: field.name.lowercased(), value: index % 2 == 0 ? field.value : nil)
+            })
         let entry = CacheEntry(
             status: status, headers: headers, body: body, url: URL(string: fields[1]) ?? url,
             storedAt: Date(timeIntervalSinceReferenceDate: seconds),
-            expiresAt: data.count % 2 == 0 ? nil : Date(timeIntervalSinceReferenceDate: seconds + 60))
+            expiresAt: data.count % 2 == 0 ? nil : Date(timeIntervalSinceReferenceDate: seconds + 60),
+            initialAge: .seconds(Double(data.count % 97)), variant: data.count % 2 == 0 ? CacheVariant() : variant,
+            variantGroup: data.count % 2 == 0 ? nil : fields[1])
         let file = CacheFileFormat.encodePrefix(entry, key: key) + [UInt8](body)
         do {
             let decoded = try decode(file, key: key)
