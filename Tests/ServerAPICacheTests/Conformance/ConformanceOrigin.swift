@@ -7,7 +7,8 @@ import ServerAPITesting
 ///
 /// Each response carries `Origin-Count` (how many requests the origin has answered, this one included),
 /// `Origin-Step` (the step whose call was in progress) and `Origin-Now` (the origin's clock, in seconds
-/// since 1970), so that a delivered response tells where it came from.
+/// since 1970), so that a delivered response tells where it came from. A request's step is the one its
+/// `Conformance-Step` header names, as a cache that revalidates in the background sends it on.
 final class ConformanceOrigin: Sendable {
     /// A request that reached the origin.
     struct Received: Sendable {
@@ -42,7 +43,13 @@ final class ConformanceOrigin: Sendable {
     var received: [Received] { state.withLock { $0.received } }
 
     func answer(_ request: TransportRequest) async throws -> MockStub {
-        let stepNumber = state.withLock { $0.step }
+        // A request names its step (a revalidation the cache makes in the background copies the call's headers),
+        // else it belongs to the step in progress.
+        let current = state.withLock { $0.step }
+        let stepNumber =
+            request.headers[ConformanceRunner.stepHeader].flatMap(Int.init).flatMap {
+                testCase.steps.indices.contains($0 - 1) ? $0 : nil
+            } ?? current
         let step = testCase.steps[stepNumber - 1]
         if step.originDelay > 0 { clock.advance(by: .seconds(step.originDelay)) }
         let now = clock.date

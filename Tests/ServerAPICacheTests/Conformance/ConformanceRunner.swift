@@ -19,6 +19,10 @@ struct ConformanceFailure: Sendable, CustomStringConvertible {
 enum ConformanceRunner {
     static let host = "https://origin.test"
 
+    /// The header every call carries with its step number, so that the origin knows the step of a request the
+    /// cache makes later on the call's behalf.
+    static let stepHeader = "Conformance-Step"
+
     /// The seconds a `pause` step lets pass, as the HTTP WG suite pauses between requests.
     static let pause: Duration = .seconds(3)
 
@@ -48,7 +52,7 @@ enum ConformanceRunner {
             let number = index + 1
             origin.begin(step: number)
             let before = origin.received.count
-            let api = try call(step, path: path, previous: previous)
+            let api = try call(step, number: number, path: path, previous: previous)
             let delivered: Result<ServerResult, any Error>
             do {
                 delivered = .success(try await manager.send(api))
@@ -63,13 +67,14 @@ enum ConformanceRunner {
         return failures
     }
 
-    /// The call a step makes: a user's call with the step's method, headers and body.
-    static func call(_ step: ConformanceStep, path: String, previous: ServerResult?) throws -> ServerAPI {
+    /// The call a step makes: a user's call with the step's method, headers and body, and its step number.
+    static func call(_ step: ConformanceStep, number: Int, path: String, previous: ServerResult?) throws -> ServerAPI {
         var api = ServerAPI(host: host, path: path + (step.pathSuffix.map { "/\($0)" } ?? ""))
             .method(HTTPMethod(rawValue: step.method))
             .format(.data)
             .accept(.any)
             .cache(.returnCacheElseLoad)
+            .header(stepHeader, String(number))
         if let query = step.query {
             let parts = query.split(separator: "=", maxSplits: 1).map(String.init)
             api = api.query(parts[0], parts.count > 1 ? parts[1] : nil)
