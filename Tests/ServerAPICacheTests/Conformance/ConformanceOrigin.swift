@@ -57,7 +57,10 @@ final class ConformanceOrigin: Sendable {
 
         var status = step.status ?? 200
         if step.outcome == .etagValidated || step.outcome == .lmValidated {
-            let previous = state.withLock { $0.sentByStep[stepNumber - 1] } ?? [:]
+            // The validators of the previous step's response: as sent, or as scripted when the cache answered
+            // that step (a scripted date offset was never turned into a date, so it matches nothing).
+            let previous =
+                state.withLock { $0.sentByStep[stepNumber - 1] } ?? Self.scripted(testCase.steps[stepNumber - 2])
             let lastModified = previous["Last-Modified"]
             let etag = previous["ETag"]
             if let lastModified, request.headers["If-Modified-Since"] == lastModified {
@@ -104,6 +107,15 @@ final class ConformanceOrigin: Sendable {
         let hasBody = status != 204 && status != 304 && request.method != .head
         let body = hasBody ? (step.responseBody ?? testCase.id) : ""
         return MockStub(.response(status: status, headers: headers, body: Data(body.utf8)))
+    }
+
+    /// The scripted headers of `step` that are plain text.
+    static func scripted(_ step: ConformanceStep) -> HTTPHeaders {
+        var headers: HTTPHeaders = [:]
+        for (field, _) in step.responseHeaders {
+            if case .text(let text) = field.value { headers.add(name: field.name, value: text) }
+        }
+        return headers
     }
 
     /// A scripted value as sent: a date offset becomes an HTTP date from `now`.

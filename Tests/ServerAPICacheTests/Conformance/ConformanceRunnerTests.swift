@@ -75,6 +75,41 @@ import Testing
         #expect(ConformanceOrigin.text(field, now: date) == "Sun, 06 Nov 1994 09:49:37 GMT")
     }
 
+    @Test("the origin answers 304 to the previous step's validators (as scripted when the cache answered it), else 999")
+    func originValidation() async throws {
+        let testCase = ConformanceCase(
+            "validation", .required, group: "test",
+            #"""
+            GET setup pause
+            < ETag: "a"
+            --
+            GET setup
+            < ETag: "b"
+            --
+            GET
+            = etag-validated
+            """#)
+        let origin = ConformanceOrigin(testCase, clock: TestClock(), baseURL: "https://origin.test/case")
+        let url = try #require(URL(string: "https://origin.test/case"))
+        func status(_ headers: HTTPHeaders) async throws -> Int? {
+            guard
+                case .response(let status, _, _) = try await origin.answer(TransportRequest(url: url, headers: headers))
+                    .outcome
+            else { return nil }
+            return status
+        }
+        origin.begin(step: 1)
+        #expect(try await status([:]) == 200)
+        // Step 2 is answered by the cache: the origin never sends its ETag, yet step 3 revalidates against it.
+        origin.begin(step: 3)
+        #expect(try await status(["If-None-Match": "\"b\""]) == 304)
+        #expect(try await status(["If-None-Match": "\"a\""]) == 999)
+        #expect(try await status([:]) == 999)
+        // A request naming its step is answered as that step's.
+        #expect(try await status([ConformanceRunner.stepHeader: "1"]) == 200)
+        #expect(origin.received.map(\.step) == [1, 3, 3, 3, 1])
+    }
+
     /// Cases where some step must be answered by, or revalidated from, a stored response (a step sending its own
     /// validators is left out: without a cache, forwarding them is the right answer).
     static let needingAStoredResponse = ConformanceCase.all.filter { testCase in

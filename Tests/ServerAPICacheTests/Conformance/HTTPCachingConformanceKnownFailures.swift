@@ -2,6 +2,13 @@
 ///
 /// A case listed here runs as a known issue; when the engine passes it, its test fails with "Known issue was
 /// not recorded" and `HTTPCachingConformance/summary` names it: remove it from this list.
+///
+/// Once the manager reads time from its configured clock, these cases, which pass today only because no entry
+/// ever goes stale on the test clock, are expected to fail until what they check is built (found with a cache
+/// that aged its entries by the test clock): freshness-max-age-two-fresh-stale-sameline and -sepline (the first
+/// of two `max-age` wins), stale-close, stale-503, stale-sie-close, stale-sie-503 (serving stale when the origin
+/// fails), stale-while-revalidate, ccreq-max-stale, head-200-freshness-update (a `HEAD` refreshing the stored
+/// `GET`). The cases listed with the clock as their only reason then pass, except those whose reason names more.
 enum KnownConformanceFailures {
     /// Case identifier: why the engine fails it (on both caches unless `onlyOn` says otherwise).
     static let reasons: [String: String] = [
@@ -39,7 +46,7 @@ enum KnownConformanceFailures {
         "headers-omit-headers-listed-in-Cache-Control-no-cache":
             "no-cache with field names is taken as plain no-cache (the response is revalidated, the fields stored)",
         "cc-resp-must-revalidate-stale": clock,
-        "cc-resp-immutable-stale": "a request Cache-Control: max-age=0 is not honoured; and " + clock,
+        "cc-resp-immutable-stale": clock,
         "stale-while-revalidate-window": "stale-while-revalidate is not implemented; and " + clock,
         "stale-close-must-revalidate": clock,
         "stale-warning-stored": "returnCacheElseLoad does not serve a stale entry when the origin fails",
@@ -113,7 +120,7 @@ enum KnownConformanceFailures {
             "a call's own If-None-Match / If-Modified-Since is not answered with a 304 from the stored response",
         "conditional-lm-fresh-earlier":
             "a call's own If-None-Match / If-Modified-Since is not answered with a 304 from the stored response",
-        "conditional-lm-stale": "a call's own If-Modified-Since is not answered from the cache; and " + clock,
+        "conditional-lm-stale": clock,
         "conditional-lm-fresh-no-lm":
             "a call's own If-None-Match / If-Modified-Since is not answered with a 304 from the stored response",
         "conditional-lm-fresh-rfc850":
@@ -148,7 +155,8 @@ enum KnownConformanceFailures {
             "a call's own If-None-Match / If-Modified-Since is not answered with a 304 from the stored response",
         "conditional-etag-strong-generate": clock,
         "conditional-etag-weak-generate-weak": clock,
-        "conditional-etag-strong-generate-unquoted": clock,
+        "conditional-etag-strong-generate-unquoted":
+            "an unquoted ETag is sent back unquoted in If-None-Match; and " + clock,
         "conditional-etag-forward-unquoted": "an unquoted If-None-Match is forwarded as it is",
         "headers-omit-headers-listed-in-Connection":
             "hop-by-hop fields (and those Connection names) are stored and replayed",
