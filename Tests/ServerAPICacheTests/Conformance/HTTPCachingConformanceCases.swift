@@ -12,9 +12,18 @@
 //   sees the failure where a proxy would answer 502 or 504;
 // - the origin's bookkeeping headers are `Origin-Count`, `Origin-Step` and `Origin-Now` (ConformanceOrigin.swift);
 // - redirects are not followed (the origin is a `MockTransport`), as the suite's `redirect: manual` asks;
-// - `no-header Name: value` checks that the value is gone (a hop-by-hop field must not be replayed).
+// - `no-header Name: value` checks that the value is gone (a hop-by-hop field must not be replayed);
+// - every call accepts any status (`accept(.any)`), so that a 3xx, 4xx, 5xx or 304 is seen rather than thrown, and
+//   carries `Conformance-Step: n`, so that a request the cache makes later on its behalf is attributed to it.
 //
-// Left out, with why:
+// What the public API lacks for some cases (they are written anyway):
+// - conditional-etag-strong-respond-obs-text: a call cannot send a non-ASCII header value (the manager refuses it
+//   as an invalid request), so an `ETag` with obs-text cannot be sent back by the caller;
+// - stale-while-revalidate, stale-while-revalidate-window: nothing lets a test wait for a revalidation the manager
+//   makes in the background; the cases check only what each call returns, which is enough for their verdicts.
+//
+// 329 of the suite's 370 cases (144 of its 163 required, 92 of 107 optimal, 93 of 100 check). Left out, with why
+// (41 cases: 19 required, 15 optimal, 7 check):
 // - cdn-cache-control.mjs (24 cases): `CDN-Cache-Control` is addressed to CDNs, never to a client's cache.
 // - interim.mjs (4 cases): 1xx interim responses; a transport delivers only the final response, so neither the
 //   origin nor the caller can observe them.
