@@ -123,12 +123,16 @@ public struct CacheControl: Sendable, Hashable {
         while !bytes.isEmpty {
             // The name: up to '=' or ','.
             let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ",") } ?? bytes.endIndex
-            let name = HTTPSyntax.trimmed(String(decoding: bytes[..<nameEnd], as: UTF8.self)).lowercased()
+            let rawName = String(decoding: bytes[..<nameEnd], as: UTF8.self)
+            var name = HTTPSyntax.trimmed(rawName).lowercased()
             bytes = bytes[nameEnd...]
             var argument: Argument?
             if bytes.first == UInt8(ascii: "=") {
                 bytes = bytes.dropFirst()
-                while bytes.first == UInt8(ascii: " ") || bytes.first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
+                // No whitespace around '=' (RFC 9111 §5.2): `max-age = 5` is not a max-age.
+                let spaced = rawName.utf8.last.map(HTTPSyntax.isWhitespace) == true
+                    || bytes.first.map(HTTPSyntax.isWhitespace) == true
+                if spaced { name = "" }
                 if bytes.first == UInt8(ascii: "\"") {
                     // A quoted string: backslash escapes the next byte.
                     var text: [UInt8] = []

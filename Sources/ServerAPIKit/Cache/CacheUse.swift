@@ -55,8 +55,10 @@ struct CacheUse {
     var answersFresh: Bool {
         if response.noCache { return false }
         guard honorsHTTP else { return isFresh }
-        if request.noCache { return false }
-        if let maxAge = request.maxAge, age > TimeInterval(maxAge) { return false }
+        // A request that may not be stored is not answered from storage either: it asked for the origin's answer.
+        if request.noCache || request.noStore { return false }
+        // A fresh `immutable` response will not change: a reload's `max-age=0` does not send for it (RFC 8246).
+        if let maxAge = request.maxAge, age > TimeInterval(maxAge), !(response.immutable && isFresh) { return false }
         if let minFresh = request.minFresh, lifetime - age < TimeInterval(minFresh) { return false }
         if isFresh { return true }
         guard let maxStale = request.maxStale, !forbidsStale else { return false }

@@ -77,6 +77,29 @@ enum HTTPCacheRules {
         return first..<min(last + 1, length)
     }
 
+    /// Whether a request's own preconditions are met by a stored response, so that the cache answers 304
+    /// itself (RFC 9111 §4.3.2): `If-None-Match` first (weak comparison, `*` matches any), else
+    /// `If-Modified-Since` against the stored `Last-Modified`, or its `Date` when it has none. `nil` when the
+    /// request has no precondition this cache evaluates.
+    static func notModified(request: HTTPHeaders, stored: HTTPHeaders) -> Bool? {
+        let noneMatch = request.values(for: "If-None-Match")
+        if !noneMatch.isEmpty {
+            guard let etag = stored["ETag"].map({ opaqueTag(HTTPSyntax.trimmed($0)) }) else { return false }
+            let tags = noneMatch.flatMap { $0.split(separator: ",") }.map { HTTPSyntax.trimmed($0) }
+            return tags.contains("*") || tags.contains { opaqueTag($0) == etag }
+        }
+        if let value = request["If-Modified-Since"], let since = HTTPDate.parse(value) {
+            guard let modified = (stored["Last-Modified"] ?? stored["Date"]).flatMap({ HTTPDate.parse($0) }) else {
+                return false
+            }
+            return modified <= since
+        }
+        return nil
+    }
+
+    /// An entity tag without its weakness prefix, for the weak comparison (RFC 9110 §8.8.3.2).
+    private static func opaqueTag(_ tag: Substring) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+
     /// Whether the response says how long it stays fresh (`max-age` or `Expires`).
     static func hasExplicitFreshness(_ control: CacheControl, _ headers: HTTPHeaders) -> Bool {
         control.maxAge != nil || headers.contains("Expires")
@@ -126,11 +149,13 @@ enum HTTPCacheRules {
         return HTTPDate.parse(values[0])
     }
 
-    /// The `Age` a response arrived with (RFC 9111 §5.1): the first field line's first value, when it is a
-    /// non-negative integer (larger than 2^31 counts as 2^31); anything else is ignored.
+    /// The `Age` a response arrived with (RFC 9111 §5.1): the first field line's first value (before any
+    /// parameter), when it is a non-negative integer (larger than 2^31 counts as 2^31); anything else is ignored.
     static func ageValue(_ headers: HTTPHeaders) -> TimeInterval {
         guard let line = headers.values(for: "Age").first else { return 0 }
-        let first = HTTPSyntax.trimmed(line.split(separator: ",", omittingEmptySubsequences: false).first ?? "")
+        let member = line.split(separator: ",", omittingEmptySubsequences: false).first ?? ""
+        // A parameter (`3600;foo`) does not hide the number before it.
+        let first = HTTPSyntax.trimmed(member.split(separator: ";", omittingEmptySubsequences: false).first ?? "")
         guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return 0 }
         return TimeInterval(Int(first).map { min($0, 2_147_483_648) } ?? 2_147_483_648)
     }

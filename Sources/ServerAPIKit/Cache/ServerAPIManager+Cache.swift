@@ -68,15 +68,21 @@ extension ServerAPIManager {
 
     /// Answers a call with a stored entry: its `Age` set to the entry's current age (RFC 9111 §4), a status the
     /// call does not accept failing as the network's would.
-    /// - Parameter range: The part of the stored body a `Range` request asked for: answered as a 206 with its
-    ///   `Content-Range`.
+    /// - Parameters:
+    ///   - range: The part of the stored body a `Range` request asked for: answered as a 206 with its
+    ///     `Content-Range`.
+    ///   - notModified: The call's own preconditions hold for the entry: answered as a 304 without a body.
     @inline(never)
     func deliverFromCache<F: CallFinishing>(
-        _ entry: CacheEntry, _ call: CallContext, _ finisher: F, range: Range<Int>? = nil
+        _ entry: CacheEntry, _ call: CallContext, _ finisher: F, range: Range<Int>? = nil, notModified: Bool = false
     ) throws -> F.Value {
         var entry = entry
         var headers = entry.headers
-        if let range {
+        if notModified {
+            for name in ["Content-Length", "Content-Range"] { headers.remove(name: name) }
+            entry.status = 304
+            entry.body = Data()
+        } else if let range {
             headers.remove(name: "Content-Range")
             headers.add(
                 name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(entry.body.count)")

@@ -90,7 +90,11 @@ extension ServerAPIManager {
             return nil
         }
         call.stampDuration()
-        return try deliverFromCache(stored, call, finisher, range: range)
+        // The call's own validators, when the stored response meets them, are answered here as the server would.
+        let notModified =
+            stored.status == 200 && range == nil
+            && HTTPCacheRules.notModified(request: call.request.headers, stored: stored.headers) == true
+        return try deliverFromCache(stored, call, finisher, range: range, notModified: notModified)
     }
 
     /// The `cacheMiss` error of a call that may only be answered from the cache.

@@ -38,14 +38,22 @@ import Testing
             var failing: Set<String> = []
             for testCase in ConformanceCase.all {
                 total[testCase.kind, default: 0] += 1
-                if try await ConformanceRunner.run(testCase, on: kind).isEmpty {
+                let failures = try await ConformanceRunner.run(testCase, on: kind)
+                if failures.isEmpty {
                     passed[testCase.kind, default: 0] += 1
                 } else {
                     failing.insert(testCase.id)
+                    if KnownConformanceFailures.reason(for: testCase.id, on: kind) == nil {
+                        print("conformance: \(kind.rawValue) cache: \(testCase.id) (\(testCase.kind.rawValue)): \(failures)")
+                    }
                 }
             }
             let counts = ConformanceCase.Kind.allCases.map { "\($0.rawValue) \(passed[$0] ?? 0) of \(total[$0] ?? 0)" }
             print("conformance: \(kind.rawValue) cache: \(counts.joined(separator: ", "))")
+            for caseKind in ConformanceCase.Kind.allCases {
+                let ids = ConformanceCase.all.filter { $0.kind == caseKind && failing.contains($0.id) }.map(\.id)
+                print("conformance: \(kind.rawValue) cache: \(caseKind.rawValue) failing: \(ids.joined(separator: " "))")
+            }
             let listed = Set(
                 ConformanceCase.all.map(\.id).filter { KnownConformanceFailures.reason(for: $0, on: kind) != nil })
             let unlisted = failing.subtracting(listed).sorted()
