@@ -30,6 +30,24 @@ import Testing
         let request = CacheControl(["Cache-Control": "max-stale, min-fresh=5, only-if-cached"], isRequest: true)
         #expect(request.maxStale == Int.max && request.minFresh == 5 && request.onlyIfCached)
         #expect(CacheControl(["Cache-Control": "max-stale=10"], isRequest: true).maxStale == 10)
+        // No whitespace around '=': such a directive is not the one it names.
+        #expect(CacheControl(["Cache-Control": "max-age =3600"]).maxAge == nil)
+        #expect(CacheControl(["Cache-Control": "max-age= 3600"]).maxAge == nil)
+    }
+
+    @Test("the caller's own preconditions: If-None-Match first (weak comparison, *), else If-Modified-Since")
+    func callerPreconditions() {
+        let stored: HTTPHeaders = ["ETag": "W/\"abc\"", "Last-Modified": Self.date(-100), "Date": Self.date(0)]
+        #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "\"x\", \"abc\""], stored: stored) == true)
+        #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "*"], stored: stored) == true)
+        #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "\"x\""], stored: stored) == false)
+        // If-None-Match wins over If-Modified-Since.
+        #expect(
+            HTTPCacheRules.notModified(
+                request: ["If-None-Match": "\"x\"", "If-Modified-Since": Self.date(0)], stored: stored) == false)
+        #expect(HTTPCacheRules.notModified(request: ["If-Modified-Since": Self.date(-50)], stored: stored) == true)
+        #expect(HTTPCacheRules.notModified(request: ["If-Modified-Since": Self.date(-200)], stored: stored) == false)
+        #expect(HTTPCacheRules.notModified(request: [:], stored: stored) == nil)
     }
 
     @Test("HTTP-date: the three forms, any case; every other spelling is invalid")
@@ -84,6 +102,7 @@ import Testing
         #expect(HTTPCacheRules.ageValue(HTTPHeaders([.init(name: "Age", value: "7200"), .init(name: "Age", value: "0")]))
             == 7200)
         #expect(HTTPCacheRules.ageValue(["Age": "2147483649"]) == 2_147_483_648)
+        #expect(HTTPCacheRules.ageValue(["Age": "3600;foo"]) == 3600)
         let sent = Self.received.addingTimeInterval(-2)
         // Date 10 s before it arrived: apparent age 10; Age 5 plus the 2 s exchange: 7; the larger wins.
         #expect(
@@ -196,6 +215,9 @@ import Testing
         #expect(!use(["Cache-Control": "no-cache"], lifetime: 10, age: 0).answersFresh)
         #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "no-cache"]).answersFresh)
         #expect(!use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache"]).answersFresh)
+        #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "no-store"]).answersFresh)
+        #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"]).answersFresh)
+        #expect(use(["Cache-Control": "immutable"], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"]).answersFresh)
         #expect(use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache", "Cache-Control": "max-age=60"]).answersFresh)
         #expect(!use([:], lifetime: 100, age: 50, request: ["Cache-Control": "max-age=10"]).answersFresh)
         #expect(!use([:], lifetime: 100, age: 50, request: ["Cache-Control": "min-fresh=60"]).answersFresh)
