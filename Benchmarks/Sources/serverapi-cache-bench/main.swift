@@ -127,7 +127,19 @@ func benchmark() async throws -> [Row] {
     mock.setRecording(false)
     mock.stub(
         .get, "/v1/shops/1/products", .json(String(repeating: "{\"id\":12345,\"name\":\"tea\"},", count: 30) + "{}"))
+    // The same body as a response that varies and carries its freshness and age, as HTTP caching reads it:
+    // a hit then matches the variant and computes the age it is served with.
+    mock.stub(
+        .get, "/v1/shops/1/varied",
+        .json(
+            String(repeating: "{\"id\":12345,\"name\":\"tea\"},", count: 30) + "{}",
+            headers: [
+                "Cache-Control": "max-age=3600", "Vary": "Accept-Language", "Age": "5",
+                "Date": "Fri, 27 Nov 2026 10:00:00 GMT",
+            ]))
     let call = ServerAPI(host: "https://api.example.com/v1", path: "/shops/1/products").format(.data)
+    let varied = ServerAPI(host: "https://api.example.com/v1", path: "/shops/1/varied").format(.data)
+        .header("Accept-Language", "en").cache(.returnCacheElseLoad)
     let managerDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
         "serverapi-cache-bench-manager-\(getpid())")
     defer { try? FileManager.default.removeItem(at: managerDirectory) }
@@ -136,6 +148,10 @@ func benchmark() async throws -> [Row] {
         (
             "manager send, memory cache hit", ServerAPIManager(transport: mock, cache: MemoryCache()),
             call.cache(.returnCacheElseLoad, ttl: .seconds(3600))
+        ),
+        (
+            "manager send, memory cache hit, Vary and Age", ServerAPIManager(transport: mock, cache: MemoryCache()),
+            varied
         ),
         (
             "manager send, file cache hit",
