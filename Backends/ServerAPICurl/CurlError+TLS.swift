@@ -49,7 +49,8 @@ extension ServerAPIError {
 
     /// Whether libcurl's message for a failed verification is about the host name: "… matches target host
     /// name '…'" as libcurl 7.88 words it for a name and an address alike, "… matches target hostname '…'" or
-    /// "… target ipv4 address '…'" as 8.14.1 does (its IPv6 wording taken to match), or "… common name from peer certificate …".
+    /// "… target ipv4 address '…'" as 8.14.1 does (its IPv6 wording taken to match), or "… common name from
+    /// peer certificate …".
     static func namesHostMismatch(_ message: String) -> Bool {
         ["target host name", "target hostname", "target ipv4 address", "target ipv6 address",
          "common name from peer certificate"].contains { message.contains($0) }

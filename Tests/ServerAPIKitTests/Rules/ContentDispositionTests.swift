@@ -101,7 +101,9 @@ struct ContentDispositionTests {
         // Built from pieces of real values rather than single characters: random characters almost never
         // spell "attachment; filename=", and the check is about the names that come out.
         let types = ["attachment", "inline", "", "\""]
-        let parameters = ["; filename=", ";filename=", "; filename*=UTF-8''", "; filename*=", "; name=", "; ; filename="]
+        let parameters = [
+            "; filename=", ";filename=", "; filename*=UTF-8''", "; filename*=", "; name=", "; ; filename=",
+        ]
         let pieces = [
             "\"", "\\", "/", ".", "..", "%2F", "%5C", "%2E", "%E2%82%AC", "%E2", "a", "é", " ", ";", "=", "'",
             "\u{0}", "\u{7}", "\u{301}", "\u{0619}", "filename=",
@@ -112,7 +114,9 @@ struct ContentDispositionTests {
             var value = types.randomElement(using: &generator)!
             for _ in 0..<Int.random(in: 0...2, using: &generator) {
                 value += parameters.randomElement(using: &generator)!
-                for _ in 0..<Int.random(in: 0..<10, using: &generator) { value += pieces.randomElement(using: &generator)! }
+                for _ in 0..<Int.random(in: 0..<10, using: &generator) {
+                    value += pieces.randomElement(using: &generator)!
+                }
             }
             guard let name = ContentDisposition(value)?.fileName else {
                 unnamed += 1
