@@ -16,7 +16,11 @@ func curlWriteCallback(
     let length = size * count
     guard let context else { return 0 }
     guard let data, length > 0 else { return length }
-    return transfer(context).receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    let transfer = transfer(context)
+    // Bytes offered while the stream's reader holds the transfer paused stay with libcurl, which delivers
+    // them again once receiving resumes (see CurlTransfer+Streaming).
+    if transfer.holdsBackBody { return Int(CURL_WRITEFUNC_PAUSE) }
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
 }
 
 /// CURLOPT_HEADERFUNCTION: one header line at a time, status lines and blank lines included.

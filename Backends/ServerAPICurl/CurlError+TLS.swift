@@ -24,9 +24,7 @@ extension ServerAPIError {
         case CURLE_PEER_FAILED_VERIFICATION:
             // libcurl checks the host name after OpenSSL accepted the chain, and then reports an
             // unspecified X509 result (1): its message is what tells.
-            if message.contains("target host name") || message.contains("common name from peer certificate") {
-                return .hostnameMismatch
-            }
+            if namesHostMismatch(message) { return .hostnameMismatch }
             switch verifyResult ?? 0 {
             case X509.certificateNotYetValid, X509.certificateExpired: return .expiredCertificate
             case X509.hostnameMismatch, X509.ipAddressMismatch: return .hostnameMismatch
@@ -47,6 +45,15 @@ extension ServerAPIError {
         default:
             return nil
         }
+    }
+
+    /// Whether libcurl's message for a failed verification is about the host name: "… matches target host
+    /// name '…'" as libcurl 7.88 words it for a name and an address alike, "… matches target hostname '…'" or
+    /// "… target ipv4 address '…'" as 8.14.1 does (its IPv6 wording taken to match), or "… common name from
+    /// peer certificate …".
+    static func namesHostMismatch(_ message: String) -> Bool {
+        ["target host name", "target hostname", "target ipv4 address", "target ipv6 address",
+         "common name from peer certificate"].contains { message.contains($0) }
     }
 
     /// A TLS error: a sentence naming the failure, with libcurl's message kept in it.

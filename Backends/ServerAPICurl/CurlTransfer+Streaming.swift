@@ -21,9 +21,12 @@ import Synchronization
 // followed redirects never get here), the job's continuation is resumed with a `.stream` body whose
 // source the write callback feeds. When the source answers `.pause`, the chunk was kept: the callback
 // accepts it whole and pauses receiving with `curl_easy_pause(CURLPAUSE_RECV)` (allowed from inside a
-// callback). We never return `CURL_WRITEFUNC_PAUSE`, with which libcurl would deliver the same bytes
-// again later. Bytes libcurl already decoded from the same read may still arrive after the pause; the
-// stream keeps them, so the buffer runs over by at most one of libcurl's deliveries. The reader's
+// callback). That chunk is not refused with `CURL_WRITEFUNC_PAUSE`, with which libcurl would deliver the
+// same bytes again later. Bytes offered while receiving is paused are refused with it, before they are
+// counted, so libcurl keeps them and delivers them again on resumption: the buffer runs over by at most
+// one of libcurl's deliveries. libcurl 7.88 offers only what it already decoded from the same read; 8.14
+// goes on delivering a paused HTTP/2 stream's data while another transfer on its connection is served
+// (kept, it grew without bound and the server was never held back). The reader's
 // `onResume` hops to the loop (inbox + wake-up) and unpauses there; `onTermination` cancels the
 // transfer by the same path as a cancelled task.
 //
@@ -39,6 +42,9 @@ import Synchronization
 extension CurlTransfer {
     /// Whether the caller has the final head and reads the body from a stream.
     var headDelivered: Bool { source != nil }
+
+    /// Whether body bytes must stay with libcurl for now: the stream's reader has paused receiving.
+    var holdsBackBody: Bool { receivePaused && source != nil }
 
     // MARK: Response head and body
 

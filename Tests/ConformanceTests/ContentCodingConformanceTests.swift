@@ -66,7 +66,9 @@ struct ContentCodingConformanceTests {
     @Test("Accept-Encoding offers exactly the codings libcurl decodes", arguments: TransportKind.allCases)
     func acceptEncoding(kind: TransportKind) async throws {
         let echo = try Echo(try await kind.make().send(try kind.fixture("/headers")))
-        #expect(echo.values("Accept-Encoding") == [CurlTransport.supportedContentCodings.joined(separator: ", ")])
+        // The documented list for this platform's libcurl (Debian 12's 7.88 has all four, as has 8.14), as a
+        // literal: computing it with the libcurl call the transport uses would agree with any mistake of it.
+        #expect(echo.values("Accept-Encoding") == ["deflate, gzip, br, zstd"])
         #expect(CurlTransport.supportedContentCodings == ["deflate", "gzip", "br", "zstd"])
     }
 

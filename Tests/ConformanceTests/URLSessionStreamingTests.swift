@@ -15,27 +15,36 @@ import Testing
 struct URLSessionStreamingTests {
     // MARK: Delivery
 
-    @Test("the head and the first chunk of a dripping body arrive before the body ends")
+    @Test("the head and the first chunk arrive while the rest of the body is still to come")
+    func firstChunkBeforeTheEnd() async throws {
+        let transport = URLSessionTransport()
+        let response = try await transport.stream(
+            TransportRequest(url: try TestServers.fixture("/hold-body?key=\(UUID().uuidString)")))
+        #expect(response.status == 200)
+        let body = try streamBody(response)
+        var chunks = body.makeAsyncIterator()
+        // The server sends "first\n" and then nothing until the client leaves: a transport that waited for
+        // the end of the body would never deliver it. No clock: the server's hold is the event.
+        #expect(try await chunks.next() == Data("first\n".utf8))
+        #expect(!body.isFinished)
+        body.cancel()
+        try await expectNoTasksLeft(transport)
+    }
+
+    @Test("a dripping body arrives whole, with its metrics")
     func drip() async throws {
         let transport = URLSessionTransport()
-        let started = ContinuousClock.now
         let response = try await transport.stream(
             TransportRequest(url: try TestServers.httpbin("/drip?duration=2&numbytes=5&delay=0")))
         #expect(response.status == 200)
         let body = try streamBody(response)
-        #expect(!body.isFinished)
-        var chunks = body.makeAsyncIterator()
-        let first = try await chunks.next()
-        let firstArrived = ContinuousClock.now - started
-        #expect(first?.isEmpty == false)
-        // The server spreads the 5 bytes over 2 s: the first one came while the rest was still on its way.
-        #expect(!body.isFinished)
-        #expect(firstArrived < TestTiming.bound(.seconds(1.5)))
-        var total = first?.count ?? 0
-        while let chunk = try await chunks.next() { total += chunk.count }
+        // No timing is asserted: a busy machine may delay the reader past the whole drip
+        // (CurlStreamingTests.drip says the same); `firstChunkBeforeTheEnd` shows the early delivery.
+        var total = 0
+        for try await chunk in body { total += chunk.count }
         #expect(total == 5)
         #expect(body.metrics?.bytesReceived == 5)
-        #expect(ContinuousClock.now - started > firstArrived)
+        try await expectNoTasksLeft(transport)
     }
 
     @Test("a line-delimited stream is read as lines")

@@ -37,8 +37,10 @@ struct CurlLoopsTests {
         let used = Set((0..<64).map { transport.loopIndex(for: URL(string: "http://host\($0).example:8080/")!) })
         #expect(used == [0, 1, 2, 3])
         #expect(CurlTransport(configuration: .init(loopCount: 1)).loopIndex(for: url) == 0)
-        #expect(CurlTransport.Configuration().loopCount == CurlTransport.Configuration.defaultLoopCount)
-        #expect(CurlTransport.Configuration.defaultLoopCount >= 1)
+        // The documented default: one loop per active processor (at least one).
+        let processors = ProcessInfo.processInfo.activeProcessorCount
+        #expect(CurlTransport.Configuration().loopCount == max(1, processors))
+        #expect(CurlTransport.Configuration.defaultLoopCount == max(1, processors))
     }
 
     @Test("round-robin gives one origin's calls to every loop in turn; each loop serves and cancels its own", .timeLimit(.minutes(1)))

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPICurl
+@testable import ServerAPICurl
 import ServerAPIKit
 import ServerAPITestSupport
 import Testing
@@ -52,13 +52,26 @@ struct CurlTLSTests {
         }
     }
 
+    @Test(
+        "libcurl's host-name messages, as 7.88 and 8.14 word them, are a hostname mismatch",
+        arguments: [
+            "SSL: no alternative certificate subject name matches target host name 'wronghost.test'",
+            "SSL: no alternative certificate subject name matches target hostname 'wronghost.test'",
+            "SSL: no alternative certificate subject name matches target ipv4 address '127.0.0.1'",
+            "SSL: certificate subject name 'a.test' does not match target hostname 'wronghost.test'",
+        ])
+    func hostNameMessages(message: String) {
+        #expect(ServerAPIError.namesHostMismatch(message))
+        #expect(!ServerAPIError.namesHostMismatch("SSL certificate problem: unable to get local issuer certificate"))
+    }
+
     @Test("a certificate for another host name is a hostname mismatch")
     func wrongHostCertificate() async throws {
         try await CurlTestServer.withTLS(certificate: "wrong-host") { server, certificates in
             let error = await expectError {
                 try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
             }
-            #expect(error?.tlsFailure == .hostnameMismatch)
+            #expect(error?.tlsFailure == .hostnameMismatch, "\(String(describing: error))")
             #expect(error?.message.contains("hostname mismatch") == true)
         }
     }

@@ -55,7 +55,8 @@ struct ServerAPIGroupsTests {
         #expect(api.wire == ServerAPI.Wire(host: "https://api.test", path: "/items"))
         #expect(api.transfer.timeout == .seconds(60))
         #expect(api.transfer.redirects == .follow(max: 10))
-        #expect(api.transfer.maxDecompressionRatio == DecompressionRule.defaultRatio)
+        // The documented literal (DecompressionRule.defaultRatio: "100"), not the constant the code reads.
+        #expect(api.transfer.maxDecompressionRatio == 100)
     }
 
     @Test("the transport request carries the call's transfer settings as they are")

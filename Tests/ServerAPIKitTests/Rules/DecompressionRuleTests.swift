@@ -4,7 +4,15 @@ import Testing
 
 @Suite("Decompression rule")
 struct DecompressionRuleTests {
-    static let floor = DecompressionRule.floor
+    /// The documented floor (1 MiB), as a literal: `DecompressionRule.floor` must say the same.
+    static let floor: Int64 = 1 << 20
+
+    @Test("the documented defaults: a ratio of 100, a floor of 1 MiB")
+    func documentedDefaults() {
+        #expect(DecompressionRule.defaultRatio == 100)
+        #expect(DecompressionRule.floor == Self.floor)
+        #expect(TransportRequest(url: URL(string: "http://api.test/")!).maxDecompressionRatio == 100)
+    }
 
     @Test("a body within the ratio passes; one beyond it fails, saying it was the ratio")
     func ratio() throws {
@@ -48,7 +56,7 @@ struct DecompressionRuleTests {
 
     // MARK: Through the exchange
 
-    private static func request(ratio: Int? = DecompressionRule.defaultRatio) -> TransportRequest {
+    private static func request(ratio: Int? = 100) -> TransportRequest {
         TransportRequest(url: URL(string: "http://api.test/")!, maxDecompressionRatio: ratio)
     }
 

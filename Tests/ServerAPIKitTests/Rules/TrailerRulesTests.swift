@@ -47,8 +47,13 @@ struct TrailerRulesTests {
     }
 
     @Test("a trailer section past the limits is responseTooLarge")
-    func tooManyTrailers() {
-        let fields = (0...TrailerRule.maximumCount).map { "X-F\($0): v\r\n" }.joined()
+    func tooManyTrailers() throws {
+        // The documented limits (the Streaming article: "past 100 fields or 64 KiB"), as literals.
+        #expect(TrailerRule.maximumCount == 100)
+        #expect(TrailerRule.maximumSize == 64 << 10)
+        let hundred = (0..<100).map { "X-F\($0): v\r\n" }.joined()
+        #expect(try decode("0\r\n" + hundred + "\r\n", step: 64).decoder.trailers.count == 100)
+        let fields = (0..<101).map { "X-F\($0): v\r\n" }.joined()
         let error = #expect(throws: ServerAPIError.self) { try decode("0\r\n" + fields + "\r\n", step: 64) }
         #expect(error?.kind == .responseTooLarge)
     }
