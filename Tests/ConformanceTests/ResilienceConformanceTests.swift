@@ -69,7 +69,11 @@ struct ResilienceConformanceTests {
         let key = UUID().uuidString
         let result = try await manager.send(ServerAPI(url: try kind.fixture("/hang-once?key=\(key)")).format(.string))
         #expect(result.string == "fast\n")
-        #expect(result.metrics.resilience.hedged && result.metrics.resilience.hedgeWon)
+        // The fixture holds whichever request reaches it first. That is the original, unless the machine is so busy
+        // that the original is still on its way when the hedge leaves 50 ms later: then the hedge is held and the
+        // original answers. Either way a hedge was sent and the held request is the one cancelled; which won is
+        // the race's, so both are accepted.
+        #expect(result.metrics.resilience.hedged)
         // Through the HTTP/2 front the loser is a reset stream on a connection that stays open, and the
         // fixture behind nginx does not see a reset stream's request leave (a plain cancelled /hang over
         // HTTP/2 behaves the same): the server-side check is for the direct HTTP/1.1 connections.
