@@ -1,0 +1,21 @@
+import Foundation
+import ServerAPICurl
+import Testing
+
+/// The libcurl a run loaded is the one the run meant to test: `scripts/test.sh` runs the conformance suite once on
+/// the system's libcurl and once on bookworm-backports' (`scripts/libcurl-backports.sh`, through
+/// `LD_LIBRARY_PATH`), and says which version each run expects in `SAPI_EXPECTED_LIBCURL`. Without it (a run by
+/// hand) the test is skipped, and reported as skipped.
+@Suite("Conformance: the libcurl loaded")
+struct LoadedLibcurlTests {
+    static let expected = ProcessInfo.processInfo.environment["SAPI_EXPECTED_LIBCURL"]
+
+    @Test(
+        "the run loaded the libcurl it was meant to test",
+        .enabled(if: expected != nil, "SAPI_EXPECTED_LIBCURL is not set"))
+    func loadedVersion() {
+        let loaded = CurlTransport.libcurlVersion
+        let expected = Self.expected ?? ""
+        #expect(loaded == expected || loaded.hasPrefix(expected + "."), "loaded libcurl \(loaded), expected \(expected)")
+    }
+}
