@@ -118,7 +118,7 @@ public final class MockTransport: RequestPerforming {
             (status, headers, body) = (code, fields, bytes)
         }
         if let tooLarge = ResponseSizeRule.check(
-            received: Int64(body.count), status: status, limit: request.maxResponseSize)
+            received: Int64(body.count), status: status, limit: ResponseSizeRule.limit(for: request, streamed: false))
         {
             throw tooLarge.with(requestID: request.id, url: request.url)
         }

@@ -149,7 +149,9 @@ public final class ReplayingTransport: RequestPerforming {
             }
             let kept = configuration.mode == .recordMissing ? archive.entries : []
             recording = RecordingTransport(
-                upstream: upstream, recorder: HARRecorder(file: file, entries: kept, creator: archive.log.creator),
+                upstream: upstream, recorder: HARRecorder(
+                    file: file, entries: kept, creator: archive.log.creator,
+                    ownerOnly: !configuration.redaction.redactsCredentials),
                 redaction: configuration.redaction, now: configuration.now)
         }
     }
