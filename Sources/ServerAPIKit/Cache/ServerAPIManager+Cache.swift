@@ -11,17 +11,23 @@ extension ServerAPIManager {
     /// Varying headers are read from the call and from the manager's default headers, so that
     /// an `Authorization` set either way keeps two users' entries apart. Headers added later by
     /// plugins are not part of the key: set such headers on the call, or as default headers.
+    /// A URL's user-info, which the request carries as `Authorization` (see `URLUserInfo`), always
+    /// varies: two users of one URL never share an entry.
     @inline(never)
     func cacheKey(for api: ServerAPI, base: TransportRequest) -> CacheKey? {
         guard cache != nil, api.usesCache else { return nil }
-        guard !api.varyingHeaders.isEmpty, !configuration.defaultHeaders.isEmpty else {
-            return CacheKey(request: base, varying: api.varyingHeaders)
+        var varying = api.varyingHeaders
+        if api.carriesUserInfo, !varying.contains(where: { $0.lowercased() == "authorization" }) {
+            varying.append("Authorization")
+        }
+        guard !varying.isEmpty, !configuration.defaultHeaders.isEmpty else {
+            return CacheKey(request: base, varying: varying)
         }
         var request = base
         for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
             request.headers.add(name: field.name, value: field.value)
         }
-        return CacheKey(request: request, varying: api.varyingHeaders)
+        return CacheKey(request: request, varying: varying)
     }
 
     /// The cached result of a call, fresh or not, formatted; `nil` when there is none.

@@ -23,6 +23,11 @@ enum URLUserInfo {
         return (plain, "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
     }
 
+    /// Whether a call's URL (its `url`, or a `host` written as a URL) has user-info.
+    static func carried(by api: ServerAPI) -> Bool {
+        hasUserInfo(api.url?.absoluteString ?? api.host)
+    }
+
     /// Whether the authority of a URL's text has an `@`: the text after `://`, up to the first `/`, `?` or `#`.
     static func hasUserInfo(_ text: String) -> Bool {
         var bytes = text.utf8[...]
@@ -38,4 +43,9 @@ enum URLUserInfo {
         }
         return false
     }
+}
+
+extension ServerAPI {
+    /// Whether the call's URL has user-info, which its requests carry as `Authorization`.
+    var carriesUserInfo: Bool { URLUserInfo.carried(by: self) }
 }
