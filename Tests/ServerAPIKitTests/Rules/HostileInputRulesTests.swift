@@ -178,6 +178,23 @@ struct HostileInputRulesTests {
         #expect(!scratch.exists(target.destination))
     }
 
+    @Test("MockTransport downloads as a real transport does: never through a link where the part file goes")
+    func mockRefusesLink() async throws {
+        let scratch = try Scratch()
+        let victim = scratch.file("victim.txt")
+        try Data("precious".utf8).write(to: victim)
+        let destination = scratch.file("out.bin")
+        try FileManager.default.createSymbolicLink(
+            at: DownloadTarget(destination: destination).partialURL, withDestinationURL: victim)
+        let mock = MockTransport()
+        mock.stub(.get, "/file", .data(Data("body".utf8)))
+        let api = ServerAPI(url: URL(string: "http://api.test/file")!).download(to: destination)
+        let error = await expectError { try await ServerAPIManager(transport: mock).send(api) }
+        #expect(error?.kind == .fileSystem)
+        #expect(error?.message.contains("out.bin.part is a symbolic link") == true)
+        #expect(try Data(contentsOf: victim) == Data("precious".utf8))
+    }
+
     @Test("a validator file that is a link is never read into If-Range")
     func validatorLinkNotRead() throws {
         let scratch = try Scratch()
