@@ -321,7 +321,8 @@ extension Options {
             help: "the largest body read whole to format it or for --key-path, --envelope, --cache (default 64M)"
         ) {
             guard let size = Options.parseSize($1) else {
-                throw UsageError(message: "--max-body-size needs a size such as 1048576, 512K, 64M or 2G, not \"\($1)\"")
+                throw UsageError(
+                    message: "--max-body-size needs a size such as 1048576, 512K, 64M or 2G, not \"\($1)\"")
             }
             $0.maxBodySize = size
         },

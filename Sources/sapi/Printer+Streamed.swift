@@ -113,7 +113,8 @@ extension Printer {
         defer { timer.cancel() }
         do {
             try await operation()
-        } catch where expired.fired {
+        } catch  where expired.fired {
+            // The timer stopped the body: whatever error that made, the call timed out.
             throw ServerAPIError.timedOut(after: timeout).with(requestID: response.requestID, url: response.url)
         }
     }

@@ -28,7 +28,8 @@ struct HostileServerConformanceTests {
         let manager = ServerAPIManager(transport: kind.make())
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await manager.send(
-                ServerAPI(url: try kind.fixture("/endless")).format(.data).maxResponseSize(1 << 20).timeout(.seconds(60)))
+                ServerAPI(url: try kind.fixture("/endless")).format(.data).maxResponseSize(1 << 20).timeout(
+                    .seconds(60)))
         }
         #expect(error?.kind == .responseTooLarge)
         #expect(error?.message == "the response body is more than the limit of 1048576 bytes")

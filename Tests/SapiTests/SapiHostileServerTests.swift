@@ -117,7 +117,9 @@ struct SapiHostileServerTests {
         #expect(!head.contains(Data("user:S3CRETPW".utf8).base64EncodedString()))
         #expect(!head.contains("S3CRETPW"))
 
-        let shown = try await SapiProcess.run(["--backend", backend, "-v", "--show-credentials", "--pretty", "none", url])
+        let shown = try await SapiProcess.run([
+            "--backend", backend, "-v", "--show-credentials", "--pretty", "none", url,
+        ])
         let basic = "Basic " + Data("user:S3CRETPW".utf8).base64EncodedString()
         #expect(shown.text.contains("Authorization: \(basic)"), "\(shown.text)")
     }
@@ -150,10 +152,14 @@ struct SapiHostileServerTests {
             let aim = directory.appendingPathComponent("planted-target.txt")
             try FileManager.default.createSymbolicLink(
                 at: directory.appendingPathComponent("existing.txt.part"), withDestinationURL: aim)
-            let disposition = "attachment; filename=\"existing.txt\"".addingPercentEncoding(
-                withAllowedCharacters: .alphanumerics) ?? ""
+            let disposition =
+                "attachment; filename=\"existing.txt\"".addingPercentEncoding(
+                    withAllowedCharacters: .alphanumerics) ?? ""
             let outcome = try await SapiProcess.run(
-                ["--backend", backend, "-d", "\(try SapiProcess.fixture)/resource?size=1000&disposition=\(disposition)"],
+                [
+                    "--backend", backend, "-d",
+                    "\(try SapiProcess.fixture)/resource?size=1000&disposition=\(disposition)",
+                ],
                 in: directory)
             #expect(outcome.code != 0, "\(outcome.stderr)")
             #expect(outcome.stderr.contains("existing.txt.part is a symbolic link"), "\(outcome.stderr)")

@@ -19,11 +19,14 @@ struct HARSecretsTests {
         let file = scratch.file("run.har")
         let mock = MockTransport()
         mock.stub(.get, "/ok", .text("fine"))
-        mock.stub(.get, "/down", .failure(ServerAPIError(.cannotConnect, "cannot reach http://user:S3CRETPW@api.test/down")))
+        mock.stub(
+            .get, "/down", .failure(ServerAPIError(.cannotConnect, "cannot reach http://user:S3CRETPW@api.test/down")))
         let recording = RecordingTransport(recording: mock, to: file)
         // A request as a transport may get it directly, user-info still in its URL.
         _ = try await recording.perform(TransportRequest(url: URL(string: "http://user:S3CRETPW@api.test/ok")!))
-        _ = await expectError { try await recording.perform(TransportRequest(url: URL(string: "http://user:S3CRETPW@api.test/down")!)) }
+        _ = await expectError {
+            try await recording.perform(TransportRequest(url: URL(string: "http://user:S3CRETPW@api.test/down")!))
+        }
         // Through a manager: the user-info is sent as Authorization, which is redacted.
         _ = try await ServerAPIManager(transport: recording).send(
             try #require(ServerAPI(urlString: "http://user:S3CRETPW@api.test/ok")).format(.data))
@@ -53,6 +56,7 @@ struct HARSecretsTests {
     static func currentUmask() -> Int {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
-        return line.flatMap { Int($0.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
+        return line.flatMap { Int($0.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) }
+            ?? 0o022
     }
 }

@@ -58,7 +58,8 @@ extension HARArchive {
         // and never through a link.
         let temporary = file.deletingLastPathComponent()
             .appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString).tmp").path
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, ownerOnly ? 0o600 : 0o644)
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        let descriptor = open(temporary, flags, ownerOnly ? 0o600 : 0o644)
         guard descriptor >= 0 else { throw Self.fileError("cannot write the HAR file \(file.path)") }
         var failed = false
         data.withUnsafeBytes { bytes in

@@ -262,4 +262,3 @@ public struct HARRedaction: Sendable, Hashable {
         return type == "application/json" || type.hasSuffix("+json") || type == "text/json"
     }
 }
-

@@ -33,7 +33,8 @@ extension ServerAPIError {
     /// - Returns: The error.
     public static func symbolicLink(at path: String, requestID: RequestID? = nil, url: URL? = nil) -> ServerAPIError {
         ServerAPIError(
-            .fileSystem, "\(path) is a symbolic link: a download never writes through one (remove it, or choose another file)",
+            .fileSystem,
+            "\(path) is a symbolic link: a download never writes through one (remove it, or choose another file)",
             requestID: requestID, url: url, underlying: POSIXError(.ELOOP))
     }
 

@@ -123,7 +123,9 @@ struct HostileInputRulesTests {
         for row in rows {
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             try #require(cells.count == 5, "\(row)")
-            let names = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            let names = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.map { String($0.element) }
             #expect(!names.isEmpty, "\(row)")
             for name in names {
                 let request = TransportRequest(
@@ -157,7 +159,8 @@ struct HostileInputRulesTests {
         #expect(!scratch.exists(aim))
     }
 
-    @Test("a link to an existing file where the part file goes leaves that file untouched, resuming or not",
+    @Test(
+        "a link to an existing file where the part file goes leaves that file untouched, resuming or not",
         arguments: [false, true])
     func partLinkToExistingFile(resume: Bool) throws {
         let scratch = try Scratch()
