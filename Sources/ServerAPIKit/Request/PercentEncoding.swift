@@ -58,6 +58,9 @@ enum PercentEncoding {
     /// - Parameter string: The URL as written.
     /// - Returns: The URL with the characters it may not contain escaped.
     static func encodeURL(_ string: String) -> String {
+        // Most URLs have only bytes no rule looks at twice (no `%`, `#` or brackets): returned as they are,
+        // with nothing allocated.
+        if string.utf8.allSatisfy({ isUnreserved($0) || isPlainReserved($0) }) { return string }
         let input = Array(string.utf8)
         let authority = authorityRange(input)
         // Whether the byte at `position` may stay; `seenHash` says whether a `#` came before it.
@@ -75,7 +78,7 @@ enum PercentEncoding {
                 // Brackets enclose an IPv6 host; anywhere else they are escaped.
                 return false
             default:
-                return isUnreserved(byte) || ":/?@!$&'()*+,;=".utf8.contains(byte)
+                return isUnreserved(byte) || isPlainReserved(byte)
             }
         }
         // Most URLs need nothing: the text is returned as it is.
@@ -145,4 +148,16 @@ enum PercentEncoding {
     }
 
     private static let hex = Array("0123456789ABCDEF".utf8)
+
+    /// Whether a byte is a reserved character (RFC 3986 gen-delims and sub-delims) other than `#`, `[` and
+    /// `]`: one that may stay anywhere in a URL.
+    private static func isPlainReserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: "!"),
+            UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+            true
+        default: false
+        }
+    }
 }
