@@ -101,7 +101,7 @@ final class CurlTransfer {
         self.loop = loop
         request = job.request
         started = .now
-        exchange = ExchangeStateMachine(download: job.request.download != nil)
+        exchange = ExchangeStateMachine(download: job.request.download != nil, streamed: job.streaming != nil)
     }
 
     /// Checks the request, then prepares the first send: the download's `Range`, then the easy handle.

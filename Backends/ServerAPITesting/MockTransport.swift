@@ -118,7 +118,7 @@ public final class MockTransport: RequestPerforming {
             (status, headers, body) = (code, fields, bytes)
         }
         if let tooLarge = ResponseSizeRule.check(
-            received: Int64(body.count), status: status, limit: request.maxResponseSize)
+            received: Int64(body.count), status: status, limit: ResponseSizeRule.limit(for: request, streamed: false))
         {
             throw tooLarge.with(requestID: request.id, url: request.url)
         }
@@ -266,21 +266,21 @@ public final class MockTransport: RequestPerforming {
         return try await cancellation.run(work)
     }
 
-    /// Writes a stubbed body to a download target as a real transport would: via the partial file.
+    /// Writes a stubbed body to a download target as a real transport would: through the core's
+    /// `DownloadFileWriter`, via the partial file, never through a symbolic link.
     private static func write(_ body: Data, to target: DownloadTarget, request: TransportRequest) throws
         -> ResponseBody
     {
+        // A stub answers the whole body whatever was asked: the download starts over, as after a 200.
+        let writer = DownloadFileWriter(
+            target: DownloadTarget(destination: target.destination), requestID: request.id, url: request.url)
         do {
-            let manager = FileManager.default
-            try? manager.removeItem(at: target.partialURL)
-            try body.write(to: target.partialURL)
-            if manager.fileExists(atPath: target.destination.path) { try manager.removeItem(at: target.destination) }
-            try manager.moveItem(at: target.partialURL, to: target.destination)
-            return .file(target.destination, bytes: Int64(body.count))
+            _ = try writer.receiveHead(status: 200, headers: [:])
+            try writer.write(body)
+            return try writer.finish()
         } catch {
-            throw ServerAPIError(
-                .fileSystem, "cannot write the download to \(target.destination.path)", requestID: request.id,
-                url: request.url, underlying: error)
+            writer.abandon()
+            throw error
         }
     }
 }

@@ -94,7 +94,8 @@ final class Transfer: Sendable {
         progress = request.progress
         id = request.id
         originalURL = request.url
-        let exchange = ExchangeStateMachine(download: request.download != nil, redirects: .askedByLibrary)
+        let exchange = ExchangeStateMachine(
+            download: request.download != nil, streamed: streamed, redirects: .askedByLibrary)
         var initial = State(request: request, exchange: exchange)
         initial.bodyLength = try request.body.contentLength()
         if let target = request.download {

@@ -154,7 +154,7 @@ struct Download {
 
     private func statusFailure(_ status: Int, url: URL) -> ExitCode {
         let reason = HTTPStatus.reason(status)
-        let line = "sapi: error: HTTP \(status)\(reason.isEmpty ? "" : " " + reason); nothing was saved [\(url.absoluteString)]\n"
+        let line = "sapi: error: HTTP \(status)\(reason.isEmpty ? "" : " " + reason); nothing was saved [\(SecretRedaction.redact(url))]\n"
         FileHandle.standardError.write(Data(line.utf8))
         return ExitCode.status(status) ?? .usage
     }

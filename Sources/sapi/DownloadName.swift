@@ -50,15 +50,17 @@ enum DownloadName {
     }
 
     /// Creates an empty file for the download in `directory` under `name`, or `name-1`, `name-2`, ...
-    /// (httpie's suffixes) when that name is taken, so that an existing file is never overwritten. A
+    /// (httpie's suffixes) when that name is taken, so that an existing file (or link) is never overwritten. A
     /// name whose `.part` file exists counts as taken: that partial download is kept for `--continue`.
     /// - Returns: The file created.
     /// - Throws: `UsageError` when no name can be created.
     static func reserve(_ name: String, in directory: URL) throws(UsageError) -> URL {
         for attempt in 0..<1000 {
             let candidate = directory.appendingPathComponent(attempt == 0 ? name : "\(name)-\(attempt)")
-            if FileManager.default.fileExists(atPath: candidate.path + ".part") { continue }
-            let descriptor = open(candidate.path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            // A partial download (a regular file) keeps its name for --continue. A symbolic link there is not
+            // skipped: the download then stops with the library's error that names it, never writing through it.
+            if FileState(URL(fileURLWithPath: candidate.path + ".part")) != nil { continue }
+            let descriptor = open(candidate.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
             if descriptor >= 0 {
                 close(descriptor)
                 return candidate

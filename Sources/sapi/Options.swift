@@ -56,6 +56,8 @@ struct Options {
     var clientKey: String?
     var keyPassphrase: String?
     var maxRedirects = 10
+    /// `--max-body-size SIZE`: the largest body sapi holds in memory to format it or read it at a key path.
+    var maxBodySize = Options.defaultMaxBodySize
     var session: String?
     var unixSocket: String?
     /// `--har FILE`: record the run's exchanges to a HAR 1.2 file.
@@ -89,6 +91,28 @@ struct Options {
 
     /// `--output FILE`: the download's file, or (without `--download`) where standard output goes.
     var output: String?
+
+    /// The default `--max-body-size`: 64 MiB, the library's default for a body held in memory.
+    static let defaultMaxBodySize: Int64 = ResponseSizeRule.defaultMemoryLimit
+
+    /// A size as `--max-body-size` takes it: bytes, or a number with K, M or G (KiB, MiB, GiB); `nil` when
+    /// it is not one.
+    static func parseSize(_ text: String) -> Int64? {
+        var digits = Substring(text.trimmingCharacters(in: .whitespaces).uppercased())
+        if digits.hasSuffix("IB") { digits = digits.dropLast(2) }
+        let shifts: [Character: Int64] = ["K": 10, "M": 20, "G": 30]
+        var shift: Int64 = 0
+        if let last = digits.last, let found = shifts[last] {
+            shift = found
+            digits = digits.dropLast()
+        } else if text.uppercased().hasSuffix("IB") {
+            return nil
+        }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(digits), value > 0,
+            value <= Int64.max >> shift
+        else { return nil }
+        return value << shift
+    }
 
     /// The methods `sapi` accepts as its first argument.
     static let methods: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options]
@@ -293,6 +317,16 @@ extension Options {
                 throw UsageError(message: "--max-redirects needs a count, not \"\($1)\"")
             }
             $0.maxRedirects = count
+        },
+        OptionSpec(
+            names: ["--max-body-size"], value: "SIZE",
+            help: "the largest body read whole to format it or for --key-path, --envelope, --cache (default 64M)"
+        ) {
+            guard let size = Options.parseSize($1) else {
+                throw UsageError(
+                    message: "--max-body-size needs a size such as 1048576, 512K, 64M or 2G, not \"\($1)\"")
+            }
+            $0.maxBodySize = size
         },
         OptionSpec(
             names: ["--follow", "-F"], help: "follow redirects: sapi's default (httpie needs it); see redirects below"
@@ -547,6 +581,10 @@ extension Options {
             "  indented, keys and header fields sorted, and coloured (--pretty, --unsorted, --style); piped,",
             "  the body is written exactly as it came. NO_COLOR (set, not empty) turns colours off unless",
             "  --pretty asks for them.",
+            "  A body printed as it came is written as it arrives, in bounded memory, whatever its size. One sapi",
+            "  must read whole (to indent or colour JSON, or for --key-path, --envelope or --cache) is held in",
+            "  memory up to --max-body-size (64M by default; K, M and G suffixes): a larger one stops the call",
+            "  with \"response too large\" (exit 7). Raise it, pipe the output (--pretty none), or use -d.",
             "  ~/.config/sapi/config.json ($SAPI_CONFIG_DIR/config.json, or under $XDG_CONFIG_HOME) may hold",
             "  {\"default_options\": [\"--style\", \"light\"]}: options put before the command line's.",
             "",

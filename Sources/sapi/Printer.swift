@@ -80,7 +80,7 @@ struct Printer {
     }
 
     /// A body as it came, or formatted when it is JSON and the style formats or colours.
-    private func body(_ data: Data, contentType: String?) -> Data {
+    func body(_ data: Data, contentType: String?) -> Data {
         guard !data.isEmpty else { return Data() }
         let looksJSON = contentType?.lowercased().contains("json") == true || data.first == UInt8(ascii: "{")
             || data.first == UInt8(ascii: "[")

@@ -27,12 +27,12 @@ enum RequestBuilder {
     /// Builds the call the options describe; `stdin` is what standard input carried, when it was read.
     static func build(_ options: Options, stdin: Data? = nil) throws(UsageError) -> ServerAPI {
         let urlText = expandURL(options.url)
-        guard let url = URL(string: urlText), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", url.host?.isEmpty == false
+        // Sent as written: the URL's own escapes are kept (see `ServerAPI(urlString:)`).
+        guard var api = ServerAPI(urlString: urlText), let scheme = api.url?.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
         else {
             throw UsageError(message: "\"\(options.url)\" is not a valid http(s) URL", hint: "e.g. https://example.com/path or :8080/path")
         }
-        var api = ServerAPI(url: url)
         var jsonFields: [(String, JSONValue)] = []
         var formFields: [(String, String)] = []
         var files: [(String, String)] = []
@@ -104,6 +104,12 @@ enum RequestBuilder {
         api = api.format(.data)
         // --download: `Download` adds the destination, which may be known only once the head arrives.
         if options.cache != .none { api = api.cache(options.cacheMode ?? .returnCacheElseLoad) }
+        // A body sapi reads whole (for --key-path, --envelope, the cache) has sapi's own limit. A download keeps
+        // the library's (none on disk), --stream needs none, and a body printed as it arrives is limited only
+        // when it must be formatted (`Printer.print(_:timeout:)` applies the limit then).
+        if !options.download, !options.stream, !Printer.streams(options) {
+            api = api.maxResponseSize(options.maxBodySize)
+        }
         return api
     }
 

@@ -103,6 +103,9 @@ enum Sapi {
             if options.download {
                 return await Download(api: api, options: options, manager: composed.manager, bar: bar, style: style).run().rawValue
             }
+            if Printer.streams(options) {
+                return await printStreamed(api, printer: printer, manager: composed.manager, progress: progress, bar: bar)
+            }
             var code = ExitCode.ok
             do {
                 var results = 0
@@ -133,8 +136,33 @@ enum Sapi {
         return code
     }
 
+    /// A call whose body is printed as it arrives (see `Printer.streams`): the body goes to standard output
+    /// in bounded memory, unless it must be formatted (then up to `--max-body-size`).
+    static func printStreamed(
+        _ api: ServerAPI, printer: Printer, manager: ServerAPIManager,
+        progress: (@Sendable (TransferProgress) -> Void)?, bar: ProgressBar?
+    ) async -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
+        do throws(any Error) {
+            let response = try await manager.stream(api, progress: progress)
+            bar?.finish()
+            return try await printer.print(response, timeout: api.timeout).rawValue
+        } catch StandardOutput.Failure.closed {
+            return ExitCode.ok.rawValue
+        } catch StandardOutput.Failure.failed(let number) {
+            FileHandle.standardError.write(Data("sapi: error: cannot write the output: \(String(cString: strerror(number)))\n".utf8))
+            return ExitCode.usage.rawValue
+        } catch {
+            bar?.finish()
+            let failure = ServerAPIError.wrap(error)
+            reportError(failure)
+            return ExitCode(failure).rawValue
+        }
+    }
+
     /// Applies the credentials and the `--session` to the call: `-a` (asking for a left-out password),
-    /// else the session's auth, else `.netrc` (unless `--ignore-netrc`); then the session's headers.
+    /// else the session's auth, else the URL's user-info (which the library sends as basic auth), else
+    /// `.netrc` (unless `--ignore-netrc`); then the session's headers.
     /// - Returns: The session as read, and the command line's credentials (which the session then keeps).
     static func authorize(_ api: inout ServerAPI, options: Options) throws -> (SessionFile?, AuthSetting?) {
         let url = api.url ?? URL(fileURLWithPath: "/")
@@ -148,7 +176,7 @@ enum Sapi {
         if let auth = commandLine ?? session?.auth {
             api = auth.apply(to: api)
             if let credentials = api.credentials { try Composition.checkCredentials(credentials, options) }
-        } else if !options.ignoreNetrc, !api.headers.contains("Authorization"),
+        } else if !options.ignoreNetrc, !api.headers.contains("Authorization"), url.user == nil,
             let host = url.host, let (login, password) = Netrc.load()?.credentials(for: host)
         {
             api = api.basicAuth(user: login, password: password)
@@ -219,8 +247,8 @@ enum Sapi {
 
     static func report(_ error: any Error) {
         if let usage = error as? UsageError {
-            var text = "sapi: error: \(usage.message)\n"
-            if let hint = usage.hint { text += "  try: \(hint)\n" }
+            var text = "sapi: error: \(SecretRedaction.redact(text: usage.message))\n"
+            if let hint = usage.hint { text += "  try: \(SecretRedaction.redact(text: hint))\n" }
             FileHandle.standardError.write(Data(text.utf8))
         } else {
             reportError(ServerAPIError.wrap(error))
@@ -240,8 +268,12 @@ enum Sapi {
         }
     }
 
-    /// Reports an error on standard error; `download` names the file whose partial download was kept.
+    /// Reports an error on standard error; `download` names the file whose partial download was kept. A
+    /// URL's password and the values of secret query keys are redacted (`SecretRedaction`), in the message
+    /// as in the URL.
     static func reportError(_ error: ServerAPIError, download: String? = nil) {
+        var error = error
+        error.message = SecretRedaction.redact(text: error.message)
         var text: String
         switch error.kind {
         case .cancelled:
@@ -258,12 +290,16 @@ enum Sapi {
             var message = error.message
             if message.hasPrefix(failure + ": ") { message = String(message.dropFirst(failure.count + 2)) }
             text = "sapi: error: TLS \(failure): \(message)"
-            if let url = error.url { text += " [\(url.absoluteString)]" }
+            if let url = error.url { text += " [\(SecretRedaction.redact(url))]" }
         default:
             text = "sapi: error: \(error.kind): \(error.message)"
-            if let url = error.url { text += " [\(url.absoluteString)]" }
+            if let url = error.url { text += " [\(SecretRedaction.redact(url))]" }
         }
-        if let hint = error.recoverySuggestion, error.kind != .cancelled { text += "\n  try: \(hint)" }
+        if error.kind == .responseTooLarge {
+            text += "\n  try: --max-body-size SIZE to read more, --pretty none to print it as it comes, or -d to save it"
+        } else if let hint = error.recoverySuggestion, error.kind != .cancelled {
+            text += "\n  try: \(hint)"
+        }
         if let download, error.kind != .cancelled {
             text += "\n  try: sapi -d -c -o \(download) URL (the partial download is kept as \(download).part)"
         }

@@ -46,6 +46,11 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
                                    (127.0.0.1 <-> localhost), path P (default /headers)
   /redirect-to?url=U&status=302    redirect to U
   /headers                         JSON: method, path, query and the headers in order (repeats kept)
+  /anything/ANY?QUERY              as /headers, for any path under /anything: the path and query exactly
+                                   as they arrived (still percent-encoded)
+  /endless?type=T                  200 with no length (chunked), T as its Content-Type (default
+                                   application/octet-stream), then 64 KiB chunks of "x" for as long as the
+                                   client reads: a server that sends bytes forever
   /echo (any method)               JSON: method, path, query, headers, body length, SHA-256 and
                                    the body (base64) when at most 16 MiB; reads a Content-Length or a
                                    chunked body: "chunked" (bool) and "content_length_header" (the
@@ -509,6 +514,7 @@ class Handler(BaseHTTPRequestHandler):
             "/redirect-to": lambda: self.redirect(self.query.get("url", "/headers"),
                                                   int(self.query.get("status", "302"))),
             "/headers": self.echo_headers,
+            "/endless": self.endless,
             "/gzip": self.gzip,
             "/coding/bomb": lambda: self.coding("gzip", fill="zero", default_size=10 << 20),
             "/coding/file.tar.gz": lambda: self.coding_file(content_encoding=False),
@@ -554,6 +560,8 @@ class Handler(BaseHTTPRequestHandler):
         }
         if path in routes:
             return routes[path]()
+        if path.startswith("/anything/"):
+            return self.echo_headers()
         if path.startswith("/coding/"):
             return self.coding(path[len("/coding/"):])
         if path.startswith("/redirect-chain/"):
@@ -937,6 +945,16 @@ class Handler(BaseHTTPRequestHandler):
         other = "localhost" if name == "127.0.0.1" else "127.0.0.1"
         path = self.query.get("path", "/headers")
         self.redirect("http://%s:%s%s" % (other, port, path))
+
+    def endless(self):
+        if not self.begin_chunked(self.query.get("type", "application/octet-stream")):
+            return
+        piece = b"x" * 65536
+        try:
+            while True:
+                self.write_piece(piece, True)
+        except OSError:
+            self.close_connection = True
 
     def echo_headers(self):
         self.send_json(200, {

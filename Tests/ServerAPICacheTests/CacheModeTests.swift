@@ -239,6 +239,25 @@ import Testing
     }
 
     @Test(
+        "two users of one URL with user-info never share an entry, though it is sent as Authorization",
+        arguments: CacheKind.allCases)
+    func userInfoVaries(kind: CacheKind) async throws {
+        try await kind.with { cache async throws in
+            let mock = MockTransport()
+            mock.stub { request in .text("data of \(request.headers["Authorization"] ?? "nobody")") }
+            let manager = ServerAPIManager(transport: mock, cache: cache)
+            let ada = try #require(ServerAPI(urlString: "https://ada:one@api.test/items")).format(.string)
+            let bob = try #require(ServerAPI(urlString: "https://bob:two@api.test/items")).format(.string)
+            let adaData = "data of Basic " + Data("ada:one".utf8).base64EncodedString()
+            let bobData = "data of Basic " + Data("bob:two".utf8).base64EncodedString()
+            #expect(try await manager.send(ada.cache(.returnCacheElseLoad)).string == adaData)
+            #expect(try await manager.send(bob.cache(.returnCacheElseLoad)).string == bobData)
+            #expect(try await manager.send(ada.cache(.returnCacheElseLoad)).string == adaData)
+            #expect(mock.requestCount == 2)
+        }
+    }
+
+    @Test(
         "a header not listed as varying is not part of the key (so list Authorization)", arguments: CacheKind.allCases)
     func unlistedHeaderIsShared(kind: CacheKind) async throws {
         try await kind.with { cache async throws in

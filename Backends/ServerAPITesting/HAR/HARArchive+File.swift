@@ -41,16 +41,57 @@ extension HARArchive {
 
     /// Writes the archive to a file atomically: to a temporary file in the same folder, then renamed over
     /// `file`, so that a crash leaves the old file or the new one, never half of one. Creates the folder.
-    /// - Parameter file: The file.
+    /// - Parameters:
+    ///   - file: The file.
+    ///   - ownerOnly: Whether only the owner may read it (mode 0600): for an archive that keeps credentials
+    ///     (`HARRedaction.redactsCredentials` is `false`). Otherwise 0644, less the process's umask.
     /// - Throws: `fileSystem` when it cannot be written.
-    public func write(to file: URL) throws(ServerAPIError) {
+    public func write(to file: URL, ownerOnly: Bool = false) throws(ServerAPIError) {
         let data = try encoded()
         do {
             try FileManager.default.createDirectory(
                 at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: file, options: .atomic)
         } catch {
             throw ServerAPIError(.fileSystem, "cannot write the HAR file \(file.path)", underlying: error)
         }
+        // The temporary file is created with its final mode (never readable by others, even for a moment)
+        // and never through a link.
+        let temporary = file.deletingLastPathComponent()
+            .appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString).tmp").path
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        let descriptor = open(temporary, flags, ownerOnly ? 0o600 : 0o644)
+        guard descriptor >= 0 else { throw Self.fileError("cannot write the HAR file \(file.path)") }
+        var failed = false
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failed = true
+                    return
+                }
+                offset += written
+            }
+        }
+        if failed || fsync(descriptor) != 0 {
+            let error = Self.fileError("cannot write the HAR file \(file.path)")
+            _ = close(descriptor)
+            _ = unlink(temporary)
+            throw error
+        }
+        _ = close(descriptor)
+        guard rename(temporary, file.path) == 0 else {
+            let error = Self.fileError("cannot write the HAR file \(file.path)")
+            _ = unlink(temporary)
+            throw error
+        }
+    }
+
+    private static func fileError(_ message: String) -> ServerAPIError {
+        let code = errno
+        return ServerAPIError(
+            .fileSystem, "\(message): \(String(cString: strerror(code)))",
+            underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
     }
 }

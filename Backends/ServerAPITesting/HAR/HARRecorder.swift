@@ -17,14 +17,22 @@ public final class HARRecorder: Sendable {
 
     /// The file kept up to date; `nil` to keep the archive in memory only.
     public let file: URL?
+    /// Whether the file is readable by its owner only (mode 0600): for a recording that keeps credentials.
+    public let ownerOnly: Bool
 
     /// Creates a recorder.
     /// - Parameters:
     ///   - file: The HAR file to keep up to date; `nil` to keep the entries in memory only.
     ///   - entries: Entries to start with (a `ReplayingTransport` recording what is missing keeps the old ones).
     ///   - creator: The application named in the file.
-    public init(file: URL?, entries: [HARArchive.Entry] = [], creator: HARArchive.Creator = .serverAPIKit) {
+    ///   - ownerOnly: Whether the file is readable by its owner only (mode 0600); `RecordingTransport` asks
+    ///     for it when its redaction keeps credentials.
+    public init(
+        file: URL?, entries: [HARArchive.Entry] = [], creator: HARArchive.Creator = .serverAPIKit,
+        ownerOnly: Bool = false
+    ) {
         self.file = file
+        self.ownerOnly = ownerOnly
         self.state = Locked(State(archive: HARArchive(entries: entries, creator: creator)))
     }
 
@@ -48,7 +56,7 @@ public final class HARRecorder: Sendable {
         guard let file else { return }
         try writing.withLock { _ throws(ServerAPIError) in
             // Read under the write lock: the last writer writes the newest archive.
-            try archive.write(to: file)
+            try archive.write(to: file, ownerOnly: ownerOnly)
         }
     }
 }

@@ -54,6 +54,10 @@ public struct HARRedaction: Sendable, Hashable {
     /// Whether nothing is redacted.
     public var isEmpty: Bool { headers.isEmpty && queryParameters.isEmpty && jsonFields.isEmpty }
 
+    /// Whether every credential is redacted: the credential headers, and with `Authorization` the password
+    /// of a URL's user-info. A file recorded without it is written readable by its owner only (0600).
+    public var redactsCredentials: Bool { headers.isSuperset(of: Self.credentialHeaders) }
+
     // MARK: Applying
 
     /// A header's value as it is written.
@@ -94,8 +98,18 @@ public struct HARRedaction: Sendable, Hashable {
             fields.map { HTTPHeaders.Field(name: $0.name, value: redact(header: $0.name, value: $0.value)) })
     }
 
-    /// The URL with the named query parameters' values replaced (order and encoding of the rest kept).
+    /// The URL with the password of its user-info replaced when `Authorization` is redacted (it is a
+    /// credential of the same kind), and the named query parameters' values replaced (order and encoding of
+    /// the rest kept).
     public func redact(_ url: URL) -> URL {
+        var url = url
+        if headers.contains("authorization"), url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        {
+            components.percentEncodedPassword =
+                replacement.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "REDACTED"
+            url = components.url ?? url
+        }
         guard !queryParameters.isEmpty,
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let items = components.percentEncodedQueryItems
@@ -177,6 +191,11 @@ public struct HARRedaction: Sendable, Hashable {
                 found.append(field.value)
             }
         }
+        if headers.contains("authorization"),
+            let password = URLComponents(url: url, resolvingAgainstBaseURL: false)?.password
+        {
+            found.append(password)
+        }
         if !queryParameters.isEmpty, let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems {
             for item in items where queryParameters.contains(item.name) {
                 if let value = item.value { found.append(value) }
@@ -211,6 +230,9 @@ public struct HARRedaction: Sendable, Hashable {
 
     /// Text (an error message) with the URLs in it redacted as `redact(_:)` redacts a URL.
     func redact(text: String) -> String {
+        let text =
+            headers.contains("authorization")
+            ? SecretRedaction.redactPasswords(in: text, replacement: replacement) : text
         guard !queryParameters.isEmpty else { return text }
         return text.split(separator: " ", omittingEmptySubsequences: false).map { word in
             guard word.contains("://"), let url = URL(string: String(word)) else { return String(word) }

@@ -61,10 +61,14 @@ public final class RecordingTransport: RequestPerforming {
     /// - Parameters:
     ///   - upstream: The transport that sends the requests.
     ///   - file: The HAR file, written after each exchange.
-    ///   - redaction: What to replace before anything is written: credentials by default.
+    ///   - redaction: What to replace before anything is written: credentials by default. A redaction that
+    ///     keeps credentials (`HARRedaction.redactsCredentials` is `false`) makes the file readable by its
+    ///     owner only (mode 0600).
     public convenience init(recording upstream: any RequestPerforming, to file: URL, redaction: HARRedaction = .default)
     {
-        self.init(upstream: upstream, recorder: HARRecorder(file: file), redaction: redaction)
+        self.init(
+            upstream: upstream, recorder: HARRecorder(file: file, ownerOnly: !redaction.redactsCredentials),
+            redaction: redaction)
     }
 
     /// The entries recorded so far.

@@ -48,7 +48,8 @@ struct ReplayedResponse {
         if let error { throw error }
         let bytes = response.content.bytes
         if let tooLarge = ResponseSizeRule.check(
-            received: Int64(bytes.count), status: response.status, limit: request.maxResponseSize)
+            received: Int64(bytes.count), status: response.status,
+            limit: ResponseSizeRule.limit(for: request, streamed: false))
         {
             throw tooLarge.with(requestID: request.id, url: request.url)
         }

@@ -148,9 +148,11 @@ public final class ReplayingTransport: RequestPerforming {
                     "the mode \(configuration.mode.rawValue) needs an upstream transport to record with")
             }
             let kept = configuration.mode == .recordMissing ? archive.entries : []
+            let recorder = HARRecorder(
+                file: file, entries: kept, creator: archive.log.creator,
+                ownerOnly: !configuration.redaction.redactsCredentials)
             recording = RecordingTransport(
-                upstream: upstream, recorder: HARRecorder(file: file, entries: kept, creator: archive.log.creator),
-                redaction: configuration.redaction, now: configuration.now)
+                upstream: upstream, recorder: recorder, redaction: configuration.redaction, now: configuration.now)
         }
     }
 

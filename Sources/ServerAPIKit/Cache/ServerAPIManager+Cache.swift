@@ -10,8 +10,9 @@ extension ServerAPIManager {
     ///
     /// The key is the method, the URL, the body's digest and the credentials' digest. The fields that select
     /// one of several responses of a URL (the response's `Vary`, and the call's `varying(_:)` fields, read from
-    /// the call and the manager's default headers) are the entry's `variant`: a stored response answers only a
-    /// request with the same values, and an unsafe request to the URL removes every variant at once.
+    /// the call and the manager's default headers, and `Authorization` for a URL with user-info) are the entry's
+    /// `variant`: a stored response answers only a request with the same values, and an unsafe request to the URL
+    /// removes every variant at once.
     @inline(never)
     func cacheKey(for api: ServerAPI, base: TransportRequest) -> CacheKey? {
         guard cache != nil, api.usesCache else { return nil }
@@ -151,6 +152,8 @@ extension ServerAPIManager {
         var entry = entry
         var names = Set(Vary(entry.headers).names)
         for name in api.varyingHeaders { names.insert(name.lowercased()) }
+        // A URL's user-info is sent as `Authorization` (`URLUserInfo`): two users of one URL never share a response.
+        if api.carriesUserInfo { names.insert("authorization") }
         entry.variant = CacheVariant(names: names.sorted(), request: requestHeaders)
         guard !names.isEmpty else {
             entry.variantGroup = nil

@@ -4,6 +4,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension ServerAPIError {
     /// The error for a call that ran past its total timeout: `timedOut`, saying how long it was.
     /// - Parameters:
@@ -13,6 +21,21 @@ extension ServerAPIError {
     public static func timedOut(after timeout: Duration, underlying: (any Error)? = nil) -> ServerAPIError {
         ServerAPIError(
             .timedOut, "the request timed out after \(StallTimeout.seconds(timeout))", underlying: underlying)
+    }
+
+    /// The error for a download whose file (its `.part` file, or the validator next to it) is a symbolic
+    /// link: `fileSystem`, naming the link, with `POSIXError(.ELOOP)` underneath. A download never writes
+    /// through a link, whose target could be any file the process may write.
+    /// - Parameters:
+    ///   - path: The link.
+    ///   - requestID: The call's id.
+    ///   - url: The call's URL.
+    /// - Returns: The error.
+    public static func symbolicLink(at path: String, requestID: RequestID? = nil, url: URL? = nil) -> ServerAPIError {
+        ServerAPIError(
+            .fileSystem,
+            "\(path) is a symbolic link: a download never writes through one (remove it, or choose another file)",
+            requestID: requestID, url: url, underlying: POSIXError(.ELOOP))
     }
 
     /// The error for a response body larger than the call's `maxResponseSize`.

@@ -147,20 +147,25 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     }
 
     /// "kind: message", with the business code, the key path and the URL when they apply: one line for logs.
+    ///
+    /// A URL's password, and the values of the query keys `LoggingPlugin` redacts by default (`token`,
+    /// `password`, `api_key`, …), are replaced by `<redacted>`, in the URL and in the message: a description
+    /// ends up in logs and on screens. `url` itself keeps the URL as it was.
     public var description: String {
-        var text = "\(kind): \(message)"
+        var text = "\(kind): \(SecretRedaction.redact(text: message))"
         if let code, kind == .business { text += " (code \(code))" }
         if let keyPath, kind == .decoding { text += " at key path \"\(keyPath)\"" }
-        if let url { text += " [\(url.absoluteString)]" }
+        if let url { text += " [\(SecretRedaction.redact(url))]" }
         return text
     }
 
-    /// The description, then the request id, the body excerpt and the underlying error.
+    /// The description, then the request id, the body excerpt and the underlying error, redacted as the
+    /// description is.
     public var debugDescription: String {
         var text = description
         if let requestID { text += " request \(requestID)" }
         if let bodyExcerpt { text += "\nbody: \(bodyExcerpt)" }
-        if let underlying { text += "\nunderlying: \(String(reflecting: underlying))" }
+        if let underlying { text += "\nunderlying: \(SecretRedaction.redact(text: String(reflecting: underlying)))" }
         return text
     }
 

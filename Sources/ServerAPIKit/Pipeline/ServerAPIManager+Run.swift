@@ -56,6 +56,12 @@ extension ServerAPIManager {
                 .invalidRequest, "a streamed call cannot have a download destination: write its chunks yourself",
                 requestID: api.id, url: request.url)
         }
+        // A whole body held in memory is bounded by the manager's limit unless the call set its own.
+        if !streams, request.maxResponseSize == nil, request.download == nil,
+            configuration.maxResponseSize != ResponseSizeRule.defaultMemoryLimit
+        {
+            request.maxResponseSize = configuration.maxResponseSize ?? .max
+        }
         let startDate = Date()
         let call = Call(
             info: InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: startDate),

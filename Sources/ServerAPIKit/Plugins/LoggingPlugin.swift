@@ -34,11 +34,8 @@ public struct LoggingPlugin: ServerAPIPlugin {
     public static let defaultRedactedHeaders: Set<String> = [
         "authorization", "cookie", "set-cookie", "proxy-authorization", "x-api-key",
     ]
-    /// Query keys whose values are never logged by default.
-    public static let defaultRedactedQueryKeys: Set<String> = [
-        "token", "access_token", "refresh_token", "id_token", "password", "passwd", "secret", "client_secret",
-        "api_key", "apikey", "key", "signature", "sig", "code",
-    ]
+    /// Query keys whose values are never logged by default (the same ones `ServerAPIError` descriptions redact).
+    public static let defaultRedactedQueryKeys: Set<String> = SecretRedaction.queryKeys
     /// What replaces a redacted value.
     public static let redacted = "<redacted>"
 
@@ -119,45 +116,13 @@ public struct LoggingPlugin: ServerAPIPlugin {
 
     /// A URL with its password and the values of redacted query keys replaced.
     public func redact(_ url: URL) -> String {
-        var text = url.absoluteString
-        if let password = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPassword,
-            let range = text.firstRange(of: ":\(password)@")
-        {
-            text.replaceSubrange(range, with: ":\(Self.redacted)@")
-        }
-        guard let mark = text.firstIndex(of: "?") else { return text }
-        let hash = text[mark...].firstIndex(of: "#") ?? text.endIndex
-        let query = text[text.index(after: mark)..<hash].split(separator: "&", omittingEmptySubsequences: false)
-            .map { redactPair(Substring($0)) }.joined(separator: "&")
-        return String(text[...mark]) + query + String(text[hash...])
+        SecretRedaction.redact(url, queryKeys: redactedQueryKeys, replacement: Self.redacted)
     }
 
-    /// Text (an error message) with the values of redacted query keys replaced wherever `key=value` appears.
+    /// Text (an error message) with the values of redacted query keys replaced wherever `key=value` appears,
+    /// and the password of any URL in it.
     public func redact(_ text: String) -> String {
-        var output = ""
-        var rest = Substring(text)
-        while let equals = rest.firstIndex(of: "=") {
-            let before = rest[..<equals]
-            let nameStart =
-                before.lastIndex { !Self.isNameCharacter($0) }.map(before.index(after:)) ?? before.startIndex
-            let name = before[nameStart...]
-            output += rest[...equals]
-            rest = rest[rest.index(after: equals)...]
-            guard !name.isEmpty, isRedacted(name) else { continue }
-            let end = rest.firstIndex { "&\" ]\n)',;".contains($0) } ?? rest.endIndex
-            output += Self.redacted
-            rest = rest[end...]
-        }
-        return output + rest
-    }
-
-    private func redactPair(_ pair: Substring) -> String {
-        guard let equals = pair.firstIndex(of: "="), isRedacted(pair[..<equals]) else { return String(pair) }
-        return String(pair[...equals]) + Self.redacted
-    }
-
-    private func isRedacted(_ name: Substring) -> Bool {
-        redactedQueryKeys.contains((PercentEncoding.decode(name) ?? String(name)).lowercased())
+        SecretRedaction.redact(text: text, queryKeys: redactedQueryKeys, replacement: Self.redacted)
     }
 
     private func headerLines(_ headers: HTTPHeaders) -> String {
@@ -172,11 +137,6 @@ public struct LoggingPlugin: ServerAPIPlugin {
         if let status = error.status, error.kind != .httpStatus { text += " (status \(status))" }
         if let code = error.code { text += " (code \(code))" }
         return text
-    }
-
-    private static func isNameCharacter(_ character: Character) -> Bool {
-        character.isLetter || character.isNumber || character == "_" || character == "-" || character == "%"
-            || character == "."
     }
 
     private static func format(_ duration: Duration) -> String {

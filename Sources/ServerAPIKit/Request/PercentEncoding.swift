@@ -46,6 +46,88 @@ enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Encodes a whole URL as written (RFC 3986): every existing `%XX` escape is kept as it is, and only
+    /// what may not appear in a URL is escaped: spaces, control characters, `"<>\\^`{|}`, non-ASCII bytes,
+    /// a `%` that starts no escape (as `%25`), any `#` after the first, and `[` `]` outside the host. The
+    /// authority (`user:password@host:port`) is left as it is, for URL's parser to accept or refuse. Reserved characters keep their
+    /// meaning. A valid URL comes back unchanged, so encoding twice changes nothing.
+    ///
+    /// Foundation's `URL(string:)` escapes every `%` of a string that needs any escape (`/a%2Fb c` becomes
+    /// `/a%252Fb%20c`); every URL the core makes from text goes through this rule first, so the same bytes
+    /// reach the wire with every transport.
+    /// - Parameter string: The URL as written.
+    /// - Returns: The URL with the characters it may not contain escaped.
+    static func encodeURL(_ string: String) -> String {
+        // Most URLs have only bytes no rule looks at twice (no `%`, `#` or brackets): returned as they are,
+        // with nothing allocated.
+        if string.utf8.allSatisfy({ isUnreserved($0) || isPlainReserved($0) }) { return string }
+        let input = Array(string.utf8)
+        let authority = authorityRange(input)
+        // Whether the byte at `position` may stay; `seenHash` says whether a `#` came before it.
+        func keeps(_ position: Int, seenHash: Bool) -> Bool {
+            let byte = input[position]
+            switch byte {
+            case UInt8(ascii: "%"):
+                return position + 2 < input.count && isHex(input[position + 1]) && isHex(input[position + 2])
+            case UInt8(ascii: "#"):
+                return !seenHash
+            case _ where authority.contains(position):
+                // The authority is left to URL's parser, which refuses a host that is not one (a space, say).
+                return true
+            case UInt8(ascii: "["), UInt8(ascii: "]"):
+                // Brackets enclose an IPv6 host; anywhere else they are escaped.
+                return false
+            default:
+                return isUnreserved(byte) || isPlainReserved(byte)
+            }
+        }
+        // Most URLs need nothing: the text is returned as it is.
+        var seenHash = false
+        var first: Int?
+        for position in input.indices {
+            if !keeps(position, seenHash: seenHash) {
+                first = position
+                break
+            }
+            if input[position] == UInt8(ascii: "#") { seenHash = true }
+        }
+        guard let first else { return string }
+        var out = Array(input[..<first])
+        out.reserveCapacity(input.count + 16)
+        for position in first..<input.count {
+            let byte = input[position]
+            if keeps(position, seenHash: seenHash) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            }
+            if byte == UInt8(ascii: "#") { seenHash = true }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Where the authority (`user@host:port`) of a URL's bytes is: after `scheme://`, up to the first `/`,
+    /// `?` or `#`; empty when the text has no `://` before its path.
+    private static func authorityRange(_ bytes: [UInt8]) -> Range<Int> {
+        var index = 0
+        while index + 2 < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ":") {
+                guard bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { break }
+                let start = index + 3
+                var end = start
+                while end < bytes.count, !"/?#".utf8.contains(bytes[end]) { end += 1 }
+                return start..<end
+            }
+            // A scheme is letters, digits, `+`, `-` and `.`: anything else means there is none.
+            guard isUnreserved(byte) || byte == UInt8(ascii: "+") else { break }
+            index += 1
+        }
+        return 0..<0
+    }
+
     static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
@@ -66,4 +148,16 @@ enum PercentEncoding {
     }
 
     private static let hex = Array("0123456789ABCDEF".utf8)
+
+    /// Whether a byte is a reserved character (RFC 3986 gen-delims and sub-delims) other than `#`, `[` and
+    /// `]`: one that may stay anywhere in a URL.
+    private static func isPlainReserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: "!"),
+            UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+            true
+        default: false
+        }
+    }
 }

@@ -129,7 +129,13 @@ extension ServerAPI {
         with { $0.download = DownloadTarget(destination: destination, resume: resume) }
     }
 
-    /// Returns a copy that fails with `responseTooLarge` past `bytes`.
+    /// Returns a copy that fails with `responseTooLarge` past `bytes` of response body.
+    ///
+    /// `nil` (the default) takes the manager's `Configuration.maxResponseSize` (64 MiB unless changed) for a
+    /// body held in memory, and no limit for a download to disk or a streamed body; `Int64.max` lifts the
+    /// limit for this call.
+    /// - Parameter bytes: The largest body accepted, in bytes, or `nil` for the default.
+    /// - Returns: The modified call.
     public func maxResponseSize(_ bytes: Int64?) -> ServerAPI { with { $0.maxResponseSize = bytes } }
 
     /// Returns a copy that fails with `responseTooLarge` when a content-coded body decodes to more than

@@ -66,7 +66,8 @@ extension ServerAPI {
             base += base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
             base += encoded
         }
-        guard let resolved = URL(string: base), let scheme = resolved.scheme?.lowercased(),
+        // The text as written: its escapes kept, only what a URL may not contain escaped (see `PercentEncoding`).
+        guard let resolved = URL(string: PercentEncoding.encodeURL(base)), let scheme = resolved.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = resolved.host, !host.isEmpty
         else {
             throw ServerAPIError(.invalidRequest, "\"\(base)\" is not a valid http(s) URL")
@@ -79,10 +80,18 @@ extension ServerAPI {
     /// - Throws: `invalidRequest` for a bad URL, header or body.
     @inline(never)
     public func transportRequest(attempt: Int = 1) throws(ServerAPIError) -> TransportRequest {
-        let (url, socket) = try resolvedTarget()
+        var (url, socket) = try resolvedTarget()
+        var headers = self.headers
+        // User-info goes into the header it stands for, out of the URL (see `URLUserInfo`); credentials the
+        // call gives itself win.
+        if let split = URLUserInfo.split(url) {
+            url = split.url
+            if credentials == nil, !headers.contains("Authorization") {
+                headers.add(name: "Authorization", value: split.authorization)
+            }
+        }
         do throws(ServerAPIError) {
             let (source, contentType) = try body.resolve()
-            var headers = self.headers
             if let contentType, !headers.contains("Content-Type") {
                 headers.add(name: "Content-Type", value: contentType)
             }

@@ -70,6 +70,20 @@ public struct ServerAPI: Sendable, Hashable {
         self.url = url
     }
 
+    /// Creates a call to a URL written as text, sent as written: its `%XX` escapes are kept, and only the
+    /// characters a URL may not contain (spaces, non-ASCII, `"<>\\^`{|}`, a `%` that starts no escape) are
+    /// percent-encoded. `"http://host/a%2Fb c?x=%20 y"` is sent as `/a%2Fb%20c?x=%20%20y`, whereas
+    /// Foundation's `URL(string:)` would escape the `%` of `%2F` and `%20` again.
+    /// - Parameters:
+    ///   - urlString: An absolute http(s) URL (or `http+unix://`, see `UnixSocket`).
+    ///   - method: The method (GET by default).
+    /// - Returns: `nil` when the text is not an absolute URL with a scheme and a host.
+    public init?(urlString: String, method: HTTPMethod = .get) {
+        guard let url = URL(string: PercentEncoding.encodeURL(urlString)), url.scheme != nil, url.host?.isEmpty == false
+        else { return nil }
+        self.init(url: url, method: method)
+    }
+
     /// Whether retrying this call is allowed by its method and policy.
     public var isRetryable: Bool { method.isIdempotent || retryPolicy.retriesNonIdempotent }
 }

@@ -26,7 +26,9 @@ extension ServerAPI {
         /// Where to write the response body, for a download; `nil` keeps it in memory.
         public var download: DownloadTarget?
         /// The largest response body accepted, in bytes, before failing with `responseTooLarge`; `nil` for
-        /// no limit.
+        /// the default: the manager's `Configuration.maxResponseSize` (64 MiB unless changed) for a body held
+        /// in memory, none for a download to disk or a streamed body (see `ResponseSizeRule`). `Int64.max`
+        /// for no limit at all.
         public var maxResponseSize: Int64?
         /// The most a content-coded body (gzip, deflate, br, zstd) may expand: decoded bytes beyond this many
         /// times the encoded bytes fail with `responseTooLarge` (see `DecompressionRule`); `nil` for no limit.
@@ -41,7 +43,7 @@ extension ServerAPI {
         ///   - stallTimeout: The slowest acceptable transfer; `nil` uses the transport's default.
         ///   - unixSocketPath: The Unix-domain socket to connect through; `nil` for the network.
         ///   - download: Where the body is written; `nil` keeps it in memory.
-        ///   - maxResponseSize: The largest body accepted, in bytes; `nil` for no limit.
+        ///   - maxResponseSize: The largest body accepted, in bytes; `nil` for the default (see the property).
         ///   - maxDecompressionRatio: The most a content-coded body may expand; `nil` for no limit.
         ///   - redirects: Whether and how far redirects are followed.
         public init(

@@ -1,8 +1,8 @@
 /// The decompression-bomb rule every transport applies: a response whose content coding (gzip, deflate,
 /// br, zstd) expands its bytes more than `TransportRequest.maxDecompressionRatio` times is stopped.
 ///
-/// `maxResponseSize` already bounds the decoded body; the ratio bounds it when no size limit is set, and
-/// stops a bomb (10 MB of zeros is 10 KB of gzip) long before a generous size limit would. The check
+/// The size limit (`ResponseSizeRule.limit(for:streamed:)`) already bounds the decoded body; the ratio bounds
+/// it where no size limit applies (a download, a stream), and stops a bomb (10 MB of zeros is 10 KB of gzip) long before a generous size limit would. The check
 /// compares the decoded bytes received so far with the encoded bytes they came from: the bytes received
 /// so far when the library counts them (libcurl's `CURLINFO_SIZE_DOWNLOAD_T`, counted before decoding),
 /// else the encoded body's `Content-Length` (the whole encoded body: a looser, still bounded check). A

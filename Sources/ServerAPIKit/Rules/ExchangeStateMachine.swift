@@ -54,8 +54,9 @@ public struct ExchangeStateMachine: Sendable {
 
     private var state = State.waitingForHead
     private let download: Bool
+    private let streamed: Bool
     private let redirectSource: Redirects
-    /// The current request's `maxResponseSize`, for the body as it arrives.
+    /// The current request's size limit (`ResponseSizeRule.limit(for:streamed:)`), for the body as it arrives.
     private var limit: Int64?
     /// The current request's `maxDecompressionRatio`.
     private var ratio: Int?
@@ -80,9 +81,12 @@ public struct ExchangeStateMachine: Sendable {
     /// Creates the machine for one call.
     /// - Parameters:
     ///   - download: Whether the call downloads to a file (then a final head asks for the writer's decision).
+    ///   - streamed: Whether the body is handed over as a stream (`RequestPerforming.stream`): then only the
+    ///     request's own `maxResponseSize` applies, not the default limit of a body held in memory.
     ///   - redirects: Where the transport's library reports redirects.
-    public init(download: Bool, redirects: Redirects = .inHeads) {
+    public init(download: Bool, streamed: Bool = false, redirects: Redirects = .inHeads) {
         self.download = download
+        self.streamed = streamed
         self.redirectSource = redirects
     }
 
@@ -152,13 +156,14 @@ public struct ExchangeStateMachine: Sendable {
             }
         }
         expectedLength = ResponseSizeRule.decodedLength(of: headers)
+        let limit = ResponseSizeRule.limit(for: request, streamed: streamed)
         // Checked before a download's writer is asked, so a response that fails never touches the partial file.
         if let tooLarge = ResponseSizeRule.check(
-            announced: expectedLength, status: status, method: request.method, limit: request.maxResponseSize)
+            announced: expectedLength, status: status, method: request.method, limit: limit)
         {
             return .fail(fail(tooLarge))
         }
-        limit = request.maxResponseSize
+        self.limit = limit
         ratio = request.maxDecompressionRatio
         isContentCoded = DecompressionRule.isEncoded(headers)
         if isContentCoded { encodedLength = ResponseSizeRule.contentLength(of: headers) }

@@ -15,10 +15,16 @@ import Foundation
 ///   301/302 of any other method, keep the method and the body.
 /// - Becoming a GET drops the body and the headers that describe it (`bodyHeaders`).
 /// - A redirect to another origin (scheme, host or port, with 80 and 443 as default ports) drops the
-///   credentials in `crossOriginHeaders` and the request's `credentials`.
+///   credentials and the caller's `Host` in `crossOriginHeaders`, and the request's `credentials`; the
+///   transport then names the new host itself.
+///
+/// The articles' "Which headers cross a redirect" table lists the outcome header by header, and the tests
+/// check its rows against this rule.
 public enum RedirectRule {
-    /// The headers that are never sent to another origin than the one they were given for.
-    public static let crossOriginHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+    /// The headers that are never sent to another origin than the one they were given for: the credentials,
+    /// and a `Host` the caller set (it names the first origin: sent to another server it would ask that
+    /// server for the wrong site, as curl knows by dropping it).
+    public static let crossOriginHeaders = ["Authorization", "Cookie", "Proxy-Authorization", "Host"]
 
     /// The headers that describe a request body; they go when a redirect turns the request into a GET.
     public static let bodyHeaders = [
@@ -69,8 +75,9 @@ public enum RedirectRule {
     ///   - base: The URL of the request that was redirected.
     /// - Returns: The absolute target, or `nil` when it is not an http(s) URL with a host.
     public static func resolve(_ location: String, against base: URL) -> URL? {
-        // Foundation resolves dot segments and percent-encodes spaces and non-ASCII bytes, as libcurl does.
-        guard let target = URL(string: location, relativeTo: base)?.absoluteURL,
+        // Foundation resolves dot segments; spaces and non-ASCII bytes are escaped first, as libcurl does, with
+        // the location's own escapes kept (`PercentEncoding.encodeURL`).
+        guard let target = URL(string: PercentEncoding.encodeURL(location), relativeTo: base)?.absoluteURL,
             let scheme = target.scheme, Origin.isHTTP(scheme),
             let host = target.host, !host.isEmpty
         else { return nil }

@@ -3,7 +3,29 @@
 ///
 /// The limit is on the body as the caller gets it, after content decoding: a transport calls
 /// `check(announced:…)` once per final head, and `check(received:…)` as decoded body bytes arrive.
+///
+/// A body held in memory is bounded by default: a request that sets no `maxResponseSize` of its own gets
+/// `defaultMemoryLimit` (64 MiB) when its whole body is collected in memory (`limit(for:streamed:)`), so
+/// that a server that sends bytes forever ends the call with `responseTooLarge` instead of taking the
+/// process's memory. A download to disk and a streamed body have no default limit: the disk, and the
+/// stream's own buffer with its backpressure, bound them. `Int64.max` asks for no limit at all.
 public enum ResponseSizeRule {
+    /// The largest body a request without a `maxResponseSize` of its own may hold in memory: 64 MiB
+    /// (67,108,864 bytes). `ServerAPIManager.Configuration.maxResponseSize` starts from it.
+    public static let defaultMemoryLimit: Int64 = 64 << 20
+
+    /// The limit that applies to a request's body: its own `maxResponseSize`, else `defaultMemoryLimit`
+    /// when the whole body is kept in memory, else none (a download, or a streamed body).
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - streamed: Whether the body is handed over as a stream (`RequestPerforming.stream`).
+    /// - Returns: The limit in bytes, or `nil` for none.
+    @inlinable
+    public static func limit(for request: TransportRequest, streamed: Bool) -> Int64? {
+        if let own = request.maxResponseSize { return own }
+        return streamed || request.download != nil ? nil : defaultMemoryLimit
+    }
+
     /// The `Content-Length` a response announces (RFC 9110 §8.6), parsed strictly.
     ///
     /// Only digits are accepted, with optional whitespace around them. Repeated fields, or a

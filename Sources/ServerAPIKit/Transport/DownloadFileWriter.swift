@@ -263,9 +263,41 @@ public final class DownloadFileWriter {
                     url: url, underlying: error)
             }
         }
-        let flags = O_WRONLY | O_CREAT | (truncating ? O_TRUNC : O_APPEND)
-        descriptor = open(path, flags, 0o644)
-        if descriptor < 0 { throw fileError("cannot open \(path) for the download") }
+        descriptor = try Self.openForWriting(path, truncating: truncating, requestID: requestID, url: url)
+    }
+
+    /// Opens a file the download writes, never through a symbolic link: an existing regular file is opened
+    /// with `O_NOFOLLOW` (truncated or appended to), a missing one is created with `O_CREAT | O_EXCL` (which
+    /// fails on any link, even a dangling one). A link there, planted before or during the call, is the
+    /// `fileSystem` error `symbolicLink(at:)`; anything else that is not a regular file is refused too (a
+    /// FIFO would block the transfer).
+    static func openForWriting(
+        _ path: String, truncating: Bool, requestID: RequestID?, url: URL?
+    ) throws(ServerAPIError) -> Int32 {
+        var status = stat()
+        let exists = lstat(path, &status) == 0
+        if exists {
+            let type = status.st_mode & S_IFMT
+            if type == S_IFLNK { throw ServerAPIError.symbolicLink(at: path, requestID: requestID, url: url) }
+            guard type == S_IFREG else {
+                throw ServerAPIError(
+                    .fileSystem, "\(path) is not a regular file: the download cannot be written there",
+                    requestID: requestID, url: url)
+            }
+        }
+        let flags =
+            O_WRONLY | O_NOFOLLOW | O_CLOEXEC
+            | (exists ? (truncating ? O_TRUNC : O_APPEND) : (O_CREAT | O_EXCL | (truncating ? 0 : O_APPEND)))
+        let descriptor = open(path, flags, 0o644)
+        guard descriptor < 0 else { return descriptor }
+        let code = errno
+        // ELOOP: a link replaced the file after the check; EEXIST: something appeared where none was.
+        if code == ELOOP || code == EEXIST {
+            throw ServerAPIError.symbolicLink(at: path, requestID: requestID, url: url)
+        }
+        throw ServerAPIError(
+            .fileSystem, "cannot open \(path) for the download: \(String(cString: strerror(code)))",
+            requestID: requestID, url: url, underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
     }
 
     private func writeToFile(_ bytes: UnsafeRawBufferPointer) throws(ServerAPIError) {
@@ -316,8 +348,7 @@ public final class DownloadFileWriter {
         // transport's receive path, and an fsync on a busy disk stalls it for a long time.
         let path = target.validatorURL.path
         let temporary = path + ".tmp"
-        let file = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard file >= 0 else { throw fileError("cannot write \(temporary)") }
+        let file = try Self.openForWriting(temporary, truncating: true, requestID: requestID, url: url)
         let bytes = Array(validator.utf8)
         let written = bytes.withUnsafeBytes { Self.systemWrite(file, $0.baseAddress!, $0.count) }
         let failed = written != bytes.count
@@ -330,7 +361,14 @@ public final class DownloadFileWriter {
     }
 
     private func readValidator() -> String? {
-        guard let data = try? Data(contentsOf: target.validatorURL) else { return nil }
+        // Never through a link: a planted one would send another file's first line as `If-Range`.
+        let file = open(target.validatorURL.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard file >= 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+        _ = close(file)
+        guard count > 0 else { return nil }
+        let data = Data(buffer[..<count])
         let text = String(HTTPSyntax.trimming(String(decoding: data, as: UTF8.self), \.properties.isWhitespace))
         // A validator with a line break would be a header injection: ignore a damaged file.
         guard !text.isEmpty, !text.contains(where: { $0.isNewline }) else { return nil }

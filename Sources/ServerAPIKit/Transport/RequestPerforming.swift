@@ -15,7 +15,9 @@ import Foundation
 ///   `request.body` (stream `.file` and `.segments` from disk with `BodySource.makeReader()`;
 ///   never read a whole file into memory). Add `Content-Length` from `BodySource.contentLength()`
 ///   when the headers have none.
-/// - Enforce `timeout`, `connectTimeout`, `maxResponseSize` and `redirects`.
+/// - Enforce `timeout`, `connectTimeout`, the size limit and `redirects`. The size limit is
+///   `ResponseSizeRule.limit(for:streamed:)`: the request's `maxResponseSize`, else 64 MiB for a body
+///   kept in memory (`ExchangeStateMachine` applies it for you).
 /// - With a `download` target, write the body to disk as it arrives through a `DownloadFileWriter`,
 ///   which gives every transport the same resume, 404 and 416 semantics.
 /// - Report progress through `request.progress`, from any thread, never after returning.

@@ -196,7 +196,7 @@ public enum RedirectPolicy: Sendable, Hashable {
     /// Redirects are returned as responses (3xx with `Location`).
     case none
     /// Up to `max` redirects are followed; one more fails with `tooManyRedirects`.
-    /// `Authorization`, `Cookie` and `Proxy-Authorization` are never forwarded to another origin
+    /// `Authorization`, `Cookie`, `Proxy-Authorization` and a caller's `Host` are never forwarded to another origin
     /// (see `RedirectRule`).
     case follow(max: Int)
 

@@ -2,6 +2,10 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import ServerAPIKit
 
 extension Scratch {
@@ -281,10 +285,22 @@ struct DownloadFileWriterTests {
     func diskFull() throws {
         let scratch = try Scratch()
         let target = scratch.target()
-        try FileManager.default.createSymbolicLink(atPath: target.partialURL.path, withDestinationPath: "/dev/full")
         let writer = DownloadFileWriter(target: target, requestID: RequestID.next(), url: url)
         _ = try writer.receiveHead(status: 200, headers: [:])
+        // The writer never opens a link (so never /dev/full through one): the descriptor it opened for the part
+        // file is replaced, in one step, by one open on /dev/full, whose writes fail with ENOSPC.
+        let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+        try #require(full >= 0)
+        defer { close(full) }
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+        let partial = try #require(
+            descriptors.compactMap(Int32.init).first {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))
+                    == target.partialURL.path
+            })
+        try #require(dup2(full, partial) == partial)
         let error = #expect(throws: ServerAPIError.self) { try writer.write(whole) }
+        #expect((error?.underlying as? POSIXError)?.code == .ENOSPC)
         #expect(error?.kind == .fileSystem)
         writer.abandon()
         #expect(!scratch.exists(target.destination))
