@@ -112,6 +112,25 @@ struct SapiOutputTests {
         #expect(Self.strippingEscapes(Data(meta.utf8)).contains("Attempts: 2\n"))
     }
 
+    @Test("-m says what the cache did: a hit and its age, a revalidation (a 304 through the network), or a miss")
+    func cacheLine() throws {
+        let url = try #require(URL(string: "https://api.test/items"))
+        func result(_ source: ResultSource, attempts: Int) -> ServerResult {
+            ServerResult(
+                value: .data(Data()), status: 200, headers: [:], url: url, requestID: .next(), source: source,
+                metrics: RequestMetrics(attempts: attempts))
+        }
+        let stored = Date(timeIntervalSinceReferenceDate: 0)
+        #expect(Printer.cacheLine(result(.cache(storedAt: stored, age: .seconds(42)), attempts: 0), cacheEnabled: true)
+            == "hit, age 42 s")
+        #expect(Printer.cacheLine(result(.cache(storedAt: stored, age: .zero), attempts: 1), cacheEnabled: true)
+            == "revalidated, age 0 s")
+        #expect(Printer.cacheLine(result(.network, attempts: 1), cacheEnabled: true) == "miss")
+        #expect(Printer.cacheLine(result(.network, attempts: 1), cacheEnabled: false) == nil)
+        let meta = Printer.metadata(RequestMetrics(attempts: 0), cache: "hit, age 42 s", style: .plain)
+        #expect(meta.contains("Cache: hit, age 42 s\n"))
+    }
+
     @Test("the request printer: request line, Host, fields, body; credentials redacted unless asked")
     func requestPrinter() throws {
         let api = try RequestBuilder.build(
