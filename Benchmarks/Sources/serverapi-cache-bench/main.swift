@@ -163,6 +163,16 @@ func benchmark() async throws -> [Row] {
         let again = try await manager.send(api)
         if name.contains("hit") { precondition(again.isFromCache, "\(name): not a hit") }
     }
+    // `--profile ROW`: only that manager row, in a loop of 2 million calls, for perf or callgrind.
+    if let flag = CommandLine.arguments.firstIndex(of: "--profile"), flag + 1 < CommandLine.arguments.count {
+        let wanted = CommandLine.arguments[flag + 1]
+        guard let (_, manager, api) = managers.first(where: { $0.0 == wanted }) else {
+            print("no manager row named \(wanted): \(managers.map(\.0))")
+            exit(1)
+        }
+        for _ in 0..<2_000_000 { _ = try await manager.send(api) }
+        exit(0)
+    }
     try await Task.sleep(for: .milliseconds(1_100))
     let managerIterations = quick ? 5_000 : 20_000
     for _ in 0..<runs {

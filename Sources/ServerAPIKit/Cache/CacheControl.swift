@@ -61,9 +61,12 @@ public struct CacheControl: Sendable, Hashable {
     ///   - isRequest: Whether they are a request's: an invalid `max-age` is then ignored rather than
     ///     making the response stale.
     public init(_ headers: HTTPHeaders, isRequest: Bool = false) {
-        var seen: Set<String> = []
+        // A handful of directives: a list is cheaper than a set (this runs on every cache hit).
+        var seen: [String] = []
         for value in headers.values(for: "Cache-Control") {
-            for (name, argument) in Self.directives(in: value) where seen.insert(name).inserted {
+            Self.forEachDirective(in: value) { name, argument in
+                guard !seen.contains(name) else { return }
+                seen.append(name)
                 apply(name, argument, isRequest: isRequest)
             }
         }
@@ -119,18 +122,29 @@ public struct CacheControl: Sendable, Hashable {
     /// does not end a directive; a directive without a name is skipped.
     static func directives(in value: String) -> [(String, Argument?)] {
         var result: [(String, Argument?)] = []
-        var bytes = Array(value.utf8)[...]
+        forEachDirective(in: value) { result.append(($0, $1)) }
+        return result
+    }
+
+    /// Calls `body` with each directive of one field value, as `directives(in:)` lists them, without
+    /// collecting them.
+    static func forEachDirective(in value: String, _ body: (String, Argument?) -> Void) {
+        var bytes = Substring(value).utf8
         while !bytes.isEmpty {
             // The name: up to '=' or ','.
             let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ",") } ?? bytes.endIndex
-            let rawName = String(decoding: bytes[..<nameEnd], as: UTF8.self)
-            var name = HTTPSyntax.trimmed(rawName).lowercased()
+            let rawName = Substring(bytes[..<nameEnd])
+            var name = String(HTTPSyntax.trimmed(rawName))
+            if name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
+                name = name.lowercased()
+            }
             bytes = bytes[nameEnd...]
             var argument: Argument?
             if bytes.first == UInt8(ascii: "=") {
                 bytes = bytes.dropFirst()
                 // No whitespace around '=' (RFC 9111 §5.2): `max-age = 5` is not a max-age.
-                let spaced = rawName.utf8.last.map(HTTPSyntax.isWhitespace) == true
+                let spaced =
+                    rawName.utf8.last.map(HTTPSyntax.isWhitespace) == true
                     || bytes.first.map(HTTPSyntax.isWhitespace) == true
                 if spaced { name = "" }
                 if bytes.first == UInt8(ascii: "\"") {
@@ -144,21 +158,19 @@ public struct CacheControl: Sendable, Hashable {
                         text.append(bytes[index])
                         index = bytes.index(after: index)
                     }
-                    bytes = bytes[min(bytes.index(after: index), bytes.endIndex)...]
+                    bytes = bytes[(index < bytes.endIndex ? bytes.index(after: index) : index)...]
                     argument = Argument(text: String(decoding: text, as: UTF8.self), quoted: true)
                     // Anything after the closing quote up to the comma is not part of the argument.
                     let comma = bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
                     bytes = bytes[comma...]
                 } else {
                     let end = bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
-                    let text = HTTPSyntax.trimmed(String(decoding: bytes[..<end], as: UTF8.self))
-                    argument = Argument(text: String(text), quoted: false)
+                    argument = Argument(text: String(HTTPSyntax.trimmed(Substring(bytes[..<end]))), quoted: false)
                     bytes = bytes[end...]
                 }
             }
             if bytes.first == UInt8(ascii: ",") { bytes = bytes.dropFirst() }
-            if !name.isEmpty { result.append((name, argument)) }
+            if !name.isEmpty { body(name, argument) }
         }
-        return result
     }
 }

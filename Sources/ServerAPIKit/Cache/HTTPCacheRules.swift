@@ -239,7 +239,10 @@ extension CacheVariant {
     func matches(_ request: HTTPHeaders) -> Bool {
         fields.allSatisfy { field in
             let values = request.values(for: field.name)
-            return (values.isEmpty ? nil : Self.normalized(values)) == field.value
+            guard let stored = field.value else { return values.isEmpty }
+            // The same text as stored needs no normalizing (the common case, checked on every hit).
+            if values.count == 1, values[0] == stored { return true }
+            return !values.isEmpty && Self.normalized(values) == stored
         }
     }
 
