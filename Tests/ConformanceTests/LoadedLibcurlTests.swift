@@ -16,6 +16,7 @@ struct LoadedLibcurlTests {
     func loadedVersion() {
         let loaded = CurlTransport.libcurlVersion
         let expected = Self.expected ?? ""
-        #expect(loaded == expected || loaded.hasPrefix(expected + "."), "loaded libcurl \(loaded), expected \(expected)")
+        #expect(
+            loaded == expected || loaded.hasPrefix(expected + "."), "loaded libcurl \(loaded), expected \(expected)")
     }
 }

@@ -63,7 +63,8 @@ import Testing
         }
     }
 
-    @Test("Vary: one request's variant never answers another's; variants of one URL are kept side by side",
+    @Test(
+        "Vary: one request's variant never answers another's; variants of one URL are kept side by side",
         arguments: CacheKind.allCases)
     func varyRespected(kind: CacheKind) async throws {
         let clock = TestClock()
@@ -304,5 +305,10 @@ import Testing
 /// A counter shared with a mock's handler.
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }

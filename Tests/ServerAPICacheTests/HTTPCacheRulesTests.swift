@@ -87,7 +87,8 @@ import Testing
         // Heuristics only for the statuses that allow them, or with `public`.
         #expect(lifetime(["Date": Self.date(0), "Last-Modified": Self.date(-10_000)], status: 201) == nil)
         #expect(
-            lifetime(["Date": Self.date(0), "Last-Modified": Self.date(-10_000), "Cache-Control": "public"], status: 599)
+            lifetime(
+                ["Date": Self.date(0), "Last-Modified": Self.date(-10_000), "Cache-Control": "public"], status: 599)
                 == 1_000)
         #expect(lifetime([:]) == nil)
     }
@@ -99,17 +100,20 @@ import Testing
         #expect(HTTPCacheRules.ageValue(["Age": "7200.0"]) == 0)
         #expect(HTTPCacheRules.ageValue(["Age": "7200, 0"]) == 7200)
         #expect(HTTPCacheRules.ageValue(["Age": "0, 7200"]) == 0)
-        #expect(HTTPCacheRules.ageValue(HTTPHeaders([.init(name: "Age", value: "7200"), .init(name: "Age", value: "0")]))
-            == 7200)
+        #expect(
+            HTTPCacheRules.ageValue(HTTPHeaders([.init(name: "Age", value: "7200"), .init(name: "Age", value: "0")]))
+                == 7200)
         #expect(HTTPCacheRules.ageValue(["Age": "2147483649"]) == 2_147_483_648)
         #expect(HTTPCacheRules.ageValue(["Age": "3600;foo"]) == 3600)
         let sent = Self.received.addingTimeInterval(-2)
         // Date 10 s before it arrived: apparent age 10; Age 5 plus the 2 s exchange: 7; the larger wins.
         #expect(
-            HTTPCacheRules.initialAge(headers: ["Date": Self.date(-10), "Age": "5"], requestTime: sent,
+            HTTPCacheRules.initialAge(
+                headers: ["Date": Self.date(-10), "Age": "5"], requestTime: sent,
                 responseTime: Self.received) == 10)
         #expect(
-            HTTPCacheRules.initialAge(headers: ["Date": Self.date(0), "Age": "30"], requestTime: sent,
+            HTTPCacheRules.initialAge(
+                headers: ["Date": Self.date(0), "Age": "30"], requestTime: sent,
                 responseTime: Self.received) == 32)
     }
 
@@ -195,7 +199,10 @@ import Testing
         #expect(!variant.matches(["Foo": "1", "Bar": "x"]))
         #expect(!variant.matches([:]))
         #expect(CacheVariant(names: ["foo"], request: ["Foo": "1,2"]).matches(["Foo": "1, 2"]))
-        #expect(CacheVariant(names: ["foo"], request: HTTPHeaders([.init(name: "Foo", value: "1"), .init(name: "Foo", value: "2")]))
+        #expect(
+            CacheVariant(
+                names: ["foo"], request: HTTPHeaders([.init(name: "Foo", value: "1"), .init(name: "Foo", value: "2")])
+            )
             .matches(["Foo": "1, 2"]))
     }
 
@@ -217,13 +224,18 @@ import Testing
         #expect(!use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache"]).answersFresh)
         #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "no-store"]).answersFresh)
         #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"]).answersFresh)
-        #expect(use(["Cache-Control": "immutable"], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"]).answersFresh)
-        #expect(use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache", "Cache-Control": "max-age=60"]).answersFresh)
+        #expect(
+            use(["Cache-Control": "immutable"], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"])
+                .answersFresh)
+        #expect(
+            use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache", "Cache-Control": "max-age=60"]).answersFresh)
         #expect(!use([:], lifetime: 100, age: 50, request: ["Cache-Control": "max-age=10"]).answersFresh)
         #expect(!use([:], lifetime: 100, age: 50, request: ["Cache-Control": "min-fresh=60"]).answersFresh)
         #expect(use([:], lifetime: 10, age: 15, request: ["Cache-Control": "max-stale=10"]).answersFresh)
         #expect(!use([:], lifetime: 10, age: 25, request: ["Cache-Control": "max-stale=10"]).answersFresh)
-        #expect(!use(["Cache-Control": "must-revalidate"], lifetime: 10, age: 15, request: ["Cache-Control": "max-stale"]).answersFresh)
+        #expect(
+            !use(["Cache-Control": "must-revalidate"], lifetime: 10, age: 15, request: ["Cache-Control": "max-stale"])
+                .answersFresh)
         let swr = ["Cache-Control": "max-age=1, stale-while-revalidate=4"] as HTTPHeaders
         #expect(use(swr, lifetime: 1, age: 3).answersWhileRevalidating)
         #expect(!use(swr, lifetime: 1, age: 6).answersWhileRevalidating)

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// How a stored response may answer a request at a given date (RFC 9111 §4.2 and §4.2.4, RFC 5861): a pure

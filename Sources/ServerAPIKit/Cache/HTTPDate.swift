@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// HTTP-date (RFC 9110 §5.6.7), strictly: the three forms a recipient must accept and nothing else.
@@ -123,6 +123,7 @@ enum HTTPDate {
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let dayName = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][weekday]
         let monthName = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][month - 1]
-        return "\(dayName), \(two(day)) \(monthName) \(year) \(two(time / 3600)):\(two(time % 3600 / 60)):\(two(time % 60)) GMT"
+        let clock = "\(two(time / 3600)):\(two(time % 3600 / 60)):\(two(time % 60))"
+        return "\(dayName), \(two(day)) \(monthName) \(year) \(clock) GMT"
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension ServerAPIManager {
@@ -212,7 +212,8 @@ extension ServerAPIManager {
         get.body = .empty
         var asGet = api
         asGet.method = .get
-        await store(response, request: get, api: asGet, requestTime: requestTime, in: cache, key: CacheKey(request: get))
+        await store(
+            response, request: get, api: asGet, requestTime: requestTime, in: cache, key: CacheKey(request: get))
     }
 
     /// When a stored entry stops being fresh. The call's TTL replaces what the headers say; else, when HTTP

@@ -44,7 +44,8 @@ import Testing
                 } else {
                     failing.insert(testCase.id)
                     if KnownConformanceFailures.reason(for: testCase.id, on: kind) == nil {
-                        print("conformance: \(kind.rawValue) cache: \(testCase.id) (\(testCase.kind.rawValue)): \(failures)")
+                        let what = "\(testCase.id) (\(testCase.kind.rawValue))"
+                        print("conformance: \(kind.rawValue) cache: \(what): \(failures)")
                     }
                 }
             }
@@ -52,7 +53,8 @@ import Testing
             print("conformance: \(kind.rawValue) cache: \(counts.joined(separator: ", "))")
             for caseKind in ConformanceCase.Kind.allCases {
                 let ids = ConformanceCase.all.filter { $0.kind == caseKind && failing.contains($0.id) }.map(\.id)
-                print("conformance: \(kind.rawValue) cache: \(caseKind.rawValue) failing: \(ids.joined(separator: " "))")
+                print(
+                    "conformance: \(kind.rawValue) cache: \(caseKind.rawValue) failing: \(ids.joined(separator: " "))")
             }
             let listed = Set(
                 ConformanceCase.all.map(\.id).filter { KnownConformanceFailures.reason(for: $0, on: kind) != nil })
