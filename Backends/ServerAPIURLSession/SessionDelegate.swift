@@ -13,7 +13,8 @@ internal import FoundationNetworking
 /// delegate leaves its temporary file behind, so transfers write files themselves.
 // @unchecked: NSObject is not Sendable; the only state is the Mutex-protected table.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private let transfers = Locked<[Int: Transfer]>([:])
+    /// The task of each routed call, with the transfer its callbacks go to, by task identifier.
+    private let transfers = Locked<[Int: (task: URLSessionTask, transfer: Transfer)]>([:])
     private let control: DispatchQueue
 
     /// Creates the delegate.
@@ -24,7 +25,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     /// Routes the callbacks of `task` to `transfer`.
     func register(_ task: URLSessionTask, for transfer: Transfer) {
-        transfers.withLock { $0[task.taskIdentifier] = transfer }
+        transfers.withLock { $0[task.taskIdentifier] = (task, transfer) }
     }
 
     /// Stops routing the callbacks of a task.
@@ -34,6 +35,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     /// How many tasks are routed to a transfer now.
     var registeredCount: Int { transfers.withLock { $0.count } }
+
+    /// The tasks routed to a transfer now: what releasing the transport cancels, from this table rather than
+    /// FoundationNetworking's own, which `getAllTasks` and `invalidateAndCancel` read off its work queue.
+    var registeredTasks: [URLSessionTask] { transfers.withLock { $0.values.map(\.task) } }
 
     /// Transfers' timeout timers scheduled and not yet cancelled: every transfer cancels its timer when
     /// it completes (or, streamed, when the head arrives), so this returns to 0 once calls have ended.
@@ -47,7 +52,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     private func transfer(for task: URLSessionTask) -> Transfer? {
-        transfers.withLock { $0[task.taskIdentifier] }
+        transfers.withLock { $0[task.taskIdentifier]?.transfer }
     }
 
     func urlSession(

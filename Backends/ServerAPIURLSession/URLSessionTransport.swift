@@ -87,13 +87,13 @@ public final class URLSessionTransport: RequestPerforming {
         // after the tasks it was already asked to create (a task created on an invalidated session traps).
         let session = self.session
         #if canImport(FoundationNetworking)
-            // FoundationNetworking's `invalidateAndCancel()` reads its task registry off its work queue, racing a
-            // task that ends at that moment (the conformance suite crashed once in its `map`). Listing the tasks
-            // and invalidating both run on that queue.
+            // FoundationNetworking's `invalidateAndCancel()`, and `getAllTasks` too, read its task registry off its
+            // work queue (`getAllTasks` on the delegate queue), racing a task that ends at that moment: the
+            // conformance suite crashed in their `map`, once each. The tasks to cancel come from the delegate's own
+            // table instead; cancelling a task that has just ended does nothing.
+            let delegate = self.delegate
             control.async {
-                session.getAllTasks { tasks in
-                    for task in tasks { task.cancel() }
-                }
+                for task in delegate.registeredTasks { task.cancel() }
                 session.finishTasksAndInvalidate()
             }
         #else
