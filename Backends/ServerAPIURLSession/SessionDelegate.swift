@@ -13,6 +13,9 @@ internal import FoundationNetworking
 /// delegate leaves its temporary file behind, so transfers write files themselves.
 // @unchecked: NSObject is not Sendable; the only state is the Mutex-protected table.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    /// The tasks FoundationNetworking was given and has not completed yet (its `didCompleteWithError` is the end).
+    private let started = Locked<Set<Int>>([])
+
     /// The task of each routed call, with the transfer its callbacks go to, by task identifier.
     private let transfers = Locked<[Int: (task: URLSessionTask, transfer: Transfer)]>([:])
     private let control: DispatchQueue
@@ -26,6 +29,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// Routes the callbacks of `task` to `transfer`.
     func register(_ task: URLSessionTask, for transfer: Transfer) {
         transfers.withLock { $0[task.taskIdentifier] = (task, transfer) }
+        _ = started.withLock { $0.insert(task.taskIdentifier) }
     }
 
     /// Stops routing the callbacks of a task.
@@ -35,6 +39,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     /// How many tasks are routed to a transfer now.
     var registeredCount: Int { transfers.withLock { $0.count } }
+
+    /// How many tasks FoundationNetworking was given and has not completed.
+    var unfinishedCount: Int { started.withLock { $0.count } }
 
     /// The tasks routed to a transfer now: what releasing the transport cancels, from this table rather than
     /// FoundationNetworking's own, which `getAllTasks` and `invalidateAndCancel` read off its work queue.
@@ -118,6 +125,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        _ = started.withLock { $0.remove(task.taskIdentifier) }
         let transfer = transfer(for: task)
         unregister(task.taskIdentifier)
         transfer?.didComplete(task: task, error: error)
