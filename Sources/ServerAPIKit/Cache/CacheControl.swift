@@ -118,16 +118,9 @@ public struct CacheControl: Sendable, Hashable {
         return Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648
     }
 
-    /// The directives of one field value, names lower-cased, in order. A comma inside a quoted string
-    /// does not end a directive; a directive without a name is skipped.
-    static func directives(in value: String) -> [(String, Argument?)] {
-        var result: [(String, Argument?)] = []
-        forEachDirective(in: value) { result.append(($0, $1)) }
-        return result
-    }
-
-    /// Calls `body` with each directive of one field value, as `directives(in:)` lists them, without
-    /// collecting them.
+    /// Calls `body` with each directive of one field value, in order, its name lower-cased. A comma inside a
+    /// quoted string does not end a directive; a directive without a name (or with whitespace around its `=`) is
+    /// skipped.
     static func forEachDirective(in value: String, _ body: (String, Argument?) -> Void) {
         var bytes = Substring(value).utf8
         while !bytes.isEmpty {
