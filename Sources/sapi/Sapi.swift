@@ -147,16 +147,26 @@ enum Sapi {
             let response = try await manager.stream(api, progress: progress)
             bar?.finish()
             return try await printer.print(response, timeout: api.timeout).rawValue
-        } catch StandardOutput.Failure.closed {
-            return ExitCode.ok.rawValue
-        } catch StandardOutput.Failure.failed(let number) {
-            FileHandle.standardError.write(Data("sapi: error: cannot write the output: \(String(cString: strerror(number)))\n".utf8))
-            return ExitCode.usage.rawValue
         } catch {
+            if let code = outputFailure(error) { return code }
             bar?.finish()
             let failure = ServerAPIError.wrap(error)
             reportError(failure)
             return ExitCode(failure).rawValue
+        }
+    }
+
+    /// The exit code of a failure to write standard output while a body is printed as it arrives: 0 when the
+    /// reader went away (`| head`), `usage` with a line on standard error for another write error; `nil` for any
+    /// other error.
+    static func outputFailure(_ error: any Error) -> Int32? {
+        switch error as? StandardOutput.Failure {
+        case .closed: return ExitCode.ok.rawValue
+        case .failed(let number):
+            FileHandle.standardError.write(
+                Data("sapi: error: cannot write the output: \(String(cString: strerror(number)))\n".utf8))
+            return ExitCode.usage.rawValue
+        case nil: return nil
         }
     }
 
@@ -212,12 +222,8 @@ enum Sapi {
             let code = try await printer.print(
                 response, print: parts, keyPath: options.keyPath != nil, checkStatus: options.checkStatus)
             return code.rawValue
-        } catch StandardOutput.Failure.closed {
-            return ExitCode.ok.rawValue
-        } catch StandardOutput.Failure.failed(let number) {
-            FileHandle.standardError.write(Data("sapi: error: cannot write the output: \(String(cString: strerror(number)))\n".utf8))
-            return ExitCode.usage.rawValue
         } catch {
+            if let code = outputFailure(error) { return code }
             bar?.finish()
             // What was printed stays; the line it was on is ended before the error is reported.
             try? printer.endLine()
