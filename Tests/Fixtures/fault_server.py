@@ -48,9 +48,10 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
   /headers                         JSON: method, path, query and the headers in order (repeats kept)
   /anything/ANY?QUERY              as /headers, for any path under /anything: the path and query exactly
                                    as they arrived (still percent-encoded)
-  /endless?type=T                  200 with no length (chunked), T as its Content-Type (default
+  /endless?type=T&stop_after=N     200 with no length (chunked), T as its Content-Type (default
                                    application/octet-stream), then 64 KiB chunks of "x" for as long as the
-                                   client reads: a server that sends bytes forever
+                                   client reads: a server that sends bytes forever; with stop_after, the
+                                   body ends properly after the first chunk that reaches N bytes
   /echo (any method)               JSON: method, path, query, headers, body length, SHA-256 and
                                    the body (base64) when at most 16 MiB; reads a Content-Length or a
                                    chunked body: "chunked" (bool) and "content_length_header" (the
@@ -950,9 +951,13 @@ class Handler(BaseHTTPRequestHandler):
         if not self.begin_chunked(self.query.get("type", "application/octet-stream")):
             return
         piece = b"x" * 65536
+        stop_after = self.int_arg("stop_after", -1)
+        sent = 0
         try:
-            while True:
+            while stop_after < 0 or sent < stop_after:
                 self.write_piece(piece, True)
+                sent += len(piece)
+            self.wfile.write(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True
 
