@@ -11,7 +11,8 @@
 # vs async-http-client); then the manager's own CPU cost per call with MockTransport, and every goal's ratio.
 # Then the concurrency table: c1, c64, c256 and c1000 for wrk, the C libcurl loop (perform + poll, and the socket
 # interface on epoll), async-http-client, the bare CurlTransport with 1 loop and with its default loops (one per
-# core; by origin, and round-robin: `curl-rr`) and manager + CurlTransport (by origin, and `curl-manager-rr`): req/s, p50/p99, CPU µs per request (the client process's getrusage user +
+# core; adaptive (the default), by origin: `curl-bo`, and round-robin: `curl-rr`) and manager + CurlTransport (the
+# same three: `curl-manager`, `curl-manager-bo`, `curl-manager-rr`): req/s, p50/p99, CPU µs per request (the client process's getrusage user +
 # system time over the measured seconds, per request) and peak RSS; then issue 26's goals, from the same run. Installs nginx, wrk and the libcurl headers with apt when missing. Prints a table; writes Benchmarks/results/bench-transports.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ DURATION=5
 DOWNLOAD_MB=1024
 SCALING_ONLY=0
 LEVELS="1 64 256 1000"
-SCALING_CLIENTS="wrk libcurl-c libcurl-c-epoll ahc curl-1loop curl curl-rr curl-manager curl-manager-rr"
+SCALING_CLIENTS="wrk libcurl-c libcurl-c-epoll ahc curl-1loop curl curl-bo curl-rr curl-manager curl-manager-bo curl-manager-rr"
 while (($#)); do
     case "$1" in
     --quick) RUNS=1; DURATION=3; DOWNLOAD_MB=64 ;;
@@ -219,8 +220,14 @@ PY
                 ;;
             curl-rr | curl-manager-rr)
                 # The default loops, taking one origin's calls in turn (LoopAssignment.roundRobin).
-                SAPI_BENCH_ROUND_ROBIN=1 "$BENCH" --client "${client%-rr}" --label "$client" --mode "$mode" --url "$SMALL" \
-                    --duration "$DURATION" >>"$SCALING" \
+                SAPI_BENCH_LOOP_ASSIGNMENT=roundRobin "$BENCH" --client "${client%-rr}" --label "$client" --mode "$mode" \
+                    --url "$SMALL" --duration "$DURATION" >>"$SCALING" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                ;;
+            curl-bo | curl-manager-bo)
+                # The default loops, one origin's calls always on its loop (LoopAssignment.byOrigin).
+                SAPI_BENCH_LOOP_ASSIGNMENT=byOrigin "$BENCH" --client "${client%-bo}" --label "$client" --mode "$mode" \
+                    --url "$SMALL" --duration "$DURATION" >>"$SCALING" \
                     || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
                 ;;
             curl-1loop | curl-manager-1loop)
@@ -368,7 +375,9 @@ names = {"wrk": "wrk -t1", "libcurl-c": "C libcurl loop (perform + poll)", "libc
          "curl": f"CurlTransport, bare, {loops or 'default'} loops", "curl-manager": f"manager + CurlTransport ({loops or 'default'} loops)",
          "curl-manager-1loop": "manager + CurlTransport, 1 loop",
          "curl-rr": f"CurlTransport, bare, {loops or 'default'} loops round-robin",
-         "curl-manager-rr": f"manager + CurlTransport ({loops or 'default'} loops round-robin)"}
+         "curl-manager-rr": f"manager + CurlTransport ({loops or 'default'} loops round-robin)",
+         "curl-bo": f"CurlTransport, bare, {loops or 'default'} loops by origin",
+         "curl-manager-bo": f"manager + CurlTransport ({loops or 'default'} loops by origin)"}
 summary["scaling"] = {c: {m: {k: smed(c, m, k) for k in ["requestsPerSecond", "p50Microseconds", "p99Microseconds",
                                                          "cpuMicrosecondsPerRequest", "peakRSSKilobytes"]}
                           for m in levels} for c in scaling_clients}
@@ -416,7 +425,8 @@ if scaling_rows:
         if m in levels:
             goal26(f"bare CurlTransport, {loops or 'default'} loops ÷ 1 loop, {m}", r(srps("curl", m), srps("curl-1loop", m)), 1.0)
             goal26(f"bare CurlTransport, {loops or 'default'} loops round-robin ÷ 1 loop, {m}", r(srps("curl-rr", m), srps("curl-1loop", m)), 1.0)
-            goal26(f"manager + CurlTransport, {loops or 'default'} loops round-robin ÷ by origin, {m}", r(srps("curl-manager-rr", m), srps("curl-manager", m)), 1.0)
+            goal26(f"manager + CurlTransport, {loops or 'default'} loops, adaptive (default) ÷ by origin, {m}", r(srps("curl-manager", m), srps("curl-manager-bo", m)), 1.0)
+            goal26(f"manager + CurlTransport, {loops or 'default'} loops, adaptive (default) ÷ round-robin, {m}", r(srps("curl-manager", m), srps("curl-manager-rr", m)), 1.0)
             goal26(f"bare CurlTransport ÷ C libcurl loop (socket + epoll), {m}", r(srps("curl", m), srps("libcurl-c-epoll", m)), 0.85)
     # What more cores would give, when the client's CPU per request is what limits it.
     for c in ["curl-manager", "curl", "ahc"]:

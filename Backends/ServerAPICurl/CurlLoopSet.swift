@@ -1,4 +1,5 @@
 import ServerAPIKit
+import Synchronization
 
 /// A transport's loops, each started the first time a call needs it.
 ///
@@ -15,12 +16,16 @@ final class CurlLoopSet: Sendable {
 
     /// How many loops there may be.
     let count: Int
+    /// For each loop, started or not, the calls routed to it that have not returned (a streamed call returns
+    /// with its head): how busy it is, for `LoopAssignment.adaptive`. Read without the lock.
+    let callsInFlight: [CallCounter]
     private let first: CurlLoop
     private let make: @Sendable () -> CurlLoop
     private let state: Locked<State>
 
     init(count: Int, make: @escaping @Sendable () -> CurlLoop) {
         self.count = max(count, 1)
+        callsInFlight = (0..<self.count).map { _ in CallCounter() }
         self.make = make
         first = make()
         state = Locked(State(loops: [first] + Array(repeating: nil, count: self.count - 1)))
@@ -77,4 +82,18 @@ final class CurlLoopSet: Sendable {
         }
         for loop in started { loop.shutDown() }
     }
+}
+
+/// A count of calls in flight on one loop.
+final class CallCounter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    /// The calls counted now.
+    var count: Int { value.load(ordering: .relaxed) }
+
+    /// Counts a call in.
+    func enter() { value.add(1, ordering: .relaxed) }
+
+    /// Counts a call out.
+    func leave() { value.subtract(1, ordering: .relaxed) }
 }

@@ -66,15 +66,15 @@ extension CurlTransport {
         /// How many loops (threads, each with its own libcurl multi handle and connection cache) run the
         /// transport's transfers; the default, `defaultLoopCount`, is the number of active processors.
         ///
-        /// How calls are given to the loops is `loopAssignment`: by default, calls to one origin (scheme, host
-        /// and port) always run on the same loop, so they share its connections (and HTTP/2 streams), and
-        /// different origins spread over the loops. 1 runs every call on one thread, as a single core would.
-        /// `maxConnections` is split between the loops; `maxConnectionsPerHost` holds as it is by origin, and
-        /// is split too with `.roundRobin`. Values below 1 count as 1.
+        /// How calls are given to the loops is `loopAssignment`: by default (`.adaptive`), calls to one origin
+        /// (scheme, host and port) run on the same loop, so they share its connections (and HTTP/2 streams),
+        /// until that loop is busy; then they go to the least busy loop. 1 runs every call on one thread, as a
+        /// single core would. `maxConnections` is split between the loops; `maxConnectionsPerHost` is split too,
+        /// except with `.byOrigin`, where it holds as it is. Values below 1 count as 1.
         public var loopCount: Int = Configuration.defaultLoopCount
 
-        /// How calls are given to the loops (`.byOrigin` by default).
-        public var loopAssignment: LoopAssignment = .byOrigin
+        /// How calls are given to the loops (`.adaptive` by default).
+        public var loopAssignment: LoopAssignment = .adaptive
 
         /// Whether a loop drives libcurl's socket interface on an epoll set (`curl_multi_socket_action`, Linux
         /// only) instead of `curl_multi_perform` and `curl_multi_poll`.
@@ -86,6 +86,13 @@ extension CurlTransport {
 
         /// How a transport with several loops gives its calls to them.
         public enum LoopAssignment: Sendable, Hashable {
+            /// Calls to one origin run on the loop the origin maps to, as with `.byOrigin`, while that loop has
+            /// fewer calls in flight than it has connections to one host (`maxConnectionsPerHost` split between
+            /// the loops, or `adaptiveThreshold` calls with no per-host limit); past that, a call goes to the
+            /// loop with the fewest calls in flight. A few calls at a time share one loop's connections; a
+            /// thousand calls to one origin use every core. The per-host limit holds in total: each loop has its
+            /// share of it. Calls to an HTTP/2 origin share one connection per loop they run on.
+            case adaptive
             /// Calls to one origin always run on the same loop: they share one connection cache, and an
             /// HTTP/2 origin's calls share one connection. Several origins use several cores; one origin uses one.
             case byOrigin
@@ -94,6 +101,10 @@ extension CurlTransport {
             /// `maxConnectionsPerHost` is split between the loops (rounded up).
             case roundRobin
         }
+
+        /// With `.adaptive` and no per-host limit, the calls in flight on a loop past which the next call to one
+        /// of its origins goes to the least busy loop.
+        public static let adaptiveThreshold = 32
 
         /// The number of active processors (at least 1): the default `loopCount`.
         public static var defaultLoopCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
@@ -114,7 +125,7 @@ extension CurlTransport {
         ///   - maxErrorBodySize: The most bytes of a download's error response kept (1 MiB).
         ///   - streamBufferSize: The bytes a streamed response buffers before the transfer pauses (1 MiB).
         ///   - loopCount: How many loops run the transfers (`defaultLoopCount`: the active processors).
-        ///   - loopAssignment: How calls are given to the loops (by origin).
+        ///   - loopAssignment: How calls are given to the loops (`.adaptive`).
         public init(
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 8,
@@ -130,7 +141,7 @@ extension CurlTransport {
             maxErrorBodySize: Int = 1 << 20,
             streamBufferSize: Int = ResponseBodyStream.defaultBufferSize,
             loopCount: Int = Configuration.defaultLoopCount,
-            loopAssignment: LoopAssignment = .byOrigin
+            loopAssignment: LoopAssignment = .adaptive
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost

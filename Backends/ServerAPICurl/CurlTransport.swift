@@ -4,8 +4,8 @@
 //   one dedicated thread (`CurlLoopRunner.run`; libcurl's socket interface on an epoll set on Linux), which
 //   serves its requests concurrently, with its connection cache reusing connections between them. A
 //   request goes to the loop its origin (scheme, host, port) hashes to, so one origin's calls share
-//   one cache (or, with `LoopAssignment.roundRobin`, to the next loop in turn); the transfer stays on that
-//   loop to the end (redirects to other origins included).
+//   one cache, until that loop is busy; then to the least busy loop (`LoopAssignment`); the transfer stays
+//   on that loop to the end (redirects to other origins included).
 // - `perform` runs on the caller's task. It hands the loop a `CurlJob`, a Sendable value (the request,
 //   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a lock-protected (`Locked`)
 //   inbox, then wakes the loop through its `CurlWakeup` (a pipe the loop waits on); no libcurl call is
@@ -104,7 +104,7 @@ public final class CurlTransport: RequestPerforming {
         if configuration.maxConnections > 0 {
             perLoop.maxConnections = (configuration.maxConnections + count - 1) / count
         }
-        if configuration.loopAssignment == .roundRobin, configuration.maxConnectionsPerHost > 0 {
+        if configuration.loopAssignment != .byOrigin, configuration.maxConnectionsPerHost > 0 {
             perLoop.maxConnectionsPerHost = (configuration.maxConnectionsPerHost + count - 1) / count
         }
         return CurlLoopSet(count: count) { [perLoop] in
@@ -112,17 +112,45 @@ public final class CurlTransport: RequestPerforming {
         }
     }
 
-    /// The loop that runs a call to `url`: by origin, the same one for every call to it, so its calls share
-    /// connections; round-robin, the next loop in turn.
-    func loop(for url: URL) -> CurlLoop { loops.loop(at: loopIndex(for: url)) }
+    /// The loop that runs a call to `url`, with the counter of its calls in flight.
+    func loop(for url: URL) -> (loop: CurlLoop, inFlight: CallCounter) {
+        let index = loopIndex(for: url)
+        return (loops.loop(at: index), loops.callsInFlight[index])
+    }
 
-    /// Where `loop(for:)` is among the loops: a hash (FNV-1a, stable between runs) of the origin, or the next
-    /// loop in turn.
+    /// The calls in flight on a loop past which `.adaptive` sends the next call elsewhere.
+    private var busyThreshold: Int {
+        let perHost = configuration.maxConnectionsPerHost
+        guard perHost > 0 else { return Configuration.adaptiveThreshold }
+        return max(1, (perHost + loops.count - 1) / loops.count)
+    }
+
+    /// Where a call to `url` runs among the loops: the loop its origin maps to (`.byOrigin`, and `.adaptive`
+    /// while that loop is not busy), the least busy loop (`.adaptive` past `busyThreshold`), or the next loop
+    /// in turn (`.roundRobin`).
     func loopIndex(for url: URL) -> Int {
         guard loops.count > 1 else { return 0 }
-        if configuration.loopAssignment == .roundRobin {
+        switch configuration.loopAssignment {
+        case .roundRobin:
             return Int(nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % UInt64(loops.count))
+        case .byOrigin:
+            return originIndex(url)
+        case .adaptive:
+            let home = originIndex(url)
+            let counters = loops.callsInFlight
+            var best = home
+            var fewest = counters[home].count
+            guard fewest >= busyThreshold else { return home }
+            for index in counters.indices {
+                let count = counters[index].count
+                if count < fewest { (best, fewest) = (index, count) }
+            }
+            return best
         }
+    }
+
+    /// The loop an origin maps to: a hash (FNV-1a, stable between runs) of its scheme, host and port.
+    private func originIndex(_ url: URL) -> Int {
         let scheme = url.scheme?.lowercased() ?? ""
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -151,7 +179,9 @@ public final class CurlTransport: RequestPerforming {
                 url: request.url)
         }
         let control = CurlJobControl()
-        let loop = loop(for: request.url)
+        let (loop, inFlight) = loop(for: request.url)
+        inFlight.enter()
+        defer { inFlight.leave() }
         let streaming = CurlStreaming(bufferSize: configuration.streamBufferSize, owner: self)
         return try await request.withCancellationHandler {
             try await withCurlContinuation { continuation in
@@ -222,7 +252,9 @@ public final class CurlTransport: RequestPerforming {
     ///   `responseTooLarge`, `fileSystem` or `invalidRequest`, with libcurl's own message.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let control = CurlJobControl()
-        let loop = loop(for: request.url)
+        let (loop, inFlight) = loop(for: request.url)
+        inFlight.enter()
+        defer { inFlight.leave() }
         return try await request.withCancellationHandler {
             try await withCurlContinuation { continuation in
                 loop.submit(CurlJob(control: control, request: request, continuation: continuation))

@@ -77,6 +77,43 @@ struct CurlLoopsTests {
         }
     }
 
+    @Test(
+        "by default one origin's calls share its loop until it is busy, then go to the least busy loop",
+        .timeLimit(.minutes(1)))
+    func adaptiveSpreadsWhenBusy() async throws {
+        #expect(CurlTransport.Configuration().loopAssignment == .adaptive)
+        try await CurlTestServer.with { server in
+            // 4 connections per host over 2 loops: 2 on each, so a loop is busy with 2 calls in flight.
+            let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 4, loopCount: 2))
+            let onTheWire = EventCounter()
+            func slowCall() -> Task<TransportResponse, any Error> {
+                Task {
+                    try await transport.perform(
+                        TransportRequest(
+                            url: URL(string: server.base + "/delay?seconds=30")!, method: .post,
+                            body: .data(Data("x".utf8)),
+                            progress: { report in
+                                if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                            }))
+                }
+            }
+            var calls = [slowCall(), slowCall()]
+            await onTheWire.wait(for: 2)
+            // Two calls: both on the origin's loop, sharing its connections.
+            #expect(transport.activeTransfersPerLoop.sorted() == [0, 2])
+            calls += [slowCall(), slowCall()]
+            await onTheWire.wait(for: 4)
+            // That loop is busy: the next two go to the other one.
+            #expect(transport.activeTransfersPerLoop == [2, 2])
+            for call in calls { call.cancel() }
+            for call in calls {
+                let error = await expectError { try await call.value }
+                #expect(error?.kind == .cancelled)
+            }
+            #expect(transport.activeTransferCount == 0)
+        }
+    }
+
     @Test("a call cancelled on any loop ends there at once with cancelled", .timeLimit(.minutes(1)))
     func cancellationReachesItsLoop() async throws {
         try await CurlTestServer.with { server in

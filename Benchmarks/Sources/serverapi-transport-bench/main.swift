@@ -107,8 +107,12 @@ func makeClient(
         if let loops { configuration.loopCount = loops }
         // SAPI_BENCH_SOCKET_INTERFACE=1: the loops drive libcurl's socket interface on epoll.
         configuration.socketInterface = ProcessInfo.processInfo.environment["SAPI_BENCH_SOCKET_INTERFACE"] == "1"
-        // SAPI_BENCH_ROUND_ROBIN=1: one origin's calls take the loops in turn.
-        if ProcessInfo.processInfo.environment["SAPI_BENCH_ROUND_ROBIN"] == "1" { configuration.loopAssignment = .roundRobin }
+        // SAPI_BENCH_LOOP_ASSIGNMENT=byOrigin or roundRobin: another assignment than the default (adaptive).
+        switch ProcessInfo.processInfo.environment["SAPI_BENCH_LOOP_ASSIGNMENT"] {
+        case "byOrigin": configuration.loopAssignment = .byOrigin
+        case "roundRobin": configuration.loopAssignment = .roundRobin
+        default: break
+        }
         let transport = CurlTransport(configuration: configuration)
         var client =
             name.hasPrefix("curl-manager") ? managerClient(transport, url: url) : transportClient(transport, url: url)
