@@ -4,14 +4,22 @@
 // warm-up and prints one JSON line like serverapi-transport-bench's, with the process's CPU time per
 // request (getrusage user + system over the measured seconds) and its peak RSS (ru_maxrss).
 //
-// Two loops, as CurlTransport has:
+// Two ways to drive libcurl, as CurlTransport's loops have:
 //   perform  curl_multi_perform + curl_multi_poll (client "libcurl-c"): walks every transfer and every
 //            socket on each turn.
 //   socket   curl_multi_socket_action on an epoll set, CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION (client
 //            "libcurl-c-epoll", Linux only): a turn costs only what is ready. libcurl at its best.
 //
-//   cc -O2 curl_multi_loop.c -lcurl -o curl_multi_loop && ./curl_multi_loop URL CONNECTIONS DURATION [perform|socket]
+// LOOPS (1 by default) runs that many loops, each on its own thread with its own multi handle (and so its own
+// connection pool) and CONNECTIONS / LOOPS of the handles, as CurlTransport's loops with `.roundRobin`: the
+// floor for a transport with as many loops. With libcurl 8.14 it is also what keeps a thousand transfers to
+// one host fast: 8.14 walks the multi's pool of busy connections for every transfer that starts, at a cost
+// per connection that grows with the multi's transfer count (Benchmarks/results/libcurl-814.md).
+//
+//   cc -O2 curl_multi_loop.c -lcurl -lpthread -o curl_multi_loop
+//   ./curl_multi_loop URL CONNECTIONS DURATION [perform|socket] [LOOPS]
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,116 +52,144 @@ static int compare(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// The run's state, shared by both loops.
-static CURLM *multi;
-static double *started, measuring;
-static double *latency;
-static size_t capacity = 1 << 22, latencies = 0;
-static long requests = 0, failures = 0;
+// The run's clock, shared by every loop (read-only once the loops start).
+static double measuring, end_time;
+static size_t capacity = 1 << 22;
+
+// One loop's state: a multi handle, its share of the handles and what it measured.
+struct loop {
+    CURLM *multi;
+    double *started;
+    double *latency;
+    size_t latencies;
+    long requests, failures;
+#ifdef __linux__
+    int epoll_set;
+    /// When libcurl wants its timeout action (CLOCK_MONOTONIC seconds); negative for never.
+    double timer_due;
+#endif
+};
 
 /// Reads completions: records each, and starts the handle again at once.
-static void collect(void) {
+static void collect(struct loop *loop) {
     CURLMsg *message;
     int queued = 0;
-    while ((message = curl_multi_info_read(multi, &queued))) {
+    while ((message = curl_multi_info_read(loop->multi, &queued))) {
         if (message->msg != CURLMSG_DONE) continue;
         CURL *easy = message->easy_handle;
         void *context = NULL;
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, &context);
         int index = (int)(long)context;
         double finished = now();
-        if (message->data.result != CURLE_OK) failures++;
+        if (message->data.result != CURLE_OK) loop->failures++;
         if (finished >= measuring) {
-            requests++;
-            if (latencies < capacity) latency[latencies++] = finished - started[index];
+            loop->requests++;
+            if (loop->latencies < capacity) loop->latency[loop->latencies++] = finished - loop->started[index];
         }
-        curl_multi_remove_handle(multi, easy);
-        started[index] = now();
-        curl_multi_add_handle(multi, easy);
+        curl_multi_remove_handle(loop->multi, easy);
+        loop->started[index] = now();
+        curl_multi_add_handle(loop->multi, easy);
     }
 }
 
 #ifdef __linux__
-static int epoll_set = -1;
-/// When libcurl wants its timeout action (CLOCK_MONOTONIC seconds); negative for never.
-static double timer_due = -1;
-
 static int on_socket(CURL *easy, curl_socket_t socket, int what, void *context, void *socketp) {
     (void)easy;
-    (void)context;
+    struct loop *loop = context;
     if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(epoll_set, EPOLL_CTL_DEL, socket, NULL);
-        curl_multi_assign(multi, socket, NULL);
+        epoll_ctl(loop->epoll_set, EPOLL_CTL_DEL, socket, NULL);
+        curl_multi_assign(loop->multi, socket, NULL);
         return 0;
     }
     struct epoll_event event = {0};
     event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
     event.data.fd = socket;
     if (socketp) {
-        if (epoll_ctl(epoll_set, EPOLL_CTL_MOD, socket, &event) != 0) epoll_ctl(epoll_set, EPOLL_CTL_ADD, socket, &event);
+        if (epoll_ctl(loop->epoll_set, EPOLL_CTL_MOD, socket, &event) != 0)
+            epoll_ctl(loop->epoll_set, EPOLL_CTL_ADD, socket, &event);
     } else {
-        if (epoll_ctl(epoll_set, EPOLL_CTL_ADD, socket, &event) != 0) epoll_ctl(epoll_set, EPOLL_CTL_MOD, socket, &event);
-        curl_multi_assign(multi, socket, (void *)1);
+        if (epoll_ctl(loop->epoll_set, EPOLL_CTL_ADD, socket, &event) != 0)
+            epoll_ctl(loop->epoll_set, EPOLL_CTL_MOD, socket, &event);
+        curl_multi_assign(loop->multi, socket, (void *)1);
     }
     return 0;
 }
 
 static int on_timer(CURLM *handle, long milliseconds, void *context) {
     (void)handle;
-    (void)context;
-    timer_due = milliseconds < 0 ? -1 : now() + milliseconds / 1e3;
+    struct loop *loop = context;
+    loop->timer_due = milliseconds < 0 ? -1 : now() + milliseconds / 1e3;
     return 0;
 }
 
-static void run_due_timers(void) {
-    if (timer_due < 0 || timer_due > now()) return;
-    timer_due = -1;
+static void run_due_timers(struct loop *loop) {
+    if (loop->timer_due < 0 || loop->timer_due > now()) return;
+    loop->timer_due = -1;
     int running = 0;
-    curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    collect();
+    curl_multi_socket_action(loop->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    collect(loop);
 }
 
-static void run_socket(double end) {
+static void run_socket(struct loop *loop, double end) {
     struct epoll_event events[256];
     int running = 0;
     for (double time = now(); time < end; time = now()) {
-        run_due_timers();
+        run_due_timers(loop);
         int timeout = 1000;
-        if (timer_due >= 0) {
-            double left = (timer_due - now()) * 1e3;
+        if (loop->timer_due >= 0) {
+            double left = (loop->timer_due - now()) * 1e3;
             timeout = left <= 0 ? 0 : left > 1000 ? 1000 : (int)left + 1;
         }
-        int count = epoll_wait(epoll_set, events, 256, timeout);
+        int count = epoll_wait(loop->epoll_set, events, 256, timeout);
         for (int i = 0; i < count; i++) {
             unsigned flags = events[i].events;
             int mask = ((flags & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((flags & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
                        ((flags & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-            curl_multi_socket_action(multi, events[i].data.fd, mask, &running);
-            collect();
+            curl_multi_socket_action(loop->multi, events[i].data.fd, mask, &running);
+            collect(loop);
         }
     }
 }
 #endif
 
-static void run_perform(double end) {
+static void run_perform(struct loop *loop, double end) {
     while (now() < end) {
         int running = 0;
-        curl_multi_perform(multi, &running);
-        collect();
-        curl_multi_poll(multi, NULL, 0, 1000, NULL);
+        curl_multi_perform(loop->multi, &running);
+        collect(loop);
+        curl_multi_poll(loop->multi, NULL, 0, 1000, NULL);
     }
 }
 
+static int socket_mode = 0;
+
+static void run(struct loop *loop, double end) {
+#ifdef __linux__
+    if (socket_mode) {
+        run_socket(loop, end);
+        return;
+    }
+#endif
+    run_perform(loop, end);
+}
+
+/// A loop other than the first, on a thread of its own: warm-up and measured seconds in one go.
+static void *run_thread(void *context) {
+    run(context, end_time);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: %s URL CONNECTIONS DURATION [perform|socket]\n", argv[0]);
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: %s URL CONNECTIONS DURATION [perform|socket] [LOOPS]\n", argv[0]);
         return 1;
     }
     const char *url = argv[1];
     int connections = atoi(argv[2]);
     double duration = atof(argv[3]);
-    int socket_mode = argc == 5 && strcmp(argv[4], "socket") == 0;
-    if (connections < 1 || duration <= 0) return 1;
+    socket_mode = argc >= 5 && strcmp(argv[4], "socket") == 0;
+    int loops = argc == 6 ? atoi(argv[5]) : 1;
+    if (connections < 1 || duration <= 0 || loops < 1 || loops > connections) return 1;
 #ifndef __linux__
     if (socket_mode) {
         fprintf(stderr, "the socket loop needs epoll (Linux)\n");
@@ -161,50 +197,70 @@ int main(int argc, char **argv) {
     }
 #endif
     curl_global_init(CURL_GLOBAL_ALL);
-    multi = curl_multi_init();
-    curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)connections);
+    struct loop *all = calloc((size_t)loops, sizeof(struct loop));
+    for (int number = 0; number < loops; number++) {
+        struct loop *loop = &all[number];
+        // The handles are dealt out evenly: the first loops take one more when they do not divide.
+        int count = connections / loops + (number < connections % loops);
+        loop->multi = curl_multi_init();
+        curl_multi_setopt(loop->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)count);
 #ifdef __linux__
-    if (socket_mode) {
-        epoll_set = epoll_create1(EPOLL_CLOEXEC);
-        curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-        curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
-    }
+        loop->timer_due = -1;
+        if (socket_mode) {
+            loop->epoll_set = epoll_create1(EPOLL_CLOEXEC);
+            curl_multi_setopt(loop->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+            curl_multi_setopt(loop->multi, CURLMOPT_SOCKETDATA, loop);
+            curl_multi_setopt(loop->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+            curl_multi_setopt(loop->multi, CURLMOPT_TIMERDATA, loop);
+        }
 #endif
-    CURL **handles = calloc((size_t)connections, sizeof(CURL *));
-    started = calloc((size_t)connections, sizeof(double));
-    latency = malloc(capacity * sizeof(double));
-    for (int index = 0; index < connections; index++) {
-        handles[index] = curl_easy_init();
-        curl_easy_setopt(handles[index], CURLOPT_URL, url);
-        curl_easy_setopt(handles[index], CURLOPT_WRITEFUNCTION, discard);
-        curl_easy_setopt(handles[index], CURLOPT_PRIVATE, (void *)(long)index);
-        started[index] = now();
-        curl_multi_add_handle(multi, handles[index]);
+        loop->started = calloc((size_t)count, sizeof(double));
+        loop->latency = malloc(capacity * sizeof(double));
+        for (int index = 0; index < count; index++) {
+            CURL *easy = curl_easy_init();
+            curl_easy_setopt(easy, CURLOPT_URL, url);
+            curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
+            curl_easy_setopt(easy, CURLOPT_PRIVATE, (void *)(long)index);
+            loop->started[index] = now();
+            curl_multi_add_handle(loop->multi, easy);
+        }
     }
     double begin = now();
     measuring = begin + 1.0;
-    double end = measuring + duration;
-    // The CPU time is read when measuring starts: the warm-up runs the same loop until then.
-#ifdef __linux__
-    if (socket_mode) run_socket(measuring); else
-#endif
-    run_perform(measuring);
+    end_time = measuring + duration;
+    pthread_t *threads = calloc((size_t)loops, sizeof(pthread_t));
+    for (int number = 1; number < loops; number++) pthread_create(&threads[number], NULL, run_thread, &all[number]);
+    // The CPU time (the whole process's, every loop's) is read when measuring starts: the warm-up runs the
+    // same loop until then.
+    run(&all[0], measuring);
     double cpu_start = cpu_seconds();
-#ifdef __linux__
-    if (socket_mode) run_socket(end); else
-#endif
-    run_perform(end);
+    run(&all[0], end_time);
+    for (int number = 1; number < loops; number++) pthread_join(threads[number], NULL);
     double seconds = now() - measuring, cpu = cpu_seconds() - cpu_start;
+    long requests = 0, failures = 0;
+    size_t latencies = 0;
+    for (int number = 0; number < loops; number++) {
+        requests += all[number].requests;
+        failures += all[number].failures;
+        latencies += all[number].latencies;
+    }
+    double *latency = malloc((latencies ? latencies : 1) * sizeof(double));
+    for (int number = 0, at = 0; number < loops; number++) {
+        memcpy(latency + at, all[number].latency, all[number].latencies * sizeof(double));
+        at += (int)all[number].latencies;
+    }
     qsort(latency, latencies, sizeof(double), compare);
     double p50 = latencies ? latency[latencies / 2] * 1e6 : 0, p99 = latencies ? latency[latencies * 99 / 100] * 1e6 : 0;
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     char mode[32];
     if (connections == 1) snprintf(mode, sizeof mode, "seq"); else snprintf(mode, sizeof mode, "c%d", connections);
-    printf("{\"client\":\"%s\",\"mode\":\"%s\",\"requests\":%ld,\"failures\":%ld,\"seconds\":%.6f,"
+    char loop_field[32] = "";
+    if (loops > 1) snprintf(loop_field, sizeof loop_field, ",\"loops\":%d", loops);
+    printf("{\"client\":\"%s\",\"mode\":\"%s\"%s,\"requests\":%ld,\"failures\":%ld,\"seconds\":%.6f,"
            "\"requestsPerSecond\":%.1f,\"p50Microseconds\":%.1f,\"p99Microseconds\":%.1f,"
            "\"cpuMicrosecondsPerRequest\":%.2f,\"peakRSSKilobytes\":%ld}\n",
-           socket_mode ? "libcurl-c-epoll" : "libcurl-c", mode, requests, failures, seconds, requests / seconds, p50,
-           p99, requests ? cpu * 1e6 / requests : 0, usage.ru_maxrss);
+           socket_mode ? "libcurl-c-epoll" : "libcurl-c", mode, loop_field, requests, failures, seconds,
+           requests / seconds, p50, p99, requests ? cpu * 1e6 / requests : 0, usage.ru_maxrss);
     return failures ? 2 : 0;
 }
