@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compares the transports against async-http-client, wrk and curl on a local nginx.
-# Usage: scripts/bench-transports.sh [--quick] [--scaling-only] [--levels "1 64 256 1000"] [--clients "…"]
+# Usage: scripts/bench-transports.sh [--quick] [--scaling-only] [--levels "1 64 256 1000"] [--clients "…"] [--libcurl-backports]
 #   full run: 3 runs per row (medians), 5 s per throughput run, a 1 GB download.
 #   --quick:  1 run per row, 3 s per throughput run, a 64 MB download.
 #   --scaling-only: only the concurrency table (c1, c64, c256, c1000) and issue 26's goals.
@@ -23,14 +23,18 @@ DURATION=5
 DOWNLOAD_MB=1024
 SCALING_ONLY=0
 LEVELS="1 64 256 1000"
-SCALING_CLIENTS="wrk libcurl-c libcurl-c-epoll ahc curl-1loop curl curl-bo curl-rr curl-manager curl-manager-bo curl-manager-rr"
+SCALING_CLIENTS="wrk libcurl-c libcurl-c-loops libcurl-c-epoll ahc curl-1loop curl curl-bo curl-rr curl-manager curl-manager-bo curl-manager-rr"
+# --libcurl-backports: the libcurl clients (the C loops and CurlTransport's rows) run again on Debian 12's
+# bookworm-backports libcurl (8.14, unpacked by scripts/libcurl-backports.sh), labelled `@8.14`, in the same run.
+BACKPORTS=0
 while (($#)); do
     case "$1" in
     --quick) RUNS=1; DURATION=3; DOWNLOAD_MB=64 ;;
     --scaling-only) SCALING_ONLY=1 ;;
     --levels) LEVELS="$2"; shift ;;
     --clients) SCALING_CLIENTS="$2"; shift ;;
-    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"]" >&2; exit 1 ;;
+    --libcurl-backports) BACKPORTS=1 ;;
+    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"] [--libcurl-backports]" >&2; exit 1 ;;
     esac
     shift
 done
@@ -188,16 +192,37 @@ fi
 SCALING="$WORK/scaling.jsonl"
 : >"$SCALING"
 mode_of() { [[ $1 == 1 ]] && echo seq || echo "c$1"; }
+# The C loop prints its own client name: `relabel NAME` renames its JSON line.
+relabel() { python3 -c 'import json, sys; row = json.loads(sys.stdin.read()); row["client"] = sys.argv[1]; print(json.dumps(row))' "$1"; }
+LIBRARIES="system"
+if ((BACKPORTS)); then
+    BACKPORTS_DIR=$(scripts/libcurl-backports.sh)
+    LIBRARIES="system backports"
+fi
+LOOPS_DEFAULT=$(nproc)
 for run in $(seq "$RUNS"); do
     for level in $LEVELS; do
         mode=$(mode_of "$level")
+        for library in $LIBRARIES; do
         for client in $SCALING_CLIENTS; do
-            echo "  run $run: $client $mode" >&2
+            suffix=""
+            if [[ $library == backports ]]; then
+                # Only what links libcurl runs again.
+                [[ $client == libcurl-c* || $client == curl* ]] || continue
+                suffix="@8.14"
+                export LD_LIBRARY_PATH="$BACKPORTS_DIR"
+            else
+                unset LD_LIBRARY_PATH
+            fi
+            echo "  run $run: $client$suffix $mode" >&2
+            # Each client's rows go to this file first, to be labelled with the library.
+            ROWS="$WORK/rows.jsonl"
+            : >"$ROWS"
             case "$client" in
             wrk)
                 # wrk's own CPU time, from /usr/bin/time, over its whole run (no warm-up phase to leave out).
                 out=$(/usr/bin/time -f 'TIME %U %S %M' wrk -t1 -c"$level" -d"${DURATION}s" --latency "$SMALL" 2>&1) || true
-                WRK_OUT="$out" python3 - "$mode" >>"$SCALING" <<'PY' || echo "{\"client\":\"wrk\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                WRK_OUT="$out" python3 - "$mode" >>"$ROWS" <<'PY' || echo "{\"client\":\"wrk\",\"mode\":\"$mode\",\"failed\":true}" >>"$ROWS"
 import json, os, re, sys
 out = os.environ["WRK_OUT"]
 def micros(text):
@@ -213,36 +238,44 @@ print(json.dumps({"client": "wrk", "mode": sys.argv[1], "requestsPerSecond": rps
                   "peakRSSKilobytes": int(rss)}))
 PY
                 ;;
-            libcurl-c | libcurl-c-epoll)
-                loop=$([[ $client == libcurl-c ]] && echo perform || echo socket)
-                "$WORK/curl_multi_loop" "$SMALL" "$level" "$DURATION" "$loop" >>"$SCALING" \
-                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+            libcurl-c | libcurl-c-epoll | libcurl-c-loops)
+                # libcurl-c-loops: perform + poll on as many threads (multi handles) as CurlTransport's default loops.
+                loop=$([[ $client == libcurl-c-epoll ]] && echo socket || echo perform)
+                threads=1
+                [[ $client == libcurl-c-loops ]] && threads=$((level < LOOPS_DEFAULT ? level : LOOPS_DEFAULT))
+                "$WORK/curl_multi_loop" "$SMALL" "$level" "$DURATION" "$loop" "$threads" | relabel "$client" >>"$ROWS" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$ROWS"
                 ;;
             curl-rr | curl-manager-rr)
                 # The default loops, taking one origin's calls in turn (LoopAssignment.roundRobin).
                 SAPI_BENCH_LOOP_ASSIGNMENT=roundRobin "$BENCH" --client "${client%-rr}" --label "$client" --mode "$mode" \
-                    --url "$SMALL" --duration "$DURATION" >>"$SCALING" \
-                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                    --url "$SMALL" --duration "$DURATION" >>"$ROWS" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$ROWS"
                 ;;
             curl-bo | curl-manager-bo)
                 # The default loops, one origin's calls always on its loop (LoopAssignment.byOrigin).
                 SAPI_BENCH_LOOP_ASSIGNMENT=byOrigin "$BENCH" --client "${client%-bo}" --label "$client" --mode "$mode" \
-                    --url "$SMALL" --duration "$DURATION" >>"$SCALING" \
-                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                    --url "$SMALL" --duration "$DURATION" >>"$ROWS" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$ROWS"
                 ;;
             curl-1loop | curl-manager-1loop)
                 "$BENCH" --client "${client%-1loop}" --loops 1 --label "$client" --mode "$mode" --url "$SMALL" \
-                    --duration "$DURATION" >>"$SCALING" \
-                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                    --duration "$DURATION" >>"$ROWS" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$ROWS"
                 ;;
             *)
-                "$BENCH" --client "$client" --mode "$mode" --url "$SMALL" --duration "$DURATION" >>"$SCALING" \
-                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$SCALING"
+                "$BENCH" --client "$client" --mode "$mode" --url "$SMALL" --duration "$DURATION" >>"$ROWS" \
+                    || echo "{\"client\":\"$client\",\"mode\":\"$mode\",\"failed\":true}" >>"$ROWS"
                 ;;
             esac
+            while read -r line; do
+                [[ -n $line ]] && printf '%s\n' "$line" | relabel "$client$suffix" >>"$SCALING"
+            done <"$ROWS"
+        done
         done
     done
 done
+unset LD_LIBRARY_PATH
 
 mkdir -p Benchmarks/results
 python3 - "$RAW" "$ROOT/Benchmarks/results/bench-transports.json" "$RUNS" "$DURATION" "$DOWNLOAD_MB" "$WORK/bench-core.json" "$SCALING" <<'EOF'
@@ -377,7 +410,10 @@ names = {"wrk": "wrk -t1", "libcurl-c": "C libcurl loop (perform + poll)", "libc
          "curl-rr": f"CurlTransport, bare, {loops or 'default'} loops round-robin",
          "curl-manager-rr": f"manager + CurlTransport ({loops or 'default'} loops round-robin)",
          "curl-bo": f"CurlTransport, bare, {loops or 'default'} loops by origin",
-         "curl-manager-bo": f"manager + CurlTransport ({loops or 'default'} loops by origin)"}
+         "curl-manager-bo": f"manager + CurlTransport ({loops or 'default'} loops by origin)",
+         "libcurl-c-loops": f"C libcurl loop (perform + poll), {loops or 'default'} threads"}
+for c in list(names):
+    names[c + "@8.14"] = names[c] + ", libcurl 8.14"
 summary["scaling"] = {c: {m: {k: smed(c, m, k) for k in ["requestsPerSecond", "p50Microseconds", "p99Microseconds",
                                                          "cpuMicrosecondsPerRequest", "peakRSSKilobytes"]}
                           for m in levels} for c in scaling_clients}
@@ -428,6 +464,31 @@ if scaling_rows:
             goal26(f"manager + CurlTransport, {loops or 'default'} loops, adaptive (default) ÷ by origin, {m}", r(srps("curl-manager", m), srps("curl-manager-bo", m)), 1.0)
             goal26(f"manager + CurlTransport, {loops or 'default'} loops, adaptive (default) ÷ round-robin, {m}", r(srps("curl-manager", m), srps("curl-manager-rr", m)), 1.0)
             goal26(f"bare CurlTransport ÷ C libcurl loop (socket + epoll), {m}", r(srps("curl", m), srps("libcurl-c-epoll", m)), 0.85)
+    # Issue 38's goals: on each library, the manager against async-http-client and the C loop (same libcurl, same
+    # loops), the bare transport against the C loop (1 loop each), and 8.14 against 7.88.
+    goals38 = []
+    goal38 = goal_recorder(goals38, "{:,.2f}")
+    print()
+    print("Issue 38's goals, from this run:")
+    print()
+    print("| goal | this run | target | |")
+    print("|---|---:|---:|---|")
+    for lib, at in [("system libcurl", ""), ("libcurl 8.14", "@8.14")]:
+        if at and not any(row["client"].endswith(at) for row in scaling_rows): continue
+        for m, target in [("seq", 1.5), ("c64", 1.5), ("c1000", 1.2)]:
+            if m in levels:
+                goal38(f"{lib}: manager ÷ async-http-client, {shown.get(m, m)}", r(srps("curl-manager" + at, m), srps("ahc", m)), target)
+        for m in ["c64", "c1000"]:
+            if m in levels:
+                goal38(f"{lib}: manager ÷ C loop with as many threads, {m}", r(srps("curl-manager" + at, m), srps("libcurl-c-loops" + at, m)), 0.8)
+                goal38(f"{lib}: bare transport, 1 loop ÷ C loop, {m}", r(srps("curl-1loop" + at, m), srps("libcurl-c" + at, m)), 0.85)
+        if "c1000" in levels:
+            goal38(f"{lib}: manager peak RSS ÷ async-http-client's, c1000", r(srss("curl-manager" + at, "c1000"), srss("ahc", "c1000")), 1.0, at_least=False)
+    for m in ["c64", "c1000"]:
+        if m in levels:
+            for c in ["libcurl-c", "libcurl-c-loops", "curl-manager"]:
+                goal38(f"8.14 ÷ 7.88, {names.get(c, c)}, {m}", r(srps(c + "@8.14", m), srps(c, m)), 0.95)
+    summary["issue38Goals"] = goals38
     # What more cores would give, when the client's CPU per request is what limits it.
     for c in ["curl-manager", "curl", "ahc"]:
         for m in ["c64", "c1000"]:
