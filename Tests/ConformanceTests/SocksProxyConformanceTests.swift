@@ -52,9 +52,11 @@ struct SocksProxyConformanceTests {
         #expect(try await Self.origin(Self.transport(proxy)) == TestServers.socks5Source())
     }
 
-    @Test("a host name reaches the server through socks5h (the proxy resolves it), socks5 and socks4 (resolved here)")
+    @Test("a host name reaches the server through socks5h (the proxy resolves it) and socks4 (resolved here)")
     func hostNames() async throws {
-        for scheme in ["socks5h", "socks5", "socks4"] {
+        // Not socks5://: it hands the proxy the address libcurl resolved, and libcurl 8.14 resolves `localhost`
+        // to ::1 first, where httpbin does not listen (SOCKS4 carries IPv4 addresses only).
+        for scheme in ["socks5h", "socks4"] {
             let proxy = try Proxy(try Self.proxyURL(try TestServers.socks5(), scheme: scheme))
             #expect(try await Self.origin(Self.transport(proxy), host: "localhost") == TestServers.socks5Source())
         }
