@@ -71,7 +71,8 @@ extension CurlTransfer {
         }
         guard let proxy = proxyRoute else { return nil }
         if CurlProxyRoute.isSOCKS(proxy) {
-            let target = "\(request.url.host ?? "the server"):\(request.url.port ?? (request.url.scheme == "https" ? 443 : 80))"
+            let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
+            let target = "\(request.url.host ?? "the server"):\(port)"
             return Self.socksFailure(
                 code: Int(code.rawValue), proxyCode: easy.long(CURLINFO_PROXY_ERROR) ?? 0, proxy: proxy,
                 target: target, underlying: underlying)
@@ -172,9 +173,9 @@ extension CurlTransfer {
         case px(CURLPX_RESOLVE_HOST):
             return ServerAPIError(
                 .cannotConnect,
-                "could not resolve the host of \(target) here, where a \(socksVersion) proxy without name "
-                    + "resolution (\(proxy)) needs it resolved; socks5h:// or socks4a:// let the proxy resolve it "
-                    + "(\(reason))", underlying: underlying)
+                "could not resolve the host of \(target) on this machine, as the proxy \(proxy) needs (it does not "
+                    + "resolve names itself; socks5h:// or socks4a:// let the proxy resolve them) (\(reason))",
+                underlying: underlying)
         case px(CURLPX_LONG_USER), px(CURLPX_LONG_PASSWD), px(CURLPX_LONG_HOSTNAME):
             return ServerAPIError(
                 .invalidRequest, "the request cannot be sent through the SOCKS proxy \(proxy) (\(reason))",

@@ -16,7 +16,9 @@ import Testing
 struct SocksProxyConformanceTests {
     /// The proxy's URL from the environment with another scheme (`socks5h`, `socks4`, …) and, optionally,
     /// other credentials in place of those it carries.
-    static func proxyURL(_ base: String, scheme: String, user: String? = nil, password: String? = nil) throws -> String {
+    static func proxyURL(
+        _ base: String, scheme: String, user: String? = nil, password: String? = nil
+    ) throws -> String {
         var components = try #require(URLComponents(string: base))
         components.scheme = scheme
         if let user { components.user = user }
@@ -62,7 +64,9 @@ struct SocksProxyConformanceTests {
         }
     }
 
-    @Test("a SOCKS5 user name and password from the URL or from credentials: are accepted", arguments: ["socks5", "socks5h"])
+    @Test(
+        "a SOCKS5 user name and password from the URL or from credentials: are accepted",
+        arguments: ["socks5", "socks5h"])
     func withAuthentication(scheme: String) async throws {
         let inURL = try Proxy(try Self.proxyURL(try TestServers.socks5Auth(), scheme: scheme))
         #expect(try await Self.origin(Self.transport(inURL)) == TestServers.socks5AuthSource())
@@ -86,9 +90,8 @@ struct SocksProxyConformanceTests {
         #expect(error?.status == 407)
         #expect(error?.message.contains("SOCKS proxy \(proxy.url?.absoluteString ?? "?")") == true)
         #expect(error?.message.contains("credentials are missing or wrong") == true)
-        for text in [error?.message ?? "", error.map { String(describing: $0) } ?? "", error?.localizedDescription ?? ""] {
-            #expect(!text.contains(wrong))
-        }
+        let texts = [error?.message, error.map { String(describing: $0) }, error?.localizedDescription]
+        for text in texts.compactMap({ $0 }) { #expect(!text.contains(wrong)) }
     }
 
     @Test("no credentials to a SOCKS5 proxy that needs them fails as a refused proxy login")
@@ -102,7 +105,9 @@ struct SocksProxyConformanceTests {
         #expect(error?.status == 407)
     }
 
-    @Test("an https:// URL goes through the SOCKS connection with TLS end to end, no CONNECT", arguments: ["socks5", "socks5h"])
+    @Test(
+        "an https:// URL goes through the SOCKS connection with TLS end to end, no CONNECT",
+        arguments: ["socks5", "socks5h"])
     func https(scheme: String) async throws {
         let url = try TestServers.url(base: TestServers.httpbinH2(), "/get")
         // The authenticating proxy: the same request without its credentials is refused, so the
