@@ -11,7 +11,8 @@ import Testing
 /// as `origin`: a request that went around the proxy would come from 127.0.0.1.
 ///
 /// pproxy does not speak SOCKS4a (it reads the 4a request as one for 0.0.0.1), so `socks4a://` is covered by
-/// the unit tests of `Proxy` and of the curl option it becomes, not here.
+/// the unit tests of `Proxy`, not here. pproxy closes the connection on a wrong password and confirms a
+/// connection before opening it: the protocol's own refusals come from `Tests/Fixtures/socks_refusal.py`.
 @Suite("SOCKS proxies (CurlTransport)")
 struct SocksProxyConformanceTests {
     /// The proxy's URL from the environment with another scheme (`socks5h`, `socks4`, …) and, optionally,
@@ -144,6 +145,34 @@ struct SocksProxyConformanceTests {
         #expect(error?.message.contains("SOCKS proxy socks5h://127.0.0.1:\(port)") == true)
         #expect(error?.message.contains("hidden-pw-9") == false)
         #expect(error.map { String(describing: $0) }?.contains("hidden-pw-9") == false)
+    }
+
+    @Test("a SOCKS5 server that answers a login with RFC 1929's failure status fails as a refused proxy login")
+    func rejectedLogin() async throws {
+        try await FixtureProcess.withServer(script: FixtureScript.socksRefusal, arguments: ["--login"]) { port in
+            let proxy = try Proxy("socks5h://alice:wrong-pw-5@127.0.0.1:\(port)")
+            let error = await expectError { try await Self.transport(proxy).send(try TestServers.httpbin("/get")) }
+            #expect(error?.kind == .httpStatus)
+            #expect(error?.status == 407)
+            #expect(error?.message.contains("SOCKS proxy socks5h://127.0.0.1:\(port) rejected the user name") == true)
+            #expect(error.map { String(reflecting: $0) }?.contains("wrong-pw-5") == false)
+        }
+    }
+
+    @Test(
+        "a SOCKS5 server that cannot reach the server (RFC 1928 replies 3, 4, 5) fails with cannotConnect naming both",
+        arguments: [3, 4, 5])
+    func targetUnreachable(reply: Int) async throws {
+        try await FixtureProcess.withServer(script: FixtureScript.socksRefusal, arguments: ["--reply", "\(reply)"]) {
+            port in
+            let proxy = try Proxy("socks5h://127.0.0.1:\(port)")
+            let url = try #require(URL(string: "http://unreachable.test:8080/get"))
+            let error = await expectError { try await Self.transport(proxy).send(url) }
+            #expect(error?.kind == .cannotConnect)
+            #expect(
+                error?.message.contains("the SOCKS proxy socks5h://127.0.0.1:\(port) could not connect to "
+                    + "unreachable.test:8080") == true, "\(String(describing: error))")
+        }
     }
 
     @Test("URLSessionTransport refuses a SOCKS proxy with a typed error when it is made")
