@@ -5,11 +5,17 @@
 #   /coding/zstd use brotlicffi and zstandard, and answer 501 without them), and
 #   an HTTP/2 front for both: Debian's nginx over TLS (a CA and certificate made with openssl in
 #   .build/test-servers/h2/), proxying to httpbin, to the fixture, and, with at most 8 concurrent
-#   streams per connection, to the fixture again.
-# Both listen on 127.0.0.1 on ports the kernel picks (SAPI_HTTPBIN_PORT=N fixes httpbin's, as the
+#   streams per connection, to the fixture again, and
+#   two SOCKS proxies (pproxy, from PyPI, in the same venv) speaking SOCKS5 and SOCKS4: one without
+#   authentication, one that needs a user name and password (SOCKS5 only). They connect to servers from
+#   127.0.0.2 and 127.0.0.3, so a server sees which proxy a request came through.
+# All listen on 127.0.0.1 on ports the kernel picks (SAPI_HTTPBIN_PORT=N fixes httpbin's, as the
 # README's set-up does for its `sapi :8765/...` examples); their URLs are written to
 # .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=…, the HTTP/2 front's as
-# SAPI_HTTPBIN_H2_URL=…, SAPI_FIXTURE_H2_URL=…, SAPI_H2_LIMITED_URL=… and its CA as SAPI_H2_CA_FILE=….
+# SAPI_HTTPBIN_H2_URL=…, SAPI_FIXTURE_H2_URL=…, SAPI_H2_LIMITED_URL=… and its CA as SAPI_H2_CA_FILE=…,
+# the SOCKS proxies' as SAPI_SOCKS5_URL=socks5://… and SAPI_SOCKS5_AUTH_URL=socks5://USER:PASSWORD@…
+# (with the test credentials it needs), and the addresses they connect from as SAPI_SOCKS5_SOURCE=… and
+# SAPI_SOCKS5_AUTH_SOURCE=….
 #
 #   scripts/test-server.sh start   # create the venv if needed, start both, wait until they answer
 #   scripts/test-server.sh stop    # stop both (by pid)
@@ -75,8 +81,8 @@ ensure_venv() {
     log "installing the test servers' Python packages"
     "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQUIREMENTS" >&2 \
         || fail "pip could not install scripts/requirements-test.txt"
-    "$VENV/bin/python" -c "import httpbin, gunicorn" >"$STATE/venv-check.log" 2>&1 \
-        || fail "httpbin or gunicorn does not import"
+    "$VENV/bin/python" -c "import httpbin, gunicorn, pproxy" >"$STATE/venv-check.log" 2>&1 \
+        || fail "httpbin, gunicorn or pproxy does not import"
     echo "$wanted" >"$stamp"
 }
 
@@ -254,6 +260,38 @@ EOF
     fail "nginx did not answer over TLS within ${START_TIMEOUT}s"
 }
 
+# The SOCKS proxies. `--auth 0`: pproxy would otherwise let an address that authenticated once in without
+# credentials for 30 days, and the wrong-password tests would pass through. The `@ADDRESS` after the listen
+# URL's path is the address pproxy connects to servers from.
+SOCKS_USER=sapi-socks
+SOCKS_PASSWORD=socks-secret-7
+SOCKS_SOURCE=127.0.0.2
+SOCKS_AUTH_SOURCE=127.0.0.3
+
+start_socks() {
+    local name=$1 source=$2 users=$3 protocols=$4 pidfile="$STATE/$1.pid" port deadline
+    port=$(free_port)
+    setsid "$VENV/bin/pproxy" -l "$protocols://127.0.0.1:$port/@$source$users" --auth 0 -v \
+        >"$STATE/$name.log" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    deadline=$((SECONDS + START_TIMEOUT))
+    while [ $SECONDS -lt $deadline ]; do
+        alive "$pidfile" || fail "$name (pproxy) exited while starting"
+        if "$VENV/bin/python" - "$port" <<'EOF' 2>/dev/null; then
+import socket, sys
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2) as connection:
+    # A greeting offering no authentication and a user name and password: each answers with its choice.
+    connection.sendall(b"\x05\x02\x00\x02")
+    sys.exit(0 if len(connection.recv(2)) == 2 else 1)
+EOF
+            SOCKS_PORT=$port
+            return
+        fi
+        sleep 0.2
+    done
+    fail "$name (pproxy) did not answer on 127.0.0.1:$port within ${START_TIMEOUT}s"
+}
+
 stop_one() {
     local pidfile=$1 pid
     [ -f "$pidfile" ] || return 0
@@ -270,6 +308,8 @@ stop_one() {
 }
 
 cmd_stop() {
+    stop_one "$STATE/socks.pid"
+    stop_one "$STATE/socks-auth.pid"
     stop_one "$STATE/nginx.pid"
     stop_one "$STATE/httpbin.pid"
     stop_one "$STATE/fixture.pid"
@@ -278,7 +318,7 @@ cmd_stop() {
 
 cmd_start() {
     mkdir -p "$STATE"
-    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && [ -f "$ENV_FILE" ]; then
+    if all_alive; then
         log "already running:"
         cat "$ENV_FILE" >&2
         return
@@ -289,12 +329,18 @@ cmd_start() {
     start_httpbin
     start_fixture
     start_h2
+    start_socks socks "$SOCKS_SOURCE" "" socks4+socks5
+    SOCKS5_URL="socks5://127.0.0.1:$SOCKS_PORT"
+    start_socks socks-auth "$SOCKS_AUTH_SOURCE" "#$SOCKS_USER:$SOCKS_PASSWORD" socks5
+    SOCKS5_AUTH_URL="socks5://$SOCKS_USER:$SOCKS_PASSWORD@127.0.0.1:$SOCKS_PORT"
     printf 'SAPI_HTTPBIN_URL=%s\nSAPI_FIXTURE_URL=%s\n' "$HTTPBIN_URL" "$FIXTURE_URL" >"$ENV_FILE"
     printf 'SAPI_HTTPBIN_SOCKET=%s\n' "$HTTPBIN_SOCKET" >>"$ENV_FILE"
     printf 'SAPI_HTTPBIN_H2_URL=https://127.0.0.1:%s\nSAPI_FIXTURE_H2_URL=https://127.0.0.1:%s\n' \
         "$H2_HTTPBIN_PORT" "$H2_FIXTURE_PORT" >>"$ENV_FILE"
     printf 'SAPI_H2_LIMITED_URL=https://127.0.0.1:%s\nSAPI_H2_CA_FILE=%s\n' "$H2_LIMITED_PORT" "$H2_CA_FILE" >>"$ENV_FILE"
-    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT ($ENV_FILE)"
+    printf 'SAPI_SOCKS5_URL=%s\nSAPI_SOCKS5_AUTH_URL=%s\n' "$SOCKS5_URL" "$SOCKS5_AUTH_URL" >>"$ENV_FILE"
+    printf 'SAPI_SOCKS5_SOURCE=%s\nSAPI_SOCKS5_AUTH_SOURCE=%s\n' "$SOCKS_SOURCE" "$SOCKS_AUTH_SOURCE" >>"$ENV_FILE"
+    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
 }
 
 cmd_env() {
@@ -302,8 +348,13 @@ cmd_env() {
     sed 's/^/export /' "$ENV_FILE"
 }
 
+all_alive() {
+    alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && alive "$STATE/socks.pid" \
+        && alive "$STATE/socks-auth.pid" && [ -f "$ENV_FILE" ]
+}
+
 cmd_status() {
-    if alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && [ -f "$ENV_FILE" ]; then
+    if all_alive; then
         cat "$ENV_FILE"
     else
         echo "not running"

@@ -17,6 +17,12 @@ extension CurlTransfer {
         }
         // Proxy.environment: no CURLOPT_PROXY or CURLOPT_NOPROXY, so libcurl reads the variables itself.
         guard let url = proxy.url else { return }
+        // `credentials` is a var: checked again here in case it changed after `Proxy.init` checked it.
+        try proxy.checkCredentials()
+        // The scheme picks the protocol: libcurl takes socks5h://, socks5://, socks4a:// and socks4:// here
+        // as well as http(s)://. SOCKS credentials go in the same two options (RFC 1929 for SOCKS5, the
+        // user name as SOCKS4's user id), and an https:// server is reached without CONNECT: the SOCKS
+        // connection is the tunnel.
         try easy.set(CURLOPT_PROXY, url.absoluteString)
         // Set even when empty: an explicit proxy is not bypassed by the environment's no_proxy.
         try easy.set(CURLOPT_NOPROXY, proxy.bypass.joined(separator: ","))
@@ -42,6 +48,13 @@ extension CurlTransfer {
         return CurlProxyRoute.proxy(for: request.url, proxy)
     }
 
+    /// The HTTP proxy the current request goes through; `nil` when direct or through a SOCKS proxy, where
+    /// a 407 comes from the server itself (the proxy speaks SOCKS, not HTTP).
+    var httpProxyRoute: String? {
+        guard let route = proxyRoute, !CurlProxyRoute.isSOCKS(route) else { return nil }
+        return route
+    }
+
     /// The error for a failure the proxy or the stall limit explains; `nil` for any other failure.
     func proxyOrStallFailure(_ code: CURLcode) -> ServerAPIError? {
         let detail = easy.errorMessage
@@ -57,6 +70,13 @@ extension CurlTransfer {
             return error
         }
         guard let proxy = proxyRoute else { return nil }
+        if CurlProxyRoute.isSOCKS(proxy) {
+            let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
+            let target = "\(request.url.host ?? "the server"):\(port)"
+            return Self.socksFailure(
+                code: Int(code.rawValue), proxyCode: easy.long(CURLINFO_PROXY_ERROR) ?? 0, proxy: proxy,
+                target: target, underlying: underlying)
+        }
         // The status of the proxy's answer to CONNECT, for https:// requests through a tunnel.
         let connectStatus = easy.long(CURLINFO_HTTP_CONNECTCODE) ?? 0
         if connectStatus == 407 { return Self.proxyRefused(proxy, status: 407, underlying: underlying) }
@@ -87,10 +107,92 @@ extension CurlTransfer {
             "the proxy \(proxy) answered 407 Proxy Authentication Required: the proxy credentials are missing or wrong",
             status: status, underlying: underlying)
     }
+
+    /// The error for a SOCKS proxy refusing the credentials: of the kind and status an HTTP proxy's 407
+    /// gets (`proxyRefused(_:status:underlying:)`), so a caller tells a refused proxy login the same way
+    /// for both families of proxy.
+    static func socksRefused(_ proxy: String, _ why: String, underlying: any Error) -> ServerAPIError {
+        ServerAPIError(
+            .httpStatus, "the SOCKS proxy \(proxy) \(why): the proxy credentials are missing or wrong",
+            status: 407, underlying: underlying)
+    }
+
+    /// The error for a failed transfer through the SOCKS proxy `proxy`, from libcurl's `CURLcode` and, for
+    /// `CURLE_PROXY` (97), its `CURLINFO_PROXY_ERROR` (a `CURLproxycode`); `nil` when the proxy does not
+    /// explain it. libcurl 7.88 and 8.14 report SOCKS failures alike (`CURLE_PROXY` and a proxy code), so
+    /// the version is not consulted; a libcurl older than 7.73 reported them as `CURLE_COULDNT_CONNECT`
+    /// with its message alone, which is read as a fallback.
+    /// - Parameters:
+    ///   - code: The `CURLcode`.
+    ///   - proxyCode: The `CURLproxycode`, 0 when libcurl gave none.
+    ///   - proxy: The proxy's URL, without credentials.
+    ///   - target: The server's `host:port`, which the proxy was asked to connect to.
+    ///   - underlying: libcurl's error.
+    static func socksFailure(
+        code: Int, proxyCode: Int, proxy: String, target: String, underlying: CurlError
+    ) -> ServerAPIError? {
+        let reason = underlying.detail ?? underlying.summary
+        let socksVersion = proxy.hasPrefix("socks4") ? "SOCKS4" : "SOCKS5"
+        func px(_ value: CURLproxycode) -> Int { Int(value.rawValue) }
+        switch code {
+        case Int(CURLE_COULDNT_RESOLVE_PROXY.rawValue):
+            return ServerAPIError(
+                .cannotConnect, "the SOCKS proxy \(proxy) could not be resolved (\(reason))", underlying: underlying)
+        case Int(CURLE_COULDNT_CONNECT.rawValue):
+            if reason.contains("rejected by the SOCKS5 server") {
+                return socksRefused(proxy, "rejected the user name and password (\(reason))", underlying: underlying)
+            }
+            // libcurl connects only to the proxy: reaching the server is the proxy's business.
+            return ServerAPIError(
+                .cannotConnect, "could not connect to the SOCKS proxy \(proxy) (\(reason))", underlying: underlying)
+        case Int(CURLE_PROXY.rawValue):
+            break
+        default:
+            return nil
+        }
+        switch proxyCode {
+        case px(CURLPX_USER_REJECTED):
+            return socksRefused(proxy, "rejected the user name and password (\(reason))", underlying: underlying)
+        case px(CURLPX_NO_AUTH):
+            return socksRefused(
+                proxy, "accepted none of the authentication methods offered (\(reason))", underlying: underlying)
+        case px(CURLPX_IDENTD), px(CURLPX_IDENTD_DIFFER):
+            return socksRefused(proxy, "refused the SOCKS4 user name (\(reason))", underlying: underlying)
+        case px(CURLPX_CLOSED):
+            // RFC 1929 lets a SOCKS5 server refuse credentials by closing the connection, and servers that
+            // need credentials close it on a client that offers none: a close in the handshake is read as a
+            // refusal, as a 407 would be.
+            return socksRefused(
+                proxy, "closed the connection during the \(socksVersion) handshake (\(reason))", underlying: underlying)
+        case px(CURLPX_REPLY_HOST_UNREACHABLE), px(CURLPX_REPLY_NETWORK_UNREACHABLE),
+            px(CURLPX_REPLY_CONNECTION_REFUSED), px(CURLPX_REPLY_TTL_EXPIRED), px(CURLPX_REPLY_GENERAL_SERVER_FAILURE),
+            px(CURLPX_REPLY_NOT_ALLOWED), px(CURLPX_REQUEST_FAILED):
+            return ServerAPIError(
+                .cannotConnect, "the SOCKS proxy \(proxy) could not connect to \(target) (\(reason))",
+                underlying: underlying)
+        case px(CURLPX_RESOLVE_HOST):
+            return ServerAPIError(
+                .cannotConnect,
+                "could not resolve the host of \(target) on this machine, as the proxy \(proxy) needs (it does not "
+                    + "resolve names itself; socks5h:// or socks4a:// let the proxy resolve them) (\(reason))",
+                underlying: underlying)
+        case px(CURLPX_LONG_USER), px(CURLPX_LONG_PASSWD), px(CURLPX_LONG_HOSTNAME):
+            return ServerAPIError(
+                .invalidRequest, "the request cannot be sent through the SOCKS proxy \(proxy) (\(reason))",
+                underlying: underlying)
+        default:
+            return ServerAPIError(
+                .cannotConnect, "the \(socksVersion) handshake with the proxy \(proxy) failed (\(reason))",
+                underlying: underlying)
+        }
+    }
 }
 
 /// Which proxy libcurl uses for a URL, worked out the way libcurl does, for error messages.
 enum CurlProxyRoute {
+    /// Whether a route `proxy(for:_:environment:)` returned is a SOCKS proxy.
+    static func isSOCKS(_ route: String) -> Bool { route.lowercased().hasPrefix("socks") }
+
     /// The proxy's URL (without credentials) for a request to `url`, or `nil` when it goes directly.
     static func proxy(
         for url: URL, _ proxy: Proxy, environment: [String: String] = ProcessInfo.processInfo.environment

@@ -51,7 +51,7 @@ extension CurlTransfer {
     /// Hands the caller the final head with a streamed body (from the header callback).
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func deliverStreamedHead(_ streaming: CurlStreaming) -> Bool {
-        if status == 407, let proxy = proxyRoute {
+        if status == 407, let proxy = httpProxyRoute {
             exchange.failed(Self.proxyRefused(proxy, status: 407))
             return false
         }

@@ -36,8 +36,9 @@ extension CurlTransport {
         public var insecureHosts: Set<String>
         /// Whether idle connections send TCP keep-alive probes, so dead peers are noticed.
         public var tcpKeepAlive: Bool
-        /// The proxy every request goes through (`CURLOPT_PROXY`), or `Proxy.environment`; `nil` (the
-        /// default) connects directly and ignores `http_proxy`, `https_proxy` and `no_proxy`.
+        /// The proxy every request goes through (`CURLOPT_PROXY`: an HTTP(S) or SOCKS proxy), or
+        /// `Proxy.environment`; `nil` (the default) connects directly and ignores `http_proxy`, `https_proxy`
+        /// and `no_proxy`.
         public var proxy: Proxy? = nil
         /// Fail a transfer that moves slower than this, for requests that set no stall timeout of their
         /// own (`CURLOPT_LOW_SPEED_LIMIT`/`TIME`; whole seconds, rounded up); `nil` for no limit.

@@ -22,8 +22,11 @@ extension URLSessionTransport {
     ///   environment variables (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`) whatever you do:
     ///   `Proxy.environment` and `nil` are accepted, an explicit proxy is refused. Use `CurlTransport`
     ///   for an explicit proxy on Linux.
-    /// - On Apple platforms an explicit proxy without credentials is set through
+    /// - On Apple platforms an explicit HTTP(S) proxy without credentials is set through
     ///   `connectionProxyDictionary` (with `bypass` as its exceptions list); credentials are refused.
+    /// - A SOCKS proxy (`socks5h://`, `socks5://`, `socks4a://`, `socks4://`) is refused on every platform:
+    ///   FoundationNetworking has no SOCKS setting, and Apple's dictionary cannot say whether the proxy or
+    ///   the device resolves host names. Use `CurlTransport` for a SOCKS proxy.
     ///
     /// - Parameters:
     ///   - configuration: The session's settings.
@@ -41,6 +44,11 @@ extension URLSessionTransport {
     /// when this platform cannot honour it.
     static func proxyDictionary(for proxy: Proxy?) throws(ServerAPIError) -> [AnyHashable: Any]? {
         guard let proxy, let url = proxy.url, let host = url.host else { return nil }
+        guard !proxy.isSOCKS else {
+            throw ServerAPIError(
+                .invalidRequest,
+                "URLSessionTransport does not support SOCKS proxies (\(proxy)): use CurlTransport for a SOCKS proxy")
+        }
         #if canImport(FoundationNetworking)
             throw ServerAPIError(
                 .invalidRequest,

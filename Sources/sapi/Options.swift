@@ -282,7 +282,8 @@ extension Options {
         },
         OptionSpec(
             names: ["--proxy"], value: "URL|env",
-            help: "send through this http(s) proxy (user:password@ allowed); env: http_proxy/https_proxy/no_proxy"
+            help: "send through this http(s) or socks proxy (socks5h://, socks5://, socks4a://, socks4://; "
+                + "user:password@ allowed); env: http_proxy/https_proxy/no_proxy"
         ) { $0.proxy = $1 },
         OptionSpec(names: ["--no-proxy"], value: "HOSTS", help: "hosts --proxy does not apply to (a,.b.com,*)") {
             $0.noProxy = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

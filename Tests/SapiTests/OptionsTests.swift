@@ -142,7 +142,10 @@ struct OptionsTests {
         for bad in [["--stall-timeout", "1000"], ["--stall-timeout", "0/5"], ["--stall-timeout", "5/-1"]] {
             #expect(throws: UsageError.self) { try Options.parse(["x.test"] + bad) }
         }
-        #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--proxy", "socks5://h:1"])) }
+        let socks = try Composition.proxy(Options.parse(["x.test", "--proxy", "socks5h://u:p@h"]))
+        #expect(socks?.url?.absoluteString == "socks5h://h:1080")
+        #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--proxy", "socks6://h:1"])) }
+        #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--proxy", "socks4://u:p@h"])) }
         #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--no-proxy", "a"])) }
         #if os(Linux)
             // FoundationNetworking cannot use an explicit proxy: sapi says so instead of going direct.

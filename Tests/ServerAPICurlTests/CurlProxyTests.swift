@@ -164,6 +164,68 @@ struct CurlProxyTests {
         #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: [:]) == nil)
     }
 
+    @Test("a SOCKS route is named by its URL without credentials, explicit or from all_proxy")
+    func socksRoute() throws {
+        let plain = URL(string: "http://api.example.com/x")!
+        let explicit = try Proxy("socks5h://u:secret@socks.internal")
+        #expect(CurlProxyRoute.proxy(for: plain, explicit, environment: [:]) == "socks5h://socks.internal:1080")
+        let environment = ["all_proxy": "socks5://user:secret@socks.internal:9050"]
+        let fromEnvironment = CurlProxyRoute.proxy(for: plain, .environment, environment: environment)
+        #expect(fromEnvironment == "socks5://socks.internal:9050")
+        #expect(CurlProxyRoute.isSOCKS("socks4a://p:1080"))
+        #expect(!CurlProxyRoute.isSOCKS("http://p:3128"))
+    }
+
+    /// `CurlTransfer.socksFailure` for a `CURLcode` and `CURLproxycode` (numbers from curl.h, stable across
+    /// libcurl versions), as libcurl 7.88 and 8.14 both report them.
+    static func socksFailure(
+        _ code: Int, _ proxyCode: Int = 0, detail: String, proxy: String = "socks5h://127.0.0.1:1080"
+    ) -> ServerAPIError? {
+        CurlTransfer.socksFailure(
+            code: code, proxyCode: proxyCode, proxy: proxy, target: "api.example.com:443",
+            underlying: CurlError(code: code, summary: "summary", detail: detail))
+    }
+
+    @Test("SOCKS failures: refused credentials as a 407, the server out of the proxy's reach as cannotConnect")
+    func socksFailures() throws {
+        // 97 CURLE_PROXY with 33 CURLPX_USER_REJECTED, 12 CURLPX_NO_AUTH, 3 CURLPX_CLOSED (a server that
+        // closes instead of answering the login), 8 CURLPX_IDENTD_DIFFER (SOCKS4 user id).
+        for (proxyCode, detail) in [
+            (33, "User was rejected by the SOCKS5 server (1 1)."), (12, "No authentication method was acceptable."),
+            (3, "connection to proxy closed"), (8, "cannot complete SOCKS4 connection to 1.2.3.4:443. (93)"),
+        ] {
+            let error = try #require(Self.socksFailure(97, proxyCode, detail: detail))
+            #expect(error.kind == .httpStatus)
+            #expect(error.status == 407)
+            #expect(error.message.contains("the SOCKS proxy socks5h://127.0.0.1:1080"))
+            #expect(error.message.contains("credentials are missing or wrong"))
+            #expect(error.message.contains(detail))
+        }
+        // libcurl before 7.73 had no CURLE_PROXY: a rejected login was CURLE_COULDNT_CONNECT and its message.
+        let old = try #require(Self.socksFailure(7, detail: "User was rejected by the SOCKS5 server (1 1)."))
+        #expect(old.status == 407)
+        // 21 CURLPX_REPLY_HOST_UNREACHABLE, 19 CURLPX_REPLY_CONNECTION_REFUSED, 26 CURLPX_REQUEST_FAILED (SOCKS4).
+        for proxyCode in [21, 19, 26] {
+            let error = try #require(Self.socksFailure(97, proxyCode, detail: "Can't complete SOCKS5 connection"))
+            #expect(error.kind == .cannotConnect)
+            #expect(error.message.contains("could not connect to api.example.com:443"))
+        }
+        let resolve = try #require(
+            Self.socksFailure(97, 27, detail: "Failed to resolve \"api.example.com\"", proxy: "socks5://127.0.0.1:1080"))
+        #expect(resolve.kind == .cannotConnect)
+        #expect(resolve.message.contains("socks5h:// or socks4a:// let the proxy resolve them"))
+        let unreachable = try #require(Self.socksFailure(7, detail: "Failed to connect to 127.0.0.1 port 1080"))
+        #expect(unreachable.kind == .cannotConnect)
+        #expect(unreachable.message.contains("could not connect to the SOCKS proxy socks5h://127.0.0.1:1080"))
+        let long = try #require(Self.socksFailure(97, 11, detail: "Excessive user name length for proxy auth"))
+        #expect(long.kind == .invalidRequest)
+        let other = try #require(Self.socksFailure(97, 2, detail: "Received invalid version in initial SOCKS5 response"))
+        #expect(other.kind == .cannotConnect)
+        #expect(other.message.contains("SOCKS5 handshake with the proxy socks5h://127.0.0.1:1080 failed"))
+        // A failure after the handshake is the server's or the connection's, not the proxy's.
+        #expect(Self.socksFailure(52, detail: "Empty reply from server") == nil)
+    }
+
     @Test("an https URL goes through a CONNECT tunnel; the proxy sees no request")
     func tunnel() async throws {
         try await TestCertificates.with { certificates in

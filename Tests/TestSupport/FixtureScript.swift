@@ -17,4 +17,8 @@ public enum FixtureScript {
 
     /// `Tests/Fixtures/forward_proxy.py`: a forward HTTP proxy with CONNECT tunnels and statistics.
     public static let forwardProxy = tests.appendingPathComponent("Fixtures/forward_proxy.py")
+
+    /// `Tests/Fixtures/socks_refusal.py`: a SOCKS5 server that refuses every login, or answers every
+    /// `CONNECT` with a given reply code, as RFC 1928 and RFC 1929 say.
+    public static let socksRefusal = tests.appendingPathComponent("Fixtures/socks_refusal.py")
 }

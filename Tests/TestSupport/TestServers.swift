@@ -1,6 +1,7 @@
 import Foundation
 
-/// The local test servers that scripts/test-server.sh starts: httpbin and the fault fixture.
+/// The local test servers that scripts/test-server.sh starts: httpbin, the fault fixture, the HTTP/2 front
+/// and the SOCKS proxies.
 ///
 /// Integration tests fail (they never skip) when the servers are not there: run them with
 /// `scripts/test.sh`, which starts the servers and exports their URLs.
@@ -51,6 +52,30 @@ public enum TestServers {
     /// - Throws: `MissingServer` when the variable is not set.
     public static func h2CAFile() throws -> URL {
         URL(fileURLWithPath: try url("SAPI_H2_CA_FILE", "the HTTP/2 front (nginx)"))
+    }
+
+    /// The SOCKS proxy without authentication (pproxy; SOCKS5 and SOCKS4), from `SAPI_SOCKS5_URL`:
+    /// `socks5://127.0.0.1:PORT`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func socks5() throws -> String { try url("SAPI_SOCKS5_URL", "the SOCKS proxy (pproxy)") }
+
+    /// The SOCKS5 proxy that needs a user name and password, from `SAPI_SOCKS5_AUTH_URL`:
+    /// `socks5://USER:PASSWORD@127.0.0.1:PORT`, with the credentials it accepts.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func socks5Auth() throws -> String {
+        try url("SAPI_SOCKS5_AUTH_URL", "the SOCKS proxy with authentication (pproxy)")
+    }
+
+    /// The address the SOCKS proxy without authentication connects to servers from (httpbin's `origin`
+    /// for a request through it), from `SAPI_SOCKS5_SOURCE`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func socks5Source() throws -> String { try url("SAPI_SOCKS5_SOURCE", "the SOCKS proxy (pproxy)") }
+
+    /// The address the SOCKS proxy with authentication connects to servers from, from
+    /// `SAPI_SOCKS5_AUTH_SOURCE`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func socks5AuthSource() throws -> String {
+        try url("SAPI_SOCKS5_AUTH_SOURCE", "the SOCKS proxy with authentication (pproxy)")
     }
 
     /// A URL made of a base URL (as these accessors give it) and a path.

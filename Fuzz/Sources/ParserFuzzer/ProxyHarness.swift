@@ -1,8 +1,9 @@
 import Foundation
 import ServerAPIKit
 
-/// Proxy URLs and `no_proxy` lists: a proxy that is accepted is an http(s) URL with a host and a port and
-/// without credentials, path, query or fragment (they move to `credentials` or are dropped).
+/// Proxy URLs and `no_proxy` lists: a proxy that is accepted is an http(s) or SOCKS URL with a host and a port
+/// and without credentials, path, query or fragment (they move to `credentials` or are dropped); a SOCKS4 one
+/// has no password.
 enum ProxyHarness {
     /// Input: the proxy URL line, then a `no_proxy` list line, then a host.
     static func run(_ data: Data) {
@@ -13,7 +14,11 @@ enum ProxyHarness {
             return
         }
         guard let url = proxy.url else { return require(false, "a proxy without a URL", input: data) }
-        require(url.scheme == "http" || url.scheme == "https", "the scheme \(String(describing: url.scheme))", input: data)
+        let schemes: Set = ["http", "https", "socks5h", "socks5", "socks4a", "socks4"]
+        require(url.scheme.map(schemes.contains) == true, "the scheme \(String(describing: url.scheme))", input: data)
+        if url.scheme?.hasPrefix("socks4") == true {
+            require(proxy.credentials?.password.isEmpty ?? true, "a SOCKS4 proxy with a password", input: data)
+        }
         require(url.host?.isEmpty == false, "a proxy without a host", input: data)
         require(url.port != nil, "a proxy without a port", input: data)
         require(url.user == nil && url.password == nil, "credentials left in \(url)", input: data)

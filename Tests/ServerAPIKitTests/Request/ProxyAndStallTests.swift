@@ -16,9 +16,10 @@ struct ProxyAndStallTests {
         #expect(given.credentials?.user == "c")
     }
 
-    @Test("a proxy that is not http(s) is refused, without echoing its password")
+    @Test("a proxy that is not http(s) or SOCKS is refused, without echoing its password")
     func invalidProxy() {
-        for text in ["socks5://user:topsecret@127.0.0.1:1080", "ftp://127.0.0.1", "http://"] {
+        let texts = ["socks6://user:topsecret@127.0.0.1:1080", "ftp://user:topsecret@127.0.0.1", "http://", "socks5://"]
+        for text in texts {
             let error = #expect(throws: ServerAPIError.self) { try Proxy(text) }
             #expect(error?.kind == .invalidRequest)
             #expect(error?.message.contains("topsecret") == false)
