@@ -20,6 +20,10 @@ step() {
     "$@"
 }
 
+# The format lint first (scripts/format-lint.sh: the toolchain's swift-format against .swift-format, ~10 s):
+# a long line or a misplaced brace fails in seconds, before any minute of building.
+step scripts/format-lint.sh
+
 source scripts/system-packages.sh
 ensure_build_packages
 ensure_test_server_packages

@@ -2,14 +2,15 @@
 // that no client's threads, pools or peak memory colour another's numbers. Prints one JSON object.
 import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import NIOCore
 import NIOSSL
 import ServerAPICurl
 import ServerAPIKit
 import ServerAPIURLSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -60,7 +61,9 @@ struct Options {
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
-            guard let value = iterator.next() else { throw ServerAPIError(.invalidRequest, "\(argument) needs a value") }
+            guard let value = iterator.next() else {
+                throw ServerAPIError(.invalidRequest, "\(argument) needs a value")
+            }
             switch argument {
             case "--client": client = value
             case "--mode": mode = value
@@ -108,7 +111,9 @@ func makeClient(
         // SAPI_BENCH_SOCKET_INTERFACE=1: the loops drive libcurl's socket interface on epoll.
         configuration.socketInterface = ProcessInfo.processInfo.environment["SAPI_BENCH_SOCKET_INTERFACE"] == "1"
         // SAPI_BENCH_ROUND_ROBIN=1: one origin's calls take the loops in turn.
-        if ProcessInfo.processInfo.environment["SAPI_BENCH_ROUND_ROBIN"] == "1" { configuration.loopAssignment = .roundRobin }
+        if ProcessInfo.processInfo.environment["SAPI_BENCH_ROUND_ROBIN"] == "1" {
+            configuration.loopAssignment = .roundRobin
+        }
         let transport = CurlTransport(configuration: configuration)
         var client =
             name.hasPrefix("curl-manager") ? managerClient(transport, url: url) : transportClient(transport, url: url)

@@ -13,7 +13,8 @@ enum ProxyHarness {
             return
         }
         guard let url = proxy.url else { return require(false, "a proxy without a URL", input: data) }
-        require(url.scheme == "http" || url.scheme == "https", "the scheme \(String(describing: url.scheme))", input: data)
+        require(
+            url.scheme == "http" || url.scheme == "https", "the scheme \(String(describing: url.scheme))", input: data)
         require(url.host?.isEmpty == false, "a proxy without a host", input: data)
         require(url.port != nil, "a proxy without a port", input: data)
         require(url.user == nil && url.password == nil, "credentials left in \(url)", input: data)
