@@ -32,6 +32,9 @@ if ! command -v tmux >/dev/null 2>&1; then apt_install tmux; fi
 # -----------------------------------------------------------------------------------------------
 
 step swift build --build-tests -Xswiftc -warnings-as-errors
+# The public API of the library products against the one recorded in api/ (scripts/api-check.sh: the toolchain's
+# swift-api-digester on the modules just built, a few seconds): a change to it must be recorded on purpose.
+step scripts/api-check.sh
 # No tuple literal holds an `await`: Swift 6.3 drops part of such an async result in release builds
 # (notes/compiler-async-tuple-result.md).
 step python3 scripts/check-async-tuples.py
