@@ -102,7 +102,8 @@ let package = Package(
         .testTarget(
             name: "ServerAPICacheTests",
             dependencies: [
-                "ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache", "ServerAPITestSupport",
+                "ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache",
+                "ServerAPITestSupport",
             ],
             path: "Tests/ServerAPICacheTests"
         ),

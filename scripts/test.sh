@@ -20,6 +20,10 @@ step() {
     "$@"
 }
 
+# The format lint first (scripts/format-lint.sh: the toolchain's swift-format against .swift-format, ~10 s):
+# a long line or a misplaced brace fails in seconds, before any minute of building.
+step scripts/format-lint.sh
+
 source scripts/system-packages.sh
 ensure_build_packages
 ensure_test_server_packages
@@ -28,6 +32,9 @@ if ! command -v tmux >/dev/null 2>&1; then apt_install tmux; fi
 # -----------------------------------------------------------------------------------------------
 
 step swift build --build-tests -Xswiftc -warnings-as-errors
+# The public API of the library products against the one recorded in api/ (scripts/api-check.sh: the toolchain's
+# swift-api-digester on the modules just built, a few seconds): a change to it must be recorded on purpose.
+step scripts/api-check.sh
 # No tuple literal holds an `await`: Swift 6.3 drops part of such an async result in release builds
 # (notes/compiler-async-tuple-result.md).
 step python3 scripts/check-async-tuples.py

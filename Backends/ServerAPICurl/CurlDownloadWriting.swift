@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a transfer needs from a download writer: the core's `DownloadFileWriter`, which gives every
 /// transport the same resume, error-body and 416 semantics. A protocol so that tests can watch how

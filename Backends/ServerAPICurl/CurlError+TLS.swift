@@ -52,8 +52,10 @@ extension ServerAPIError {
     /// "… target ipv4 address '…'" as 8.14.1 does (its IPv6 wording taken to match), or "… common name from
     /// peer certificate …".
     static func namesHostMismatch(_ message: String) -> Bool {
-        ["target host name", "target hostname", "target ipv4 address", "target ipv6 address",
-         "common name from peer certificate"].contains { message.contains($0) }
+        [
+            "target host name", "target hostname", "target ipv4 address", "target ipv6 address",
+            "common name from peer certificate",
+        ].contains { message.contains($0) }
     }
 
     /// A TLS error: a sentence naming the failure, with libcurl's message kept in it.

@@ -1,10 +1,11 @@
 internal import CCurl
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A transport's configuration in the form every transfer applies it, worked out once per loop and
 /// shared by its transfers (a class: a transfer holds one reference, not a copy of every field).

@@ -1,10 +1,11 @@
 internal import CCurl
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A transport's `TLSOptions` in the form libcurl takes them, checked and worked out once when the
 /// transport is created: pins as `sha256//…` lists per host, key files already hashed, the client

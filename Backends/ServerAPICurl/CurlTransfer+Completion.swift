@@ -1,10 +1,11 @@
 internal import CCurl
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension CurlTransfer {
     /// Decides what a finished transfer means (its handle has left the multi handle).
@@ -116,7 +117,8 @@ extension CurlTransfer {
     /// its total timer is set to what is left of the call's, so the call's time is up only for that one.
     private func totalTimeout(_ code: CURLcode) -> ServerAPIError? {
         // A streamed call has no total timeout in libcurl (the loop enforces its head deadline).
-        guard code == CURLE_OPERATION_TIMEDOUT, job.streaming == nil, ContinuousClock.now - started >= request.timeout else { return nil }
+        guard code == CURLE_OPERATION_TIMEDOUT, job.streaming == nil, ContinuousClock.now - started >= request.timeout
+        else { return nil }
         let underlying = CurlError(
             code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: easy.errorMessage)
         var error = ServerAPIError.timedOut(after: request.timeout, underlying: underlying)

@@ -1,10 +1,11 @@
 internal import CCurl
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Where a hop is with a Digest challenge: libcurl answers a `401` carrying `WWW-Authenticate: Digest`
 /// itself, by sending the request again with the credentials, within one transfer. The challenge's head

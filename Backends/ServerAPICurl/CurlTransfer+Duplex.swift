@@ -31,7 +31,8 @@ extension CurlTransfer {
 
     /// At the final head of a full-duplex call: reads its raw chunks when the body is chunked.
     func startFullDuplexBody() {
-        guard isFullDuplex, headers.values(for: "Transfer-Encoding").contains(where: { $0.lowercased().contains("chunked") })
+        guard isFullDuplex,
+            headers.values(for: "Transfer-Encoding").contains(where: { $0.lowercased().contains("chunked") })
         else { return }
         chunkDecoder = ChunkedDecoder()
     }

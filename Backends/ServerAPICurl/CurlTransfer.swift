@@ -1,10 +1,11 @@
 internal import CCurl
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One call on the loop thread: its easy handle, what it sends and what it has received so far.
 ///

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A canned answer of `MockTransport`: a response or a failure, after an optional delay.
 public struct MockStub: Sendable {
@@ -51,7 +52,9 @@ public struct MockStub: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         do {
-            return .json(String(decoding: try encoder.encode(value), as: UTF8.self), status: status, headers: headers, delay: delay)
+            return .json(
+                String(decoding: try encoder.encode(value), as: UTF8.self), status: status, headers: headers,
+                delay: delay)
         } catch {
             return .failure(ServerAPIError(.invalidRequest, "the stub's JSON cannot be encoded: \(error)"))
         }

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A transport for unit tests: answers from stubs, records every request, never touches the network.
 ///
@@ -123,7 +124,8 @@ public final class MockTransport: RequestPerforming {
             throw tooLarge.with(requestID: request.id, url: request.url)
         }
         let sent = Self.sentBytes(request)
-        request.progress?(TransferProgress(direction: .download, completed: Int64(body.count), total: Int64(body.count)))
+        request.progress?(
+            TransferProgress(direction: .download, completed: Int64(body.count), total: Int64(body.count)))
         var responseBody = ResponseBody.data(body)
         if let download = request.download, (200..<300).contains(status) {
             responseBody = try Self.write(body, to: download, request: request)

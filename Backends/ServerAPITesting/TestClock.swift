@@ -69,13 +69,14 @@ public final class TestClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (resume, waiters) = state.withLock { state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                let (resume, waiters) = state.withLock {
+                    state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
                     if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), []) }
                     if deadline <= state.now { return (.success(()), []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
                     return (nil, Self.readyWaiters(&state))
                 }
-                waiters.forEach { $0.resume() }
+                for waiter in waiters { waiter.resume() }
                 if let resume { continuation.resume(with: resume) }
             }
         } onCancel: {

@@ -47,21 +47,21 @@ final class CallbackQueue: OperationQueue, @unchecked Sendable {
     // The wait is for FoundationNetworking's piling up, described above. Apple's loader is another
     // implementation, whose thread must not be held up on a guess: there this is a plain serial queue.
     #if canImport(FoundationNetworking)
-    override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        condition.lock()
-        if OperationQueue.current !== self {
-            let deadline = Date(timeIntervalSinceNow: maxWait)
-            while pending >= maxPending, condition.wait(until: deadline) {}
-        }
-        pending += 1
-        condition.unlock()
-        super.addOperation { [self] in
-            block()
+        override func addOperation(_ block: @escaping @Sendable () -> Void) {
             condition.lock()
-            pending -= 1
-            condition.signal()
+            if OperationQueue.current !== self {
+                let deadline = Date(timeIntervalSinceNow: maxWait)
+                while pending >= maxPending, condition.wait(until: deadline) {}
+            }
+            pending += 1
             condition.unlock()
+            super.addOperation { [self] in
+                block()
+                condition.lock()
+                pending -= 1
+                condition.signal()
+                condition.unlock()
+            }
         }
-    }
     #endif
 }

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(FoundationNetworking)
-internal import FoundationNetworking
+    internal import FoundationNetworking
 #endif
 
 /// Conversions between ServerAPIKit's transport values and Foundation's URL loading types.

@@ -3,7 +3,7 @@ import ServerAPIKit
 import Synchronization
 
 #if canImport(FoundationNetworking)
-internal import FoundationNetworking
+    internal import FoundationNetworking
 #endif
 
 /// The session's one delegate: hands every task callback to the `Transfer` that owns the task.

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(FoundationNetworking)
-internal import FoundationNetworking
+    internal import FoundationNetworking
 #endif
 
 /// Turns the errors URLSession reports into `ServerAPIError`s, keeping the original as `underlying`.

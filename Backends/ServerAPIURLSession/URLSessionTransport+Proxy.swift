@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(FoundationNetworking)
-internal import FoundationNetworking
+    internal import FoundationNetworking
 #endif
 
 // What FoundationNetworking (swift-corelibs-foundation on Linux, libcurl inside) does with proxies,

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(FoundationNetworking)
-internal import FoundationNetworking
+    internal import FoundationNetworking
 #endif
 
 /// A transport built on `URLSession` (FoundationNetworking on Linux).

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(ServerAPICurl)
-import ServerAPICurl
-#endif
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
 import ServerAPITesting
 import ServerAPIURLSession
+
+#if canImport(ServerAPICurl)
+    import ServerAPICurl
+#endif
 
 /// The manager `sapi` sends through: the chosen transport, formatter and cache.
 struct Composition {
@@ -30,7 +31,8 @@ struct Composition {
         case .none: cache = nil
         case .memory: cache = MemoryCache()
         case .file:
-            cache = options.cacheDirectory.map { FileCache(directory: URL(fileURLWithPath: $0)) }
+            cache =
+                options.cacheDirectory.map { FileCache(directory: URL(fileURLWithPath: $0)) }
                 ?? FileCache(appName: "sapi")
         }
         let transport = Self.recorded(options.offline ? OfflineTransport() : try Self.transport(options), options)
@@ -93,25 +95,28 @@ struct Composition {
         switch options.backend ?? .curl {
         case .curl:
             #if canImport(ServerAPICurl)
-            var configuration = CurlTransport.Configuration()
-            configuration.additionalTrustedCAFile = extraCA
-            configuration.proxy = proxy
-            configuration.tls = tls
-            if !verify.enabled, let host = URL(string: RequestBuilder.expandURL(options.url))?.host {
-                configuration.insecureHosts = [host]
-                FileHandle.standardError.write(
-                    Data("sapi: warning: --verify no: the TLS certificate of \(host) is not verified for this call\n".utf8))
-            }
-            if let version = options.httpVersion { configuration.httpVersion = version }
-            do throws(ServerAPIError) {
-                return try CurlTransport(validating: configuration)
-            } catch {
-                // Unreadable --cert/--key files or a malformed --pin are bad input (exit 1), not a TLS failure.
-                throw UsageError(message: error.message)
-            }
+                var configuration = CurlTransport.Configuration()
+                configuration.additionalTrustedCAFile = extraCA
+                configuration.proxy = proxy
+                configuration.tls = tls
+                if !verify.enabled, let host = URL(string: RequestBuilder.expandURL(options.url))?.host {
+                    configuration.insecureHosts = [host]
+                    FileHandle.standardError.write(
+                        Data(
+                            "sapi: warning: --verify no: the TLS certificate of \(host) is not verified for this call\n"
+                                .utf8))
+                }
+                if let version = options.httpVersion { configuration.httpVersion = version }
+                do throws(ServerAPIError) {
+                    return try CurlTransport(validating: configuration)
+                } catch {
+                    // Unreadable --cert/--key files or a malformed --pin are bad input (exit 1), not a TLS failure.
+                    throw UsageError(message: error.message)
+                }
             #else
-            // ServerAPICurl is for Linux and macOS (Package.swift).
-            throw UsageError(message: "the curl backend is not available on this platform", hint: "--backend urlsession")
+                // ServerAPICurl is for Linux and macOS (Package.swift).
+                throw UsageError(
+                    message: "the curl backend is not available on this platform", hint: "--backend urlsession")
             #endif
         case .urlsession:
             if let version = options.httpVersion, let refusal = URLSessionTransport.refusal(version) {
@@ -119,7 +124,8 @@ struct Composition {
             }
             guard verify.enabled else {
                 throw UsageError(
-                    message: "the urlsession backend cannot turn TLS verification off (FoundationNetworking has no such setting)",
+                    message:
+                        "the urlsession backend cannot turn TLS verification off (FoundationNetworking has no such setting)",
                     hint: "--backend curl --verify no")
             }
             guard tls.isEmpty else {

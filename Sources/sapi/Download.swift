@@ -2,9 +2,9 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Download mode (`--download`, `-d`): the body goes to a file with a progress bar, as httpie does it.
@@ -154,7 +154,8 @@ struct Download {
 
     private func statusFailure(_ status: Int, url: URL) -> ExitCode {
         let reason = HTTPStatus.reason(status)
-        let line = "sapi: error: HTTP \(status)\(reason.isEmpty ? "" : " " + reason); nothing was saved [\(SecretRedaction.redact(url))]\n"
+        let line =
+            "sapi: error: HTTP \(status)\(reason.isEmpty ? "" : " " + reason); nothing was saved [\(SecretRedaction.redact(url))]\n"
         FileHandle.standardError.write(Data(line.utf8))
         return ExitCode.status(status) ?? .usage
     }

@@ -2,9 +2,9 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The file name `--download` without `--output` saves under, as httpie picks it.

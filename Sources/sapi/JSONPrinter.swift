@@ -10,10 +10,6 @@ struct JSONPrinter {
     /// Colours, or `nil` for none.
     var palette: OutputStyle.Palette?
 
-    init(palette: OutputStyle.Palette?) {
-        self.palette = palette
-    }
-
     /// The value with its keys sorted: indented, or compact on one line with `pretty: false`.
     func render(_ value: JSONValue, pretty: Bool = true) -> String {
         var compact = ""
@@ -154,7 +150,8 @@ struct JSONPrinter {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                     + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }

@@ -149,7 +149,9 @@ extension Options {
             }
             $0.httpVersion = version
         },
-        OptionSpec(names: ["--form", "-f"], help: "send name=value fields as a form, not JSON") { o, _ in o.form = true },
+        OptionSpec(names: ["--form", "-f"], help: "send name=value fields as a form, not JSON") { o, _ in
+            o.form = true
+        },
         OptionSpec(names: ["--timeout"], value: "SECONDS", help: "give up on an attempt after this long (default 60)") {
             guard let seconds = Double($1), seconds > 0 else {
                 throw UsageError(message: "--timeout needs a positive number of seconds, not \"\($1)\"")
@@ -157,13 +159,17 @@ extension Options {
             $0.timeout = seconds
         },
         OptionSpec(names: ["--retry"], value: "N", help: "retry failed attempts up to N times") {
-            guard let count = Int($1), count >= 0 else { throw UsageError(message: "--retry needs a count, not \"\($1)\"") }
+            guard let count = Int($1), count >= 0 else {
+                throw UsageError(message: "--retry needs a count, not \"\($1)\"")
+            }
             $0.retry = count
         },
         OptionSpec(names: ["--key-path"], value: "PATH", help: "print only this part of the JSON (a.b[0].c)") {
             $0.keyPath = $1
         },
-        OptionSpec(names: ["--envelope"], help: "read a business envelope {code, msg, data}") { o, _ in o.envelope = true },
+        OptionSpec(names: ["--envelope"], help: "read a business envelope {code, msg, data}") { o, _ in
+            o.envelope = true
+        },
         OptionSpec(names: ["--code-key"], value: "KEY", help: "the envelope's code key (default code)") {
             $0.envelope = true
             $0.codeKey = $1
@@ -195,7 +201,8 @@ extension Options {
         ) { $0.session = $1 },
         OptionSpec(
             names: ["--cache-mode"], value: "MODE",
-            help: "never, store-only, return-cache-else-load (default), return-cache-then-load, load-else-return-cache, cache-only"
+            help:
+                "never, store-only, return-cache-else-load (default), return-cache-then-load, load-else-return-cache, cache-only"
         ) { options, value in
             guard let mode = Options.cacheModes.first(where: { $0.0 == value.lowercased() })?.1 else {
                 throw UsageError(message: "unknown cache mode \"\(value)\"", hint: "see sapi --help")
@@ -214,9 +221,13 @@ extension Options {
             }
             $0.print = wanted
         },
-        OptionSpec(names: ["--headers", "-h"], help: "print the response headers only (-p h)") { o, _ in o.print = ["h"] },
+        OptionSpec(names: ["--headers", "-h"], help: "print the response headers only (-p h)") { o, _ in
+            o.print = ["h"]
+        },
         OptionSpec(names: ["--body", "-b"], help: "print the response body only (-p b)") { o, _ in o.print = ["b"] },
-        OptionSpec(names: ["--meta", "-m"], help: "print the response metadata only (-p m)") { o, _ in o.print = ["m"] },
+        OptionSpec(names: ["--meta", "-m"], help: "print the response metadata only (-p m)") { o, _ in
+            o.print = ["m"]
+        },
         OptionSpec(
             names: ["--verbose", "-v"], help: "print the request too (-p HBhb); -vv adds the metadata (-p HBhbm)"
         ) { o, _ in o.verbose += 1 },
@@ -232,7 +243,8 @@ extension Options {
             $0.har = $1
         },
         OptionSpec(
-            names: ["--replay"], value: "FILE", help: "answer from the HAR file FILE instead of the network (see HAR below)"
+            names: ["--replay"], value: "FILE",
+            help: "answer from the HAR file FILE instead of the network (see HAR below)"
         ) {
             guard !$1.isEmpty else { throw UsageError(message: "--replay needs a file name") }
             $0.replay = $1
@@ -270,13 +282,16 @@ extension Options {
         },
         OptionSpec(
             names: ["--verify"], value: "yes|no|CA_FILE",
-            help: "verify TLS certificates (yes, the default); no: not for this call (curl, with a warning); or trust CA_FILE"
+            help:
+                "verify TLS certificates (yes, the default); no: not for this call (curl, with a warning); or trust CA_FILE"
         ) { $0.verify = $1 },
         OptionSpec(
             names: ["--stream", "-S"],
             help: "print the body as it arrives: bytes, JSON lines or server-sent events (see streaming below)"
         ) { o, _ in o.stream = true },
-        OptionSpec(names: ["--check-status"], help: "exit 3, 4 or 5 when the status is 3xx, 4xx or 5xx") { o, _ in o.checkStatus = true },
+        OptionSpec(names: ["--check-status"], help: "exit 3, 4 or 5 when the status is 3xx, 4xx or 5xx") { o, _ in
+            o.checkStatus = true
+        },
         OptionSpec(names: ["--insecure-ca"], value: "FILE", help: "also trust the CA certificates in FILE") {
             $0.extraCA = $1
         },
@@ -342,7 +357,10 @@ extension Options {
             names: ["--auth", "-a"], value: "USER[:PASS]",
             help: "credentials (asks for the password on the terminal when it is left out); TOKEN with -A bearer"
         ) { $0.auth = $1 },
-        OptionSpec(names: ["--auth-type", "-A"], value: "basic|bearer|digest", help: "the auth scheme (default basic; digest: curl only)") {
+        OptionSpec(
+            names: ["--auth-type", "-A"], value: "basic|bearer|digest",
+            help: "the auth scheme (default basic; digest: curl only)"
+        ) {
             guard let kind = AuthSetting.Kind(rawValue: $1.lowercased()) else {
                 throw UsageError(message: "unknown auth type \"\($1)\"", hint: "use basic, bearer or digest")
             }
@@ -362,11 +380,15 @@ extension Options {
             names: ["--download", "-d"],
             help: "save the body to a file (--output, or a name from the response), with a progress bar"
         ) { o, _ in o.download = true },
-        OptionSpec(names: ["--output", "-o"], value: "FILE", help: "the --download file; without --download, print into FILE") {
+        OptionSpec(
+            names: ["--output", "-o"], value: "FILE", help: "the --download file; without --download, print into FILE"
+        ) {
             guard !$1.isEmpty else { throw UsageError(message: "--output needs a file name") }
             $0.output = $1
         },
-        OptionSpec(names: ["--continue", "-c"], help: "resume a partial --download --output FILE") { o, _ in o.resume = true },
+        OptionSpec(names: ["--continue", "-c"], help: "resume a partial --download --output FILE") { o, _ in
+            o.resume = true
+        },
         OptionSpec(names: ["--help"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },
     ]
@@ -453,7 +475,9 @@ extension Options {
             }
         }
         if options.showHelp || options.showVersion { return options }
-        guard !positionals.isEmpty else { throw UsageError(message: "no URL given", hint: "sapi [METHOD] URL [ITEM ...]") }
+        guard !positionals.isEmpty else {
+            throw UsageError(message: "no URL given", hint: "sapi [METHOD] URL [ITEM ...]")
+        }
         if positionals.count >= 2, let method = methods.first(where: { $0.rawValue == positionals[0].uppercased() }) {
             options.method = method
             positionals.removeFirst()
@@ -499,8 +523,11 @@ extension Options {
         guard index >= 0, index < positionals.count else { return }
         guard index > 0 || (positionals.count > 1 && looksLikeURL(positionals[1])) else { return }
         throw UsageError(
-            message: "--download takes no value: it is a flag, and \"\(positionals[index])\" after it is not a file name",
-            hint: "sapi -d -o \(positionals[index]) URL to name the file, or sapi -d URL to take the name from the response")
+            message:
+                "--download takes no value: it is a flag, and \"\(positionals[index])\" after it is not a file name",
+            hint:
+                "sapi -d -o \(positionals[index]) URL to name the file, or sapi -d URL to take the name from the response"
+        )
     }
 
     /// `--stream` prints one body as it arrives: it cannot save it, cache it or read it as one envelope.
@@ -512,7 +539,8 @@ extension Options {
         }
         if options.cache != .none || options.cacheDirectory != nil || options.cacheMode != nil {
             throw UsageError(
-                message: "a streamed response is never cached: --cache, --cache-dir and --cache-mode cannot go with --stream",
+                message:
+                    "a streamed response is never cached: --cache, --cache-dir and --cache-mode cannot go with --stream",
                 hint: "drop the cache options, or drop --stream")
         }
         if options.envelope {
@@ -552,7 +580,8 @@ extension Options {
         ]
         for spec in specs {
             let left = spec.names.joined(separator: ", ") + (spec.value.map { " " + $0 } ?? "")
-            lines.append("  " + left.padding(toLength: max(28, left.count + 2), withPad: " ", startingAt: 0) + spec.help)
+            lines.append(
+                "  " + left.padding(toLength: max(28, left.count + 2), withPad: " ", startingAt: 0) + spec.help)
         }
         lines += [
             "",

@@ -39,7 +39,8 @@ struct Printer {
             case .string(let text):
                 out.append(contentsOf: text.utf8)
             case .json(let json):
-                out.append(contentsOf: (JSONPrinter(palette: style.palette).render(json, pretty: style.format) + "\n").utf8)
+                out.append(
+                    contentsOf: (JSONPrinter(palette: style.palette).render(json, pretty: style.format) + "\n").utf8)
             }
         }
         // On a terminal, the prompt that follows starts on a line of its own.
@@ -69,7 +70,8 @@ struct Printer {
         {
             return printer.format(Data(data[range]), indent: style.format) + Data("\n".utf8)
         }
-        let response = TransportResponse(status: result.status, headers: result.headers, body: .data(data), url: result.url)
+        let response = TransportResponse(
+            status: result.status, headers: result.headers, body: .data(data), url: result.url)
         let value = try formatter.format(response, for: api.format(.json))
         switch value {
         case .json(let json): return Data((printer.render(json, pretty: style.format) + "\n").utf8)
@@ -82,7 +84,8 @@ struct Printer {
     /// A body as it came, or formatted when it is JSON and the style formats or colours.
     func body(_ data: Data, contentType: String?) -> Data {
         guard !data.isEmpty else { return Data() }
-        let looksJSON = contentType?.lowercased().contains("json") == true || data.first == UInt8(ascii: "{")
+        let looksJSON =
+            contentType?.lowercased().contains("json") == true || data.first == UInt8(ascii: "{")
             || data.first == UInt8(ascii: "[")
         if style.palette != nil || style.format, looksJSON, let formatted = Self.formatJSON(data, style: style) {
             return formatted

@@ -43,7 +43,8 @@ final class ProgressBar: Sendable {
         }
         if let line { write(line) }
         if let delay {
-            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(Int(delay.seconds * 1_000_000) + 1)) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(Int(delay.seconds * 1_000_000) + 1)) {
+                [self] in
                 drawPending()
             }
         }
@@ -84,7 +85,8 @@ final class ProgressBar: Sendable {
             let fraction = min(1, Double(progress.completed) / Double(total))
             let width = 24
             let filled = Int(fraction * Double(width))
-            text = "\(arrow) [" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+            text =
+                "\(arrow) [" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
                 + "] \(Int(fraction * 100))% \(bytes(Double(progress.completed))) / \(bytes(Double(total)))"
             if rate > 0 {
                 let left = Double(total - progress.completed) / rate

@@ -31,7 +31,9 @@ enum RequestBuilder {
         guard var api = ServerAPI(urlString: urlText), let scheme = api.url?.scheme?.lowercased(),
             scheme == "http" || scheme == "https"
         else {
-            throw UsageError(message: "\"\(options.url)\" is not a valid http(s) URL", hint: "e.g. https://example.com/path or :8080/path")
+            throw UsageError(
+                message: "\"\(options.url)\" is not a valid http(s) URL",
+                hint: "e.g. https://example.com/path or :8080/path")
         }
         var jsonFields: [(String, JSONValue)] = []
         var formFields: [(String, String)] = []
@@ -45,7 +47,8 @@ enum RequestBuilder {
                 formFields.append((name, value))
             case .rawJSON(let name, let json):
                 guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)) else {
-                    throw UsageError(message: "\(name):=\(json) is not valid JSON", hint: "quote strings: name:='\"text\"'")
+                    throw UsageError(
+                        message: "\(name):=\(json) is not valid JSON", hint: "quote strings: name:='\"text\"'")
                 }
                 jsonFields.append((name, value))
             case .file(let name, let path): files.append((name, path))
@@ -70,7 +73,9 @@ enum RequestBuilder {
             let object = JSONValue.object(Dictionary(jsonFields, uniquingKeysWith: { _, last in last }))
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            guard let data = try? encoder.encode(object) else { throw UsageError(message: "the JSON body cannot be encoded") }
+            guard let data = try? encoder.encode(object) else {
+                throw UsageError(message: "the JSON body cannot be encoded")
+            }
             api = api.body(.data(data, contentType: "application/json"))
             if !api.headers.contains("Accept") { api = api.header("Accept", "application/json, */*;q=0.5") }
         }
@@ -82,7 +87,8 @@ enum RequestBuilder {
                     hint: "put everything in --raw, or use items only")
             }
             // httpie's default: a raw body is JSON, or a form with --form, unless a Content-Type item says otherwise.
-            let contentType = api.headers["Content-Type"]
+            let contentType =
+                api.headers["Content-Type"]
                 ?? (options.form ? "application/x-www-form-urlencoded; charset=utf-8" : "application/json")
             api = api.body(.data(raw, contentType: contentType))
             if contentType.lowercased().contains("json"), !api.headers.contains("Accept") {
@@ -99,7 +105,8 @@ enum RequestBuilder {
         api = api.redirects(options.maxRedirects == 0 ? .none : .follow(max: options.maxRedirects))
         if let socket = options.unixSocket { api = api.unixSocket(socket) }
         // Every status reaches the printer, except those a retry is for: they must fail the attempt.
-        api = api.accept(options.retry > 0 ? .codes(Set(100...599).subtracting(api.retryPolicy.retryableStatuses)) : .any)
+        api = api.accept(
+            options.retry > 0 ? .codes(Set(100...599).subtracting(api.retryPolicy.retryableStatuses)) : .any)
         // The printer formats (envelope, key path) itself, so that error bodies are printed as they came.
         api = api.format(.data)
         // --download: `Download` adds the destination, which may be known only once the head arrives.

@@ -3,9 +3,9 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The `sapi` command: parse, send, print, and exit with a documented code.
@@ -101,10 +101,12 @@ enum Sapi {
                     bar: bar)
             }
             if options.download {
-                return await Download(api: api, options: options, manager: composed.manager, bar: bar, style: style).run().rawValue
+                return await Download(api: api, options: options, manager: composed.manager, bar: bar, style: style)
+                    .run().rawValue
             }
             if Printer.streams(options) {
-                return await printStreamed(api, printer: printer, manager: composed.manager, progress: progress, bar: bar)
+                return await printStreamed(
+                    api, printer: printer, manager: composed.manager, progress: progress, bar: bar)
             }
             var code = ExitCode.ok
             do {
@@ -284,7 +286,9 @@ enum Sapi {
         switch error.kind {
         case .cancelled:
             text = "sapi: interrupted"
-            if let download { text += "; the partial download is kept as \(download).part: rerun with -d -c -o \(download)" }
+            if let download {
+                text += "; the partial download is kept as \(download).part: rerun with -d -c -o \(download)"
+            }
         case .business:
             text = "sapi: error: business code \(error.code ?? "?"): \(error.message)"
         case .decoding:
@@ -302,7 +306,8 @@ enum Sapi {
             if let url = error.url { text += " [\(SecretRedaction.redact(url))]" }
         }
         if error.kind == .responseTooLarge {
-            text += "\n  try: --max-body-size SIZE to read more, --pretty none to print it as it comes, or -d to save it"
+            text +=
+                "\n  try: --max-body-size SIZE to read more, --pretty none to print it as it comes, or -d to save it"
         } else if let hint = error.recoverySuggestion, error.kind != .cancelled {
             text += "\n  try: \(hint)"
         }

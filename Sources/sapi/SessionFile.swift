@@ -2,9 +2,9 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A `--session` file: the headers, auth and cookies kept for later calls, in httpie's layout:
@@ -51,7 +51,9 @@ struct SessionFile: Equatable {
         }
         session.exists = true
         if let headers = object["headers"] {
-            guard let fields = headers as? [String: String] else { throw invalid("\"headers\" is not an object of strings") }
+            guard let fields = headers as? [String: String] else {
+                throw invalid("\"headers\" is not an object of strings")
+            }
             session.headers = fields.sorted { $0.key < $1.key }.map { HTTPHeaders.Field(name: $0.key, value: $0.value) }
         }
         if let auth = object["auth"], !(auth is NSNull) {
@@ -59,7 +61,9 @@ struct SessionFile: Equatable {
             // httpie writes {"type": null, "raw_auth": null} for a session without auth.
             if let raw = fields["raw_auth"] as? String {
                 let type = (fields["type"] as? String)?.lowercased() ?? "basic"
-                guard let kind = AuthSetting.Kind(rawValue: type) else { throw invalid("unknown auth type \"\(type)\"") }
+                guard let kind = AuthSetting.Kind(rawValue: type) else {
+                    throw invalid("unknown auth type \"\(type)\"")
+                }
                 session.auth = AuthSetting(kind: kind, raw: raw)
             }
         }
@@ -122,7 +126,8 @@ struct SessionFile: Equatable {
             "headers": Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }),
             "cookies": cookieList,
         ]
-        object["auth"] = auth.map { ["type": $0.kind.rawValue, "raw_auth": $0.raw] } ?? ["type": NSNull(), "raw_auth": NSNull()]
+        object["auth"] =
+            auth.map { ["type": $0.kind.rawValue, "raw_auth": $0.raw] } ?? ["type": NSNull(), "raw_auth": NSNull()]
         return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
     }
 

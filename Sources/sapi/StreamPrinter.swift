@@ -2,9 +2,9 @@ import Foundation
 import ServerAPIKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Standard output with no buffer in between: each write reaches file descriptor 1 before it returns,
@@ -131,7 +131,9 @@ struct StreamPrinter {
             for try await chunk in body {
                 if terminal && chunk.contains(0) {
                     try endLine()
-                    try emit("+-----------------------------------------+\n| NOTE: binary data not shown in terminal |\n+-----------------------------------------+\n")
+                    try emit(
+                        "+-----------------------------------------+\n| NOTE: binary data not shown in terminal |\n+-----------------------------------------+\n"
+                    )
                     body.cancel()
                     return
                 }

@@ -1,10 +1,10 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 #if canImport(CMallocInfo)
-import CMallocInfo
+    import CMallocInfo
 #endif
 
 /// What the soak run reads about its own process: open descriptors and resident memory (Linux `/proc`).
@@ -29,10 +29,10 @@ enum ProcessProbe {
     /// and the resident size grow). -1 each where glibc's statistics are not available.
     static func heap() -> (inUse: Int, held: Int) {
         #if canImport(CMallocInfo)
-        let info = mallinfo2()
-        return (Int(info.uordblks + info.hblkhd), Int(info.arena + info.hblkhd))
+            let info = mallinfo2()
+            return (Int(info.uordblks + info.hblkhd), Int(info.arena + info.hblkhd))
         #else
-        return (-1, -1)
+            return (-1, -1)
         #endif
     }
 

@@ -220,8 +220,9 @@ do {
             failures.append("round \(round): \(ledger.ended) of \(options.calls) calls ended")
         }
         if let idle = await checkIdle(backend, round: round) { failures.append(idle) }
-        try? FileManager.default.contentsOfDirectory(at: scratch, includingPropertiesForKeys: nil)
-            .filter { $0 != uploadFile }.forEach { try? FileManager.default.removeItem(at: $0) }
+        let files = FileManager.default
+        let leftovers = (try? files.contentsOfDirectory(at: scratch, includingPropertiesForKeys: nil)) ?? []
+        for file in leftovers where file != uploadFile { try? files.removeItem(at: file) }
         resident.append(ProcessProbe.residentBytes())
         let allocator = ProcessProbe.heap()
         heap.append(allocator.inUse)
@@ -238,7 +239,8 @@ do {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         say(
             String(
-                format: "round %d: %d calls in %.1f s (%.0f/s), %d cancelled; RSS %@ (heap: %@ in use, %@ held), %d descriptors; cancels: %@",
+                format:
+                    "round %d: %d calls in %.1f s (%.0f/s), %d cancelled; RSS %@ (heap: %@ in use, %@ held), %d descriptors; cancels: %@",
                 round, ledger.ended, seconds, Double(ledger.ended) / seconds, cancelled, megabytes(resident.last!),
                 megabytes(heap.last!), megabytes(held.last!),
                 descriptorsAfterRounds.last!, canceller.summary))

@@ -9,7 +9,9 @@ import Testing
 struct AuthConformanceTests {
     static let credentials = HTTPCredentials.digest(user: "u", password: "p")
 
-    @Test("Digest credentials answer httpbin's challenge (curl); URLSession refuses the call", arguments: TransportKind.allCases)
+    @Test(
+        "Digest credentials answer httpbin's challenge (curl); URLSession refuses the call",
+        arguments: TransportKind.allCases)
     func digest(kind: TransportKind) async throws {
         let transport = kind.make()
         let url = try kind.httpbin("/digest-auth/auth/u/p")
@@ -28,7 +30,9 @@ struct AuthConformanceTests {
         #expect(body?["user"] as? String == "u")
     }
 
-    @Test("a wrong Digest password is delivered as the 401 with its challenge", arguments: [TransportKind.curl, .curlHTTP2])
+    @Test(
+        "a wrong Digest password is delivered as the 401 with its challenge",
+        arguments: [TransportKind.curl, .curlHTTP2])
     func wrongPassword(kind: TransportKind) async throws {
         let response = try await kind.make().send(try kind.httpbin("/digest-auth/auth/u/p")) {
             $0.credentials = .digest(user: "u", password: "wrong")
@@ -64,7 +68,8 @@ struct AuthConformanceTests {
         #expect(response.metrics.redirects == 1)
     }
 
-    @Test("Digest credentials are not sent to another origin on a redirect", arguments: [TransportKind.curl, .curlHTTP2])
+    @Test(
+        "Digest credentials are not sent to another origin on a redirect", arguments: [TransportKind.curl, .curlHTTP2])
     func crossOriginRedirect(kind: TransportKind) async throws {
         // 127.0.0.1 → localhost: another origin, the same httpbin, which answers 401 without credentials.
         let target = try kind.httpbin("/digest-auth/auth/u/p").absoluteString

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs CPU- or disk-heavy test work on a dispatch thread, leaving the Swift concurrency pool

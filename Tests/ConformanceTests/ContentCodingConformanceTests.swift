@@ -14,7 +14,8 @@ struct ContentCodingConformanceTests {
     static let codings = ["gzip", "deflate", "deflate-raw", "br", "zstd", "identity"]
 
     /// The decoded body the fixture encodes: `size` bytes of JSON-like text, as `/coding/identity` sends them.
-    private func identityBody(_ transport: any RequestPerforming, _ kind: TransportKind, size: Int) async throws -> Data {
+    private func identityBody(_ transport: any RequestPerforming, _ kind: TransportKind, size: Int) async throws -> Data
+    {
         let response = try await transport.send(try kind.fixture("/coding/identity?size=\(size)"))
         #expect(response.status == 200)
         return response.data ?? Data()
@@ -102,7 +103,8 @@ struct ContentCodingConformanceTests {
         #expect(error?.message.contains("decompression ratio limit of 100") == true, "\(String(describing: error))")
     }
 
-    @Test("a chunked bomb: curl counts wire bytes and stops it; URLSession, without a count, has maxResponseSize",
+    @Test(
+        "a chunked bomb: curl counts wire bytes and stops it; URLSession, without a count, has maxResponseSize",
         arguments: TransportKind.allCases)
     func chunkedBomb(kind: TransportKind) async throws {
         let transport = kind.make()
@@ -151,7 +153,8 @@ struct ContentCodingConformanceTests {
     }
 
     @Test(
-        "a large compressible body is not refused by default", arguments: TransportKind.allCases, ["gzip", "br", "zstd"])
+        "a large compressible body is not refused by default", arguments: TransportKind.allCases,
+        ["gzip", "br", "zstd"])
     func compressibleBodyAllowed(kind: TransportKind, coding: String) async throws {
         let response = try await kind.make().send(try kind.fixture("/coding/\(coding)?size=4000000"))
         #expect(response.status == 200)
@@ -165,7 +168,9 @@ struct ContentCodingConformanceTests {
         let manager = ServerAPIManager(transport: kind.make())
         let api = ServerAPI(url: try kind.fixture("/coding/gzip?size=4000000")).format(.data)
         _ = try await manager.send(api)
-        let error = await #expect(throws: ServerAPIError.self) { _ = try await manager.send(api.maxDecompressionRatio(2)) }
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await manager.send(api.maxDecompressionRatio(2))
+        }
         #expect(error?.kind == .responseTooLarge)
         #expect(error?.message.contains("decompression ratio limit of 2 to 1") == true, "\(String(describing: error))")
     }
@@ -186,7 +191,8 @@ struct ContentCodingConformanceTests {
         #expect(inMemory.data?.count == Int(inMemory.headers["Content-Length"] ?? ""))
     }
 
-    @Test("a .gz file sent with Content-Encoding: gzip is decoded, as the header says", arguments: TransportKind.allCases)
+    @Test(
+        "a .gz file sent with Content-Encoding: gzip is decoded, as the header says", arguments: TransportKind.allCases)
     func encodedFileDecoded(kind: TransportKind) async throws {
         let transport = kind.make()
         let response = try await transport.send(try kind.fixture("/coding/encoded.tar.gz?size=300000"))

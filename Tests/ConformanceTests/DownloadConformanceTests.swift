@@ -23,7 +23,8 @@ struct DownloadConformanceTests {
         let scratch = try Scratch()
         let target = DownloadTarget(destination: scratch.file("plain.bin"))
         let recorder = ProgressRecorder()
-        let response = try await download(kind, 
+        let response = try await download(
+            kind,
             kind.make(), "/resource?size=\(Self.size)&seed=3", to: target, progress: recorder)
         recorder.markReturned()
         #expect(response.status == 200)
@@ -62,7 +63,9 @@ struct DownloadConformanceTests {
         let target = DownloadTarget(destination: scratch.file("resumed.bin"), resume: true)
         let path = "/resource?size=\(Self.size)&seed=11&drop_after=600000"
 
-        let error = await #expect(throws: ServerAPIError.self) { _ = try await download(kind, transport, path, to: target) }
+        let error = await #expect(throws: ServerAPIError.self) {
+            _ = try await download(kind, transport, path, to: target)
+        }
         #expect(error?.kind == .network)
         #expect(!scratch.exists(target.destination))
         let kept = scratch.size(target.partialURL) ?? 0
@@ -90,7 +93,8 @@ struct DownloadConformanceTests {
         let kept = 1_000_000
         try FixturePayload(seed: 13).write(size: kept, to: target.partialURL)
         let recorder = ProgressRecorder()
-        let response = try await download(kind, 
+        let response = try await download(
+            kind,
             kind.make(), "/resource?size=\(size)&seed=13", to: target, progress: recorder)
         #expect(response.status == 206)
         #expect(response.body == .file(target.destination, bytes: Int64(size)))

@@ -4,7 +4,7 @@ import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Every fault of the fixture server ends in the right `ServerAPIError` kind, and nothing hangs.

@@ -15,8 +15,9 @@ struct FullDuplexConformanceTests {
         CurlTransport(configuration: kind.curlConfiguration(.init()))
     }
 
-    @Test("when the response ends first, the request body ends with it and the transfer is over",
-          arguments: kinds)
+    @Test(
+        "when the response ends first, the request body ends with it and the transfer is over",
+        arguments: kinds)
     func responseEndsFirst(kind: TransportKind) async throws {
         let transport = transport(kind)
         let manager = ServerAPIManager(transport: transport)

@@ -4,7 +4,7 @@ import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a hostile server or a careless URL must not get past, on every transport: a body that never ends, a

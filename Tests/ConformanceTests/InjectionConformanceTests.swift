@@ -10,8 +10,9 @@ import Testing
 struct InjectionConformanceTests {
     static let breaks = ["a\r\nInjected: yes", "a\nInjected: yes", "a\u{0}b"]
 
-    @Test("a method with a line break, a NUL or a space is refused before anything is sent",
-          arguments: TransportKind.allCases, ["GET\r\nInjected: yes", "GET\u{0}", "GET /x", ""])
+    @Test(
+        "a method with a line break, a NUL or a space is refused before anything is sent",
+        arguments: TransportKind.allCases, ["GET\r\nInjected: yes", "GET\u{0}", "GET /x", ""])
     func method(kind: TransportKind, method: String) async throws {
         // Port 1 answers nothing: a transport that tried to send would fail to connect instead.
         let error = await #expect(throws: ServerAPIError.self) {
@@ -20,8 +21,9 @@ struct InjectionConformanceTests {
         #expect(error?.kind == .invalidRequest, "\(String(describing: error))")
     }
 
-    @Test("a path and a query value with line breaks arrive percent-encoded, and inject no header",
-          arguments: TransportKind.allCases)
+    @Test(
+        "a path and a query value with line breaks arrive percent-encoded, and inject no header",
+        arguments: TransportKind.allCases)
     func pathAndQuery(kind: TransportKind) async throws {
         let base = try kind.fixture("/headers")
         for value in Self.breaks {
@@ -33,7 +35,8 @@ struct InjectionConformanceTests {
             #expect(!echo.headers.contains { $0.first?.lowercased() == "injected" })
         }
         for value in Self.breaks {
-            let api = ServerAPI(host: base.absoluteString.replacingOccurrences(of: "/headers", with: ""), path: "/x/" + value)
+            let api = ServerAPI(
+                host: base.absoluteString.replacingOccurrences(of: "/headers", with: ""), path: "/x/" + value)
             let url = try api.transportRequest().url.absoluteString
             #expect(!url.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }, "\(url.debugDescription)")
         }

@@ -95,7 +95,9 @@ struct LargeTransferTests {
         print("200 MB multipart upload [\(kind)]: \(elapsed), resident memory grew by \(mebibytes(growth))")
         let json = try JSONDecoder().decode(JSONValue.self, from: response.data ?? Data())
         #expect(json["length"]?.intValue == Int64(head.count + Self.size + tail.count))
-        #expect(json["range_sha256"]?.stringValue == (try await Self.expectedDigest(seed: 23, kind: kind, transport: transport)))
+        #expect(
+            json["range_sha256"]?.stringValue
+                == (try await Self.expectedDigest(seed: 23, kind: kind, transport: transport)))
         #expect(json["head_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) } == head)
         #expect(json["tail_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) } == tail)
         #expect(growth < Self.memoryBound, "resident memory grew by \(mebibytes(growth))")
@@ -123,7 +125,9 @@ struct LargeTransferTests {
             sent = now
             try await Task.sleep(for: .milliseconds(250))
         }
-        print("paused 1 GiB stream [\(kind)]: the server sent \(mebibytes(Int64(sent))) while the reader had \(received) B")
+        print(
+            "paused 1 GiB stream [\(kind)]: the server sent \(mebibytes(Int64(sent))) while the reader had \(received) B"
+        )
         #expect(sent < 64 << 20, "the server sent \(sent) bytes while the reader had stopped")
         while let chunk = try await chunks.next() { received += chunk.count }
         let growth = probe.stop()
@@ -133,14 +137,16 @@ struct LargeTransferTests {
         #expect(await response.finalMetrics.transport?.bytesReceived == Int64(size))
     }
 
-    private static func sentBytes(_ kind: TransportKind, _ manager: ServerAPIManager, _ key: String) async throws -> Int {
+    private static func sentBytes(_ kind: TransportKind, _ manager: ServerAPIManager, _ key: String) async throws -> Int
+    {
         let result = try await manager.send(
             ServerAPI(url: try kind.fixture("/stream-bytes/sent?key=\(key)")).format(.data))
         let state = try JSONSerialization.jsonObject(with: result.data ?? Data()) as? [String: Any]
         return state?["sent"] as? Int ?? -1
     }
 
-    static func expectedDigest(seed: Int, kind: TransportKind, transport: any RequestPerforming) async throws -> String {
+    static func expectedDigest(seed: Int, kind: TransportKind, transport: any RequestPerforming) async throws -> String
+    {
         let response = try await transport.send(try kind.fixture("/resource/sha256?size=\(size)&seed=\(seed)"))
         return String(decoding: response.data ?? Data(), as: UTF8.self)
     }

@@ -61,7 +61,11 @@ struct PeerConformanceTests {
         _ kind: TransportKind, _ limits: [TransportKind: KnownLimit], _ body: () async throws -> Void
     ) async throws {
         guard let limit = limits[kind] else { return try await body() }
-        try await withKnownIssue(Comment(rawValue: limit.reason)) { try await body() } matching: { limit.matches($0) }
+        try await withKnownIssue(Comment(rawValue: limit.reason)) {
+            try await body()
+        } matching: {
+            limit.matches($0)
+        }
     }
 
     /// A body streamed from `chunks`, which a test feeds as the exchange goes.
@@ -101,7 +105,8 @@ struct PeerConformanceTests {
     static let streamedUploads = KnownLimit.error(
         .invalidRequest, containing: "URLSessionTransport cannot send a streamed request body",
         because:
-            "URLSessionTransport refuses a streamed request body on every platform (our own refusal, not FoundationNetworking's): FoundationNetworking cannot wait for or pause a body produced while it is sent, and the Apple-platform path is not implemented")
+            "URLSessionTransport refuses a streamed request body on every platform (our own refusal, not FoundationNetworking's): FoundationNetworking cannot wait for or pause a body produced while it is sent, and the Apple-platform path is not implemented"
+    )
 
     // MARK: Malformed responses (the raw server)
 
@@ -110,8 +115,9 @@ struct PeerConformanceTests {
         await #expect(throws: ServerAPIError.self) { try await manager(kind).send(try raw("not-http")) }
     }
 
-    @Test("testBadHTTPCase: 'Http/1.1' is not HTTP (the protocol name is case-sensitive)",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testBadHTTPCase: 'Http/1.1' is not HTTP (the protocol name is case-sensitive)",
+        arguments: TransportKind.allCases)
     func testBadHTTPCase(kind: TransportKind) async throws {
         let limits: [TransportKind: KnownLimit] = [
             .urlsession: .expectation(
@@ -135,16 +141,18 @@ struct PeerConformanceTests {
         }
     }
 
-    @Test("test204WithContentLength: a 204 has no body, whatever its Content-Length says",
-          arguments: TransportKind.allCases)
+    @Test(
+        "test204WithContentLength: a 204 has no body, whatever its Content-Length says",
+        arguments: TransportKind.allCases)
     func test204WithContentLength(kind: TransportKind) async throws {
         let result = try await manager(kind).send(try raw("204-with-cl"))
         #expect(result.status == 204)
         #expect(result.data?.isEmpty != false)
     }
 
-    @Test("test304WithContentLength: a 304 has no body, whatever its Content-Length says",
-          arguments: TransportKind.allCases)
+    @Test(
+        "test304WithContentLength: a 304 has no body, whatever its Content-Length says",
+        arguments: TransportKind.allCases)
     func test304WithContentLength(kind: TransportKind) async throws {
         let result = try await manager(kind).send(try raw("304-with-cl"))
         #expect(result.status == 304)
@@ -170,8 +178,9 @@ struct PeerConformanceTests {
 
     // MARK: Well-formed exchanges
 
-    @Test("testOk: HEAD, GET, PUT, POST and DELETE get an empty 200 without trailers",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testOk: HEAD, GET, PUT, POST and DELETE get an empty 200 without trailers",
+        arguments: TransportKind.allCases)
     func testOk(kind: TransportKind) async throws {
         let manager = manager(kind)
         for method in [HTTPMethod.head, .get, .put, .post, .delete] {
@@ -296,8 +305,9 @@ struct PeerConformanceTests {
         #expect(request.body == "Hello World")
     }
 
-    @Test("testCancelPreHeaders: cancelling before the head ends the call with an error",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testCancelPreHeaders: cancelling before the head ends the call with an error",
+        arguments: TransportKind.allCases)
     func testCancelPreHeaders(kind: TransportKind) async throws {
         let manager = manager(kind)
         let key = UUID().uuidString
@@ -313,8 +323,9 @@ struct PeerConformanceTests {
         #expect(error?.kind == .cancelled)
     }
 
-    @Test("testCancelPreBody: cancelling while the body stalls ends the read with an error",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testCancelPreBody: cancelling while the body stalls ends the read with an error",
+        arguments: TransportKind.allCases)
     func testCancelPreBody(kind: TransportKind) async throws {
         let manager = manager(kind)
         let (headArrived, signal) = AsyncStream<Void>.makeStream()
@@ -383,8 +394,9 @@ struct PeerConformanceTests {
         #expect(result.trailers.isEmpty)
     }
 
-    @Test("testServerSendsMultiValueHeader: both values of a repeated field arrive",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testServerSendsMultiValueHeader: both values of a repeated field arrive",
+        arguments: TransportKind.allCases)
     func testServerSendsMultiValueHeader(kind: TransportKind) async throws {
         let result = try await manager(kind).send(try peer(kind, "/peer/header-multivalue"))
         let values = result.headers.values(for: "X-Test")
@@ -392,8 +404,9 @@ struct PeerConformanceTests {
         #expect(values == ["one", "two"])
     }
 
-    @Test("testClientSendsMultiValueHeader: both values of a repeated field are sent",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testClientSendsMultiValueHeader: both values of a repeated field are sent",
+        arguments: TransportKind.allCases)
     func testClientSendsMultiValueHeader(kind: TransportKind) async throws {
         let result = try await manager(kind).send(
             try peer(kind, "/peer/request").header("X-Test", "one").header("X-Test", "two"))
@@ -414,8 +427,9 @@ struct PeerConformanceTests {
         #expect(sent.first?.components(separatedBy: ";").first == serverCookie)
     }
 
-    @Test("testEchoInterleave: each chunk sent comes back before the next is sent",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testEchoInterleave: each chunk sent comes back before the next is sent",
+        arguments: TransportKind.allCases)
     func testEchoInterleave(kind: TransportKind) async throws {
         try await limited(kind, [.urlsession: Self.streamedUploads]) {
             let (chunks, writer) = AsyncStream<Data>.makeStream()
@@ -441,8 +455,9 @@ struct PeerConformanceTests {
         responseFirstLimits[kind] != nil ? .seconds(2) : TestTiming.bound(.seconds(5))
     }
 
-    @Test("testSpeakInterleave: the server speaks first, the client answers, the response ends first",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testSpeakInterleave: the server speaks first, the client answers, the response ends first",
+        arguments: TransportKind.allCases)
     func testSpeakInterleave(kind: TransportKind) async throws {
         try await limited(kind, Self.responseFirstLimits) {
             let (chunks, writer) = AsyncStream<Data>.makeStream()
@@ -479,8 +494,9 @@ struct PeerConformanceTests {
             try echoed(result.data).params == ["foo": ["bar", "phew"], "bar": ["baz"], "baz": ["qux"], "qux": [""]])
     }
 
-    @Test("testETag: a cached entry is revalidated with If-None-Match, and a 304's fields are merged",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testETag: a cached entry is revalidated with If-None-Match, and a 304's fields are merged",
+        arguments: TransportKind.allCases)
     func testETag(kind: TransportKind) async throws {
         var configuration = ServerAPIManager.Configuration()
         configuration.honorsHTTPCacheHeaders = true
@@ -502,8 +518,9 @@ struct PeerConformanceTests {
 
     static let childTask = ProcessInfo.processInfo.environment["SAPI_PEER_CHILD_TASK"]
 
-    @Test("testTrailerRead: a response's trailer fields are read once its body has ended",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testTrailerRead: a response's trailer fields are read once its body has ended",
+        arguments: TransportKind.allCases)
     func testTrailerRead(kind: TransportKind) async throws {
         guard kind != .urlsession else {
             // FoundationNetworking stops the whole process on a response with trailers: the case runs in a
@@ -532,8 +549,9 @@ struct PeerConformanceTests {
         #expect(result.headers["X-Checksum"] == nil)
     }
 
-    @Test("testTrailerWrite: trailer fields after a streamed request body reach the server",
-          arguments: TransportKind.allCases)
+    @Test(
+        "testTrailerWrite: trailer fields after a streamed request body reach the server",
+        arguments: TransportKind.allCases)
     func testTrailerWrite(kind: TransportKind) async throws {
         try await limited(
             kind,
@@ -564,8 +582,9 @@ struct PeerConformanceTests {
 
     // MARK: Child processes
 
-    @Test("child process side of testTrailerRead on URLSession (runs only when started by it)",
-          .enabled(if: childTask == "trailer-read"))
+    @Test(
+        "child process side of testTrailerRead on URLSession (runs only when started by it)",
+        .enabled(if: childTask == "trailer-read"))
     func childTrailerRead() async throws {
         let result = try await manager(.urlsession).send(try peer(.urlsession, "/peer/trailers"))
         #expect(result.data == Data("Response body".utf8))

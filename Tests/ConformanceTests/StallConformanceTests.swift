@@ -19,7 +19,9 @@ struct StallConformanceTests {
         }
     }
 
-    @Test("a drip slower than the limit fails as a stall, long before the total timeout", arguments: TransportKind.allCases)
+    @Test(
+        "a drip slower than the limit fails as a stall, long before the total timeout",
+        arguments: TransportKind.allCases)
     func slowDrip(kind: TransportKind) async throws {
         // 4 bytes a second for 50 seconds.
         let url = try kind.fixture("/drip?size=200&interval_ms=250&chunk=1")
@@ -57,7 +59,8 @@ struct StallConformanceTests {
         let transport = make(kind, stall: StallTimeout(bytesPerSecond: 1_000_000, duration: .seconds(1)))
         // The window is scaled under ThreadSanitizer: on two busy cores an instrumented FoundationNetworking
         // once delivered nothing for a whole second of this 50 KB/s transfer.
-        let limit = StallTimeout(bytesPerSecond: Self.limit.bytesPerSecond, duration: TestTiming.bound(Self.limit.duration))
+        let limit = StallTimeout(
+            bytesPerSecond: Self.limit.bytesPerSecond, duration: TestTiming.bound(Self.limit.duration))
         let response = try await transport.send(url, timeout: .seconds(60)) { $0.stallTimeout = limit }
         #expect(response.status == 200)
         #expect(response.data == FixturePayload().bytes(0..<150_000))
@@ -76,7 +79,9 @@ struct StallConformanceTests {
         #expect(error?.isStalled == false)
     }
 
-    @Test("a download that stalls keeps its partial file, and the next call resumes it", arguments: TransportKind.allCases)
+    @Test(
+        "a download that stalls keeps its partial file, and the next call resumes it", arguments: TransportKind.allCases
+    )
     func stalledDownload(kind: TransportKind) async throws {
         let scratch = try Scratch()
         let transport = kind.make()

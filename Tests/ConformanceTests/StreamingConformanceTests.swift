@@ -21,7 +21,9 @@ struct StreamingConformanceTests {
     }
 
     /// The events a fixture route's `expected` document lists, as (type, data, id).
-    private func expectedEvents(_ kind: TransportKind, _ manager: ServerAPIManager, _ path: String) async throws -> [[String]] {
+    private func expectedEvents(_ kind: TransportKind, _ manager: ServerAPIManager, _ path: String) async throws
+        -> [[String]]
+    {
         let list = try await json(kind, manager, path) as? [[String: Any]] ?? []
         return list.map { [$0["type"] as? String ?? "", $0["data"] as? String ?? "", $0["id"] as? String ?? ""] }
     }
@@ -147,8 +149,9 @@ struct StreamingConformanceTests {
         #expect(manager.inFlight.isEmpty)
     }
 
-    @Test("an event source stops on an error status and refuses a body that is not an event stream",
-          arguments: TransportKind.allCases)
+    @Test(
+        "an event source stops on an error status and refuses a body that is not an event stream",
+        arguments: TransportKind.allCases)
     func eventSourceStops(kind: TransportKind) async throws {
         let manager = manager(kind)
         let status = await #expect(throws: ServerAPIError.self) {
@@ -223,7 +226,9 @@ struct StreamingConformanceTests {
         let label = "\(kind) \(point) \(way)"
         if point == .beforeHead {
             let task = Task { try await manager.stream(api) }
-            try await poll("\(label): in flight", within: .seconds(20), every: .milliseconds(20)) { manager.inFlight.count == 1 }
+            try await poll("\(label): in flight", within: .seconds(20), every: .milliseconds(20)) {
+                manager.inFlight.count == 1
+            }
             switch way {
             case .tag: manager.cancel(tag: key)
             case .id: manager.cancel(id: api.id)
@@ -289,13 +294,16 @@ struct StreamingConformanceTests {
         }
     }
 
-    private func sentBytes(_ kind: TransportKind, _ manager: ServerAPIManager, _ key: String, after delay: Duration = .zero) async throws -> Int {
+    private func sentBytes(
+        _ kind: TransportKind, _ manager: ServerAPIManager, _ key: String, after delay: Duration = .zero
+    ) async throws -> Int {
         if delay > .zero { try await Task.sleep(for: delay) }
         return (try await json(kind, manager, "/stream-bytes/sent?key=\(key)") as? [String: Any])?["sent"] as? Int ?? -1
     }
 
-    @Test("a transport says whether it sends streamed request bodies, and the one that says so does",
-          arguments: TransportKind.allCases)
+    @Test(
+        "a transport says whether it sends streamed request bodies, and the one that says so does",
+        arguments: TransportKind.allCases)
     func streamedRequestBodies(kind: TransportKind) async throws {
         let transport = kind.make()
         #expect(transport.sendsStreamedRequestBodies == (kind != .urlsession))

@@ -22,7 +22,8 @@ extension TransportKind {
 @Suite("Conformance: TLS")
 struct TLSConformanceTests {
     @Test(
-        "an untrusted certificate is a TLS error of detail untrusted on every backend", arguments: TransportKind.allCases)
+        "an untrusted certificate is a TLS error of detail untrusted on every backend",
+        arguments: TransportKind.allCases)
     func untrusted(kind: TransportKind) async throws {
         try await CurlTestServer.withTLS { server, _ in
             let error = await #expect(throws: ServerAPIError.self) {
@@ -35,7 +36,8 @@ struct TLSConformanceTests {
     }
 
     @Test(
-        "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch", arguments: TransportKind.allCases)
+        "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch",
+        arguments: TransportKind.allCases)
     func wrongPin(kind: TransportKind) async throws {
         try await CurlTestServer.withTLS { server, certificates in
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")])])

@@ -34,7 +34,8 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     func make(maxErrorBodySize: Int) -> any RequestPerforming {
         switch self {
         case .urlsession: URLSessionTransport(configuration: .init(maxErrorBodySize: maxErrorBodySize))
-        case .curl, .curlHTTP2: CurlTransport(configuration: curlConfiguration(.init(maxErrorBodySize: maxErrorBodySize)))
+        case .curl, .curlHTTP2:
+            CurlTransport(configuration: curlConfiguration(.init(maxErrorBodySize: maxErrorBodySize)))
         }
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import ServerAPIKit
 import ServerAPITestSupport
-@testable import ServerAPIURLSession
 import Testing
+
+@testable import ServerAPIURLSession
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

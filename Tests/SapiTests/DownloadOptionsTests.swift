@@ -21,7 +21,9 @@ struct DownloadOptionsTests {
 
     @Test("short flags combine as in httpie: -dc, and an option with a value ends the group (-dco FILE, -oFILE)")
     func combinedShortFlags() throws {
-        for arguments in [["-dco", "out.bin", "x.test/file"], ["-dcoout.bin", "x.test/file"], ["-cd", "-oout.bin", "x.test/file"]] {
+        for arguments in [
+            ["-dco", "out.bin", "x.test/file"], ["-dcoout.bin", "x.test/file"], ["-cd", "-oout.bin", "x.test/file"],
+        ] {
             let options = try Options.parse(arguments)
             #expect(options.download && options.resume && options.output == "out.bin", "\(arguments)")
             #expect(options.url == "x.test/file" && options.items.isEmpty, "\(arguments)")
@@ -34,14 +36,16 @@ struct DownloadOptionsTests {
         #expect(throws: UsageError.self) { try Options.parse(["-do"]) }
     }
 
-    @Test("the old --download FILE form is a usage error with the new form as a hint", arguments: [
-        ["x.test/file", "--download", "out.bin"],
-        ["GET", "x.test/file", "-d", "out.bin"],
-        ["x.test/file", "-d", "name=value.bin"],
-        ["--download", "out.bin", "http://x.test/file?size=3"],
-        ["-d", "out.bin", ":8080/file"],
-        ["-cd", "out.bin", ":8080/file"],
-    ])
+    @Test(
+        "the old --download FILE form is a usage error with the new form as a hint",
+        arguments: [
+            ["x.test/file", "--download", "out.bin"],
+            ["GET", "x.test/file", "-d", "out.bin"],
+            ["x.test/file", "-d", "name=value.bin"],
+            ["--download", "out.bin", "http://x.test/file?size=3"],
+            ["-d", "out.bin", ":8080/file"],
+            ["-cd", "out.bin", ":8080/file"],
+        ])
     func oldForm(arguments: [String]) {
         do {
             _ = try Options.parse(arguments)
@@ -69,11 +73,15 @@ struct DownloadOptionsTests {
         }
     }
 
-    @Test("the name comes from Content-Disposition, else the URL, else index; extensions from Content-Type",
+    @Test(
+        "the name comes from Content-Disposition, else the URL, else index; extensions from Content-Type",
         arguments: [
             (["Content-Disposition": "attachment; filename=\"r.pdf\""], "http://x.test/a/b", "r.pdf"),
             (["Content-Disposition": "attachment; filename*=UTF-8''%C3%A9t%C3%A9"], "http://x.test/a", "été"),
-            (["Content-Disposition": "attachment; filename=\"..\"", "Content-Type": "text/plain"], "http://x.test/f", "f.txt"),
+            (
+                ["Content-Disposition": "attachment; filename=\"..\"", "Content-Type": "text/plain"], "http://x.test/f",
+                "f.txt"
+            ),
             (["Content-Disposition": "garbage;;;"], "http://x.test/data.csv", "data.csv"),
             (["Content-Type": "application/json; charset=utf-8"], "http://x.test/api/users", "users.json"),
             (["Content-Type": "text/html"], "http://x.test/", "index.html"),

@@ -3,11 +3,11 @@ import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @testable import sapi
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `sapi -a/-A`, the password prompt, `.netrc`, and credentials on redirects, against httpbin.
 @Suite("sapi auth")
@@ -32,7 +32,10 @@ struct SapiAuthTests {
     @Test("an empty password (user:) is sent as it is, without a prompt", arguments: backends)
     func emptyPassword(backend: String) async throws {
         let outcome = try await SapiProcess.run(
-            ["--backend", backend, "-a", "u:", "\(try SapiProcess.httpbin)/headers", "--key-path", "headers.Authorization"],
+            [
+                "--backend", backend, "-a", "u:", "\(try SapiProcess.httpbin)/headers", "--key-path",
+                "headers.Authorization",
+            ],
             environment: Self.noNetrc)
         #expect(outcome.code == 0, "\(outcome.stderr)")
         #expect(outcome.json as? String == "Basic " + Data("u:".utf8).base64EncodedString())
@@ -58,7 +61,10 @@ struct SapiAuthTests {
     @Test("-A digest with the urlsession backend is a usage error that names the way out")
     func digestURLSession() async throws {
         let outcome = try await SapiProcess.run(
-            ["--backend", "urlsession", "-A", "digest", "-a", "u:p", "\(try SapiProcess.httpbin)/digest-auth/auth/u/p"],
+            [
+                "--backend", "urlsession", "-A", "digest", "-a", "u:p",
+                "\(try SapiProcess.httpbin)/digest-auth/auth/u/p",
+            ],
             environment: Self.noNetrc)
         #expect(outcome.code == 1)
         #expect(outcome.stderr.contains("sapi: error: URLSessionTransport cannot answer digest"), "\(outcome.stderr)")
@@ -91,7 +97,8 @@ struct SapiAuthTests {
     func prompt() async throws {
         let httpbin = try SapiProcess.httpbin
         try await Terminal.with { terminal in
-            try await terminal.run("NETRC=/nonexistent \(try SapiProcess.binary.path) -a u '\(httpbin)/basic-auth/u/hunter22'")
+            try await terminal.run(
+                "NETRC=/nonexistent \(try SapiProcess.binary.path) -a u '\(httpbin)/basic-auth/u/hunter22'")
             _ = try await terminal.waitFor { $0.contains("sapi: password for u@127.0.0.1:") }
             try await terminal.type("hunter22")
             try await terminal.press("Enter")
@@ -160,7 +167,8 @@ struct SapiAuthTests {
         #expect(used.code == 0, "\(used.stderr)")
         #expect((used.json as? [String: Any])?["authenticated"] as? Bool == true)
         let ignored = try await SapiProcess.run(
-            ["--backend", backend, "--ignore-netrc", "--check-status", "\(httpbin)/basic-auth/u/p"], environment: environment)
+            ["--backend", backend, "--ignore-netrc", "--check-status", "\(httpbin)/basic-auth/u/p"],
+            environment: environment)
         #expect(ignored.code == 4)
         // -a wins over .netrc.
         let given = try await SapiProcess.run(
@@ -169,8 +177,10 @@ struct SapiAuthTests {
         #expect(given.json as? String == "Basic " + Data("v:w".utf8).base64EncodedString())
         // Another host's entry is not used: localhost is not 127.0.0.1 in the file.
         let otherHost = try await SapiProcess.run(
-            ["--backend", backend, httpbin.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/headers",
-             "--key-path", "headers"], environment: environment)
+            [
+                "--backend", backend, httpbin.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/headers",
+                "--key-path", "headers",
+            ], environment: environment)
         #expect(otherHost.code == 0, "\(otherHost.stderr)")
         #expect((otherHost.json as? [String: String])?["Authorization"] == nil)
     }
@@ -203,7 +213,10 @@ struct SapiAuthTests {
         }
         // On the same host, they are.
         let same = try await SapiProcess.run(
-            ["--backend", backend, "-a", "u:p", "\(httpbin)/redirect-to?url=%2Fheaders", "--key-path", "headers.Authorization"],
+            [
+                "--backend", backend, "-a", "u:p", "\(httpbin)/redirect-to?url=%2Fheaders", "--key-path",
+                "headers.Authorization",
+            ],
             environment: Self.noNetrc)
         #expect(same.json as? String == "Basic " + Data("u:p".utf8).base64EncodedString())
     }
@@ -218,7 +231,10 @@ struct SapiAuthTests {
             environment: Self.noNetrc)
         #expect(crossed.code == 4, "\(crossed.stderr)")
         let same = try await SapiProcess.run(
-            ["--check-status", "-A", "digest", "-a", "u:p", "\(httpbin)/redirect-to?url=%2Fdigest-auth%2Fauth%2Fu%2Fp"],
+            [
+                "--check-status", "-A", "digest", "-a", "u:p",
+                "\(httpbin)/redirect-to?url=%2Fdigest-auth%2Fauth%2Fu%2Fp",
+            ],
             environment: Self.noNetrc)
         #expect(same.code == 0, "\(same.stderr)")
     }

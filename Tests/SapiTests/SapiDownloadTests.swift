@@ -82,7 +82,8 @@ struct SapiDownloadTests {
         case partAndFile
     }
 
-    @Test("an error status saves nothing and leaves FILE and FILE.part byte for byte as they were",
+    @Test(
+        "an error status saves nothing and leaves FILE and FILE.part byte for byte as they were",
         arguments: backends, Leftover.allCases)
     func errorStatus(backend: String, leftover: Leftover) async throws {
         try await inDirectory { directory in
@@ -173,7 +174,8 @@ struct SapiDownloadTests {
         }
     }
 
-    @Test("without Content-Disposition the name is the URL's, with an extension; taken names get -1, -2",
+    @Test(
+        "without Content-Disposition the name is the URL's, with an extension; taken names get -1, -2",
         arguments: backends)
     func nameFromURL(backend: String) async throws {
         try await inDirectory { directory in
@@ -193,7 +195,8 @@ struct SapiDownloadTests {
             for name in ["resource.bin-1", "resource.bin-2"] {
                 #expect(try Data(contentsOf: directory.appendingPathComponent(name)) == expected)
             }
-            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("json.json")))
+            let object = try JSONSerialization.jsonObject(
+                with: Data(contentsOf: directory.appendingPathComponent("json.json")))
             #expect(object is [String: Any])
         }
     }
@@ -210,7 +213,10 @@ struct SapiDownloadTests {
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
             #expect(names == ["resource.bin.part", "resource.bin.part.validator"])
             let resumed = try await SapiProcess.run(
-                ["--backend", backend, "-d", "-c", "-o", "resource.bin", "\(fixture)/resource?size=\(size)&drop_after=300000"],
+                [
+                    "--backend", backend, "-d", "-c", "-o", "resource.bin",
+                    "\(fixture)/resource?size=\(size)&drop_after=300000",
+                ],
                 in: directory)
             #expect(resumed.code == 0, "\(resumed.stderr)")
             let saved = try Data(contentsOf: directory.appendingPathComponent("resource.bin"))
@@ -225,7 +231,8 @@ struct SapiDownloadTests {
                 ["\(try SapiProcess.httpbin)/anything", "q==1", "-p", "hb", "-o", "out.txt"], in: directory)
             #expect(outcome.code == 0, "\(outcome.stderr)")
             #expect(outcome.stdout.isEmpty)
-            let text = String(decoding: try Data(contentsOf: directory.appendingPathComponent("out.txt")), as: UTF8.self)
+            let text = String(
+                decoding: try Data(contentsOf: directory.appendingPathComponent("out.txt")), as: UTF8.self)
             #expect(text.hasPrefix("HTTP/1.1 200 OK\n"), "\(text)")
             #expect(text.contains("\"q\": \"1\""))
             #expect(!text.contains("\u{1B}["))
@@ -269,7 +276,8 @@ struct SapiDownloadTests {
             let fixture = try SapiProcess.fixture
             try await Terminal.with { terminal in
                 // The server sends 500000 bytes, then nothing until the client leaves: the bar stays part-way.
-                try await terminal.run("'\(binary)' -d -o '\(file)' '\(fixture)/resource?size=\(size)&stall_after=500000'")
+                try await terminal.run(
+                    "'\(binary)' -d -o '\(file)' '\(fixture)/resource?size=\(size)&stall_after=500000'")
                 do {
                     _ = try await terminal.waitFor { screen in
                         screen.contains("↓ [") && screen.contains("33% 500.0 KB / 1.5 MB")

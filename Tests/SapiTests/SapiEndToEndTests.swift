@@ -4,7 +4,7 @@ import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `sapi` binary against the local httpbin and fault fixture, with both backends.
@@ -63,8 +63,9 @@ struct SapiEndToEndTests {
         #expect(outcome.json as? String == "Overview")
     }
 
-    @Test("exit codes: 0 ok, 1 usage, 2 timeout, 3/4/5 status class with --check-status, 6 redirects, 7 cannot connect, 8 business, 9 key path",
-          arguments: backends)
+    @Test(
+        "exit codes: 0 ok, 1 usage, 2 timeout, 3/4/5 status class with --check-status, 6 redirects, 7 cannot connect, 8 business, 9 key path",
+        arguments: backends)
     func exitCodes(backend: String) async throws {
         let httpbin = try SapiProcess.httpbin
         let business = Data(#"{"code":7,"msg":"out of stock","data":null}"#.utf8).base64EncodedString()
@@ -101,7 +102,9 @@ struct SapiEndToEndTests {
         let key = UUID().uuidString
         let started = try SapiProcess.start(["--backend", backend, "\(fixture)/hang?key=\(key)"])
         // Interrupt once the fixture has the request: sapi is past its start-up and waiting on the answer.
-        try await poll("the fixture to receive the request", within: TestTiming.bound(.seconds(60)), every: .milliseconds(50)) {
+        try await poll(
+            "the fixture to receive the request", within: TestTiming.bound(.seconds(60)), every: .milliseconds(50)
+        ) {
             let state = try await SapiProcess.run(["\(fixture)/hang/state?key=\(key)"]).json as? [String: Any]
             return state?["arrived"] as? Bool == true
         }
@@ -157,7 +160,9 @@ struct SapiEndToEndTests {
     func cache() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let arguments = ["--cache", "file", "--cache-dir", directory.path, "-p", "hb", "\(try SapiProcess.httpbin)/uuid"]
+        let arguments = [
+            "--cache", "file", "--cache-dir", directory.path, "-p", "hb", "\(try SapiProcess.httpbin)/uuid",
+        ]
         let first = try await SapiProcess.run(arguments)
         let second = try await SapiProcess.run(arguments)
         #expect(first.code == 0 && second.code == 0, "\(first.stderr)\(second.stderr)")

@@ -39,12 +39,15 @@ struct SapiOutputTests {
         let resolve = { (pretty: OutputStyle.Pretty?, terminal: Bool, environment: [String: String]) in
             OutputStyle.resolve(pretty: pretty, sorted: nil, theme: nil, terminal: terminal, environment: environment)
         }
-        #expect(resolve(nil, true, [:]) == OutputStyle(palette: OutputStyle.Theme.dark.palette, format: true, sorted: true))
+        #expect(
+            resolve(nil, true, [:]) == OutputStyle(palette: OutputStyle.Theme.dark.palette, format: true, sorted: true))
         #expect(resolve(nil, false, [:]) == .plain)
         #expect(resolve(nil, true, ["NO_COLOR": "1"]) == OutputStyle(palette: nil, format: true, sorted: true))
         #expect(resolve(nil, true, ["NO_COLOR": ""]).palette != nil, "an empty NO_COLOR is not set")
         #expect(resolve(.all, false, ["NO_COLOR": "1"]).palette != nil, "--pretty asks for colours explicitly")
-        #expect(resolve(.colors, true, [:]) == OutputStyle(palette: OutputStyle.Theme.dark.palette, format: false, sorted: true))
+        #expect(
+            resolve(.colors, true, [:])
+                == OutputStyle(palette: OutputStyle.Theme.dark.palette, format: false, sorted: true))
         #expect(resolve(.format, true, [:]) == OutputStyle(palette: nil, format: true, sorted: true))
         #expect(resolve(OutputStyle.Pretty.none, true, [:]) == .plain)
         let light = OutputStyle.resolve(pretty: .all, sorted: false, theme: .light, terminal: false, environment: [:])
@@ -84,8 +87,9 @@ struct SapiOutputTests {
         #expect(plain.render(json, pretty: false) == #"{"a":"x\"y","b":[1,2.5,null],"c":{}}"#)
     }
 
-    @Test("colours: what is painted reads as the plain text, and every line ends with its colours reset",
-          arguments: OutputStyle.Theme.allCases)
+    @Test(
+        "colours: what is painted reads as the plain text, and every line ends with its colours reset",
+        arguments: OutputStyle.Theme.allCases)
     func colourResets(theme: OutputStyle.Theme) throws {
         let palette = theme.palette
         let documents = [
@@ -121,10 +125,12 @@ struct SapiOutputTests {
                 metrics: RequestMetrics(attempts: attempts))
         }
         let stored = Date(timeIntervalSinceReferenceDate: 0)
-        #expect(Printer.cacheLine(result(.cache(storedAt: stored, age: .seconds(42)), attempts: 0), cacheEnabled: true)
-            == "hit, age 42 s")
-        #expect(Printer.cacheLine(result(.cache(storedAt: stored, age: .zero), attempts: 1), cacheEnabled: true)
-            == "revalidated, age 0 s")
+        #expect(
+            Printer.cacheLine(result(.cache(storedAt: stored, age: .seconds(42)), attempts: 0), cacheEnabled: true)
+                == "hit, age 42 s")
+        #expect(
+            Printer.cacheLine(result(.cache(storedAt: stored, age: .zero), attempts: 1), cacheEnabled: true)
+                == "revalidated, age 0 s")
         #expect(Printer.cacheLine(result(.network, attempts: 1), cacheEnabled: true) == "miss")
         #expect(Printer.cacheLine(result(.network, attempts: 1), cacheEnabled: false) == nil)
         let meta = Printer.metadata(RequestMetrics(attempts: 0), cache: "hit, age 42 s", style: .plain)
@@ -163,7 +169,8 @@ struct SapiOutputTests {
         let typed = try RequestBuilder.build(Options.parse(["x.test", "Content-Type:text/csv", "--raw", "a,b"]))
             .transportRequest()
         #expect(typed.headers["Content-Type"] == "text/csv")
-        let piped = try RequestBuilder.build(Options.parse(["PUT", "x.test"]), stdin: Data("[1]".utf8)).transportRequest()
+        let piped = try RequestBuilder.build(Options.parse(["PUT", "x.test"]), stdin: Data("[1]".utf8))
+            .transportRequest()
         #expect(piped.method == .put && piped.body.inMemoryBytes == Data("[1]".utf8))
         let empty = try RequestBuilder.build(Options.parse(["x.test"]), stdin: Data()).transportRequest()
         #expect(empty.method == .get && empty.body.inMemoryBytes?.isEmpty != false)
@@ -172,7 +179,8 @@ struct SapiOutputTests {
 
     @Test("the config file's default_options come before the arguments; a broken file is a usage error")
     func config() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-config-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sapi-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let environment = ["SAPI_CONFIG_DIR": directory.path]
@@ -304,10 +312,12 @@ struct SapiOutputTests {
 
     @Test("the config file's default_options apply; the command line overrides them")
     func configFile() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-config-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sapi-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Data(#"{"default_options": ["--print", "h"]}"#.utf8).write(to: directory.appendingPathComponent("config.json"))
+        try Data(#"{"default_options": ["--print", "h"]}"#.utf8).write(
+            to: directory.appendingPathComponent("config.json"))
         let environment = ["SAPI_CONFIG_DIR": directory.path]
         let url = "\(try SapiProcess.httpbin)/json"
         let defaults = try await SapiProcess.run([url], environment: environment)
@@ -350,7 +360,9 @@ struct SapiOutputTests {
             try await terminal.run("clear; NO_COLOR=1 \(sapi) '\(url)' --key-path slideshow.slides[0]")
             let plain = try await terminal.waitForExit(escapes: true)
             #expect(plain.exitCode == 0)
-            #expect(plain.text.contains("{\n    \"title\": \"Wake up to WonderWidgets!\",\n"), "\(plain.text.debugDescription)")
+            #expect(
+                plain.text.contains("{\n    \"title\": \"Wake up to WonderWidgets!\",\n"),
+                "\(plain.text.debugDescription)")
             #expect(!plain.text.contains("\u{1B}[3"), "\(plain.text.debugDescription)")
             try await terminal.run("clear; \(sapi) --style light '\(url)' --key-path slideshow.slides[0]")
             let light = try await terminal.waitForExit(escapes: true)

@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs the built `sapi` binary as a user would, against the local test servers.

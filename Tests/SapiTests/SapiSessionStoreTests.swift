@@ -26,8 +26,10 @@ struct SapiSessionStoreTests {
         let environment = Self.environment(scratch)
         let httpbin = try SapiProcess.httpbin
         let first = try await SapiProcess.run(
-            ["--backend", backend, "--session", "work", "-a", "u:p", "\(httpbin)/basic-auth/u/p", "X-Api:1",
-             "If-None-Match:abc", "Content-Language:en"], environment: environment)
+            [
+                "--backend", backend, "--session", "work", "-a", "u:p", "\(httpbin)/basic-auth/u/p", "X-Api:1",
+                "If-None-Match:abc", "Content-Language:en",
+            ], environment: environment)
         #expect(first.code == 0, "\(first.stderr)")
         let port = try #require(URL(string: httpbin)?.port)
         let file = scratch.folder.appendingPathComponent("sapi/sessions/127.0.0.1_\(port)/work.json")
@@ -55,7 +57,10 @@ struct SapiSessionStoreTests {
 
         // The command line overrides what the session has, and the session keeps the new value.
         let overridden = try await SapiProcess.run(
-            ["--backend", backend, "--session", "work", "\(httpbin)/headers", "X-Api:2", "--key-path", "headers.X-Api"],
+            [
+                "--backend", backend, "--session", "work", "\(httpbin)/headers", "X-Api:2", "--key-path",
+                "headers.X-Api",
+            ],
             environment: environment)
         #expect(overridden.json as? String == "2")
         #expect(try Self.object(file)["headers"] as? [String: String] == ["X-Api": "2"])
@@ -80,7 +85,9 @@ struct SapiSessionStoreTests {
         #expect(shown.json as? [String: String] == ["a": "1"])
     }
 
-    @Test("--session-read-only sends the session's cookies and headers and leaves the file as it was", arguments: backends)
+    @Test(
+        "--session-read-only sends the session's cookies and headers and leaves the file as it was", arguments: backends
+    )
     func readOnly(backend: String) async throws {
         let scratch = try Scratch()
         let file = scratch.file("s.json")
@@ -91,13 +98,18 @@ struct SapiSessionStoreTests {
             environment: environment)
         let before = try Data(contentsOf: file)
         let used = try await SapiProcess.run(
-            ["--backend", backend, "--session-read-only", file.path, "\(httpbin)/cookies/set?b=2", "X-Api:9",
-             "-a", "x:y"], environment: environment)
+            [
+                "--backend", backend, "--session-read-only", file.path, "\(httpbin)/cookies/set?b=2", "X-Api:9",
+                "-a", "x:y",
+            ], environment: environment)
         #expect(used.code == 0, "\(used.stderr)")
         #expect((used.json as? [String: Any])?["cookies"] as? [String: String] == ["a": "1", "b": "2"])
         #expect(try Data(contentsOf: file) == before)
         let headers = try await SapiProcess.run(
-            ["--backend", backend, "--session-read-only", file.path, "\(httpbin)/headers", "--key-path", "headers.X-Api"],
+            [
+                "--backend", backend, "--session-read-only", file.path, "\(httpbin)/headers", "--key-path",
+                "headers.X-Api",
+            ],
             environment: environment)
         #expect(headers.json as? String == "1")
         #expect(try Data(contentsOf: file) == before)
@@ -121,9 +133,12 @@ struct SapiSessionStoreTests {
         #expect(try Data(contentsOf: file) == before)
     }
 
-    @Test("a corrupt session file is a clear error, exit 1, and stays as it was", arguments: [
-        "{not json", "[1, 2]", "{\"headers\": [\"X\"]}", "{\"cookies\": {\"a\": 1}}", "{\"auth\": {\"type\": \"ntlm\", \"raw_auth\": \"u:p\"}}",
-    ])
+    @Test(
+        "a corrupt session file is a clear error, exit 1, and stays as it was",
+        arguments: [
+            "{not json", "[1, 2]", "{\"headers\": [\"X\"]}", "{\"cookies\": {\"a\": 1}}",
+            "{\"auth\": {\"type\": \"ntlm\", \"raw_auth\": \"u:p\"}}",
+        ])
     func corrupt(contents: String) async throws {
         let scratch = try Scratch()
         let file = scratch.file("s.json")
@@ -131,7 +146,8 @@ struct SapiSessionStoreTests {
         let outcome = try await SapiProcess.run(
             ["--session", file.path, "\(try SapiProcess.httpbin)/get"], environment: Self.environment(scratch))
         #expect(outcome.code == 1)
-        #expect(outcome.stderr.hasPrefix("sapi: error: the session file \(file.path) cannot be read"), "\(outcome.stderr)")
+        #expect(
+            outcome.stderr.hasPrefix("sapi: error: the session file \(file.path) cannot be read"), "\(outcome.stderr)")
         #expect(outcome.stderr.contains("  try: "))
         #expect(outcome.stdout.isEmpty, "nothing was sent")
         #expect(try String(contentsOf: file, encoding: .utf8) == contents)
@@ -167,8 +183,10 @@ struct SapiSessionStoreTests {
         let other = httpbin.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/headers"
         let query = other.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let outcome = try await SapiProcess.run(
-            ["--backend", backend, "--session-read-only", file.path, "\(httpbin)/redirect-to?url=\(query)",
-             "--key-path", "headers"], environment: Self.environment(scratch))
+            [
+                "--backend", backend, "--session-read-only", file.path, "\(httpbin)/redirect-to?url=\(query)",
+                "--key-path", "headers",
+            ], environment: Self.environment(scratch))
         #expect(outcome.code == 0, "\(outcome.stderr)")
         let received = try #require(outcome.json as? [String: String])
         #expect(received["Host"]?.hasPrefix("localhost") == true)
@@ -186,6 +204,7 @@ struct SapiSessionStoreTests {
         session.exists = true
         #expect(!session.needsSaving(session.updated(headers: [("Content-Type", "a/b")], auth: nil, cookies: [])))
         #expect(session.needsSaving(session.updated(headers: [("x-a", "1")], auth: nil, cookies: [])))
-        #expect(session.needsSaving(session.updated(headers: [], auth: AuthSetting(kind: .bearer, raw: "t"), cookies: [])))
+        #expect(
+            session.needsSaving(session.updated(headers: [], auth: AuthSetting(kind: .bearer, raw: "t"), cookies: [])))
     }
 }

@@ -6,7 +6,7 @@ import Testing
 @testable import sapi
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `sapi --stream` (`-S`), the built binary against the local httpbin and fault fixture, with both backends.
@@ -35,7 +35,9 @@ struct SapiStreamTests {
         #expect(ids.stderr.isEmpty)
 
         // A key path that finds nothing in any line: exit 9, naming what the lines have.
-        let missing = try await SapiProcess.run(["--backend", backend, "-S", "\(httpbin)/stream/2", "--key-path", "nope"])
+        let missing = try await SapiProcess.run([
+            "--backend", backend, "-S", "\(httpbin)/stream/2", "--key-path", "nope",
+        ])
         #expect(missing.code == 9, "\(missing.stderr)")
         #expect(missing.text.isEmpty)
         #expect(missing.stderr.hasPrefix("sapi: error: ") && missing.stderr.contains("no key \"nope\""))
@@ -58,7 +60,9 @@ struct SapiStreamTests {
         #expect(!basic.text.contains("\u{1B}["), "no colour when piped")
 
         for style in ["lf", "crlf", "cr"] {
-            let outcome = try await SapiProcess.run(["--backend", backend, "-S", "\(fixture)/sse/lineends?style=\(style)"])
+            let outcome = try await SapiProcess.run([
+                "--backend", backend, "-S", "\(fixture)/sse/lineends?style=\(style)",
+            ])
             #expect(outcome.code == 0, "\(outcome.stderr)")
             #expect(
                 outcome.text == "id: a\nalpha\n\nevent: beta\nbeta1\nbeta2\n\nid: c\nretry: 2000\ngamma\n",
@@ -66,11 +70,13 @@ struct SapiStreamTests {
         }
     }
 
-    @Test("--key-path on events whose data is not JSON: a warning per event, and exit 9 when nothing matched",
-          arguments: backends)
+    @Test(
+        "--key-path on events whose data is not JSON: a warning per event, and exit 9 when nothing matched",
+        arguments: backends)
     func eventsNotJSON(backend: String) async throws {
         let outcome = try await SapiProcess.run([
-            "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/basic", "--key-path", "choices[0].delta.content",
+            "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/basic", "--key-path",
+            "choices[0].delta.content",
         ])
         #expect(outcome.code == 9, "\(outcome.stderr)")
         #expect(outcome.text.isEmpty)
@@ -85,7 +91,9 @@ struct SapiStreamTests {
     func errorStatus(backend: String) async throws {
         let httpbin = try SapiProcess.httpbin
         let fixture = try SapiProcess.fixture
-        let notFound = try await SapiProcess.run(["--backend", backend, "-S", "--check-status", "\(httpbin)/status/404"])
+        let notFound = try await SapiProcess.run([
+            "--backend", backend, "-S", "--check-status", "\(httpbin)/status/404",
+        ])
         #expect(notFound.code == 4, "\(notFound.stderr)")
         #expect(notFound.stderr.contains("sapi: warning: HTTP 404 Not Found"))
 
@@ -115,8 +123,9 @@ struct SapiStreamTests {
         #expect(outcome.text.hasSuffix("\n\nid: 1\ntick 1\n\nid: 2\ntick 2\n"))
     }
 
-    @Test("a connection dropped mid-stream: an error on stderr, its exit code, stdout on a line boundary",
-          arguments: backends)
+    @Test(
+        "a connection dropped mid-stream: an error on stderr, its exit code, stdout on a line boundary",
+        arguments: backends)
     func droppedMidStream(backend: String) async throws {
         let outcome = try await SapiProcess.run([
             "--backend", backend, "-S", "\(try SapiProcess.fixture)/sse/reconnect?key=\(UUID().uuidString)",
@@ -133,7 +142,9 @@ struct SapiStreamTests {
         #expect(download.code == 1)
         #expect(download.stderr.contains("sapi: error: --stream") && download.stderr.contains("  try: "))
         #expect(!FileManager.default.fileExists(atPath: "x"))
-        for extra in [["--cache", "memory"], ["--cache-mode", "cache-only"], ["--cache-dir", "/tmp"], ["--envelope"]] {
+        for extra in [
+            ["--cache", "memory"], ["--cache-mode", "cache-only"], ["--cache-dir", "/tmp"], ["--envelope"],
+        ] {
             #expect(throws: UsageError.self, "\(extra)") { try Options.parse(["-S", "x.test"] + extra) }
         }
         #expect(try Options.parse(["-S", "x.test"]).stream)
@@ -156,7 +167,8 @@ struct SapiStreamTests {
         let key = UUID().uuidString
         try await Terminal.with { terminal in
             try await terminal.run(
-                "\(try SapiProcess.binary.path) --backend \(backend) -S '\(fixture)/sse/slow?n=200&interval_ms=200&key=\(key)'")
+                "\(try SapiProcess.binary.path) --backend \(backend) -S '\(fixture)/sse/slow?n=200&interval_ms=200&key=\(key)'"
+            )
             // The stream is open once the fixture has written its first event.
             try await poll("the fixture to send the first event", within: .seconds(30), every: .milliseconds(20)) {
                 try await slowState(fixture, key)["sent"] as? Int ?? 0 >= 1
@@ -314,12 +326,16 @@ struct StreamPrinterTests {
     @Test("events without a key path: JSON data coloured on a terminal")
     func colouredEvents() async throws {
         let (output, _) = try await run(["event: x\nid: 7\ndata: {\"a\":1}\n\n"], mode: .events, colors: true)
-        #expect(output.text == "\u{1B}[36mevent\u{1B}[0m: x\n\u{1B}[36mid\u{1B}[0m: 7\n{\u{1B}[34m\"a\"\u{1B}[0m:\u{1B}[36m1\u{1B}[0m}\n")
+        #expect(
+            output.text
+                == "\u{1B}[36mevent\u{1B}[0m: x\n\u{1B}[36mid\u{1B}[0m: 7\n{\u{1B}[34m\"a\"\u{1B}[0m:\u{1B}[36m1\u{1B}[0m}\n"
+        )
     }
 
     @Test("JSON lines split anywhere: NDJSON, JSON text sequences, a last line without its newline")
     func lines() async throws {
-        let (ndjson, _) = try await run(["{\"id\":1}\n{\"i", "d\":2}\r\n\n{\"id\":\"three\"}"], mode: .lineValues, keyPath: "id")
+        let (ndjson, _) = try await run(
+            ["{\"id\":1}\n{\"i", "d\":2}\r\n\n{\"id\":\"three\"}"], mode: .lineValues, keyPath: "id")
         #expect(ndjson.text == "1\n2\n\"three\"\n")
         let (sequence, _) = try await run(["\u{1E}{\"id\":1}\n\u{1E}{\"id\":2}\n"], mode: .lineValues, keyPath: "id")
         #expect(sequence.text == "1\n2\n")
@@ -330,7 +346,8 @@ struct StreamPrinterTests {
 
     @Test("application/json whose first line is not a whole value is one document")
     func document() async throws {
-        let (output, error) = try await run(["\n{\n  \"a\": {\"b\"", ": [1, 2]}\n}\n"], mode: .jsonBody, keyPath: "a.b[1]")
+        let (output, error) = try await run(
+            ["\n{\n  \"a\": {\"b\"", ": [1, 2]}\n}\n"], mode: .jsonBody, keyPath: "a.b[1]")
         #expect(error == nil)
         #expect(output.text == "2\n")
         let (empty, failure) = try await run([], mode: .jsonBody, keyPath: "a")
@@ -340,7 +357,9 @@ struct StreamPrinterTests {
 
     @Test("the mode follows the status, the Content-Type and whether there is a key path")
     func modes() {
-        #expect(StreamPrinter.mode(contentType: "text/event-stream; charset=utf-8", status: 200, hasKeyPath: false) == .events)
+        #expect(
+            StreamPrinter.mode(contentType: "text/event-stream; charset=utf-8", status: 200, hasKeyPath: false)
+                == .events)
         #expect(StreamPrinter.mode(contentType: "Text/Event-Stream", status: 200, hasKeyPath: true) == .eventValues)
         #expect(StreamPrinter.mode(contentType: "text/event-stream", status: 500, hasKeyPath: true) == .bytes)
         #expect(StreamPrinter.mode(contentType: "application/x-ndjson", status: 200, hasKeyPath: false) == .bytes)

@@ -16,7 +16,8 @@ struct Terminal {
     }
 
     /// The tmux server's socket, removed with its configuration file when the terminal is done.
-    let socket = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-tmux-\(UUID().uuidString.prefix(8))")
+    let socket = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "sapi-tmux-\(UUID().uuidString.prefix(8))")
 
     /// Runs `body` with a fresh terminal, and stops its tmux server afterwards.
     static func with(_ body: (Terminal) async throws -> Void) async throws {
@@ -88,7 +89,8 @@ struct Terminal {
         defer { try? FileManager.default.removeItem(at: out) }
         // tmux starts with no descriptor but 0-2 (the server it forks would keep the one through which
         // Foundation sees the client exit) and no signal blocked (the test process blocks some).
-        let unblocked = "import os, signal, sys; os.closerange(3, 65536); signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+        let unblocked =
+            "import os, signal, sys; os.closerange(3, 65536); signal.pthread_sigmask(signal.SIG_SETMASK, []); "
             + "os.execv(sys.argv[1], sys.argv[1:])"
         let process = try FixtureProcess(
             URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", unblocked, tmux, "-S", socket.path] + arguments

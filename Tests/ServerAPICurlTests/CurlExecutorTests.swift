@@ -13,7 +13,9 @@ import Testing
 /// `CurlTransport.executor`: callers that prefer the transport's thread continue on it after each call.
 @Suite("CurlTransport: its thread as a task executor")
 struct CurlExecutorTests {
-    @Test("calls made on the transport's executor succeed, one after the other and side by side, and continue on its thread")
+    @Test(
+        "calls made on the transport's executor succeed, one after the other and side by side, and continue on its thread"
+    )
     func callsOnTheExecutor() async throws {
         try await CurlTestServer.with { server in
             let transport = CurlTransport()

@@ -43,7 +43,9 @@ struct CurlLoopsTests {
         #expect(CurlTransport.Configuration.defaultLoopCount == max(1, processors))
     }
 
-    @Test("round-robin gives one origin's calls to every loop in turn; each loop serves and cancels its own", .timeLimit(.minutes(1)))
+    @Test(
+        "round-robin gives one origin's calls to every loop in turn; each loop serves and cancels its own",
+        .timeLimit(.minutes(1)))
     func roundRobinSpreadsOneOrigin() async throws {
         let unit = CurlTransport(configuration: .init(loopCount: 3, loopAssignment: .roundRobin))
         let url = try #require(URL(string: "https://api.example.com/v1/items"))
@@ -55,7 +57,8 @@ struct CurlLoopsTests {
                 Task {
                     try await transport.perform(
                         TransportRequest(
-                            url: URL(string: server.base + "/delay?seconds=30")!, method: .post, body: .data(Data("x".utf8)),
+                            url: URL(string: server.base + "/delay?seconds=30")!, method: .post,
+                            body: .data(Data("x".utf8)),
                             progress: { report in
                                 if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
                             }))
@@ -188,7 +191,9 @@ struct CurlLoopsTests {
                             TransportRequest(
                                 url: server.url("/delay?seconds=30"), method: .post, body: .data(Data("x".utf8)),
                                 progress: { report in
-                                    if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                                    if report.direction == .upload, report.completed == report.total {
+                                        onTheWire.fire()
+                                    }
                                 }))
                     }
                 }
@@ -208,7 +213,8 @@ struct CurlLoopsTests {
             #expect(transport.easyHandleCounts.idle == 100)
             let second = start(100)
             await onTheWire.wait(for: 201)
-            #expect(transport.easyHandleCounts.made == 101, "the second hundred calls reuse the first hundred's handles")
+            #expect(
+                transport.easyHandleCounts.made == 101, "the second hundred calls reuse the first hundred's handles")
             #expect(transport.easyHandleCounts.idle == 0)
             await cancel(second + keeper)
             #expect(transport.activeTransferCount == 0)
@@ -219,7 +225,9 @@ struct CurlLoopsTests {
         }
     }
 
-    @Test("closing a transport ends the calls on every loop exactly once, and refuses later calls", .timeLimit(.minutes(1)))
+    @Test(
+        "closing a transport ends the calls on every loop exactly once, and refuses later calls",
+        .timeLimit(.minutes(1)))
     func closeEndsEveryLoop() async throws {
         try await CurlTestServer.with { server in
             let (transport, bases) = transportWithOriginPerLoop(server, loops: 3)

@@ -1,8 +1,9 @@
 import Foundation
-@testable import ServerAPICurl
 import ServerAPIKit
 import ServerAPITestSupport
 import Testing
+
+@testable import ServerAPICurl
 
 #if canImport(Glibc)
     import Glibc
@@ -157,10 +158,12 @@ struct CurlProxyTests {
         #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: environment) == "http://web-proxy:8080")
         #expect(CurlProxyRoute.proxy(for: secure, .environment, environment: environment) == "http://tls-proxy:3129")
         #expect(
-            CurlProxyRoute.proxy(for: URL(string: "http://db.internal")!, .environment, environment: environment) == nil)
+            CurlProxyRoute.proxy(for: URL(string: "http://db.internal")!, .environment, environment: environment) == nil
+        )
         // libcurl ignores an upper-case HTTP_PROXY.
         #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: ["HTTP_PROXY": "http://p:1"]) == nil)
-        #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: ["all_proxy": "http://p:1"]) == "http://p:1")
+        #expect(
+            CurlProxyRoute.proxy(for: plain, .environment, environment: ["all_proxy": "http://p:1"]) == "http://p:1")
         #expect(CurlProxyRoute.proxy(for: plain, .environment, environment: [:]) == nil)
     }
 

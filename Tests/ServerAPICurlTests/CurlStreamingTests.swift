@@ -319,7 +319,9 @@ struct CurlStreamingTests {
         try await poll("0 active transfers") { transport.activeTransferCount == 0 }
     }
 
-    @Test("a declared length the sequence does not match fails the call", .timeLimit(.minutes(1)), arguments: [50_000, 150_000])
+    @Test(
+        "a declared length the sequence does not match fails the call", .timeLimit(.minutes(1)),
+        arguments: [50_000, 150_000])
     func wrongLength(declared: Int64) async throws {
         let transport = CurlTransport()
         let error = await expectError {

@@ -1,8 +1,9 @@
 import Foundation
-@testable import ServerAPICurl
 import ServerAPIKit
 import ServerAPITestSupport
 import Testing
+
+@testable import ServerAPICurl
 
 @Suite("CurlTransport: TLS")
 struct CurlTLSTests {

@@ -33,7 +33,7 @@ public final class EventCounter: Sendable {
             state.count += 1
             return state.waiters.reached(state.count)
         }
-        ready.forEach { $0.resume() }
+        for waiter in ready { waiter.resume() }
     }
 
     /// Waits until at least `target` events happened (at once if they already did).

@@ -5,7 +5,7 @@ import ServerAPIURLSession
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // serverapi-cancel-bench: how long a cancelled call takes to end in its caller, per transport and per

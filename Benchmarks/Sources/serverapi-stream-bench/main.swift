@@ -51,7 +51,9 @@ struct Options {
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
-            guard let value = iterator.next() else { throw ServerAPIError(.invalidRequest, "\(argument) needs a value") }
+            guard let value = iterator.next() else {
+                throw ServerAPIError(.invalidRequest, "\(argument) needs a value")
+            }
             switch argument {
             case "--client": client = value
             case "--mode": mode = value
@@ -249,7 +251,8 @@ if let expected = options.expect {
         default: tally.bytes != expected ? "\(tally.bytes) bytes; expected \(expected)" : nil
         }
     if let problem {
-        FileHandle.standardError.write(Data("serverapi-stream-bench: \(options.client) \(options.mode): \(problem)\n".utf8))
+        FileHandle.standardError.write(
+            Data("serverapi-stream-bench: \(options.client) \(options.mode): \(problem)\n".utf8))
         exit(2)
     }
 }

@@ -42,7 +42,8 @@ enum JSONHarness {
                 "re-encoded as \(String(decoding: encoded, as: UTF8.self)) it reads back as \(again), not \(value)",
                 input: data)
         } catch {
-            require(false, "the re-encoded value \(String(decoding: encoded, as: UTF8.self)) does not parse: \(error)",
+            require(
+                false, "the re-encoded value \(String(decoding: encoded, as: UTF8.self)) does not parse: \(error)",
                 input: data)
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@testable import ServerAPIKit
 
 /// Server-sent events (and the line splitter under them): the same bytes split anywhere give the same
 /// events, the same last event id and the same retry; the same lines, for the line splitter.

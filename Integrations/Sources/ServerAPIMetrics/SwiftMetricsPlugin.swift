@@ -79,11 +79,12 @@ public struct SwiftMetricsPlugin: ServerAPIPlugin {
             label: "\(prefix)_circuit_transitions_total",
             dimensions: [("host", host), ("from", change.from.rawValue), ("to", change.to.rawValue)], factory: factory
         ).increment()
-        let value: Int = switch change.to {
-        case .closed: 0
-        case .halfOpen: 1
-        case .open: 2
-        }
+        let value: Int =
+            switch change.to {
+            case .closed: 0
+            case .halfOpen: 1
+            case .open: 2
+            }
         Gauge(label: "\(prefix)_circuit_state", dimensions: [("host", host)], factory: factory).record(value)
     }
 

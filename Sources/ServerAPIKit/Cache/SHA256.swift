@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// SHA-256 (FIPS 180-4), for cache keys, cache file names and body digests: the core has no
@@ -18,11 +18,11 @@ public struct SHA256: Sendable {
     private var length: UInt64 = 0
 
     /// Creates an empty hash.
-    public init() {}
+    package init() {}
 
     /// Adds bytes.
     /// - Parameter data: The bytes to hash, after those already added.
-    public mutating func update(_ data: some Sequence<UInt8>) {
+    package mutating func update(_ data: some Sequence<UInt8>) {
         let handled: Void? = data.withContiguousStorageIfAvailable { bytes in
             update(UnsafeRawBufferPointer(bytes))
         }
@@ -36,7 +36,7 @@ public struct SHA256: Sendable {
 
     /// Finishes and returns the 32-byte digest.
     /// - Returns: The digest, most significant byte first.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         finish()
         return [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
             writeDigest(to: UnsafeMutableRawBufferPointer(digest))

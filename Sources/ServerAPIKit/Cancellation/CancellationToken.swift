@@ -79,7 +79,11 @@ public final class CancellationToken: Sendable {
     /// - Throws: What `operation` throws; usually `CancellationError` or `cancelled` once cancelled.
     public func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let task = Task { try await operation() }
-        return try await withCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await withCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     /// Adds a handler for the token's whole life; it runs at once when the token is already cancelled.

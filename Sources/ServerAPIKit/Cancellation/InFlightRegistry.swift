@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A request the manager is running.
@@ -75,7 +75,8 @@ final class InFlightRegistry: Sendable {
     var all: [InFlightRequest] { table.withLock { $0.all } }
 
     /// Cancels the calls that match, and returns them.
-    func cancel(_ reason: CallStateMachine.CancelReason, where matches: (InFlightRequest) -> Bool) -> [InFlightRequest] {
+    func cancel(_ reason: CallStateMachine.CancelReason, where matches: (InFlightRequest) -> Bool) -> [InFlightRequest]
+    {
         let victims = table.withLock { $0.remove(where: matches) }
         for victim in victims { victim.member.cancel(reason) }
         return victims.map(\.info)

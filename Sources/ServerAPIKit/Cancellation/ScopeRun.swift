@@ -1,4 +1,3 @@
-
 /// One operation running in a `RequestScope` (a `perform`, a completion-handler `send`): the calls it
 /// made that are still running. Calls find it in `RequestScope.current` and join it when they register.
 final class ScopeRun: Sendable {

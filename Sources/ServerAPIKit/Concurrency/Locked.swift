@@ -1,11 +1,11 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// State behind a lock: `Synchronization.Mutex`, made visible to ThreadSanitizer.
@@ -17,16 +17,16 @@ import Darwin
 /// so `swift test --sanitize=thread` reports every access under a `Mutex` as a race and real
 /// races drown in the noise. When the ThreadSanitizer runtime is loaded, `Locked` tells it about
 /// each lock and unlock (`__tsan_acquire` / `__tsan_release`); otherwise that costs one branch.
-public final class Locked<Value: ~Copyable>: Sendable {
+package final class Locked<Value: ~Copyable>: Sendable {
     @usableFromInline let mutex: Mutex<Value>
 
     /// Creates a lock around a value.
-    public init(_ value: consuming sending Value) { mutex = Mutex(value) }
+    package init(_ value: consuming sending Value) { mutex = Mutex(value) }
 
     /// Runs `body` with exclusive access to the value.
     /// - Important: Do not call back into code that takes the same lock: it is not recursive.
     @inlinable
-    public func withLock<Result, E: Error>(
+    package func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         try withLockAnnotated(body)

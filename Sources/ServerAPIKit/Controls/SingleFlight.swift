@@ -1,4 +1,3 @@
-
 /// Work in flight that identical requests join: one piece of work (a transport call, a token
 /// refresh), any number of waiters.
 ///
@@ -72,7 +71,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             let ticket = Ticket(flight: flightID, waiter: waiter, isLeader: existing == nil)
             return (ticket, ready)
         }
-        ready.forEach { $0.resume() }
+        for waiter in ready { waiter.resume() }
         return ticket
     }
 
@@ -97,34 +96,42 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Waits for the flight's outcome; `cancelled` as soon as the caller's task or its token is cancelled.
     func wait(_ ticket: Ticket, cancellation: CancellationToken? = nil) async -> Outcome {
         guard let cancellation else {
-            return await withTaskCancellationHandler { await suspend(ticket) } onCancel: { self.leave(ticket) }
+            return await withTaskCancellationHandler {
+                await suspend(ticket)
+            } onCancel: {
+                self.leave(ticket)
+            }
         }
-        return await cancellation.withCancellationHandler { await suspend(ticket) } onCancel: { self.leave(ticket) }
+        return await cancellation.withCancellationHandler {
+            await suspend(ticket)
+        } onCancel: {
+            self.leave(ticket)
+        }
     }
 
     /// Waits until the flight ends or the waiter leaves (`leave` resumes it).
     private func suspend(_ ticket: Ticket) async -> Outcome {
         await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let ready = state.withLock { state -> Outcome? in
-                    guard var flight = state.flights.removeValue(forKey: ticket.flight) else {
-                        return .failure(ServerAPIError.cancelled())
-                    }
-                    defer { Self.store(flight, ticket.flight, in: &state) }
-                    switch flight.waiters[ticket.waiter] {
-                    case .joined?:
-                        if let outcome = flight.outcome {
-                            flight.waiters[ticket.waiter] = nil
-                            return outcome
-                        }
-                        flight.waiters[ticket.waiter] = .waiting(continuation)
-                        return nil
-                    case .cancelled?, .waiting?, nil:
-                        flight.waiters[ticket.waiter] = nil
-                        return .failure(ServerAPIError.cancelled())
-                    }
+            let ready = state.withLock { state -> Outcome? in
+                guard var flight = state.flights.removeValue(forKey: ticket.flight) else {
+                    return .failure(ServerAPIError.cancelled())
                 }
-                if let ready { continuation.resume(returning: ready) }
+                defer { Self.store(flight, ticket.flight, in: &state) }
+                switch flight.waiters[ticket.waiter] {
+                case .joined?:
+                    if let outcome = flight.outcome {
+                        flight.waiters[ticket.waiter] = nil
+                        return outcome
+                    }
+                    flight.waiters[ticket.waiter] = .waiting(continuation)
+                    return nil
+                case .cancelled?, .waiting?, nil:
+                    flight.waiters[ticket.waiter] = nil
+                    return .failure(ServerAPIError.cancelled())
+                }
             }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 
     /// The waiters' count of every flight ever entered; for tests.

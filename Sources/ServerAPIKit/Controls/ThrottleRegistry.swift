@@ -1,4 +1,3 @@
-
 /// When each throttled call was last sent, and its last result for `returnPrevious`.
 final class ThrottleRegistry: Sendable {
     /// Whether a call may be sent now.

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// One stored cookie (RFC 6265 §5.3): what a `Set-Cookie` line set, resolved against the URL it came from.

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The matching rules of RFC 6265 §5.1: canonical hosts, domain-match, path-match, the default path,
@@ -36,9 +36,10 @@ public enum CookieRules {
     public static func isIPAddress(_ host: String) -> Bool {
         if host.contains(":") { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            !part.isEmpty && part.count <= 3 && part.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } && Int(part)! <= 255
-        }
+        return parts.count == 4
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.count <= 3 && part.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } && Int(part)! <= 255
+            }
     }
 
     /// A URL's host, lower-case, without IPv6 brackets or a trailing dot; `nil` without a host.

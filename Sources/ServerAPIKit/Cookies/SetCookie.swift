@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The `Set-Cookie` parser (RFC 6265 §5.2 and §5.3): pure, never throws, and ignores what it cannot read.

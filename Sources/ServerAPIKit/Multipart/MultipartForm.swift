@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A `multipart/form-data` body: text fields and file parts, in order.
@@ -116,7 +116,8 @@ public struct MultipartForm: Sendable, Hashable {
                 pending.append(data)
             case .file(let url):
                 guard url.isFileURL else {
-                    throw ServerAPIError(.invalidRequest, "multipart part \"\(part.name)\" needs a file URL, not \(url)")
+                    throw ServerAPIError(
+                        .invalidRequest, "multipart part \"\(part.name)\" needs a file URL, not \(url)")
                 }
                 flush()
                 segments.append(.file(url))

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension ServerAPIManager {
@@ -38,7 +38,8 @@ extension ServerAPIManager {
         // A request for part of a response is the server's to answer, unless a stored whole answered it above.
         if call.request.headers.contains("Range") { (stored, usage) = (nil, nil) }
         if api.cacheMode == .cacheOnly
-            || (configuration.honorsHTTPCacheHeaders && CacheControl(call.request.headers, isRequest: true).onlyIfCached)
+            || (configuration.honorsHTTPCacheHeaders
+                && CacheControl(call.request.headers, isRequest: true).onlyIfCached)
         {
             throw cacheMiss(call, stored: stored != nil)
         }
@@ -300,7 +301,8 @@ extension ServerAPIManager {
     /// stored at the redirect, `RedirectRule`), the call's metrics get its figures, the plugins' `didReceive`
     /// sees it.
     @inline(never)
-    private func received(_ response: TransportResponse, request: TransportRequest, _ call: CallContext, api: ServerAPI) {
+    private func received(_ response: TransportResponse, request: TransportRequest, _ call: CallContext, api: ServerAPI)
+    {
         request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
         call.stampResponse(response)
         for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }

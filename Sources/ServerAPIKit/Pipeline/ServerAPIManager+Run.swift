@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 // How a call travels, in order, whole or streamed: `run` accepts it (its `Call`, its context, the registry) and
@@ -113,7 +113,8 @@ extension ServerAPIManager {
                     throw ServerAPIError(
                         .throttled, "the same call was sent too recently, and a streamed call cannot replay its result")
                 }
-                return try deliver(previous.response, source: previous.source, metrics: previous.metrics, call, finisher)
+                return try deliver(
+                    previous.response, source: previous.source, metrics: previous.metrics, call, finisher)
             }
         }
         guard coalesce else { return try await execute(call, finisher, record: record) }
@@ -144,7 +145,9 @@ extension ServerAPIManager {
         if metrics.transport == nil { metrics.transport = response.metrics }
         if metrics.status == nil { metrics.status = response.status }
         let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
-        if let interceptor = call.interceptor { try BusinessRules.intercept(response, for: call.api, with: interceptor) }
+        if let interceptor = call.interceptor {
+            try BusinessRules.intercept(response, for: call.api, with: interceptor)
+        }
         record?(SharedResponse(response: response, source: source, metrics: metrics))
         return value
     }

@@ -12,7 +12,8 @@ extension PercentEncoding {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexDigitValue), let low = iterator.next().flatMap(hexDigitValue) else {
+            guard let high = iterator.next().flatMap(hexDigitValue), let low = iterator.next().flatMap(hexDigitValue)
+            else {
                 return nil
             }
             bytes.append(high << 4 | low)

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The body of a call, as the caller describes it.
@@ -96,8 +96,10 @@ public struct RequestBody: Sendable, Hashable {
         case .data(let data, let contentType):
             return (.data(data), contentType)
         case .form(let fields):
-            let encoded = fields.map { "\(PercentEncoding.formEncode($0.name))=\(PercentEncoding.formEncode($0.value))" }
-                .joined(separator: "&")
+            let encoded = fields.map {
+                "\(PercentEncoding.formEncode($0.name))=\(PercentEncoding.formEncode($0.value))"
+            }
+            .joined(separator: "&")
             return (.data(Data(encoded.utf8)), "application/x-www-form-urlencoded")
         case .multipart(let form):
             return (.segments(try form.encodedSegments()), form.contentType)

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A description of one HTTP call: where it goes, what it sends, how its result is read.
@@ -90,7 +90,7 @@ public struct ServerAPI: Sendable, Hashable {
 
 // The wire, policy and reading groups' fields, read and written as properties of the call itself
 // (`api.retryCount` is `api.policy.retryCount`), so that code written before the grouping keeps working. The
-// transfer group's (`api.timeout`) come from `TransferCarrying`, shared with `TransportRequest`.
+// transfer group's (`api.timeout`) are in TransferAccessors.swift, with `TransportRequest`'s.
 extension ServerAPI {
     /// The scheme, host and base path, such as `https://api.example.com/v1` (`https` when no scheme is given).
     public var host: String {

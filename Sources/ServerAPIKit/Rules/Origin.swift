@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The origin of an http(s) URL (RFC 6454): scheme, host and port, compared ASCII case-insensitively

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The redirect rule every transport follows, so that a call is redirected the same way whichever
@@ -127,7 +127,9 @@ public enum RedirectRule {
     ///   - headers: The redirect's response head.
     ///   - request: The request the redirect answers.
     ///   - next: The redirect's next request (from `decide`), updated in place.
-    public static func carryCookies(_ headers: HTTPHeaders, of request: TransportRequest, to next: inout TransportRequest) {
+    public static func carryCookies(
+        _ headers: HTTPHeaders, of request: TransportRequest, to next: inout TransportRequest
+    ) {
         guard var cookies = request.cookies else { return }
         cookies.storage.store(responseHeaders: headers, from: request.url)
         if !sameOrigin(request.url, next.url) { cookies.callerHeader = nil }

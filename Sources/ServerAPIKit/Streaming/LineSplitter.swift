@@ -1,15 +1,15 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An incremental splitter that turns a byte stream, fed in chunks split anywhere, into lines.
@@ -28,12 +28,14 @@ import Darwin
 ///
 /// - Important: After `feed` throws `responseTooLarge`, every later `feed` throws it again until
 ///   `finish()`: the rest of the stream can no longer be split reliably.
-public struct LineSplitter: Sendable {
+@usableFromInline
+package struct LineSplitter: Sendable {
     /// The default longest line, in bytes: 1 MiB.
-    public static let defaultMaximumLineLength = 1 << 20
+    @usableFromInline
+    package static let defaultMaximumLineLength = 1 << 20
 
     /// The longest line accepted, in bytes, not counting the end-of-line bytes.
-    public let maximumLineLength: Int
+    package let maximumLineLength: Int
 
     // The bytes of the line being assembled; emptied (keeping its capacity) after each line.
     private var line: [UInt8] = []
@@ -48,7 +50,7 @@ public struct LineSplitter: Sendable {
     ///
     /// - Parameter maximumLineLength: The longest line accepted, in bytes, not counting the
     ///   end-of-line bytes; a longer line makes `feed` throw instead of buffering without bound.
-    public init(maximumLineLength: Int = LineSplitter.defaultMaximumLineLength) {
+    package init(maximumLineLength: Int = LineSplitter.defaultMaximumLineLength) {
         self.maximumLineLength = max(0, maximumLineLength)
     }
 
@@ -63,7 +65,7 @@ public struct LineSplitter: Sendable {
     ///     is the splitter's own buffer: keeping it is fine (it is copied on write), but costs a copy.
     /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than
     ///   `maximumLineLength`; any error `body` throws, after which the rest of the chunk is dropped.
-    public mutating func feed(_ chunk: some Collection<UInt8>, forEachLine body: ([UInt8]) throws -> Void) throws {
+    package mutating func feed(_ chunk: some Collection<UInt8>, forEachLine body: ([UInt8]) throws -> Void) throws {
         try feedBytes(chunk) { line in try body(Array(line)) }
     }
 
@@ -88,7 +90,7 @@ public struct LineSplitter: Sendable {
     /// - Parameter chunk: The next bytes of the stream; any split is fine.
     /// - Returns: The completed lines, in order, without their end-of-line bytes.
     /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`.
-    public mutating func feed(_ chunk: some Collection<UInt8>) throws -> [[UInt8]] {
+    package mutating func feed(_ chunk: some Collection<UInt8>) throws -> [[UInt8]] {
         var lines: [[UInt8]] = []
         try feed(chunk) { lines.append($0) }
         return lines
@@ -99,7 +101,7 @@ public struct LineSplitter: Sendable {
     /// - Parameter chunk: The next bytes of the stream; any split is fine, even inside a character.
     /// - Returns: The completed lines, in order; invalid UTF-8 is replaced with U+FFFD.
     /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`.
-    public mutating func feedText(_ chunk: some Collection<UInt8>) throws -> [String] {
+    package mutating func feedText(_ chunk: some Collection<UInt8>) throws -> [String] {
         var lines: [String] = []
         try feed(chunk) { lines.append(String(decoding: $0, as: UTF8.self)) }
         return lines
@@ -111,7 +113,7 @@ public struct LineSplitter: Sendable {
     ///
     /// - Returns: The unterminated last line, or `nil` when the stream ended with an end-of-line
     ///   (or was empty).
-    public mutating func finish() -> [UInt8]? {
+    package mutating func finish() -> [UInt8]? {
         defer { reset() }
         return line.isEmpty ? nil : line
     }
@@ -119,7 +121,7 @@ public struct LineSplitter: Sendable {
     /// Ends the stream and returns its unterminated last line, if any, decoded as UTF-8.
     ///
     /// - Returns: The last line with invalid UTF-8 replaced with U+FFFD, or `nil` when there is none.
-    public mutating func finishText() -> String? {
+    package mutating func finishText() -> String? {
         finish().map { String(decoding: $0, as: UTF8.self) }
     }
 

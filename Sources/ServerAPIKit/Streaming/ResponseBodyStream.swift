@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A response body that arrives as it is read: an `AsyncSequence` of byte chunks, read once.
@@ -264,7 +264,8 @@ extension ResponseBodyStream {
             _ end: Result<TransportMetrics?, ServerAPIError>, metrics: TransportMetrics? = nil,
             trailers: HTTPHeaders = [:]
         ) {
-            let (waiter, handler, context) = state.withLock { state -> (Waiter?, EndHandler?, (id: RequestID, url: URL)?) in
+            let (waiter, handler, context) = state.withLock {
+                state -> (Waiter?, EndHandler?, (id: RequestID, url: URL)?) in
                 guard state.end == nil else { return (nil, nil, nil) }
                 state.end = end
                 // Set before the end is delivered: a reader that saw the end reads them.

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A streamed body read as lines of UTF-8 text: ends of line `\n`, `\r\n` and `\r`, split wherever the
@@ -302,14 +302,16 @@ extension ServerSentEvent {
     ///   - decoder: The decoder; a plain `JSONDecoder` by default.
     /// - Returns: The model.
     /// - Throws: `ServerAPIError` of kind `decoding`, quoting the start of the data.
-    public func decode<Model: Decodable>(_ type: Model.Type, decoder: JSONDecoder = JSONDecoder()) throws(ServerAPIError)
+    public func decode<Model: Decodable>(_ type: Model.Type, decoder: JSONDecoder = JSONDecoder())
+        throws(ServerAPIError)
         -> Model
     {
         do {
             return try decoder.decode(Model.self, from: Data(data.utf8))
         } catch {
             throw ServerAPIError(
-                .decoding, "the event's data is not a \(Model.self): \(ServerAPIError.excerpt(Data(data.utf8)) ?? "empty")",
+                .decoding,
+                "the event's data is not a \(Model.self): \(ServerAPIError.excerpt(Data(data.utf8)) ?? "empty")",
                 underlying: error)
         }
     }

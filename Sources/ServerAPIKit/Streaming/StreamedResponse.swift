@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A call's response whose body arrives as it is read: what `ServerAPIManager.stream(_:)` returns as soon

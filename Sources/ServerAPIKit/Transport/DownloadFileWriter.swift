@@ -1,15 +1,15 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes a download to disk as it arrives, with the same resume, error-body and 416
@@ -319,11 +319,11 @@ public final class DownloadFileWriter {
 
     private static func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
         #if canImport(Glibc)
-        Glibc.write(descriptor, bytes, count)
+            Glibc.write(descriptor, bytes, count)
         #elseif canImport(Musl)
-        Musl.write(descriptor, bytes, count)
+            Musl.write(descriptor, bytes, count)
         #else
-        Darwin.write(descriptor, bytes, count)
+            Darwin.write(descriptor, bytes, count)
         #endif
     }
 

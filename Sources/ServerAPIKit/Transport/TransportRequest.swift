@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A fully resolved request, ready for a transport: every default applied, every value validated.
@@ -58,10 +58,14 @@ public struct TransportRequest: Sendable {
     public var transfer: ServerAPI.Transfer {
         get { fields.value.transfer }
         _modify {
-            let checked = (fields.value.transfer.timeout, fields.value.transfer.stallTimeout, fields.value.transfer.unixSocketPath)
+            let checked = (
+                fields.value.transfer.timeout, fields.value.transfer.stallTimeout, fields.value.transfer.unixSocketPath
+            )
             yield &fields.value.transfer
             // Only what `prepare()` checks makes the request unprepared again.
-            if checked != (fields.value.transfer.timeout, fields.value.transfer.stallTimeout, fields.value.transfer.unixSocketPath) {
+            if checked != (
+                fields.value.transfer.timeout, fields.value.transfer.stallTimeout, fields.value.transfer.unixSocketPath
+            ) {
                 fields.value.isPrepared = false
             }
         }

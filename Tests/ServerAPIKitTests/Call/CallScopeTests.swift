@@ -22,7 +22,8 @@ import Testing
         #expect(scope.activeCount == 0)
     }
 
-    @Test("a call the operation starts after its scope was cancelled ends with cancelled, without reaching the transport")
+    @Test(
+        "a call the operation starts after its scope was cancelled ends with cancelled, without reaching the transport")
     func cancelledBeforeStart() async throws {
         let mock = MockTransport()
         mock.stub(.get, "/a", .json("{}"))

@@ -61,7 +61,9 @@ import Testing
 
     static let reasons: [Machine.CancelReason] = [.id, .tag, .first, .last, .all, .replaced, .scope]
 
-    @Test("A cancel at each point does what stops the call there, once, whoever cancels", arguments: Point.allCases, CallStateMachineTests.reasons)
+    @Test(
+        "A cancel at each point does what stops the call there, once, whoever cancels", arguments: Point.allCases,
+        CallStateMachineTests.reasons)
     func matrix(point: Point, reason: Machine.CancelReason) {
         var machine = point.machine()
         #expect(machine.cancel(reason) == point.cancelActions)

@@ -25,7 +25,9 @@ import Testing
     @Test("Cancelling by a match hands back every match once, oldest first, and forgets them")
     func removeWhere() {
         var table = InFlightTable<CancellationToken>()
-        for n in UInt64(1)...5 { _ = table.add(Self.info(n, tag: n % 2 == 0 ? "even" : "odd"), member: CancellationToken()) }
+        for n in UInt64(1)...5 {
+            _ = table.add(Self.info(n, tag: n % 2 == 0 ? "even" : "odd"), member: CancellationToken())
+        }
         let victims = table.remove { $0.tag == "odd" }
         #expect(victims.map(\.info.id.rawValue) == [1, 3, 5])
         #expect(table.remove { $0.tag == "odd" }.isEmpty)

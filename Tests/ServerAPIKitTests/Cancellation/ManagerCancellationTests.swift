@@ -47,8 +47,9 @@ struct ManagerCancellationTests {
         #expect(manager.inFlight.isEmpty)
     }
 
-    @Test("cancelling a call that waits to retry ends it with cancelled, without another attempt",
-          arguments: RegistryCancel.allCases)
+    @Test(
+        "cancelling a call that waits to retry ends it with cancelled, without another attempt",
+        arguments: RegistryCancel.allCases)
     func whileWaitingToRetry(kind: RegistryCancel) async throws {
         let mock = MockTransport()
         mock.stub(.get, "/x", .status(503), .json("{}"))
@@ -106,7 +107,9 @@ struct ManagerCancellationTests {
     func firstLastTag() async throws {
         let entered = EventCounter()
         let manager = ServerAPIManager(transport: hangingMock(entered))
-        let a = ServerAPI.test("/a").tag("t"), b = ServerAPI.test("/b").tag("u"), c = ServerAPI.test("/c").tag("t")
+        let a = ServerAPI.test("/a").tag("t")
+        let b = ServerAPI.test("/b").tag("u")
+        let c = ServerAPI.test("/c").tag("t")
         var calls: [Task<ServerResult, any Error>] = []
         for (index, api) in [a, b, c].enumerated() {
             calls.append(Task { try await manager.send(api) })
@@ -139,7 +142,9 @@ struct ManagerCancellationTests {
         await done.wait()
         let results = outcome.all
         #expect(results.count == 1)
-        if case .failure(let error) = results.first { #expect(error.kind == .cancelled) } else {
+        if case .failure(let error) = results.first {
+            #expect(error.kind == .cancelled)
+        } else {
             Issue.record("expected a cancellation")
         }
     }

@@ -47,7 +47,7 @@ struct RequestScopeTests {
         for index in 0..<3 {
             scope?.send(.test("/flaky").retry(5)) { outcomes.record(index, $0) }
         }
-        scope?.send(.test("/flaky").retry(5), progress: { _ in }) { outcomes.record(3, $0) }
+        scope?.send(.test("/flaky").retry(5), progress: { _ in }, completion: { outcomes.record(3, $0) })
         await clock.waitForSleepers(4)
         #expect(mock.requestCount == 4)
 

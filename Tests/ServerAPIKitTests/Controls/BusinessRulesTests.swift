@@ -54,7 +54,8 @@ struct BusinessRulesTests {
             try await manager.send(.test("/expired").businessMessages(["1001": "Your session ended."]))
         }
         #expect(expired?.userMessage == "Your session ended.")
-        #expect(await expectError { try await manager.send(.test("/other").silentBusinessCodes("3001")) }?.isSilent == true)
+        #expect(
+            await expectError { try await manager.send(.test("/other").silentBusinessCodes("3001")) }?.isSilent == true)
         let audible = await expectError { try await manager.send(.test("/in-cart").audibleBusinessCodes("2001")) }
         #expect(audible?.isSilent == false)
         let raw = await expectError { try await manager.send(.test("/in-cart").businessRules(.none)) }

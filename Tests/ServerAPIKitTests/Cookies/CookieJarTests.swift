@@ -3,7 +3,7 @@ import ServerAPIKit
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A time the tests move by hand.
@@ -18,20 +18,22 @@ final class ManualDate: Sendable {
 struct CookieJarTests {
     static func url(_ string: String) -> URL { URL(string: string)! }
 
-    @Test("matching: domain, host-only, path, secure", arguments: [
-        ("a=1", "https://example.com/", true),
-        ("a=1", "https://www.example.com/", false),
-        ("a=1; Domain=example.com", "https://www.example.com/", true),
-        ("a=1; Domain=example.com", "https://example.com/", true),
-        ("a=1; Domain=example.com", "https://badexample.com/", false),
-        ("a=1; Path=/docs", "https://example.com/docs", true),
-        ("a=1; Path=/docs", "https://example.com/docs/web", true),
-        ("a=1; Path=/docs", "https://example.com/docsx", false),
-        ("a=1; Path=/docs", "https://example.com/", false),
-        ("a=1; Path=/docs/", "https://example.com/docs/x", true),
-        ("a=1; Secure", "https://example.com/", true),
-        ("a=1; Secure", "http://example.com/", false),
-    ])
+    @Test(
+        "matching: domain, host-only, path, secure",
+        arguments: [
+            ("a=1", "https://example.com/", true),
+            ("a=1", "https://www.example.com/", false),
+            ("a=1; Domain=example.com", "https://www.example.com/", true),
+            ("a=1; Domain=example.com", "https://example.com/", true),
+            ("a=1; Domain=example.com", "https://badexample.com/", false),
+            ("a=1; Path=/docs", "https://example.com/docs", true),
+            ("a=1; Path=/docs", "https://example.com/docs/web", true),
+            ("a=1; Path=/docs", "https://example.com/docsx", false),
+            ("a=1; Path=/docs", "https://example.com/", false),
+            ("a=1; Path=/docs/", "https://example.com/docs/x", true),
+            ("a=1; Secure", "https://example.com/", true),
+            ("a=1; Secure", "http://example.com/", false),
+        ])
     func matching(line: String, target: String, sent: Bool) {
         let storage = MemoryCookieStorage()
         storage.store(setCookieLines: [line], from: Self.url("https://example.com/"))
@@ -168,10 +170,12 @@ struct CookieJarTests {
         #expect(FileCookieStorage(url: file).allCookies.isEmpty)
     }
 
-    @Test("file storage: a corrupt file is empty, and replaced", arguments: [
-        "not json", "{\"format\":\"serverapikit-cookies\",\"version\":1,\"cookies\":[{\"name\":1}]}",
-        "{\"cookies\":[]}", "{\"format\":\"serverapikit-cookies\",\"version\":1,\"cookies\":[",
-    ])
+    @Test(
+        "file storage: a corrupt file is empty, and replaced",
+        arguments: [
+            "not json", "{\"format\":\"serverapikit-cookies\",\"version\":1,\"cookies\":[{\"name\":1}]}",
+            "{\"cookies\":[]}", "{\"format\":\"serverapikit-cookies\",\"version\":1,\"cookies\":[",
+        ])
     func corrupt(contents: String) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jar-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }

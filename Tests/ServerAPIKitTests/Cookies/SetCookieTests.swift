@@ -22,11 +22,13 @@ struct SetCookieTests {
         #expect(cookie.created == Self.now)
     }
 
-    @Test("attributes are case-insensitive", arguments: [
-        "a=b; SECURE; HTTPONLY; PATH=/x; DOMAIN=Example.COM; SAMESITE=Lax",
-        "a=b; secure; httponly; path=/x; domain=.example.com; samesite=lax",
-        "a=b;Secure;HttpOnly;Path=/x;Domain=example.com.;SameSite=LAX",
-    ])
+    @Test(
+        "attributes are case-insensitive",
+        arguments: [
+            "a=b; SECURE; HTTPONLY; PATH=/x; DOMAIN=Example.COM; SAMESITE=Lax",
+            "a=b; secure; httponly; path=/x; domain=.example.com; samesite=lax",
+            "a=b;Secure;HttpOnly;Path=/x;Domain=example.com.;SameSite=LAX",
+        ])
     func caseInsensitive(line: String) throws {
         let cookie = try #require(Self.parse(line))
         #expect(cookie.secure && cookie.httpOnly)
@@ -36,39 +38,48 @@ struct SetCookieTests {
         #expect(cookie.sameSite == .lax)
     }
 
-    @Test("malformed lines are ignored", arguments: [
-        "", ";", "novalue", "=value", " =value", "; a=b", "a\u{01}=b", "a=b\u{7F}", "a=é",
-    ])
+    @Test(
+        "malformed lines are ignored",
+        arguments: [
+            "", ";", "novalue", "=value", " =value", "; a=b", "a\u{01}=b", "a=b\u{7F}", "a=é",
+        ])
     func malformed(line: String) {
         #expect(Self.parse(line) == nil)
     }
 
-    @Test("odd but valid lines never crash", arguments: [
-        "a=", "a==b", "a=b; Max-Age=", "a=b; Max-Age=abc", "a=b; Max-Age=-", "a=b; Expires=", "a=b; Expires=garbage",
-        "a=b; Path=", "a=b; Path=relative", "a=b; Domain=", "a=b; ;;; =; x", "a=b; Max-Age=99999999999999999999999",
-        "a=b; Expires=Wed, 31 Feb 2024 00:00:00 GMT", "a=b; SameSite=whatever",
-    ])
+    @Test(
+        "odd but valid lines never crash",
+        arguments: [
+            "a=", "a==b", "a=b; Max-Age=", "a=b; Max-Age=abc", "a=b; Max-Age=-", "a=b; Expires=",
+            "a=b; Expires=garbage",
+            "a=b; Path=", "a=b; Path=relative", "a=b; Domain=", "a=b; ;;; =; x", "a=b; Max-Age=99999999999999999999999",
+            "a=b; Expires=Wed, 31 Feb 2024 00:00:00 GMT", "a=b; SameSite=whatever",
+        ])
     func odd(line: String) throws {
         let cookie = try #require(Self.parse(line))
         #expect(cookie.name == "a")
         #expect(cookie.path.hasPrefix("/"))
     }
 
-    @Test("Expires date formats", arguments: [
-        ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777.0),
-        ("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777.0),
-        ("Sun Nov  6 08:49:37 1994", 784_111_777.0),
-        ("Thu, 01-Jan-2037 00:00:00 GMT", 2_114_380_800.0),
-        ("01 Jan 2037 00:00:00", 2_114_380_800.0),
-    ])
+    @Test(
+        "Expires date formats",
+        arguments: [
+            ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777.0),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777.0),
+            ("Sun Nov  6 08:49:37 1994", 784_111_777.0),
+            ("Thu, 01-Jan-2037 00:00:00 GMT", 2_114_380_800.0),
+            ("01 Jan 2037 00:00:00", 2_114_380_800.0),
+        ])
     func dates(text: String, seconds: Double) {
         #expect(SetCookie.parseDate(text) == Date(timeIntervalSince1970: seconds))
     }
 
-    @Test("invalid dates are not dates", arguments: [
-        "", "garbage", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:00:00 GMT", "06 Nov 1994",
-        "Sun, 06 Foo 1994 08:49:37 GMT", "Thu, 31 Feb 2024 00:00:00 GMT",
-    ])
+    @Test(
+        "invalid dates are not dates",
+        arguments: [
+            "", "garbage", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:00:00 GMT", "06 Nov 1994",
+            "Sun, 06 Foo 1994 08:49:37 GMT", "Thu, 31 Feb 2024 00:00:00 GMT",
+        ])
     func invalidDates(text: String) {
         #expect(SetCookie.parseDate(text) == nil)
     }
@@ -83,15 +94,17 @@ struct SetCookieTests {
         #expect(zero.isExpired(at: Self.now))
     }
 
-    @Test("Domain must domain-match the host and not be a public suffix", arguments: [
-        ("a=b; Domain=example.com", true),
-        ("a=b; Domain=www.example.com", true),
-        ("a=b; Domain=other.com", false),
-        ("a=b; Domain=ample.com", false),
-        ("a=b; Domain=com", false),
-        ("a=b; Domain=.com", false),
-        ("a=b; Domain=sub.www.example.com", false),
-    ])
+    @Test(
+        "Domain must domain-match the host and not be a public suffix",
+        arguments: [
+            ("a=b; Domain=example.com", true),
+            ("a=b; Domain=www.example.com", true),
+            ("a=b; Domain=other.com", false),
+            ("a=b; Domain=ample.com", false),
+            ("a=b; Domain=com", false),
+            ("a=b; Domain=.com", false),
+            ("a=b; Domain=sub.www.example.com", false),
+        ])
     func domainAttribute(line: String, accepted: Bool) {
         #expect((Self.parse(line) != nil) == accepted)
     }
@@ -127,7 +140,8 @@ struct SetCookieTests {
     @Test("joined Set-Cookie fields split at cookie boundaries only")
     func split() {
         let joined = "a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT; Path=/, b=2, c=3; HttpOnly"
-        #expect(SetCookie.split(joined) == ["a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT; Path=/", "b=2", "c=3; HttpOnly"])
+        #expect(
+            SetCookie.split(joined) == ["a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT; Path=/", "b=2", "c=3; HttpOnly"])
         #expect(SetCookie.split("a=1") == ["a=1"])
         #expect(SetCookie.split("") == [])
     }

@@ -1,7 +1,7 @@
 import Foundation
 import ServerAPIKit
-import ServerAPITesting
 import ServerAPITestSupport
+import ServerAPITesting
 import Testing
 
 /// The manager runs each call in its caller's task, with a cancellation token instead of a task of its

@@ -125,7 +125,9 @@ struct MetricsTests {
         #expect(try await manager.send(.test("/retried").retry(1, policy: .immediate)).metrics.status == 200)
         #expect(await expectError { try await manager.send(.test("/missing")) }?.metrics?.status == 404)
         // The last attempt got no response: the first one's 503 does not describe how the call ended.
-        #expect(await expectError { try await manager.send(.test("/dropped").retry(1, policy: .immediate)) }?.metrics?.status == nil)
+        #expect(
+            await expectError { try await manager.send(.test("/dropped").retry(1, policy: .immediate)) }?.metrics?
+                .status == nil)
         #expect(await expectError { try await manager.send(.test("/down")) }?.metrics?.status == nil)
         let cachedCall = ServerAPI.test("/cached").cache(.returnCacheElseLoad)
         _ = try await manager.send(cachedCall)

@@ -105,7 +105,9 @@ struct AuthRefreshPluginTests {
         #expect(mock.requestCount == 5)
     }
 
-    @Test("a rejection of the wave that arrives after its refresh failed shares that failure; a later call refreshes anew")
+    @Test(
+        "a rejection of the wave that arrives after its refresh failed shares that failure; a later call refreshes anew"
+    )
     func lateRejectionOfAFailedWave() async throws {
         let fastDone = EventCounter()
         let fastArrived = EventCounter()

@@ -33,7 +33,9 @@ struct LoggingPluginTests {
         #expect(lines[2] == "→ GET \(url) \(api.id) attempt 2")
         #expect(lines[3].hasPrefix("← 200 GET \(url) \(api.id) attempt 2: "))
         #expect(lines[3].hasSuffix(" ms, sent 0 B, received 7 B via mock"))
-        #expect(lines[4].hasPrefix("✓ GET \(url) \(api.id) from network: ") && lines[4].hasSuffix(" ms, 2 attempts, received 7 B"))
+        #expect(
+            lines[4].hasPrefix("✓ GET \(url) \(api.id) from network: ")
+                && lines[4].hasSuffix(" ms, 2 attempts, received 7 B"))
 
         _ = try await manager.send(api)
         #expect(log.all.count == 6)
@@ -93,10 +95,11 @@ struct LoggingPluginTests {
         _ = await expectError { try await manager.send(.test("/fail")) }
         let text = log.all.joined(separator: "\n")
         #expect(!text.contains("SECRET"))
-        for visible in ["visible-query", "visible-header", "Authorization: <redacted>", "Cookie: <redacted>",
+        for visible in [
+            "visible-query", "visible-header", "Authorization: <redacted>", "Cookie: <redacted>",
             "Set-Cookie: <redacted>", "token=<redacted>", "Password=<redacted>", "user:<redacted>@",
-            "access_token=<redacted>&x=1"]
-        {
+            "access_token=<redacted>&x=1",
+        ] {
             #expect(text.contains(visible), "missing \(visible)")
         }
     }

@@ -17,7 +17,8 @@ struct RecordingPlugin: ServerAPIPlugin {
         return request
     }
     func willSend(_ request: TransportRequest, for api: ServerAPI) { log.append("\(name).willSend") }
-    func didReceive(_ result: Result<TransportResponse, ServerAPIError>, for request: TransportRequest, api: ServerAPI) {
+    func didReceive(_ result: Result<TransportResponse, ServerAPIError>, for request: TransportRequest, api: ServerAPI)
+    {
         log.append("\(name).didReceive")
     }
     func process(_ response: TransportResponse, for api: ServerAPI) async throws -> TransportResponse {
@@ -194,7 +195,10 @@ struct ManagerTests {
 
     @Test("a decodable model is decoded from the response")
     func decodable() async throws {
-        struct User: Decodable, Sendable { var id: Int; var name: String }
+        struct User: Decodable, Sendable {
+            var id: Int
+            var name: String
+        }
         let mock = MockTransport()
         mock.stub(.get, "/u", .json(#"{"id":1,"name":"Ada"}"#))
         let manager = ServerAPIManager(transport: mock)

@@ -1,10 +1,10 @@
 import Foundation
+import ServerAPITestSupport
 import ServerAPITesting
 import Synchronization
 import Testing
 
 @testable import ServerAPIKit
-import ServerAPITestSupport
 
 @Suite("Signing and common parameters", .timeLimit(.minutes(1)))
 struct SigningPluginTests {

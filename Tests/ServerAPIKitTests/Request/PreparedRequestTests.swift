@@ -48,7 +48,9 @@ import Testing
         let mock = MockTransport()
         mock.stub(.get, "/x", .json("{}"))
         let manager = ServerAPIManager(transport: mock, plugins: [HeaderPlugin(value: "a\r\nInjected: 1")])
-        let error = await #expect(throws: ServerAPIError.self) { try await manager.send(.init(host: "api.test", path: "/x")) }
+        let error = await #expect(throws: ServerAPIError.self) {
+            try await manager.send(.init(host: "api.test", path: "/x"))
+        }
         #expect(error?.kind == .invalidRequest)
         #expect(mock.requestCount == 0)
         let fine = ServerAPIManager(transport: mock, plugins: [HeaderPlugin(value: "ok")])

@@ -49,8 +49,10 @@ struct RequestBodyTests {
 
     @Test("a caller's Content-Type is kept")
     func explicitContentType() throws {
-        let request = try ServerAPI(host: "https://a.test").method(.post).header("content-type", "application/vnd.x+json")
-            .json(["a": 1]).transportRequest()
+        let request = try ServerAPI(host: "https://a.test").method(.post).header(
+            "content-type", "application/vnd.x+json"
+        )
+        .json(["a": 1]).transportRequest()
         #expect(request.headers.values(for: "Content-Type") == ["application/vnd.x+json"])
     }
 
@@ -105,7 +107,8 @@ struct RequestBodyTests {
         }
         let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)")
         #expect(throws: ServerAPIError.self) {
-            try ServerAPI(host: "https://a.test").method(.post).body(.file(missing)).transportRequest().body.makeReader()
+            try ServerAPI(host: "https://a.test").method(.post).body(.file(missing)).transportRequest().body
+                .makeReader()
         }
     }
 

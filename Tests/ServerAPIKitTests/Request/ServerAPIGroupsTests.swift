@@ -70,7 +70,8 @@ struct ServerAPIGroupsTests {
         #expect(request.timeout == .seconds(7))
         #expect(request.connectTimeout == .seconds(2))
         #expect(request.stallTimeout == StallTimeout(bytesPerSecond: 10, duration: .seconds(3)))
-        #expect(request.download == DownloadTarget(destination: URL(fileURLWithPath: "/tmp/groups-download"), resume: true))
+        #expect(
+            request.download == DownloadTarget(destination: URL(fileURLWithPath: "/tmp/groups-download"), resume: true))
         #expect(request.maxResponseSize == 99)
         #expect(request.maxDecompressionRatio == 7)
         #expect(request.redirects == .follow(max: 3))

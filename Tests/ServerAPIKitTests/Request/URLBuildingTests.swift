@@ -5,16 +5,18 @@ import Testing
 
 @Suite("Building URLs")
 struct URLBuildingTests {
-    @Test("host and path join with exactly one slash whatever the caller wrote", arguments: [
-        ("https://api.test", "users", "https://api.test/users"),
-        ("https://api.test/", "/users", "https://api.test/users"),
-        ("https://api.test//", "//users", "https://api.test/users"),
-        ("https://api.test/v1", "users/7", "https://api.test/v1/users/7"),
-        ("https://api.test/v1/", "/users/7/", "https://api.test/v1/users/7/"),
-        ("https://api.test", "", "https://api.test"),
-        ("api.test", "x", "https://api.test/x"),
-        ("http://127.0.0.1:8080", "/a", "http://127.0.0.1:8080/a"),
-    ])
+    @Test(
+        "host and path join with exactly one slash whatever the caller wrote",
+        arguments: [
+            ("https://api.test", "users", "https://api.test/users"),
+            ("https://api.test/", "/users", "https://api.test/users"),
+            ("https://api.test//", "//users", "https://api.test/users"),
+            ("https://api.test/v1", "users/7", "https://api.test/v1/users/7"),
+            ("https://api.test/v1/", "/users/7/", "https://api.test/v1/users/7/"),
+            ("https://api.test", "", "https://api.test"),
+            ("api.test", "x", "https://api.test/x"),
+            ("http://127.0.0.1:8080", "/a", "http://127.0.0.1:8080/a"),
+        ])
     func joins(host: String, path: String, expected: String) throws {
         #expect(try ServerAPI(host: host, path: path).resolvedURL().absoluteString == expected)
     }
@@ -63,10 +65,12 @@ struct URLBuildingTests {
         #expect(try api.resolvedURL().absoluteString == "http://example.test:81/x?y=1&z=2")
     }
 
-    @Test("an unusable URL is an invalidRequest error, not a crash", arguments: [
-        ServerAPI(host: ""), ServerAPI(host: "ftp://files.test", path: "/a"),
-        ServerAPI(host: "https://", path: "x"), ServerAPI(host: "http://exa mple.test"),
-    ])
+    @Test(
+        "an unusable URL is an invalidRequest error, not a crash",
+        arguments: [
+            ServerAPI(host: ""), ServerAPI(host: "ftp://files.test", path: "/a"),
+            ServerAPI(host: "https://", path: "x"), ServerAPI(host: "http://exa mple.test"),
+        ])
     func invalidURL(api: ServerAPI) {
         #expect(throws: ServerAPIError.self) { try api.resolvedURL() }
         do {

@@ -4,11 +4,13 @@ import Testing
 
 @Suite("Unix-domain socket URLs and validation")
 struct UnixSocketTests {
-    @Test("http+unix:// splits into the socket and an http URL on localhost", arguments: [
-        ("http+unix://%2Ftmp%2Fapp.sock/items?x=1", "/tmp/app.sock", "http://localhost/items?x=1"),
-        ("http+unix://%2Ftmp%2Fapp.sock", "/tmp/app.sock", "http://localhost/"),
-        ("https+unix://%2Fvar%2Frun%2Fa%20b.sock/v1/", "/var/run/a b.sock", "https://localhost/v1/"),
-    ])
+    @Test(
+        "http+unix:// splits into the socket and an http URL on localhost",
+        arguments: [
+            ("http+unix://%2Ftmp%2Fapp.sock/items?x=1", "/tmp/app.sock", "http://localhost/items?x=1"),
+            ("http+unix://%2Ftmp%2Fapp.sock", "/tmp/app.sock", "http://localhost/"),
+            ("https+unix://%2Fvar%2Frun%2Fa%20b.sock/v1/", "/var/run/a b.sock", "https://localhost/v1/"),
+        ])
     func split(text: String, socket: String, url: String) throws {
         let split = try #require(UnixSocket.split(URL(string: text)!))
         #expect(split.socketPath == socket)
@@ -37,7 +39,9 @@ struct UnixSocketTests {
         #expect(option.url.host == "api.internal")
     }
 
-    @Test("bad socket paths are invalidRequest", arguments: ["", "/tmp/a\u{0}b", "/" + String(repeating: "x", count: 120)])
+    @Test(
+        "bad socket paths are invalidRequest",
+        arguments: ["", "/tmp/a\u{0}b", "/" + String(repeating: "x", count: 120)])
     func invalid(path: String) {
         let error = #expect(throws: ServerAPIError.self) {
             _ = try ServerAPI(host: "http://localhost").unixSocket(path).transportRequest()

@@ -144,7 +144,8 @@ struct ResilienceManagerTests {
         #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .cannotConnect)
         #expect(log.steps == ["closed->open", "open->half-open", "half-open->open"])
         #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
-        #expect(await expectError { try await manager.send(ServerAPI.test().circuitBreaker(nil)) }?.kind == .cannotConnect)
+        #expect(
+            await expectError { try await manager.send(ServerAPI.test().circuitBreaker(nil)) }?.kind == .cannotConnect)
         #expect(mock.requestCount == 3)
     }
 

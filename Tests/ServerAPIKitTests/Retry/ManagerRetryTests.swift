@@ -7,7 +7,9 @@ import Testing
 
 @Suite("Retries")
 struct ManagerRetryTests {
-    @Test("a retryable status is retried up to the retry count, and attempts are recorded", arguments: [408, 429, 500, 502, 503, 504])
+    @Test(
+        "a retryable status is retried up to the retry count, and attempts are recorded",
+        arguments: [408, 429, 500, 502, 503, 504])
     func retriesStatus(status: Int) async throws {
         let mock = MockTransport()
         mock.stub(.get, "/x", .status(status), .status(status), .json(#"{"ok":true}"#))

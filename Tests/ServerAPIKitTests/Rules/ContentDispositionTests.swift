@@ -4,55 +4,59 @@ import Testing
 
 @Suite("Content-Disposition")
 struct ContentDispositionTests {
-    @Test("the file name a download is saved under, from odd but real header values", arguments: [
-        ("attachment; filename=report.pdf", "report.pdf"),
-        ("attachment; filename=\"annual report.pdf\"", "annual report.pdf"),
-        ("ATTACHMENT; FILENAME=\"a.txt\"", "a.txt"),
-        ("attachment;filename=a.txt", "a.txt"),
-        ("attachment; filename = \"spaced.txt\" ", "spaced.txt"),
-        ("attachment; filename=\"quote\\\"d.txt\"", "quote\"d.txt"),
-        ("attachment; filename=\"back\\\\slash.txt\"", "slash.txt"),
-        ("attachment; filename=\"semi;colon.txt\"", "semi;colon.txt"),
-        ("attachment; filename*=UTF-8''%E2%82%AC%20rates.txt", "€ rates.txt"),
-        ("attachment; filename*=utf-8'en'na%C3%AFve.txt", "naïve.txt"),
-        ("attachment; filename*=ISO-8859-1''caf%E9.txt", "café.txt"),
-        ("attachment; filename=\"fallback.txt\"; filename*=UTF-8''%E2%82%AC.txt", "€.txt"),
-        ("attachment; filename*=UTF-8''%E2%82%AC.txt; filename=\"fallback.txt\"", "€.txt"),
-        ("attachment; filename*=UTF-8''%FF%FE.txt; filename=\"fallback.txt\"", "fallback.txt"),
-        ("attachment; filename*=UTF-8''%E2%8.txt; filename=\"fallback.txt\"", "fallback.txt"),
-        ("attachment; filename*=KOI8-R''%F0.txt; filename=\"fallback.txt\"", "fallback.txt"),
-        ("attachment; filename*=no-quotes.txt; filename=\"fallback.txt\"", "fallback.txt"),
-        ("attachment; filename=first.txt; filename=second.txt", "first.txt"),
-        ("attachment; size=12; filename=a.txt; creation-date=\"Wed, 12 Feb 1997 16:29:51 -0500\"", "a.txt"),
-        ("attachment; ; filename=a.txt", "a.txt"),
-        ("attachment; junk; filename=a.txt", "a.txt"),
-        ("attachment; filename=\"unclosed; filename=b.txt", nil),
-        ("attachment; filename=a b.txt; filename=c.txt", "c.txt"),
-        ("inline; filename=page.html", "page.html"),
-        ("attachment; filename=\"../../etc/passwd\"", "passwd"),
-        ("attachment; filename=\"/etc/passwd\"", "passwd"),
-        ("attachment; filename=\"C:\\\\Windows\\\\evil.exe\"", "evil.exe"),
-        ("attachment; filename*=UTF-8''..%2F..%2Fescape.sh", "escape.sh"),
-        ("attachment; filename=\"..\"", nil),
-        ("attachment; filename=\"dir/..\"", nil),
-        ("attachment; filename=\".bashrc\"", "bashrc"),
-        ("attachment; filename=\"...\"", nil),
-        ("attachment; filename=\"\"", nil),
-        ("attachment; filename=\"   \"", nil),
-        ("attachment; filename=\"a\u{7}b\u{0}c.txt\"", "abc.txt"),
-        ("attachment; filename=\"name/\"", "name"),
-        ("attachment", nil),
-        ("attachment; filename=", nil),
-    ] as [(String, String?)])
+    @Test(
+        "the file name a download is saved under, from odd but real header values",
+        arguments: [
+            ("attachment; filename=report.pdf", "report.pdf"),
+            ("attachment; filename=\"annual report.pdf\"", "annual report.pdf"),
+            ("ATTACHMENT; FILENAME=\"a.txt\"", "a.txt"),
+            ("attachment;filename=a.txt", "a.txt"),
+            ("attachment; filename = \"spaced.txt\" ", "spaced.txt"),
+            ("attachment; filename=\"quote\\\"d.txt\"", "quote\"d.txt"),
+            ("attachment; filename=\"back\\\\slash.txt\"", "slash.txt"),
+            ("attachment; filename=\"semi;colon.txt\"", "semi;colon.txt"),
+            ("attachment; filename*=UTF-8''%E2%82%AC%20rates.txt", "€ rates.txt"),
+            ("attachment; filename*=utf-8'en'na%C3%AFve.txt", "naïve.txt"),
+            ("attachment; filename*=ISO-8859-1''caf%E9.txt", "café.txt"),
+            ("attachment; filename=\"fallback.txt\"; filename*=UTF-8''%E2%82%AC.txt", "€.txt"),
+            ("attachment; filename*=UTF-8''%E2%82%AC.txt; filename=\"fallback.txt\"", "€.txt"),
+            ("attachment; filename*=UTF-8''%FF%FE.txt; filename=\"fallback.txt\"", "fallback.txt"),
+            ("attachment; filename*=UTF-8''%E2%8.txt; filename=\"fallback.txt\"", "fallback.txt"),
+            ("attachment; filename*=KOI8-R''%F0.txt; filename=\"fallback.txt\"", "fallback.txt"),
+            ("attachment; filename*=no-quotes.txt; filename=\"fallback.txt\"", "fallback.txt"),
+            ("attachment; filename=first.txt; filename=second.txt", "first.txt"),
+            ("attachment; size=12; filename=a.txt; creation-date=\"Wed, 12 Feb 1997 16:29:51 -0500\"", "a.txt"),
+            ("attachment; ; filename=a.txt", "a.txt"),
+            ("attachment; junk; filename=a.txt", "a.txt"),
+            ("attachment; filename=\"unclosed; filename=b.txt", nil),
+            ("attachment; filename=a b.txt; filename=c.txt", "c.txt"),
+            ("inline; filename=page.html", "page.html"),
+            ("attachment; filename=\"../../etc/passwd\"", "passwd"),
+            ("attachment; filename=\"/etc/passwd\"", "passwd"),
+            ("attachment; filename=\"C:\\\\Windows\\\\evil.exe\"", "evil.exe"),
+            ("attachment; filename*=UTF-8''..%2F..%2Fescape.sh", "escape.sh"),
+            ("attachment; filename=\"..\"", nil),
+            ("attachment; filename=\"dir/..\"", nil),
+            ("attachment; filename=\".bashrc\"", "bashrc"),
+            ("attachment; filename=\"...\"", nil),
+            ("attachment; filename=\"\"", nil),
+            ("attachment; filename=\"   \"", nil),
+            ("attachment; filename=\"a\u{7}b\u{0}c.txt\"", "abc.txt"),
+            ("attachment; filename=\"name/\"", "name"),
+            ("attachment", nil),
+            ("attachment; filename=", nil),
+        ] as [(String, String?)])
     func fileName(value: String, expected: String?) throws {
         let disposition = try #require(ContentDisposition(value))
         #expect(disposition.fileName == expected, "\(value)")
     }
 
-    @Test("a value that does not start with a disposition type is not a Content-Disposition", arguments: [
-        "", "   ", "; filename=a.txt", "\"attachment\"; filename=a.txt", "=x", "attachment filename=a.txt",
-        "attach/ment; filename=a.txt",
-    ])
+    @Test(
+        "a value that does not start with a disposition type is not a Content-Disposition",
+        arguments: [
+            "", "   ", "; filename=a.txt", "\"attachment\"; filename=a.txt", "=x", "attachment filename=a.txt",
+            "attach/ment; filename=a.txt",
+        ])
     func garbage(value: String) {
         #expect(ContentDisposition(value) == nil)
     }

@@ -46,9 +46,12 @@ struct DecompressionRuleTests {
         #expect(DecompressionRule.check(decoded: Self.floor + 1, encoded: 1, ratio: 0, status: 200) != nil)
     }
 
-    @Test("a Content-Encoding other than identity is a coded body", arguments: [
-        ("gzip", true), ("br", true), ("identity", false), ("Identity", false), ("", false), ("identity, gzip", true),
-    ])
+    @Test(
+        "a Content-Encoding other than identity is a coded body",
+        arguments: [
+            ("gzip", true), ("br", true), ("identity", false), ("Identity", false), ("", false),
+            ("identity, gzip", true),
+        ])
     func encoded(value: String, coded: Bool) {
         #expect(DecompressionRule.isEncoded(["Content-Encoding": value]) == coded)
         #expect(!DecompressionRule.isEncoded(["Content-Type": "application/gzip"]))
@@ -91,7 +94,8 @@ struct DecompressionRuleTests {
         #expect(!plain.isContentCoded)
         #expect(Self.failed(plain.bodyReceived(count: 1 << 24, encoded: 10)) == nil)
         var unlimited = ExchangeStateMachine(download: false)
-        _ = unlimited.headReceived(status: 200, headers: ["Content-Encoding": "gzip"], request: Self.request(ratio: nil))
+        _ = unlimited.headReceived(
+            status: 200, headers: ["Content-Encoding": "gzip"], request: Self.request(ratio: nil))
         #expect(Self.failed(unlimited.bodyReceived(count: 1 << 24, encoded: 10)) == nil)
     }
 }

@@ -7,10 +7,12 @@ import Testing
 /// gives for the same input (the tests import all of Foundation).
 @Suite("Text handling without Foundation's internationalisation")
 struct FoundationEssentialsTextTests {
-    @Test("trimming Unicode spaces matches Foundation's .whitespaces and .whitespacesAndNewlines", arguments: [
-        "", " ", "plain", "  both ends \t", "\u{00A0}no-break\u{2003}", "\n line breaks \r\n", "inner  space",
-        "\u{3000}ideographic\u{3000}", "\t\n\u{0085}\u{2028}mixed\u{2029}",
-    ])
+    @Test(
+        "trimming Unicode spaces matches Foundation's .whitespaces and .whitespacesAndNewlines",
+        arguments: [
+            "", " ", "plain", "  both ends \t", "\u{00A0}no-break\u{2003}", "\n line breaks \r\n", "inner  space",
+            "\u{3000}ideographic\u{3000}", "\t\n\u{0085}\u{2028}mixed\u{2029}",
+        ])
     func trimming(text: String) {
         #expect(String(HTTPSyntax.trimming(text, HTTPSyntax.isSpace)) == text.trimmingCharacters(in: .whitespaces))
         #expect(
@@ -18,16 +20,20 @@ struct FoundationEssentialsTextTests {
                 == text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    @Test("percent-decoding matches Foundation's removingPercentEncoding", arguments: [
-        "plain", "%2Fvar%2Frun%2Fd.sock", "%e2%82%ac", "a%20b+c", "%", "%2", "%zz", "%FF", "100%25", "",
-    ])
+    @Test(
+        "percent-decoding matches Foundation's removingPercentEncoding",
+        arguments: [
+            "plain", "%2Fvar%2Frun%2Fd.sock", "%e2%82%ac", "a%20b+c", "%", "%2", "%zz", "%FF", "100%25", "",
+        ])
     func decoding(text: String) {
         #expect(PercentEncoding.decode(text) == text.removingPercentEncoding)
     }
 
-    @Test("percent-encoding a socket path matches Foundation's urlHostAllowed without / : %", arguments: [
-        "/var/run/docker.sock", "/tmp/with space/€.sock", "/tmp/a:b%c!$&'()*+,;=~_-.sock",
-    ])
+    @Test(
+        "percent-encoding a socket path matches Foundation's urlHostAllowed without / : %",
+        arguments: [
+            "/var/run/docker.sock", "/tmp/with space/€.sock", "/tmp/a:b%c!$&'()*+,;=~_-.sock",
+        ])
     func socketPathEncoding(path: String) throws {
         var allowed = CharacterSet.urlHostAllowed
         allowed.remove(charactersIn: "/:%")
@@ -37,7 +43,9 @@ struct FoundationEssentialsTextTests {
         #expect(UnixSocket.split(url)?.socketPath == path)
     }
 
-    @Test("String(cFormat:) writes numbers as String(format:) does", arguments: [0.0, 0.25, 1.5, 2.0 / 3.0, 12.0, 1234.5678])
+    @Test(
+        "String(cFormat:) writes numbers as String(format:) does",
+        arguments: [0.0, 0.25, 1.5, 2.0 / 3.0, 12.0, 1234.5678])
     func cFormat(value: Double) {
         for format in ["%.1f ms", "%.0f ms", "%g s", "%.3g s"] {
             #expect(String(cFormat: format, value) == String(format: format, value), "\(format)")

@@ -60,7 +60,9 @@ struct TrailerRulesTests {
 
     @Test("received trailers lose the fields that cannot be trailers")
     func received() throws {
-        let fields: HTTPHeaders = ["X-Checksum": "abc", "Content-Length": "5", "set-cookie": "a=b", "Server-Timing": "db;dur=3"]
+        let fields: HTTPHeaders = [
+            "X-Checksum": "abc", "Content-Length": "5", "set-cookie": "a=b", "Server-Timing": "db;dur=3",
+        ]
         #expect(try TrailerRule.received(fields) == ["X-Checksum": "abc", "Server-Timing": "db;dur=3"])
     }
 

@@ -93,7 +93,8 @@ struct EventSourceTests {
         let clock = TestClock()
         let mock = MockTransport(clock: clock)
         mock.stub(
-            .get, "/es", .stream([.text("retry: 86400000\ndata: a\n\n")], headers: ["Content-Type": "text/event-stream"]),
+            .get, "/es",
+            .stream([.text("retry: 86400000\ndata: a\n\n")], headers: ["Content-Type": "text/event-stream"]),
             .status(204))
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let reader = collect(manager.eventSource(.test("/es"), configuration: .init(maximumRetry: .seconds(30))))

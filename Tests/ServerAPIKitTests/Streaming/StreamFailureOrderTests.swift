@@ -8,7 +8,9 @@ import Testing
 struct StreamFailureOrderTests {
     @Test("events completed earlier in the failing chunk are delivered before the error")
     func events() async throws {
-        let body = ResponseBodyStream(chunks: [Data("data: a\n\ndata: b\n\ndata: \(String(repeating: "x", count: 64))\n".utf8)])
+        let body = ResponseBodyStream(chunks: [
+            Data("data: a\n\ndata: b\n\ndata: \(String(repeating: "x", count: 64))\n".utf8)
+        ])
         var iterator = ServerSentEvents(body, maximumLineLength: 32).makeAsyncIterator()
         #expect(try await iterator.next()?.data == "a")
         #expect(try await iterator.next()?.data == "b")
@@ -35,7 +37,9 @@ struct StreamFailureOrderTests {
         var received: [String] = []
         var failure: ServerAPIError?
         do {
-            for try await event in ServerSentEvents(ResponseBodyStream(chunks: chunks.map { Data($0) }), maximumLineLength: 32) {
+            for try await event in ServerSentEvents(
+                ResponseBodyStream(chunks: chunks.map { Data($0) }), maximumLineLength: 32)
+            {
                 received.append(event.data)
             }
         } catch {

@@ -2,11 +2,11 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @testable import ServerAPIKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension Scratch {
     fileprivate func target(resume: Bool = false, name: String = "file.bin") -> DownloadTarget {

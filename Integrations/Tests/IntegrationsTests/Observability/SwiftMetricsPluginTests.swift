@@ -115,7 +115,8 @@ import Testing
         #expect(try metrics.expectCounter("serverapi_retries_refused_total", host).totalValue == 1)
         #expect(
             try metrics.expectCounter(
-                "serverapi_circuit_transitions_total", [("host", "api.example.com"), ("from", "closed"), ("to", "open")]
+                "serverapi_circuit_transitions_total",
+                [("host", "api.example.com"), ("from", "closed"), ("to", "open")]
             ).totalValue == 1)
         #expect(try metrics.expectGauge("serverapi_circuit_state", [("host", "api.example.com")]).lastValue == 2)
         let rejected = metrics.counters(label: "serverapi_requests_total").filter { counter in

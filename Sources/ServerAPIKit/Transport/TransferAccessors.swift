@@ -1,14 +1,8 @@
-/// A value that carries a call's transfer settings (``ServerAPI/Transfer``): a call (``ServerAPI``) and the
-/// request a transport receives (``TransportRequest``).
-///
-/// The settings' accessors are written once, here, for both: a new per-call limit is a field of
-/// ``ServerAPI/Transfer`` and nothing more in either type.
-public protocol TransferCarrying {
-    /// The transfer settings: timeouts, download target, size and decompression limits, redirects, socket.
-    var transfer: ServerAPI.Transfer { get set }
-}
+// The transfer settings (`ServerAPI.Transfer`: timeouts, download target, size and decompression limits,
+// redirects, socket), read and written as properties of a call and of the request a transport receives: a new
+// per-call limit is a field of `ServerAPI.Transfer` and a property in each extension below.
 
-extension TransferCarrying {
+extension ServerAPI {
     /// The total time one attempt may take (60 seconds by default).
     public var timeout: Duration {
         get { transfer.timeout }
@@ -64,6 +58,52 @@ extension TransferCarrying {
     }
 }
 
-extension ServerAPI: TransferCarrying {}
+extension TransportRequest {
+    /// The call's ``ServerAPI/timeout`` (`transfer.timeout`).
+    public var timeout: Duration {
+        get { transfer.timeout }
+        set { transfer.timeout = newValue }
+    }
 
-extension TransportRequest: TransferCarrying {}
+    /// The call's ``ServerAPI/connectTimeout`` (`transfer.connectTimeout`).
+    public var connectTimeout: Duration? {
+        get { transfer.connectTimeout }
+        set { transfer.connectTimeout = newValue }
+    }
+
+    /// The call's ``ServerAPI/stallTimeout`` (`transfer.stallTimeout`).
+    public var stallTimeout: StallTimeout? {
+        get { transfer.stallTimeout }
+        set { transfer.stallTimeout = newValue }
+    }
+
+    /// The call's ``ServerAPI/download`` (`transfer.download`).
+    public var download: DownloadTarget? {
+        get { transfer.download }
+        set { transfer.download = newValue }
+    }
+
+    /// The call's ``ServerAPI/maxResponseSize`` (`transfer.maxResponseSize`).
+    public var maxResponseSize: Int64? {
+        get { transfer.maxResponseSize }
+        set { transfer.maxResponseSize = newValue }
+    }
+
+    /// The call's ``ServerAPI/maxDecompressionRatio`` (`transfer.maxDecompressionRatio`).
+    public var maxDecompressionRatio: Int? {
+        get { transfer.maxDecompressionRatio }
+        set { transfer.maxDecompressionRatio = newValue }
+    }
+
+    /// The call's ``ServerAPI/redirects`` (`transfer.redirects`).
+    public var redirects: RedirectPolicy {
+        get { transfer.redirects }
+        set { transfer.redirects = newValue }
+    }
+
+    /// The call's ``ServerAPI/unixSocketPath`` (`transfer.unixSocketPath`).
+    public var unixSocketPath: String? {
+        get { transfer.unixSocketPath }
+        set { transfer.unixSocketPath = newValue }
+    }
+}
