@@ -8,8 +8,7 @@
 #                                 # what is left (a long comment or string, a rule format cannot apply) is fixed by hand
 #
 # Left out: the OpenAPI client that swift-openapi-generator writes (scripts/generate-openapi.sh; never edited by
-# hand), and the files in PENDING below, which an open change to the proxy support rewrites: each leaves the list
-# when that change lands formatted.
+# hand).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,16 +20,9 @@ for argument in "$@"; do
     esac
 done
 
-PENDING=(
-    Sources/ServerAPIKit/Transport/Proxy.swift
-    Backends/ServerAPICurl/CurlTransfer+Proxy.swift
-)
-
 files=()
 while IFS= read -r -d '' file; do
-    skip=""
-    for pending in "${PENDING[@]}"; do [ "$file" = "./$pending" ] && skip=1; done
-    [ -z "$skip" ] && files+=("$file")
+    files+=("$file")
 done < <(find ./Package.swift ./Sources ./Backends ./Tests ./Benchmarks ./Integrations ./Fuzz \
     \( -name .build -o -name '.build-*' -o -path '*/OpenAPI/Generated' \) -prune -o -name '*.swift' -print0 | sort -z)
 

@@ -1,10 +1,11 @@
 internal import CCurl
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension CurlTransfer {
     /// Points the easy handle at the configured proxy, or connects directly.
@@ -203,9 +204,11 @@ enum CurlProxyRoute {
         }
         // libcurl reads only the lower-case http_proxy (HTTP_PROXY can be set by a CGI request's Proxy header).
         let names = url.scheme?.lowercased() == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
-        guard let value = (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap({ environment[$0] }).first(where: {
-            !$0.isEmpty
-        }) else { return nil }
+        guard
+            let value = (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap({ environment[$0] }).first(where: {
+                !$0.isEmpty
+            })
+        else { return nil }
         var rules = Proxy.environment
         rules.bypass = (environment["no_proxy"] ?? environment["NO_PROXY"] ?? "").split(separator: ",").map(String.init)
         guard !rules.bypasses(host) else { return nil }

@@ -170,8 +170,9 @@ struct SocksProxyConformanceTests {
             let error = await expectError { try await Self.transport(proxy).send(url) }
             #expect(error?.kind == .cannotConnect)
             #expect(
-                error?.message.contains("the SOCKS proxy socks5h://127.0.0.1:\(port) could not connect to "
-                    + "unreachable.test:8080") == true, "\(String(describing: error))")
+                error?.message.contains(
+                    "the SOCKS proxy socks5h://127.0.0.1:\(port) could not connect to "
+                        + "unreachable.test:8080") == true, "\(String(describing: error))")
         }
     }
 

@@ -6,17 +6,19 @@ import Testing
 
 @Suite("sapi: parsing the command line")
 struct OptionsTests {
-    @Test("items are told apart by their first separator", arguments: [
-        ("name=value", RequestItem.field(name: "name", value: "value")),
-        ("count:=42", .rawJSON(name: "count", json: "42")),
-        ("X-Token:abc=def", .header(name: "X-Token", value: "abc=def")),
-        ("q==a b", .query(name: "q", value: "a b")),
-        ("photo@~/a.png", .file(name: "photo", path: "~/a.png")),
-        ("url=http://x:1/a", .field(name: "url", value: "http://x:1/a")),
-        ("a\\=b=c", .field(name: "a=b", value: "c")),
-        ("tags:=[1,2]", .rawJSON(name: "tags", json: "[1,2]")),
-        ("empty=", .field(name: "empty", value: "")),
-    ])
+    @Test(
+        "items are told apart by their first separator",
+        arguments: [
+            ("name=value", RequestItem.field(name: "name", value: "value")),
+            ("count:=42", .rawJSON(name: "count", json: "42")),
+            ("X-Token:abc=def", .header(name: "X-Token", value: "abc=def")),
+            ("q==a b", .query(name: "q", value: "a b")),
+            ("photo@~/a.png", .file(name: "photo", path: "~/a.png")),
+            ("url=http://x:1/a", .field(name: "url", value: "http://x:1/a")),
+            ("a\\=b=c", .field(name: "a=b", value: "c")),
+            ("tags:=[1,2]", .rawJSON(name: "tags", json: "[1,2]")),
+            ("empty=", .field(name: "empty", value: "")),
+        ])
     func items(argument: String, expected: RequestItem) {
         #expect(RequestItem.parse(argument) == expected)
     }
@@ -68,14 +70,16 @@ struct OptionsTests {
     func httpVersion() throws {
         #expect(try Options.parse(["--http-version", "1.1", "x.test"]).httpVersion == .http1)
         #expect(try Options.parse(["--http-version=2", "x.test"]).httpVersion == .http2)
-        #expect(try Options.parse(["--http-version", "2-prior-knowledge", "x.test"]).httpVersion == .http2PriorKnowledge)
+        #expect(
+            try Options.parse(["--http-version", "2-prior-knowledge", "x.test"]).httpVersion == .http2PriorKnowledge)
         #expect(try Options.parse(["x.test"]).httpVersion == nil)
         #expect(throws: UsageError.self) { try Options.parse(["--http-version", "3", "x.test"]) }
         _ = try Composition.transport(Options.parse(["x.test", "--http-version", "2-prior-knowledge"]))
         _ = try Composition.transport(Options.parse(["x.test", "--backend", "urlsession", "--http-version", "2"]))
         for version in ["1.1", "2-prior-knowledge"] {
             let error = #expect(throws: UsageError.self) {
-                try Composition.transport(Options.parse(["x.test", "--backend", "urlsession", "--http-version", version]))
+                try Composition.transport(
+                    Options.parse(["x.test", "--backend", "urlsession", "--http-version", version]))
             }
             #expect(error?.message.contains("FoundationNetworking") == true)
         }
@@ -85,7 +89,9 @@ struct OptionsTests {
     func jsonBody() throws {
         let api = try RequestBuilder.build(Options.parse(["x.test", "name=Ada", "age:=36", "admin:=true"]))
         let request = try api.transportRequest()
-        #expect(String(decoding: request.body.inMemoryBytes ?? Data(), as: UTF8.self) == #"{"admin":true,"age":36,"name":"Ada"}"#)
+        #expect(
+            String(decoding: request.body.inMemoryBytes ?? Data(), as: UTF8.self)
+                == #"{"admin":true,"age":36,"name":"Ada"}"#)
         #expect(request.headers["Content-Type"] == "application/json")
         #expect(throws: UsageError.self) { try RequestBuilder.build(Options.parse(["x.test", "n:={bad"])) }
     }
@@ -99,10 +105,13 @@ struct OptionsTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-\(UUID().uuidString).txt")
         try Data("hi".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let multipart = try RequestBuilder.build(Options.parse(["x.test", "a=1", "doc@\(file.path)"])).transportRequest()
+        let multipart = try RequestBuilder.build(Options.parse(["x.test", "a=1", "doc@\(file.path)"]))
+            .transportRequest()
         #expect(multipart.method == .post)
         #expect(multipart.headers["Content-Type"]?.hasPrefix("multipart/form-data; boundary=") == true)
-        #expect(throws: UsageError.self) { try RequestBuilder.build(Options.parse(["x.test", "doc@/nonexistent/file"])) }
+        #expect(throws: UsageError.self) {
+            try RequestBuilder.build(Options.parse(["x.test", "doc@/nonexistent/file"]))
+        }
         #expect(throws: UsageError.self) { try RequestBuilder.build(Options.parse(["--form", "x.test", "n:=1"])) }
     }
 
@@ -120,7 +129,8 @@ struct OptionsTests {
         let json: JSONValue = ["b": [1, 2.5, nil], "a": "x\"y", "c": [:]]
         #expect(
             JSONPrinter(palette: nil).render(json)
-                == "{\n    \"a\": \"x\\\"y\",\n    \"b\": [\n        1,\n        2.5,\n        null\n    ],\n    \"c\": {}\n}")
+                == "{\n    \"a\": \"x\\\"y\",\n    \"b\": [\n        1,\n        2.5,\n        null\n    ],\n    \"c\": {}\n}"
+        )
         #expect(JSONPrinter(palette: nil).render(json, pretty: false) == #"{"a":"x\"y","b":[1,2.5,null],"c":{}}"#)
     }
 
@@ -144,13 +154,18 @@ struct OptionsTests {
         }
         let socks = try Composition.proxy(Options.parse(["x.test", "--proxy", "socks5h://u:p@h"]))
         #expect(socks?.url?.absoluteString == "socks5h://h:1080")
-        #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--proxy", "socks6://h:1"])) }
-        #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--proxy", "socks4://u:p@h"])) }
+        #expect(throws: UsageError.self) {
+            try Composition.proxy(Options.parse(["x.test", "--proxy", "socks6://h:1"]))
+        }
+        #expect(throws: UsageError.self) {
+            try Composition.proxy(Options.parse(["x.test", "--proxy", "socks4://u:p@h"]))
+        }
         #expect(throws: UsageError.self) { try Composition.proxy(Options.parse(["x.test", "--no-proxy", "a"])) }
         #if os(Linux)
             // FoundationNetworking cannot use an explicit proxy: sapi says so instead of going direct.
             let refused = #expect(throws: UsageError.self) {
-                try Composition.transport(Options.parse(["x.test", "--backend", "urlsession", "--proxy", "127.0.0.1:1"]))
+                try Composition.transport(
+                    Options.parse(["x.test", "--backend", "urlsession", "--proxy", "127.0.0.1:1"]))
             }
             #expect(refused?.hint == "--backend curl")
         #endif

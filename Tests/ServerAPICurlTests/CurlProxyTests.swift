@@ -214,7 +214,8 @@ struct CurlProxyTests {
             #expect(error.message.contains("could not connect to api.example.com:443"))
         }
         let resolve = try #require(
-            Self.socksFailure(97, 27, detail: "Failed to resolve \"api.example.com\"", proxy: "socks5://127.0.0.1:1080"))
+            Self.socksFailure(97, 27, detail: "Failed to resolve \"api.example.com\"", proxy: "socks5://127.0.0.1:1080")
+        )
         #expect(resolve.kind == .cannotConnect)
         #expect(resolve.message.contains("socks5h:// or socks4a:// let the proxy resolve them"))
         let unreachable = try #require(Self.socksFailure(7, detail: "Failed to connect to 127.0.0.1 port 1080"))
@@ -222,7 +223,8 @@ struct CurlProxyTests {
         #expect(unreachable.message.contains("could not connect to the SOCKS proxy socks5h://127.0.0.1:1080"))
         let long = try #require(Self.socksFailure(97, 11, detail: "Excessive user name length for proxy auth"))
         #expect(long.kind == .invalidRequest)
-        let other = try #require(Self.socksFailure(97, 2, detail: "Received invalid version in initial SOCKS5 response"))
+        let other = try #require(
+            Self.socksFailure(97, 2, detail: "Received invalid version in initial SOCKS5 response"))
         #expect(other.kind == .cannotConnect)
         #expect(other.message.contains("SOCKS5 handshake with the proxy socks5h://127.0.0.1:1080 failed"))
         // A failure after the handshake is the server's or the connection's, not the proxy's.

@@ -2,14 +2,15 @@
 // that no client's threads, pools or peak memory colour another's numbers. Prints one JSON object.
 import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import NIOCore
 import NIOSSL
 import ServerAPICurl
 import ServerAPIKit
 import ServerAPIURLSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -60,7 +61,9 @@ struct Options {
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
-            guard let value = iterator.next() else { throw ServerAPIError(.invalidRequest, "\(argument) needs a value") }
+            guard let value = iterator.next() else {
+                throw ServerAPIError(.invalidRequest, "\(argument) needs a value")
+            }
             switch argument {
             case "--client": client = value
             case "--mode": mode = value

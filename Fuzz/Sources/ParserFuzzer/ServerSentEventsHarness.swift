@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import ServerAPIKit
 
 /// Server-sent events (and the line splitter under them): the same bytes split anywhere give the same

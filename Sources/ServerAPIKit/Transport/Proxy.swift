@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// An HTTP(S) or SOCKS proxy a transport sends its requests through, or the choice to use the proxy the
@@ -228,7 +228,8 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func redacted(_ url: URL) -> String {
-        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url.absoluteString }
         components.user = nil
         components.password = nil

@@ -18,7 +18,9 @@ struct ProxyAndStallTests {
 
     @Test("a proxy that is not http(s) or SOCKS is refused, without echoing its password")
     func invalidProxy() {
-        let texts = ["socks6://user:topsecret@127.0.0.1:1080", "ftp://user:topsecret@127.0.0.1", "http://", "socks5://"]
+        let texts = [
+            "socks6://user:topsecret@127.0.0.1:1080", "ftp://user:topsecret@127.0.0.1", "http://", "socks5://",
+        ]
         for text in texts {
             let error = #expect(throws: ServerAPIError.self) { try Proxy(text) }
             #expect(error?.kind == .invalidRequest)
