@@ -141,19 +141,23 @@ final class CurlTransfer {
         releaseRequestResources()
         resetResponse()
         hopStarted = ContinuousClock.now - started
-        let remaining = request.timeout - hopStarted
+        // Read once: each of the request's properties is an access to its copy-on-write box, and the
+        // transfer settings (timeouts, socket) are a copy of the whole `ServerAPI.Transfer`.
+        let url = request.url
+        let limits = request.transfer
+        let remaining = limits.timeout - hopStarted
         guard remaining > .zero else {
-            throw .timedOut(after: request.timeout)
+            throw .timedOut(after: limits.timeout)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        try easy.set(CURLOPT_URL, request.url.absoluteString)
+        try easy.set(CURLOPT_URL, url.absoluteString)
         try easy.set(CURLOPT_PRIVATE, pointer: context)
         try easy.set(CURLOPT_NOSIGNAL, true)
         easy.restrictToHTTP()
         // A streamed call's timeout bounds the time until its head only: the loop enforces it (see
         // `CurlLoopRunner.checkHeadDeadlines`), as libcurl's total timeout would end a long body too.
         if job.streaming == nil { try easy.set(CURLOPT_TIMEOUT_MS, remaining.curlMilliseconds) }
-        if let connect = request.connectTimeout ?? settings.connectTimeout {
+        if let connect = limits.connectTimeout ?? settings.connectTimeout {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
         }
         try configureStallTimeout()
@@ -169,7 +173,7 @@ final class CurlTransfer {
         }
         try configureProxy()
         try configureCredentials()
-        if let socket = request.unixSocketPath {
+        if let socket = limits.unixSocketPath {
             try easy.set(CURLOPT_UNIX_SOCKET_PATH, socket)
             // The socket is the route: no proxy stands between.
             try easy.set(CURLOPT_PROXY, "")
@@ -186,10 +190,10 @@ final class CurlTransfer {
         try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
         // With HTTP/2, wait for a connection that can multiplex rather than opening another; where only
         // HTTP/1.1 is possible, waiting would hold every other call until the first connection answers.
-        if settings.mayMultiplex(request.url) { try easy.set(CURLOPT_PIPEWAIT, true) }
+        if settings.mayMultiplex(url) { try easy.set(CURLOPT_PIPEWAIT, true) }
         if settings.tcpKeepAlive { try easy.set(CURLOPT_TCP_KEEPALIVE, true) }
         if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
-        if !settings.insecureHosts.isEmpty, let host = request.url.host?.lowercased(),
+        if !settings.insecureHosts.isEmpty, let host = url.host?.lowercased(),
             settings.insecureHosts.contains(host)
         {
             try easy.set(CURLOPT_SSL_VERIFYPEER, false)
@@ -208,7 +212,7 @@ final class CurlTransfer {
         } else if let streaming = job.streaming {
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.receiveBufferSize(forStreamBuffer: streaming.bufferSize))
         }
-        try settings.tls.get().apply(to: easy, host: request.url.host ?? "")
+        try settings.tls.get().apply(to: easy, host: url.host ?? "")
         try installCallbacks(context: context)
         let sendsBody = try configureMethodAndBody(context: context)
         try configureHeaders(sendsBody: sendsBody)
