@@ -23,7 +23,7 @@ enum CurlHeadLine: Equatable {
             return
         }
         let text = UnsafeRawBufferPointer(rebasing: line[..<end])
-        if text.starts(with: "HTTP/".utf8) {
+        if Self.isStatusLine(text) {
             self = .status(Self.code(ofStatusLine: text))
         } else if text[0] == UInt8(ascii: " ") || text[0] == UInt8(ascii: "\t") {
             self = .continuation(Self.trimmed(text))
@@ -34,6 +34,13 @@ enum CurlHeadLine: Equatable {
         } else {
             self = .ignored
         }
+    }
+
+    /// Whether the line starts with `HTTP/`: five byte compares, where `starts(with:)` over the literal's
+    /// UTF-8 view walks two generic iterators for every line of every head.
+    private static func isStatusLine(_ text: UnsafeRawBufferPointer) -> Bool {
+        text.count >= 5 && text[0] == UInt8(ascii: "H") && text[1] == UInt8(ascii: "T") && text[2] == UInt8(ascii: "T")
+            && text[3] == UInt8(ascii: "P") && text[4] == UInt8(ascii: "/")
     }
 
     /// The status code of a status line: the three digits after the first space, or 0.

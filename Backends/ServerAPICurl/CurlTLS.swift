@@ -47,8 +47,10 @@ struct CurlTLS {
     }
 
     /// Sets the pins that apply to `host` and the client certificate on `easy`.
-    func apply(to easy: CurlEasyHandle, host: String) throws(ServerAPIError) {
-        if let pins = pinsByHost[host.lowercased()] ?? defaultPins {
+    /// - Parameter host: The request's host, worked out only when some pins name hosts (a URL's host is
+    ///   parsed again each time it is read).
+    func apply(to easy: CurlEasyHandle, host: @autoclosure () -> String) throws(ServerAPIError) {
+        if let pins = (pinsByHost.isEmpty ? nil : pinsByHost[host().lowercased()]) ?? defaultPins {
             try easy.set(CURLOPT_PINNEDPUBLICKEY, pins)
         }
         if let certificate = clientCertificate {

@@ -88,9 +88,16 @@ extension CurlTransfer {
         }
         let tcp = offset(CURLINFO_CONNECT_TIME_T)
         let tls = offset(CURLINFO_APPCONNECT_TIME_T)
+        // The later of the two that are known (without an array per call).
+        let connected: Duration? =
+            switch (tcp, tls) {
+            case (let tcp?, let tls?): max(tcp, tls)
+            case (let only?, nil), (nil, let only?): only
+            case (nil, nil): nil
+            }
         return TransportMetrics(
             transport: "curl",
-            connected: [tcp, tls].compactMap { $0 }.max(),
+            connected: connected,
             firstByte: offset(CURLINFO_STARTTRANSFER_TIME_T),
             total: ContinuousClock.now - started,
             bytesSent: earlierBytesSent + uploaded,

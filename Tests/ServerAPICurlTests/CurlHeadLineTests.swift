@@ -17,6 +17,16 @@ import Testing
         #expect(Self.read("HTTP/1.1 \r\n") == .status(0))
     }
 
+    @Test("Only a line that starts with HTTP/ is a status line: shorter or other prefixes are fields or nothing")
+    func statusLinePrefix() {
+        #expect(Self.read("HTTP/\r\n") == .status(0))
+        #expect(Self.read("HTTP\r\n") == .ignored)
+        #expect(Self.read("HTTP:x\r\n") == .field(name: "HTTP", value: "x"))
+        #expect(Self.read("HTTPS/1.1 200\r\n") == .ignored)
+        #expect(Self.read("http/1.1 200 OK\r\n") == .ignored)
+        #expect(Self.read("HTTX/1.1: 200\r\n") == .field(name: "HTTX/1.1", value: "200"))
+    }
+
     @Test("Fields are split at the first colon and their values trimmed; folded lines continue a value")
     func fields() {
         #expect(Self.read("Content-Type: text/plain \t\r\n") == .field(name: "Content-Type", value: "text/plain"))
