@@ -6,7 +6,7 @@ import Foundation
 /// A transport that must see the end of a chunked body itself uses it (libcurl, say, does not end a
 /// transfer whose response is complete while its request body is still being sent, so a full-duplex call
 /// reads the raw chunks). Pure: bytes in, data and the end out.
-public struct ChunkedDecoder: Sendable {
+package struct ChunkedDecoder: Sendable {
     private enum State: Sendable {
         case size(digits: Int, value: Int64, inExtension: Bool)
         case sizeLF(size: Int64)
@@ -18,7 +18,7 @@ public struct ChunkedDecoder: Sendable {
     }
 
     /// The longest chunk-size line (with extensions) accepted, in bytes.
-    public static let maximumLineLength = 4096
+    package static let maximumLineLength = 4096
 
     private var state = State.size(digits: 0, value: 0, inExtension: false)
     private var line: [UInt8] = []
@@ -26,13 +26,13 @@ public struct ChunkedDecoder: Sendable {
     private var trailerSize = 0
 
     /// The trailer fields read so far; all of them once `isEnded`.
-    public private(set) var trailers = HTTPHeaders()
+    package private(set) var trailers = HTTPHeaders()
 
     /// Creates a decoder at the start of a body.
-    public init() {}
+    package init() {}
 
     /// Whether the last chunk and the trailer section have been read: the body is over.
-    public var isEnded: Bool { if case .ended = state { true } else { false } }
+    package var isEnded: Bool { if case .ended = state { true } else { false } }
 
     /// Reads the next bytes of a chunked body.
     /// - Parameters:
@@ -42,7 +42,7 @@ public struct ChunkedDecoder: Sendable {
     /// - Throws: `network` when the bytes are not chunked coding; `responseTooLarge` when the trailer
     ///   section is past `TrailerRule`'s limits.
     @discardableResult
-    public mutating func decode(
+    package mutating func decode(
         _ bytes: UnsafeRawBufferPointer, data: (UnsafeRawBufferPointer) -> Void
     ) throws(ServerAPIError) -> Int {
         var index = 0

@@ -26,9 +26,9 @@
 ///
 /// - Important: Call `read(into:)` from one thread at a time. `cancel()` (or releasing the pump) stops
 ///   the task; call it when the transfer ends, however it ends.
-public final class RequestBodyPump: Sendable {
+package final class RequestBodyPump: Sendable {
     /// What a read found.
-    public enum ReadResult: Sendable {
+    package enum ReadResult: Sendable {
         /// This many bytes were copied into the buffer (at least one).
         case bytes(Int)
         /// No bytes are ready yet: `onReady` runs once there are (or the body ended or failed).
@@ -65,7 +65,7 @@ public final class RequestBodyPump: Sendable {
     ///   - onReady: Called, on the pump's task, when bytes or the end became available after a read
     ///     answered `.wouldBlock`. The transport resumes its paused transfer then.
     /// - Throws: `invalidRequest` when the body was sent before.
-    public init(_ body: RequestBodyStream, onReady: @escaping @Sendable () -> Void) throws(ServerAPIError) {
+    package init(_ body: RequestBodyStream, onReady: @escaping @Sendable () -> Void) throws(ServerAPIError) {
         chunks = try body.makeChunks()
         self.onReady = onReady
     }
@@ -75,7 +75,7 @@ public final class RequestBodyPump: Sendable {
     }
 
     /// Starts reading the first chunk, before the transport asks for it.
-    public func start() {
+    package func start() {
         let task = Task.detached { [self] in await run() }
         let cancelled = state.withLock { state in
             state.task = task
@@ -85,7 +85,7 @@ public final class RequestBodyPump: Sendable {
     }
 
     /// Stops the task (the transfer ended or was cancelled); later reads answer `.failed(cancelled)`.
-    public func cancel() {
+    package func cancel() {
         let (task, waiting) = state.withLock { state -> (Task<Void, Never>?, CheckedContinuation<Bool, Never>?) in
             state.cancelled = true
             defer { state.taskWaiting = nil }
@@ -96,12 +96,12 @@ public final class RequestBodyPump: Sendable {
     }
 
     /// Bytes handed to the transport so far: 0 means the body can still be sent from its start.
-    public var bytesDelivered: Int64 { state.withLock { $0.delivered } }
+    package var bytesDelivered: Int64 { state.withLock { $0.delivered } }
 
     /// Copies the next bytes into `buffer`, without waiting.
     /// - Parameter buffer: Where to copy them (a non-empty buffer).
     /// - Returns: What was found.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         let (result, resume) = state.withLock { state -> (ReadResult, CheckedContinuation<Bool, Never>?) in
             if state.cancelled { return (.failed(.cancelled()), nil) }
             let available = state.chunk.count - state.offset
