@@ -170,8 +170,7 @@ enum CacheFileFormat {
             let name = try reader.string()
             fields.append(HTTPHeaders.Field(name: name, value: try reader.string()))
         }
-        let initialAge = Double(bitPattern: try reader.uint64())
-        guard initialAge.isFinite, initialAge >= 0 else { throw Invalid(reason: "impossible age") }
+        let initialAge = try age(Double(bitPattern: try reader.uint64()))
         let variantGroup = try reader.optionalString()
         let variantCount = Int(try reader.uint32())
         var variantFields: [CacheVariant.Field] = []
@@ -182,8 +181,19 @@ enum CacheFileFormat {
         }
         guard reader.isAtEnd else { throw Invalid(reason: "trailing metadata") }
         return Metadata(
-            url: url, status: status, headers: HTTPHeaders(fields), initialAge: .seconds(initialAge),
+            url: url, status: status, headers: HTTPHeaders(fields), initialAge: initialAge,
             variant: CacheVariant(fields: variantFields), variantGroup: variantGroup)
+    }
+
+    /// The most seconds a stored initial age may hold: RFC 9111 caps an age at 2^31 s, and twice that leaves room for
+    /// the delays added to it. A larger one is damage (and would overflow `Duration`).
+    static let maximumAge: Double = 4_294_967_296
+
+    /// A stored initial age, in seconds, as a `Duration`.
+    /// - Throws: `Invalid` for a value no writer stores: not finite, negative, or past `maximumAge`.
+    static func age(_ seconds: Double) throws(Invalid) -> Duration {
+        guard seconds.isFinite, seconds >= 0, seconds <= maximumAge else { throw Invalid(reason: "impossible age") }
+        return .seconds(seconds)
     }
 
     /// Checks the body against the header's checksum.

@@ -153,6 +153,20 @@ import Testing
         }
     }
 
+    @Test(
+        "a stored age no writer stores is damage, not a trap", arguments: [1e300, -1, .nan, .infinity, 4_294_967_297])
+    func impossibleAge(seconds: Double) {
+        // 1e300 s overflowed `Duration` and stopped the process (found by the cachefile fuzzer).
+        #expect(throws: CacheFileFormat.Invalid.self) { try CacheFileFormat.age(seconds) }
+    }
+
+    @Test("a stored age up to the cap reads back as it was")
+    func possibleAge() throws {
+        #expect(try CacheFileFormat.age(0) == .zero)
+        #expect(try CacheFileFormat.age(7200.5) == .milliseconds(7_200_500))
+        #expect(try CacheFileFormat.age(4_294_967_296) == .seconds(4_294_967_296))
+    }
+
     @Test("a missing directory is an empty cache, and the first store creates it")
     func missingDirectory() async throws {
         try await withTemporaryDirectory { root in
