@@ -23,6 +23,30 @@ private func transportWithOriginPerLoop(
     return (transport, bases.compactMap(\.self))
 }
 
+/// A call to `base` that stays in flight for 30 s once its one-byte body is sent, when `onTheWire` fires.
+private func slowCall(
+    _ transport: CurlTransport, _ base: String, onTheWire: EventCounter
+) -> Task<TransportResponse, any Error> {
+    Task {
+        try await transport.perform(
+            TransportRequest(
+                url: URL(string: base + "/delay?seconds=30")!, method: .post, body: .data(Data("x".utf8)),
+                progress: { report in
+                    if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
+                }))
+    }
+}
+
+/// Cancels `calls` and checks that each ends with `cancelled` and that no transfer is left on any loop.
+private func cancelAll(_ calls: [Task<TransportResponse, any Error>], on transport: CurlTransport) async {
+    for call in calls { call.cancel() }
+    for call in calls {
+        let error = await expectError { try await call.value }
+        #expect(error?.kind == .cancelled)
+    }
+    #expect(transport.activeTransferCount == 0)
+}
+
 @Suite("CurlTransport: several loops")
 struct CurlLoopsTests {
     @Test("one origin always maps to the same loop, and origins spread over every loop")
@@ -53,26 +77,11 @@ struct CurlLoopsTests {
         try await CurlTestServer.with { server in
             let transport = CurlTransport(configuration: .init(loopCount: 2, loopAssignment: .roundRobin))
             let onTheWire = EventCounter()
-            let calls = (0..<4).map { _ in
-                Task {
-                    try await transport.perform(
-                        TransportRequest(
-                            url: URL(string: server.base + "/delay?seconds=30")!, method: .post,
-                            body: .data(Data("x".utf8)),
-                            progress: { report in
-                                if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
-                            }))
-                }
-            }
+            let calls = (0..<4).map { _ in slowCall(transport, server.base, onTheWire: onTheWire) }
             await onTheWire.wait(for: calls.count)
             // By origin, all four would be on one loop.
             #expect(transport.activeTransfersPerLoop == [2, 2])
-            for call in calls { call.cancel() }
-            for call in calls {
-                let error = await expectError { try await call.value }
-                #expect(error?.kind == .cancelled)
-            }
-            #expect(transport.activeTransferCount == 0)
+            await cancelAll(calls, on: transport)
             for _ in 0..<4 {
                 let response = try await transport.perform(TransportRequest(url: URL(string: server.base + "/echo")!))
                 #expect(response.status == 200)
@@ -89,31 +98,15 @@ struct CurlLoopsTests {
             // 4 connections per host over 2 loops: 2 on each, so a loop is busy with 2 calls in flight.
             let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 4, loopCount: 2))
             let onTheWire = EventCounter()
-            func slowCall() -> Task<TransportResponse, any Error> {
-                Task {
-                    try await transport.perform(
-                        TransportRequest(
-                            url: URL(string: server.base + "/delay?seconds=30")!, method: .post,
-                            body: .data(Data("x".utf8)),
-                            progress: { report in
-                                if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
-                            }))
-                }
-            }
-            var calls = [slowCall(), slowCall()]
+            var calls = (0..<2).map { _ in slowCall(transport, server.base, onTheWire: onTheWire) }
             await onTheWire.wait(for: 2)
             // Two calls: both on the origin's loop, sharing its connections.
             #expect(transport.activeTransfersPerLoop.sorted() == [0, 2])
-            calls += [slowCall(), slowCall()]
+            calls += (0..<2).map { _ in slowCall(transport, server.base, onTheWire: onTheWire) }
             await onTheWire.wait(for: 4)
             // That loop is busy: the next two go to the other one.
             #expect(transport.activeTransfersPerLoop == [2, 2])
-            for call in calls { call.cancel() }
-            for call in calls {
-                let error = await expectError { try await call.value }
-                #expect(error?.kind == .cancelled)
-            }
-            #expect(transport.activeTransferCount == 0)
+            await cancelAll(calls, on: transport)
         }
     }
 
@@ -123,26 +116,12 @@ struct CurlLoopsTests {
             let (transport, bases) = transportWithOriginPerLoop(server, loops: 3)
             #expect(bases.count == 3)
             let onTheWire = EventCounter()
-            let calls = bases.map { base in
-                Task {
-                    try await transport.perform(
-                        TransportRequest(
-                            url: URL(string: base + "/delay?seconds=30")!, method: .post, body: .data(Data("x".utf8)),
-                            progress: { report in
-                                if report.direction == .upload, report.completed == report.total { onTheWire.fire() }
-                            }))
-                }
-            }
+            let calls = bases.map { slowCall(transport, $0, onTheWire: onTheWire) }
             await onTheWire.wait(for: bases.count)
             #expect(transport.activeTransfersPerLoop == [1, 1, 1])
             // A cancellation handed to another loop than the call's would be ignored, and the call would end
             // with the server's 200 after 30 s.
-            for call in calls { call.cancel() }
-            for call in calls {
-                let error = await expectError { try await call.value }
-                #expect(error?.kind == .cancelled)
-            }
-            #expect(transport.activeTransferCount == 0)
+            await cancelAll(calls, on: transport)
         }
     }
 
