@@ -90,7 +90,8 @@ extension CurlTransport {
         public enum LoopAssignment: Sendable, Hashable {
             /// Calls to one origin run on the loop the origin maps to, as with `.byOrigin`, while that loop has
             /// fewer calls in flight than it has connections to one host (`maxConnectionsPerHost` split between
-            /// the loops, or `adaptiveThreshold` calls with no per-host limit); past that, a call goes to the
+            /// the loops, or `adaptiveThreshold` calls with no per-host limit, or when the calls may share an
+            /// HTTP/2 connection: https with `.http2`, or `.http2PriorKnowledge`); past that, a call goes to the
             /// loop with the fewest calls in flight. A few calls at a time share one loop's connections; a
             /// thousand calls to one origin use every core. The per-host limit holds in total: each loop has its
             /// share of it. Calls to an HTTP/2 origin share one connection per loop they run on.
@@ -104,8 +105,8 @@ extension CurlTransport {
             case roundRobin
         }
 
-        /// With `.adaptive` and no per-host limit, the calls in flight on a loop past which the next call to one
-        /// of its origins goes to the least busy loop.
+        /// With `.adaptive`, the calls in flight on a loop past which the next call to one of its origins goes to
+        /// the least busy loop, when there is no per-host limit or the calls may share an HTTP/2 connection.
         public static let adaptiveThreshold = 32
 
         /// The number of active processors (at least 1): the default `loopCount`.

@@ -118,15 +118,22 @@ public final class CurlTransport: RequestPerforming {
         return (loops.loop(at: index), loops.callsInFlight[index])
     }
 
-    /// The calls in flight on a loop past which `.adaptive` sends the next call elsewhere.
-    private var busyThreshold: Int {
+    /// The calls in flight on a loop past which `.adaptive` sends the next call to `url` elsewhere: the loop's share
+    /// of `maxConnectionsPerHost` for HTTP/1.1 (one call per connection), `adaptiveThreshold` when the calls may
+    /// share one HTTP/2 connection as streams (an https URL negotiating HTTP/2, or HTTP/2 with prior knowledge),
+    /// so that a few streams are not split over two connections.
+    private func busyThreshold(for url: URL) -> Int {
         let perHost = configuration.maxConnectionsPerHost
         guard perHost > 0 else { return Configuration.adaptiveThreshold }
-        return max(1, (perHost + loops.count - 1) / loops.count)
+        let share = max(1, (perHost + loops.count - 1) / loops.count)
+        let version = configuration.httpVersion
+        let multiplexed =
+            version == .http2PriorKnowledge || (version == .http2 && url.scheme?.lowercased() == "https")
+        return multiplexed ? max(share, Configuration.adaptiveThreshold) : share
     }
 
     /// Where a call to `url` runs among the loops: the loop its origin maps to (`.byOrigin`, and `.adaptive`
-    /// while that loop is not busy), the least busy loop (`.adaptive` past `busyThreshold`), or the next loop
+    /// while that loop is not busy), the least busy loop (`.adaptive` past `busyThreshold(for:)`), or the next loop
     /// in turn (`.roundRobin`).
     func loopIndex(for url: URL) -> Int {
         guard loops.count > 1 else { return 0 }
@@ -140,7 +147,7 @@ public final class CurlTransport: RequestPerforming {
             let counters = loops.callsInFlight
             var best = home
             var fewest = counters[home].count
-            guard fewest >= busyThreshold else { return home }
+            guard fewest >= busyThreshold(for: url) else { return home }
             for index in counters.indices {
                 let count = counters[index].count
                 if count < fewest { (best, fewest) = (index, count) }
@@ -225,6 +232,9 @@ public final class CurlTransport: RequestPerforming {
     package var activeTransferCount: Int {
         loops.started.reduce(0) { $0 + $1.activeTransfers.load(ordering: .relaxed) }
     }
+
+    /// Each loop's count of calls in flight, which `.adaptive` reads (tests).
+    var callCounters: [CallCounter] { loops.callsInFlight }
 
     /// The transfers each loop is working on now (tests).
     var activeTransfersPerLoop: [Int] { loops.map(unstarted: 0) { $0.activeTransfers.load(ordering: .relaxed) } }

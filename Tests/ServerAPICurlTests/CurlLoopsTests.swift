@@ -110,6 +110,29 @@ struct CurlLoopsTests {
         }
     }
 
+    @Test("calls that may share an HTTP/2 connection stay on their loop up to adaptiveThreshold in flight")
+    func adaptiveKeepsHTTP2Streams() throws {
+        // 4 connections per host over 2 loops: an HTTP/1.1 origin's loop is busy with 2 calls in flight.
+        let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 4, loopCount: 2))
+        let plain = try #require(URL(string: "http://api.example.com/items"))
+        let secure = try #require(URL(string: "https://api.example.com/items"))
+        let plainHome = transport.loopIndex(for: plain)
+        let secureHome = transport.loopIndex(for: secure)
+        for _ in 0..<2 { transport.callCounters[plainHome].enter() }
+        #expect(transport.loopIndex(for: plain) != plainHome)
+        for _ in 0..<2 { transport.callCounters[plainHome].leave() }
+        // Streams of one HTTP/2 connection: 5 calls in flight are not enough to open a second connection.
+        for _ in 0..<5 { transport.callCounters[secureHome].enter() }
+        #expect(transport.loopIndex(for: secure) == secureHome)
+        for _ in 5..<CurlTransport.Configuration.adaptiveThreshold { transport.callCounters[secureHome].enter() }
+        #expect(transport.loopIndex(for: secure) != secureHome)
+        // HTTP/1.1 only: https is one call per connection too.
+        let http1 = CurlTransport(configuration: .init(maxConnectionsPerHost: 4, httpVersion: .http1, loopCount: 2))
+        let home = http1.loopIndex(for: secure)
+        for _ in 0..<2 { http1.callCounters[home].enter() }
+        #expect(http1.loopIndex(for: secure) != home)
+    }
+
     @Test("a call cancelled on any loop ends there at once with cancelled", .timeLimit(.minutes(1)))
     func cancellationReachesItsLoop() async throws {
         try await CurlTestServer.with { server in
