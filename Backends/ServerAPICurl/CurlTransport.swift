@@ -102,10 +102,10 @@ public final class CurlTransport: RequestPerforming {
         // The total limit is split between the loops (rounded up); the per-host one holds as it is when a
         // host's calls stay on one loop.
         if configuration.maxConnections > 0 {
-            perLoop.maxConnections = (configuration.maxConnections + count - 1) / count
+            perLoop.maxConnections = share(of: configuration.maxConnections, over: count)
         }
         if configuration.loopAssignment != .byOrigin, configuration.maxConnectionsPerHost > 0 {
-            perLoop.maxConnectionsPerHost = (configuration.maxConnectionsPerHost + count - 1) / count
+            perLoop.maxConnectionsPerHost = share(of: configuration.maxConnectionsPerHost, over: count)
         }
         return CurlLoopSet(count: count) { [perLoop] in
             CurlLoop(configuration: perLoop, makeDownloadWriter: makeDownloadWriter)
@@ -118,6 +118,9 @@ public final class CurlTransport: RequestPerforming {
         return (loops.loop(at: index), loops.callsInFlight[index])
     }
 
+    /// Each loop's part of a connection limit split between `count` loops (rounded up, at least 1).
+    private static func share(of limit: Int, over count: Int) -> Int { max(1, (limit + count - 1) / count) }
+
     /// The calls in flight on a loop past which `.adaptive` sends the next call to `url` elsewhere: the loop's share
     /// of `maxConnectionsPerHost` for HTTP/1.1 (one call per connection), `adaptiveThreshold` when the calls may
     /// share one HTTP/2 connection as streams (an https URL negotiating HTTP/2, or HTTP/2 with prior knowledge),
@@ -125,7 +128,7 @@ public final class CurlTransport: RequestPerforming {
     private func busyThreshold(for url: URL) -> Int {
         let perHost = configuration.maxConnectionsPerHost
         guard perHost > 0 else { return Configuration.adaptiveThreshold }
-        let share = max(1, (perHost + loops.count - 1) / loops.count)
+        let share = Self.share(of: perHost, over: loops.count)
         let version = configuration.httpVersion
         let multiplexed =
             version == .http2PriorKnowledge || (version == .http2 && url.scheme?.lowercased() == "https")
