@@ -37,6 +37,22 @@ enum CoreBenchmarks {
             ], iterations: requests, repetitions: repetitions)
     }
 
+    /// Runs one overhead row `count` times without timing it: `direct` (MockTransport.perform) or `manager`
+    /// (ServerAPIManager.send, .data), so that a profiler sees that row alone.
+    static func profileOverhead(row: String, count: Int) async throws {
+        let mock = MockTransport()
+        mock.setRecording(false)
+        mock.stub(.get, "/ping", .json(#"{"ok":true}"#))
+        let manager = ServerAPIManager(transport: mock)
+        let api = ServerAPI(host: "https://bench.test", path: "/ping").format(.data)
+        let request = try api.transportRequest()
+        switch row {
+        case "direct": for _ in 0..<count { blackHole(try await mock.perform(request)) }
+        case "manager": for _ in 0..<count { blackHole(try await manager.send(api)) }
+        default: throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "--profile direct|manager"])
+        }
+    }
+
     // MARK: Key-path decoding
 
     struct Product: Codable, Sendable {

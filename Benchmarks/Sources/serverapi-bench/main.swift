@@ -4,6 +4,8 @@ import Foundation
 //
 //   swift run -c release --package-path Benchmarks serverapi-bench
 //       [--requests N] [--bytes N] [--repetitions N] [--output PATH] [--only overhead|decoding]
+//   serverapi-bench --profile direct|manager N
+//       runs one overhead row N times, untimed, and exits: for valgrind (allocations per call) and perf
 
 struct Report: Codable {
     struct Overhead: Codable {
@@ -68,6 +70,12 @@ func printTable(_ title: String, _ rows: [Measurement]) {
 #else
     let configuration = "release"
 #endif
+
+if let row = option("--profile") {
+    let count = CommandLine.arguments.last.flatMap(Int.init) ?? 1000
+    try await CoreBenchmarks.profileOverhead(row: row, count: count)
+    exit(0)
+}
 
 let requests = option("--requests").flatMap(Int.init) ?? 20_000
 let bytes = option("--bytes").flatMap(Int.init) ?? 1_000_000

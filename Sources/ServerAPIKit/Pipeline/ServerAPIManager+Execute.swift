@@ -7,11 +7,8 @@
 extension ServerAPIManager {
     /// Answers a call from the cache where its mode says so, else runs its attempts (conditional when
     /// a stored entry can be revalidated), falling back to the cache when the mode allows it offline.
-    /// A streamed call goes straight to its attempts.
-    ///
-    /// Each step that only some calls take (the cache's lookups, revalidation, the offline fallback) is a
-    /// function of its own that is never inlined: an async function's frame holds every local of every path
-    /// it could take, and stays allocated for as long as the call is in flight.
+    /// A streamed call goes straight to its attempts. The cache's steps are functions of their own (see the
+    /// frame rules in ServerAPIManager+Run.swift).
     func execute<F: CallFinishing>(
         _ call: Call, _ finisher: F, record: ThrottleRecord? = nil
     ) async throws -> F.Value {

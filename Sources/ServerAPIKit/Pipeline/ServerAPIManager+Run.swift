@@ -20,8 +20,7 @@
 //   of their own, never inlined, whose frames exist only while they run;
 // - the large values (`ServerAPI`'s groups, `TransportRequest`, metrics) are copy-on-write, so a copy held in a
 //   frame is one reference.
-// At 1,000 calls in flight over CurlTransport the manager's frames went from 99 KB to about 9 KB per call
-// (heaptrack of `serverapi-transport-bench --client curl-manager --mode c1000`).
+// (The Architecture article, "Memory per call in flight", has the measurements.)
 extension ServerAPIManager {
     /// Runs a call in its caller's task as a `Call` listed in the in-flight registry (and in the
     /// `RequestScope` it runs in), so that it can be cancelled by id, tag, first, last, all or its scope as

@@ -57,8 +57,8 @@ extension ServerAPIManager {
         return try await guardedSend(request, call, api: api, origin: origin, policies: policies, streams: streams)
     }
 
-    /// `guardedSend` for a call that a breaker, a limit or hedging applies to. A function of its own, never
-    /// inlined: its locals would otherwise make every call's async frame larger (by about 9 KB), policies or not.
+    /// `guardedSend` for a call that a breaker, a limit or hedging applies to: a function of its own, by the frame
+    /// rules in ServerAPIManager+Run.swift.
     @inline(never)
     private func guardedSend(
         _ request: TransportRequest, _ call: Call, api: ServerAPI, origin: ServerOrigin,

@@ -18,14 +18,15 @@ public struct TransportRequest: Sendable {
         var body: BodySource
         var transfer: ServerAPI.Transfer
         var progress: (@Sendable (TransferProgress) -> Void)?
-        var attempt: Int
-        var call: Call?
         var cookies: RequestCookies?
         var credentials: HTTPCredentials?
         var isPrepared = false
     }
 
     private var fields: CopyOnWrite<Fields>
+    // Outside the box: each attempt sets them on a copy of the call's request, which then shares the box.
+    private var _attempt: Int
+    private var _call: Call?
 
     /// The id of the call this request belongs to.
     public var id: RequestID {
@@ -77,15 +78,15 @@ public struct TransportRequest: Sendable {
     }
     /// The attempt number, from 1.
     public var attempt: Int {
-        get { fields.value.attempt }
-        _modify { yield &fields.value.attempt }
+        get { _attempt }
+        set { _attempt = newValue }
     }
     /// The manager's call this request is an attempt of: what its in-flight registry and scopes cancel.
     /// `nil` when the request is not the manager's. A transport observes it, and the caller's task, through
     /// `withCancellationHandler(operation:onCancel:)` and `isCancelled`.
     var call: Call? {
-        get { fields.value.call }
-        _modify { yield &fields.value.call }
+        get { _call }
+        set { _call = newValue }
     }
     /// The cookie storage the call uses, if any: each redirect's `Set-Cookie` is stored in it and the
     /// next hop's `Cookie` header comes from it (see `RequestCookies`, `RedirectRule.carryCookies`).
@@ -131,7 +132,8 @@ public struct TransportRequest: Sendable {
                     timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
                     maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio,
                     redirects: redirects),
-                progress: progress, attempt: attempt))
+                progress: progress))
+        _attempt = attempt
     }
 
     /// Creates a request that carries a call's transfer settings as they are: how `ServerAPI` makes its
@@ -155,8 +157,8 @@ public struct TransportRequest: Sendable {
     ) {
         fields = CopyOnWrite(
             Fields(
-                id: id, url: url, method: method, headers: headers, body: body, transfer: transfer, progress: nil,
-                attempt: attempt))
+                id: id, url: url, method: method, headers: headers, body: body, transfer: transfer, progress: nil))
+        _attempt = attempt
     }
 
     /// Runs a transport's work for this request, calling `onCancel` once when the call is cancelled:
