@@ -37,9 +37,9 @@ public enum CacheMode: Sendable, Hashable {
     case cacheOnly
 
     /// Whether this mode reads the cache.
-    public var readsCache: Bool { self != .never && self != .storeOnly }
+    package var readsCache: Bool { self != .never && self != .storeOnly }
     /// Whether this mode writes network results to the cache.
-    public var writesCache: Bool { self != .never && self != .cacheOnly }
+    package var writesCache: Bool { self != .never && self != .cacheOnly }
 }
 
 /// The identity of a cached response.

@@ -117,14 +117,14 @@ public struct RequestBody: Sendable, Hashable {
 }
 
 /// One `name=value` field of a form body.
-public struct FormField: Sendable, Hashable {
+package struct FormField: Sendable, Hashable {
     /// The field name.
-    public var name: String
+    package var name: String
     /// The field value.
-    public var value: String
+    package var value: String
 
     /// Creates a form field, percent-encoded when the form is sent.
-    public init(name: String, value: String) {
+    package init(name: String, value: String) {
         self.name = name
         self.value = value
     }
