@@ -45,7 +45,8 @@ extension ServerAPIError {
     ///     `nil` when the body was found too large as it arrived.
     ///   - status: The response's status (0 when there was none yet).
     /// - Returns: A `responseTooLarge` error.
-    @usableFromInline package static func responseTooLarge(limit: Int64, announced: Int64? = nil, status: Int) -> ServerAPIError {
+    @usableFromInline
+    package static func responseTooLarge(limit: Int64, announced: Int64? = nil, status: Int) -> ServerAPIError {
         let message =
             if let announced {
                 "the response body is \(announced) bytes, more than the limit of \(limit) bytes"
@@ -63,7 +64,8 @@ extension ServerAPIError {
     ///   - decoded: The decoded bytes received so far.
     ///   - status: The response's status (0 when there was none yet).
     /// - Returns: A `responseTooLarge` error.
-    @usableFromInline package static func decompressionRatioExceeded(ratio: Int, encoded: Int64, decoded: Int64, status: Int)
+    @usableFromInline
+    package static func decompressionRatioExceeded(ratio: Int, encoded: Int64, decoded: Int64, status: Int)
         -> ServerAPIError
     {
         ServerAPIError(

@@ -78,7 +78,7 @@ package enum RedirectRule {
         // Foundation resolves dot segments; spaces and non-ASCII bytes are escaped first, as libcurl does, with
         // the location's own escapes kept (`PercentEncoding.encodeURL`).
         guard let target = URL(string: PercentEncoding.encodeURL(location), relativeTo: base)?.absoluteURL,
-            let scheme = target.scheme, Origin.isHTTP(scheme),
+            let scheme = target.scheme, ServerOrigin.isHTTP(scheme),
             let host = target.host, !host.isEmpty
         else { return nil }
         return target
@@ -91,7 +91,7 @@ package enum RedirectRule {
     ///   - b: The other.
     /// - Returns: `true` when credentials given for `a` may be sent to `b`.
     package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        Origin(a) == Origin(b)
+        ServerOrigin.same(a, b)
     }
 
     /// The request a redirect asks for: `request` sent to `target` with method, body and headers rewritten.

@@ -15,7 +15,7 @@ extension TransportRequest {
     /// - Parameter stallTimeout: The stall limit in force: the request's own, else the transport's default.
     /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong.
     package func validate(stallTimeout: StallTimeout?) throws(ServerAPIError) {
-        guard let scheme = url.scheme, Origin.isHTTP(scheme), url.host?.isEmpty == false else {
+        guard let scheme = url.scheme, ServerOrigin.isHTTP(scheme), url.host?.isEmpty == false else {
             throw .notHTTPURL(url)
         }
         guard !method.rawValue.isEmpty, method.rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte) else {
