@@ -4,7 +4,11 @@
     import Foundation
 #endif
 
-/// The body of a call, as the caller describes it.
+/// The body of a call, as the caller describes it: `.json(_:)`, `.form(_:)`, `.multipart(_:)`, `.file(_:)`,
+/// `.stream(_:)` (a `RequestBodyStream`), and so on. This is the body type a user writes.
+///
+/// The manager resolves it into the `BodySource` a transport sends (`TransportRequest.body`); only a
+/// transport or a plugin that reads the bytes sees that one.
 ///
 /// JSON bodies are encoded when the body is created so that the description stays a
 /// `Hashable` value; an encoding failure is kept and reported as an `invalidRequest`

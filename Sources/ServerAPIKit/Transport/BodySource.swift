@@ -12,7 +12,8 @@
     import Darwin
 #endif
 
-/// A piece of a streamed body: bytes in memory, or a whole file read from disk as it is sent.
+/// A piece of a `BodySource`: bytes in memory, or a whole file read from disk as it is sent
+/// (a multipart body with file parts is a list of them).
 public enum BodySegment: Sendable, Hashable {
     /// Bytes in memory.
     case data(Data)
@@ -20,7 +21,12 @@ public enum BodySegment: Sendable, Hashable {
     case file(URL)
 }
 
-/// What a transport sends as the request body.
+/// What a transport sends as the request body: the resolved form of the caller's `RequestBody`
+/// (`TransportRequest.body`).
+///
+/// A user writes a `RequestBody`; a transport reads this: `segments` in order (bytes, and files streamed
+/// from disk), or a `.stream` body's `RequestBodyStream` through `makeChunks()`. Plugins see it too
+/// (`SigningPlugin.Request.body`).
 public enum BodySource: Sendable, Hashable {
     /// No body.
     case empty
