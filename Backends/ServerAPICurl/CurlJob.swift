@@ -3,8 +3,8 @@ import Synchronization
 
 /// One call handed from `CurlTransport.perform` to the loop thread: Sendable values only.
 struct CurlJob: Sendable {
-    /// The flag the caller's cancellation handler sets.
-    let control: CurlJobControl
+    /// Unique among the transport's calls (`nextID()`): how a cancellation finds the call's transfer.
+    let id: UInt64
     /// The request, as the caller resolved it.
     let request: TransportRequest
     /// Resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never took. A
@@ -12,6 +12,11 @@ struct CurlJob: Sendable {
     let continuation: CurlContinuation
     /// For `CurlTransport.stream`: how the body is streamed; `nil` for `perform`.
     var streaming: CurlStreaming? = nil
+
+    private static let ids = Atomic<UInt64>(0)
+
+    /// A new job's id.
+    static func nextID() -> UInt64 { ids.add(1, ordering: .relaxed).newValue }
 
     /// Resumes the caller with a failure, filling in the call's id and URL.
     func fail(_ error: ServerAPIError) {
@@ -25,22 +30,6 @@ struct CurlStreaming: Sendable {
     let bufferSize: Int
     /// The transport, kept alive by the body's stream while the body is read.
     let owner: CurlTransport
-}
-
-/// The part of a call that both the caller's thread and the loop thread touch.
-final class CurlJobControl: Sendable {
-    /// Unique among the loop's calls: how a cancellation finds its transfer.
-    let id: UInt64
-    private let cancelled = Atomic<Bool>(false)
-
-    init() { id = Self.counter.add(1, ordering: .relaxed).newValue }
-
-    /// Whether the caller's task was cancelled.
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
-
-    func markCancelled() { cancelled.store(true, ordering: .releasing) }
-
-    private static let counter = Atomic<UInt64>(0)
 }
 
 // Debug builds (the tests) check that every continuation is resumed exactly once; release builds

@@ -97,9 +97,9 @@ final class CurlLoop: Sendable {
     func submit(_ job: CurlJob) {
         let (refusal, signal) = inbox.withLock { inbox -> (ServerAPIError?, Bool) in
             if let startFailure { return (ServerAPIError(.network, startFailure), false) }
-            // Checked under the lock that `cancel` takes after setting the flag: either this sees the
-            // flag, or `cancel` finds the job in the inbox.
-            if job.control.isCancelled { return (.cancelled(), false) }
+            // Read under the lock that `cancel` takes after the call (or task) was marked cancelled: either
+            // this sees it, or `cancel` finds the job in the inbox.
+            if job.request.isCancelled { return (.cancelled(), false) }
             if inbox.shuttingDown { return (.cancelled("the transport was shut down"), false) }
             inbox.jobs.append(job)
             return (nil, Self.needsWake(&inbox))
@@ -109,15 +109,14 @@ final class CurlLoop: Sendable {
     }
 
     /// Cancels a job: resumes it at once if the loop has not taken it yet, else tells the loop.
-    func cancel(_ control: CurlJobControl) {
-        control.markCancelled()
+    func cancel(_ id: UInt64) {
         let (waiting, signal) = inbox.withLock { inbox -> (CurlJob?, Bool) in
-            if let index = inbox.jobs.firstIndex(where: { $0.control === control }) {
+            if let index = inbox.jobs.firstIndex(where: { $0.id == id }) {
                 return (inbox.jobs.remove(at: index), false)
             }
             // Not in the inbox: the loop has it, it has finished, or it was never submitted (then
-            // `submit` sees the flag). The loop ignores ids it does not know.
-            inbox.cancellations.append(control.id)
+            // `submit` sees the cancellation). The loop ignores ids it does not know.
+            inbox.cancellations.append(id)
             return (nil, Self.needsWake(&inbox))
         }
         if signal { wake() }

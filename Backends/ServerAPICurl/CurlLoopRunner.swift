@@ -138,7 +138,6 @@ final class CurlLoopRunner {
     // MARK: Starting
 
     private func start(_ job: CurlJob) {
-        if job.control.isCancelled { return job.fail(.cancelled()) }
         guard let easy = takeHandle() else {
             return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
         }
@@ -151,10 +150,10 @@ final class CurlLoopRunner {
             recycle(transfer.easy)
             return job.fail(error)
         }
-        transfers[job.control.id] = transfer
+        transfers[job.id] = transfer
         peakTransfers = max(peakTransfers, transfers.count)
         loop.activeTransfers.add(1, ordering: .relaxed)
-        if job.streaming != nil { headDeadlines[job.control.id] = transfer.started + job.request.timeout }
+        if job.streaming != nil { headDeadlines[job.id] = transfer.started + job.request.timeout }
     }
 
     // MARK: Streaming
@@ -178,7 +177,7 @@ final class CurlLoopRunner {
             watcher?.expireNow()
         #endif
         // A callback stopped the transfer while libcurl delivered what it held back: it ends now.
-        if code != CURLE_OK, transfers[transfer.job.control.id] === transfer { finish(transfer, code: code) }
+        if code != CURLE_OK, transfers[transfer.job.id] === transfer { finish(transfer, code: code) }
     }
 
     /// Fails the streamed calls whose final head did not arrive within their timeout.
@@ -256,10 +255,10 @@ final class CurlLoopRunner {
 
     /// Forgets a transfer whose handle has left the multi handle, keeping the handle for the next one.
     private func end(_ transfer: CurlTransfer) {
-        if transfers.removeValue(forKey: transfer.job.control.id) != nil {
+        if transfers.removeValue(forKey: transfer.job.id) != nil {
             loop.activeTransfers.subtract(1, ordering: .relaxed)
         }
-        headDeadlines[transfer.job.control.id] = nil
+        headDeadlines[transfer.job.id] = nil
         recycle(transfer.easy)
         if transfers.isEmpty { trimIdleHandles() }
         transfer.releaseRequestResources()

@@ -74,6 +74,6 @@ extension CurlTransfer {
             source.finish(throwing: error.with(requestID: job.request.id, url: request.url), metrics: streamMetrics)
         }
         // Sending may be paused waiting for the sequence: the loop resumes it, and the read ends the body.
-        if sendPaused { loop.resume(.sending(job.control.id)) }
+        if sendPaused { loop.resume(.sending(job.id)) }
     }
 }

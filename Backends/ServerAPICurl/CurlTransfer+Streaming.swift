@@ -57,14 +57,14 @@ extension CurlTransfer {
             return false
         }
         let loop = self.loop
-        let control = job.control
+        let id = job.id
         let owner = streaming.owner
         let (stream, source) = ResponseBodyStream.makeStream(
             bufferSize: streaming.bufferSize,
-            onResume: { loop.resume(.receiving(control.id)) },
+            onResume: { loop.resume(.receiving(id)) },
             onTermination: {
                 // The stream keeps its transport (and so the loop) alive while it is read.
-                withExtendedLifetime(owner) { loop.cancel(control) }
+                withExtendedLifetime(owner) { loop.cancel(id) }
             })
         self.source = source
         startFullDuplexBody()
@@ -148,7 +148,7 @@ extension CurlTransfer {
         try easy.set(CURLOPT_POST, true)
         try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.length ?? -1)
         let loop = self.loop
-        let id = job.control.id
+        let id = job.id
         let pump = try RequestBodyPump(body, onReady: { loop.resume(.sending(id)) })
         self.pump = pump
         try easy.check(ccurl_easy_setopt_read_function(easy.raw, curlReadCallback), CURLOPT_READFUNCTION)

@@ -7,11 +7,12 @@
 //   one cache, until that loop is busy; then to the least busy loop (`LoopAssignment`); the transfer stays
 //   on that loop to the end (redirects to other origins included).
 // - `perform` runs on the caller's task. It hands the loop a `CurlJob`, a Sendable value (the request,
-//   the continuation, and a `CurlJobControl` carrying the cancellation flag) through a lock-protected (`Locked`)
-//   inbox, then wakes the loop through its `CurlWakeup` (a pipe the loop waits on); no libcurl call is
-//   made off the loop thread. Cancellation goes through the same inbox of the same loop. A job cancelled before the loop took it is taken out of
-//   the inbox and resumed by the canceller; one cancelled before it was even submitted is refused by
-//   `submit` (the flag is checked under the inbox lock, so one of the two always sees the other).
+//   the continuation, and the job's id) through a lock-protected (`Locked`) inbox, then wakes the loop
+//   through its `CurlWakeup` (a pipe the loop waits on); no libcurl call is made off the loop thread.
+//   Cancelling the call (the request's `withCancellationHandler`) sends the job's id through the same
+//   inbox. A job cancelled before the loop took it is taken out of the inbox and resumed by the
+//   canceller; one cancelled before it was even submitted is refused by `submit`, which reads
+//   `request.isCancelled` under the inbox lock, so one of the two always sees the other.
 // - Everything that is not Sendable lives on the loop thread and is created there: each
 //   `CurlTransfer` (the per-call state: easy handle, header list, body reader, response buffer,
 //   download file), the pool of idle `CurlEasyHandle`s, and the multi handle's use.
@@ -60,8 +61,8 @@ public final class CurlTransport: RequestPerforming {
     /// The transport's name in metrics: `"curl"`.
     public var name: String { "curl" }
 
-    /// `true`: a call's `CancellationToken` tears its transfer down as its task's cancellation does.
-    public var observesCancellationToken: Bool { true }
+    /// `true`: the manager's cancellation of a call tears its transfer down as its task's cancellation does.
+    public var observesCallCancellation: Bool { true }
 
     /// `true`: a `BodySource.stream` body is sent as it is read.
     public var sendsStreamedRequestBodies: Bool { true }
@@ -188,18 +189,17 @@ public final class CurlTransport: RequestPerforming {
                 .invalidRequest, "a streamed call cannot have a download destination", requestID: request.id,
                 url: request.url)
         }
-        let control = CurlJobControl()
         let (loop, inFlight) = loop(for: request.url)
         inFlight.enter()
         defer { inFlight.leave() }
         let streaming = CurlStreaming(bufferSize: configuration.streamBufferSize, owner: self)
+        let id = CurlJob.nextID()
         return try await request.withCancellationHandler {
             try await withCurlContinuation { continuation in
-                loop.submit(
-                    CurlJob(control: control, request: request, continuation: continuation, streaming: streaming))
+                loop.submit(CurlJob(id: id, request: request, continuation: continuation, streaming: streaming))
             }
         } onCancel: {
-            loop.cancel(control)
+            loop.cancel(id)
         }
     }
 
@@ -264,16 +264,16 @@ public final class CurlTransport: RequestPerforming {
     ///   at once), `timedOut`, `cannotConnect`, `tls`, `network`, `tooManyRedirects`,
     ///   `responseTooLarge`, `fileSystem` or `invalidRequest`, with libcurl's own message.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
-        let control = CurlJobControl()
         let (loop, inFlight) = loop(for: request.url)
         inFlight.enter()
         defer { inFlight.leave() }
+        let id = CurlJob.nextID()
         return try await request.withCancellationHandler {
             try await withCurlContinuation { continuation in
-                loop.submit(CurlJob(control: control, request: request, continuation: continuation))
+                loop.submit(CurlJob(id: id, request: request, continuation: continuation))
             }
         } onCancel: {
-            loop.cancel(control)
+            loop.cancel(id)
         }
     }
 }

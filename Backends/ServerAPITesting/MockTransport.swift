@@ -50,8 +50,8 @@ public final class MockTransport: RequestPerforming {
     /// The bytes a streamed body buffers before the mock stops producing parts until its reader catches up.
     public let streamBufferSize: Int
 
-    /// `true`: a delay or a handler ends with `cancelled` when the call's token fires.
-    public var observesCancellationToken: Bool { true }
+    /// `true`: a delay or a handler ends with `cancelled` when the manager cancels the call.
+    public var observesCallCancellation: Bool { true }
 
     /// `true`: a `BodySource.stream` body is sent as it is read.
     public var sendsStreamedRequestBodies: Bool { true }
@@ -259,13 +259,12 @@ public final class MockTransport: RequestPerforming {
         (try? request.body.knownLength() ?? 0) ?? 0
     }
 
-    /// Runs a stub's wait or a handler; in a task of its own when the call has a token, so that the token
-    /// (the manager's registry) ends what it awaits, as the caller's task would.
+    /// Runs a stub's wait or a handler so that cancelling the call (the manager's registry) ends what it
+    /// awaits, as the caller's task would.
     private static func cancellable<T: Sendable>(
         _ request: TransportRequest, _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        guard let cancellation = request.cancellation else { return try await work() }
-        return try await cancellation.run(work)
+        try await request.runCancellable(work)
     }
 
     /// Writes a stubbed body to a download target as a real transport would: through the core's

@@ -25,8 +25,8 @@ public final class URLSessionTransport: RequestPerforming {
     /// `"urlsession"`.
     public let name = "urlsession"
 
-    /// `true`: a call's `CancellationToken` cancels its `URLSessionTask` as its task's cancellation does.
-    public var observesCancellationToken: Bool { true }
+    /// `true`: the manager's cancellation of a call cancels its `URLSessionTask` as its task's cancellation does.
+    public var observesCallCancellation: Bool { true }
     /// The settings this transport was created with.
     public let configuration: Configuration
 

@@ -1,8 +1,8 @@
 import Foundation
-import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
+@testable import ServerAPIKit
 @testable import ServerAPIURLSession
 
 #if canImport(FoundationNetworking)
@@ -271,14 +271,15 @@ struct URLSessionStreamingTests {
         try await expectNoTasksLeft(transport)
     }
 
-    @Test("the call's cancellation token cancels it before the head")
-    func tokenBeforeHead() async throws {
+    @Test("cancelling the manager's call cancels it before the head")
+    func callBeforeHead() async throws {
         let transport = URLSessionTransport()
-        let token = CancellationToken()
-        let request = TransportRequest(url: try TestServers.fixture("/hang"), cancellation: token)
-        let call = Task { try await transport.stream(request) }
+        var request = TransportRequest(url: try TestServers.fixture("/hang"))
+        let managed = Call(api: ServerAPI(url: request.url), request: request, registry: nil)
+        request.call = managed
+        let call = Task { [request] in try await transport.stream(request) }
         try await poll("the task to start") { transport.registeredTasks == 1 }
-        token.cancel()
+        managed.cancel(.id)
         let error = await #expect(throws: ServerAPIError.self) { _ = try await call.value }
         #expect(error?.kind == .cancelled)
         try await expectNoTasksLeft(transport)

@@ -36,7 +36,7 @@ public final class RecordingTransport: RequestPerforming {
     public var name: String { upstream.name }
 
     /// The upstream transport's answer.
-    public var observesCancellationToken: Bool { upstream.observesCancellationToken }
+    public var observesCallCancellation: Bool { upstream.observesCallCancellation }
 
     /// `true`: a streamed request body is read (to be recorded) and sent as bytes.
     public var sendsStreamedRequestBodies: Bool { true }

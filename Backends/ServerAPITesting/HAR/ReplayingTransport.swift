@@ -83,7 +83,7 @@ public final class ReplayingTransport: RequestPerforming {
     public let name = "replay"
 
     /// The recording's upstream's answer in the record modes; `true` when replaying only.
-    public var observesCancellationToken: Bool { recording?.observesCancellationToken ?? true }
+    public var observesCallCancellation: Bool { recording?.observesCallCancellation ?? true }
 
     /// `true`: a streamed request body is read to be matched.
     public var sendsStreamedRequestBodies: Bool { true }

@@ -34,7 +34,7 @@ extension ServerAPIManager {
     /// A call that asks for part of a response (`Range`) is answered from it only as that part
     /// (`deliverFromCache(_:_:_:range:)`), never as the whole.
     @inline(never)
-    func storedEntry(for call: CallContext) async -> CacheEntry? {
+    func storedEntry(for call: Call) async -> CacheEntry? {
         guard let cache, let key = call.cacheKey else { return nil }
         guard let primary = try? await cache.lookup(key) else { return nil }
         let headers = variantHeaders(of: call.request)
@@ -52,16 +52,16 @@ extension ServerAPIManager {
     func cachedResult(for api: ServerAPI) async throws -> ServerResult? {
         let base = try api.transportRequest()
         guard cache != nil, let key = cacheKey(for: api, base: base) else { return nil }
-        let call = CallContext(
+        let call = Call(
             api: api, request: base, cacheKey: key,
-            interceptor: api.businessRules.interceptor(over: configuration.businessRules))
+            interceptor: api.businessRules.interceptor(over: configuration.businessRules), registry: nil)
         guard let entry = await storedEntry(for: call), use(of: entry, for: call).mayAnswerOffline else { return nil }
         return try deliverFromCache(entry, call, ResultFinishing(formatter: formatter))
     }
 
     /// How a stored entry may answer a call, by the rules of `CacheUse`, with the call's TTL and the manager's
     /// setting for HTTP cache headers.
-    func use(of entry: CacheEntry, for call: CallContext) -> CacheUse {
+    func use(of entry: CacheEntry, for call: Call) -> CacheUse {
         CacheUse(
             entry: entry, request: call.request.headers, honorsHTTP: configuration.honorsHTTPCacheHeaders,
             now: configuration.now())
@@ -75,7 +75,7 @@ extension ServerAPIManager {
     ///   - notModified: The call's own preconditions hold for the entry: answered as a 304 without a body.
     @inline(never)
     func deliverFromCache<F: CallFinishing>(
-        _ entry: CacheEntry, _ call: CallContext, _ finisher: F, range: Range<Int>? = nil, notModified: Bool = false
+        _ entry: CacheEntry, _ call: Call, _ finisher: F, range: Range<Int>? = nil, notModified: Bool = false
     ) throws -> F.Value {
         var entry = entry
         var headers = entry.headers

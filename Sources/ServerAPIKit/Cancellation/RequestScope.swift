@@ -22,13 +22,14 @@
 ///   awaits it (the caller holds a reference); such calls end when `cancel()` is called or the
 ///   awaiting task is cancelled. Cancelling a scope does not close it: calls started afterwards run.
 public final class RequestScope: Sendable {
-    /// The scope run the current task's calls join, set by `perform` for the operation's duration.
-    @TaskLocal static var current: ScopeRun?
+    /// The registry of the operation the current task's calls join, set by `perform` for the operation's
+    /// duration.
+    @TaskLocal static var current: InFlightRegistry?
 
     /// The manager `send` uses.
     public let manager: ServerAPIManager?
     /// The operations running in the scope, by key.
-    private let runs = Locked((next: UInt64(0), open: [UInt64: ScopeRun]()))
+    private let runs = Locked((next: UInt64(0), open: [UInt64: InFlightRegistry]()))
 
     /// Creates a scope.
     /// - Parameter manager: The manager `send` uses; without one, `perform` binds calls to any manager.
@@ -45,15 +46,15 @@ public final class RequestScope: Sendable {
             defer { runs.open = [:] }
             return Array(runs.open.values)
         }
-        for run in runs { run.cancel() }
+        for run in runs { run.cancelAll(.scope, andLater: true) }
     }
 
     /// The number of operations (`perform`, `send`) running in the scope.
     public var activeCount: Int { runs.withLock { $0.open.count } }
 
     /// Opens an operation's run; close it with `close(_:)`.
-    func open() -> (key: UInt64, run: ScopeRun) {
-        let run = ScopeRun()
+    func open() -> (key: UInt64, run: InFlightRegistry) {
+        let run = InFlightRegistry()
         let key = runs.withLock { runs in
             runs.next += 1
             runs.open[runs.next] = run
@@ -63,7 +64,7 @@ public final class RequestScope: Sendable {
     }
 
     /// Closes an operation's run that ended.
-    func close(_ run: (key: UInt64, run: ScopeRun)) {
+    func close(_ run: (key: UInt64, run: InFlightRegistry)) {
         runs.withLock { _ = $0.open.removeValue(forKey: run.key) }
     }
 

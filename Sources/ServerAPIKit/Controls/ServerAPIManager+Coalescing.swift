@@ -19,7 +19,7 @@ extension ServerAPIManager {
     /// Starts the flight if this caller opened it, then waits for the shared response.
     /// - Throws: The shared call's error (with this caller's id), or `cancelled` when this caller was.
     func awaitFlight(
-        _ ticket: SingleFlight<ControlKey, SharedResponse>.Ticket, call: CallContext
+        _ ticket: SingleFlight<ControlKey, SharedResponse>.Ticket, call: Call
     ) async throws(ServerAPIError) -> SharedResponse {
         let flights = controls.flights
         if ticket.isLeader {
@@ -28,7 +28,7 @@ extension ServerAPIManager {
             let shared = call.sharedFlight { flights.progress(ticket.flight, $0) }
             flights.start(ticket) { await self.sharedCall(shared) }
         }
-        switch await flights.wait(ticket, cancellation: call.request.cancellation) {
+        switch await flights.wait(ticket, call: call) {
         case .success(let shared):
             return shared
         case .failure(let error):
@@ -39,7 +39,7 @@ extension ServerAPIManager {
     }
 
     /// The one transport call of a flight, made for its leader's description.
-    private func sharedCall(_ call: CallContext) async -> SingleFlight<ControlKey, SharedResponse>.Outcome {
+    private func sharedCall(_ call: Call) async -> SingleFlight<ControlKey, SharedResponse>.Outcome {
         do {
             return .success(try await execute(call, SharedFinishing(formatter: formatter)))
         } catch {

@@ -93,16 +93,16 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         if stale { task.cancel() }
     }
 
-    /// Waits for the flight's outcome; `cancelled` as soon as the caller's task or its token is cancelled.
-    func wait(_ ticket: Ticket, cancellation: CancellationToken? = nil) async -> Outcome {
-        guard let cancellation else {
+    /// Waits for the flight's outcome; `cancelled` as soon as the caller's task or its call is cancelled.
+    func wait(_ ticket: Ticket, call: Call? = nil) async -> Outcome {
+        guard let call else {
             return await withTaskCancellationHandler {
                 await suspend(ticket)
             } onCancel: {
                 self.leave(ticket)
             }
         }
-        return await cancellation.withCancellationHandler {
+        return await call.withCancellationHandler {
             await suspend(ticket)
         } onCancel: {
             self.leave(ticket)

@@ -152,12 +152,11 @@ extension ServerAPIManager {
     func runGroup<T: Sendable>(
         id: RequestID, tag: String?, kind: InFlightRequest.Kind, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let info = InFlightRequest(id: id, tag: tag, method: nil, url: nil, startedAt: Date(), kind: kind)
-        let call = Call(info: info, registry: registry)
+        let call = Call(entry: id, tag: tag, url: nil, kind: kind, registry: registry)
         registry.add(call)
-        defer { call.leave() }
+        defer { call.end(failed: false) }
         do {
-            return try await call.cancellation.run(body)
+            return try await call.run(body)
         } catch {
             throw ServerAPIError.wrap(error).with(requestID: id, url: nil)
         }

@@ -1,150 +1,266 @@
 import Synchronization
 
-/// One call in flight: what the in-flight registry lists and cancels, what a `RequestScope` and the
-/// caller's task cancel, and the one cancellation its transport observes.
-///
-/// It runs a `CallStateMachine` under its lock and acts on the machine's actions after unlocking, so
-/// that a cancellation handler that calls back into the manager cannot deadlock. The transport sees
-/// the call's `cancellation` token on the prepared request, and nothing else: no second flag.
-final class Call: Sendable {
-    private struct State: ~Copyable {
-        var machine = CallStateMachine()
-        /// The current stage's cancel handler (a streamed body's `cancel`), run once.
-        var handler: (@Sendable () -> Void)?
-        /// The `RequestScope` operation the call runs in, and its key there.
-        var scope: (run: ScopeRun, key: UInt64)?
-    }
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
+/// One call on its way through the manager, and the only object a call has: its description, the request
+/// the transport gets, one clock, the metrics the steps stamp, and its lifecycle — what the in-flight registry
+/// lists and cancels, what a `RequestScope` cancels, what the transport and every wait observe.
+///
+/// Made once when the manager accepts the call and shared by reference between the steps. The lifecycle is a
+/// `CallStateMachine` run under the call's lock; the call acts on what it returns after unlocking, so that a
+/// handler that calls back into the manager cannot deadlock. The transport sees the call through the
+/// `TransportRequest` of each attempt (`withCancellationHandler`, `isCancelled`), and nothing else.
+///
+/// The clock is read once: every `Date` in the call's metrics is that wall-clock anchor plus a duration on
+/// `ContinuousClock`, so the metrics' instants stay in order even when the system clock jumps.
+final class Call: Sendable {
+    /// The call's key in the registries that list it: unique in the process.
+    let key: UInt64
     /// What the registry lists: id, tag, method, URL, start.
     let info: InFlightRequest
-    /// The call's one cancellation: on its prepared request, observed by the transport, the retry
-    /// waits and a coalesced join.
-    let cancellation: CancellationToken
-    private let registry: InFlightRegistry?
-    private let state = Locked(State())
-    /// The call's key in the registry, 0 once it left (or before it was listed): an atomic, so that
-    /// an ordinary call's registration and departure take no lock of the call's.
-    private let registryKey = Atomic<UInt64>(0)
-    /// Whether the call joined a scope's operation: only then does leaving take the lock.
-    private let scoped = Atomic<Bool>(false)
-    /// Whether the first attempt started: an atomic, so that an ordinary call's attempt takes no lock.
-    private let firstAttemptStarted = Atomic<Bool>(false)
+    /// The call as described.
+    let api: ServerAPI
+    /// The request before plugins, with the call's progress. It does not refer to the call (that would be a
+    /// cycle): each attempt's copy does (`attemptRequest`).
+    let request: TransportRequest
+    /// When the call was accepted.
+    let started: ContinuousClock.Instant
+    /// The wall-clock time of `started`.
+    let startDate: Date
+    /// The cache key, when the call uses the cache.
+    let cacheKey: CacheKey?
+    /// The business rules' success interceptor, run on each result delivered to the caller.
+    let interceptor: BusinessRules.SuccessInterceptor?
+    /// Whether results go to this call's caller; `false` for a shared flight's one transport call, whose
+    /// callers each deliver the response for themselves.
+    let deliversToCaller: Bool
+    /// What was measured so far, stamped by the steps through the methods below.
+    ///
+    /// No lock: the steps of a call run one after the other in the one task that runs it (the caller's, or
+    /// a shared flight's for its transport call), and only they write or read these. A hedge's legs run in
+    /// child tasks that do not touch them; a streamed body's end works on a copy taken at the head.
+    private(set) nonisolated(unsafe) var metrics: RequestMetrics
+    private let lifecycle: Locked<CallStateMachine>
 
-    /// Makes a call.
-    /// - Parameters:
-    ///   - info: What the registry lists.
-    ///   - cancellation: The token its prepared request carries.
-    ///   - registry: The registry it leaves when it ends; `nil` for a call no registry lists.
-    init(info: InFlightRequest, cancellation: CancellationToken = CancellationToken(), registry: InFlightRegistry?) {
-        self.info = info
-        self.cancellation = cancellation
-        self.registry = registry
+    private static let keys = Atomic<UInt64>(0)
+
+    /// Makes a call, listed by `registry` when one is given (the registry's `add` then lists it there).
+    init(
+        api: ServerAPI, request: TransportRequest, url: URL? = nil, cacheKey: CacheKey? = nil,
+        interceptor: BusinessRules.SuccessInterceptor? = nil, started: ContinuousClock.Instant = .now,
+        startDate: Date = Date(), deliversToCaller: Bool = true, kind: InFlightRequest.Kind = .call,
+        registry: InFlightRegistry?
+    ) {
+        key = Self.keys.add(1, ordering: .relaxed).newValue
+        self.api = api
+        self.request = request
+        self.cacheKey = cacheKey
+        self.interceptor = interceptor
+        self.started = started
+        self.startDate = startDate
+        self.deliversToCaller = deliversToCaller
+        info = InFlightRequest(
+            id: api.id, tag: api.tag, method: kind == .call ? api.method : nil,
+            url: kind == .call ? (url ?? request.url) : url, startedAt: startDate, kind: kind)
+        metrics = RequestMetrics(attempts: 0, startedAt: startDate)
+        lifecycle = Locked(CallStateMachine(listedBy: registry))
+    }
+
+    /// A registry entry that is not an HTTP call: a batch, a chain, an event source between connections.
+    convenience init(
+        entry id: RequestID, tag: String?, url: URL?, kind: InFlightRequest.Kind, registry: InFlightRegistry
+    ) {
+        var api = Self.entryDescription
+        api.id = id
+        api.tag = tag
+        self.init(api: api, request: Self.entryRequest, url: url, kind: kind, registry: registry)
+    }
+
+    private static let entryDescription = ServerAPI(host: "localhost")
+    private static let entryRequest = TransportRequest(url: URL(fileURLWithPath: "/"))
+
+    /// The context of a coalesced flight's one transport call, made for this (its leader's) call: listed by no
+    /// registry and not cancelled by the leader alone, its progress reported to every caller of the flight.
+    func sharedFlight(progress: @escaping @Sendable (TransferProgress) -> Void) -> Call {
+        var request = self.request
+        request.progress = progress
+        return Call(
+            api: api, request: request, cacheKey: cacheKey, started: started, startDate: startDate,
+            deliversToCaller: false, registry: nil)
     }
 
     /// The call's id.
-    var id: RequestID { info.id }
+    var id: RequestID { api.id }
     /// The call's tag.
-    var tag: String? { info.tag }
+    var tag: String? { api.tag }
+    /// The URL the call was sent to.
+    var url: URL { request.url }
+
+    // MARK: Cancellation
 
     /// The state, for tests and diagnostics.
-    var lifecycle: CallStateMachine.State {
-        let state = state.withLock { $0.machine.state }
-        // The first attempt is not an event of the machine's (see `attemptStarted`).
-        if state == .registered, firstAttemptStarted.load(ordering: .acquiring) { return .attempting(1) }
-        return state
-    }
+    var state: CallStateMachine.State { lifecycle.withLock { $0.state } }
 
-    /// Whether the call was cancelled, by anything.
-    var isCancelled: Bool { cancellation.isCancelled || state.withLock { $0.machine.isCancelled } }
+    /// Whether the call was cancelled, or the task that runs it was.
+    var isCancelled: Bool { Task.isCancelled || lifecycle.withLock { $0.isCancelled } }
 
-    /// Records that the registry lists the call under `key`.
-    func registered(as key: UInt64) {
-        registryKey.store(key, ordering: .releasing)
-    }
-
-    /// Records that the call runs in a scope's operation, under `key`.
-    func joined(_ run: ScopeRun, as key: UInt64) {
-        state.withLock { $0.scope = (run, key) }
-        scoped.store(true, ordering: .releasing)
-    }
-
-    /// Cancels the call; an ended call is left alone.
+    /// Cancels the call: what it waits on is stopped now, on this thread; an ended call is left alone.
+    /// - Parameters:
+    ///   - reason: Who cancelled it.
+    ///   - registry: The registry that cancels it, which has already removed it.
     /// - Returns: Whether the call was still running.
     @discardableResult
-    func cancel(_ reason: CallStateMachine.CancelReason) -> Bool {
-        let (actions, handler) = state.withLock { state in
-            let actions = state.machine.cancel(reason)
-            let handler = actions.contains(.fireCancelHandler) ? state.handler.take() : nil
-            return (actions, handler)
+    func cancel(_ reason: CallStateMachine.CancelReason, removedFrom registry: InFlightRegistry? = nil) -> Bool {
+        let (wasRunning, actions) = lifecycle.withLock { machine in
+            guard case .running = machine.state else { return (false, machine.cancel(reason, removedFrom: registry)) }
+            return (true, machine.cancel(reason, removedFrom: registry))
         }
-        // The token wakes whatever waits (`resumeWaiter`) as well as the transport.
-        if actions.contains(.cancelTransport) || actions.contains(.resumeWaiter) { cancellation.cancel() }
-        handler?()
-        return !actions.isEmpty
+        actions.handlers.run()
+        return wasRunning
     }
 
-    /// Installs the current stage's cancel handler; it runs at once when the call was cancelled already.
-    func installCancelHandler(_ handler: @escaping @Sendable () -> Void) {
-        let fire = state.withLock { state in
-            let fire = state.machine.cancelHandlerInstalled().contains(.fireCancelHandler)
-            if !fire { state.handler = handler }
-            return fire
+    /// Runs `operation`, calling `onCancel` once if the call is cancelled (or already was) or the current task
+    /// is cancelled before `operation` returns. Cancelling the task stops this wait; it does not cancel the call
+    /// (a hedge's losing leg is such a task).
+    func withCancellationHandler<T, E: Error>(
+        isolation: isolated (any Actor)? = #isolation,
+        operation: () async throws(E) -> T,
+        onCancel: @escaping @Sendable () -> Void
+    ) async throws(E) -> T {
+        let observation = lifecycle.withLock { $0.observe(onCancel) }
+        if observation == .runNow { onCancel() }
+        defer { if case .installed(let key) = observation { lifecycle.withLock { $0.stopObserving(key) } } }
+        // A typed-throws body cannot go through withTaskCancellationHandler's untyped one directly.
+        let result: Result<T, E> = await withTaskCancellationHandler {
+            do throws(E) { return .success(try await operation()) } catch { return .failure(error) }
+        } onCancel: {
+            onCancel()
         }
-        if fire { handler() }
+        return try result.get()
     }
+
+    /// Runs work that honours only task cancellation in a task of its own, which cancelling the call (or the
+    /// current task) cancels: a transport's or a plugin's wait that knows nothing of calls, a retry's sleep.
+    /// - Returns: What `operation` returns.
+    /// - Throws: What `operation` throws; usually `CancellationError` or `cancelled` once cancelled.
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await operation() }
+        return try await withCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Runs `handler` when the call is cancelled, until the call ends: a streamed body's `cancel`. It runs at
+    /// once when the call was cancelled already, and never once it has ended (the body was read to its end).
+    func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        if lifecycle.withLock({ $0.observe(handler) }) == .runNow { handler() }
+    }
+
+    /// A `RequestScope` operation lists the call too; an operation cancelled already cancels it at once.
+    func listed(by registry: InFlightRegistry) -> Bool {
+        lifecycle.withLock { $0.listed(by: registry) }
+    }
+
+    // MARK: The lifecycle
 
     /// An attempt starts. - Returns: `false` when the call was cancelled.
-    ///
-    /// The first attempt takes no lock. In the machine, `registered` and `attempting(1)` answer a cancel alike
-    /// (fire the token), a call cannot have ended before its first attempt but by a cancel, and every cancel of
-    /// a running call fires the token: reading the token is enough. A cancel whose token fires just after this
-    /// read ends the attempt through the token, which the transport observes.
     func attemptStarted(_ number: Int) -> Bool {
-        if number == 1 {
-            firstAttemptStarted.store(true, ordering: .releasing)
-            return !cancellation.isCancelled
-        }
-        return state.withLock { $0.machine.attemptStarted(number) } && !cancellation.isCancelled
+        lifecycle.withLock { $0.attemptStarted(number) } && !Task.isCancelled
     }
 
     /// The call waits to retry. - Returns: `false` when the call was cancelled.
     func waitingToRetry(_ number: Int) -> Bool {
-        state.withLock { $0.machine.waitingToRetry(number) } && !cancellation.isCancelled
+        lifecycle.withLock { $0.waitingToRetry(number) } && !Task.isCancelled
     }
 
     /// The call joins an identical call in flight. - Returns: `false` when the call was cancelled.
     func coalescedJoin() -> Bool {
-        state.withLock { $0.machine.coalescedJoin() } && !cancellation.isCancelled
+        lifecycle.withLock { $0.coalescedJoin() } && !Task.isCancelled
     }
 
     /// The head arrived.
     func headReceived() {
-        state.withLock { _ = $0.machine.headReceived() }
+        lifecycle.withLock { $0.headReceived() }
     }
 
     /// The caller reads the body as it arrives.
     func bodyStreaming() {
-        state.withLock { _ = $0.machine.bodyStreaming() }
+        lifecycle.withLock { $0.bodyStreaming() }
     }
 
-    /// Ends the call, with a result (`failed == false`) or an error, and leaves the registry.
+    /// Ends the call, with a result (`failed == false`) or an error, and leaves the registries that list it.
     /// - Returns: Whether this was the call's end: its metrics are stamped and `didComplete` runs only then.
+    @discardableResult
     func end(failed: Bool) -> Bool {
-        let actions = state.withLock { state in
-            let actions = failed ? state.machine.fail() : state.machine.finish()
-            state.handler = nil
-            return actions
-        }
-        if actions.contains(.leaveRegistry) { leave() }
-        return actions.contains(.runDidComplete)
+        let actions = lifecycle.withLock { failed ? $0.fail() : $0.finish() }
+        actions.leave.leave(key)
+        return actions.completes
     }
 
-    /// Leaves the registry and the scope, once; for the paths that end a call without `end(failed:)`
-    /// (a cached answer, a coalesced join), it runs when the call returns.
-    func leave() {
-        let key = registryKey.exchange(0, ordering: .acquiringAndReleasing)
-        if key != 0 { registry?.remove(key) }
-        guard scoped.load(ordering: .acquiring), let scope = state.withLock({ $0.scope.take() }) else { return }
-        scope.run.remove(scope.key)
+    // MARK: Metrics
+
+    /// The wall-clock time of an instant of the call.
+    func date(at instant: ContinuousClock.Instant) -> Date {
+        startDate.addingTimeInterval((instant - started).seconds)
+    }
+
+    /// How long the call has run.
+    var elapsed: Duration { .now - started }
+
+    /// Metrics for a call that has not reached the transport yet.
+    func initialMetrics() -> RequestMetrics {
+        RequestMetrics(attempts: 0, startedAt: startDate)
+    }
+
+    // The stamps that read the clock or copy the transport's figures are never inlined: inlined into an async
+    // step, their temporaries (`Date` is resilient, so sized at run time) are allocated from the task's allocator,
+    // each in a slab of its own that stays allocated while the call is in flight.
+
+    /// Attempt `number` begins (before the plugins' `prepare`).
+    func stampAttempt(_ number: Int) {
+        metrics.attempts = number
+    }
+
+    /// The attempt is handed to the transport now; what was measured about an earlier one is dropped.
+    @inline(never)
+    func stampAttemptStart() {
+        metrics.markAttemptStart(at: date(at: .now))
+    }
+
+    /// The transport answered: its figures and the status.
+    @inline(never)
+    func stampResponse(_ response: TransportResponse) {
+        metrics.transport = response.metrics
+        metrics.status = response.status
+    }
+
+    /// The status the caller gets, when it is not the response's (a stored entry's, after a `304`).
+    func stampStatus(_ status: Int) {
+        metrics.status = status
+    }
+
+    /// How long the call has run, as its duration so far.
+    @inline(never)
+    func stampDuration() {
+        metrics.duration = elapsed
+    }
+
+    /// What a resilience policy did.
+    func stampResilience(_ update: (inout ResilienceMetrics) -> Void) {
+        update(&metrics.resilience)
+    }
+
+    /// An error with the call's id and URL.
+    func stamp(_ error: any Error) -> ServerAPIError {
+        ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
     }
 }
+
+/// Records a throttled call's response, so that a call that comes too soon can replay it.
+typealias ThrottleRecord = @Sendable (SharedResponse) -> Void

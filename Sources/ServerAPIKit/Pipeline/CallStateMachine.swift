@@ -1,18 +1,22 @@
-/// The lifecycle of one call, as a value: each event changes the state and returns what the caller of
-/// the event must do — fire the transport's cancellation, run the stage's cancel handler, stamp the
-/// metrics, run the plugins' `didComplete`, leave the in-flight registry, resume a waiter.
+/// The lifecycle of one call, as a value that owns what must be released exactly once: the handlers that
+/// stop whatever the call waits on (the transport, a retry wait, a shared flight, a streamed body) and the
+/// registries that list it. Each event changes the state and returns what to do with them; `Call` runs it
+/// under its lock and acts after unlocking, so that a handler that calls back into the manager cannot deadlock.
 ///
-/// It takes no lock, reads no clock and does no I/O, so that every race (a cancel against the head, the
-/// end of the body, a retry wait, a coalesced join) is a sequence of events tested on its own. `Call`
-/// runs it under its lock and acts on the actions after unlocking.
+/// It takes no lock, reads no clock and does no I/O, so that every race (a cancel against the head, the end of
+/// the body, a retry wait, a coalesced join) is a sequence of events tested on its own, as async-http-client's
+/// `Transaction` state machine is. Whether the call was cancelled is held here and nowhere else; the caller's
+/// task has its own `Task.isCancelled`.
 ///
-/// A cancel that arrives before the current stage has installed its cancel handler (a streamed body's
-/// `cancel`) is remembered and returned as `fireCancelHandler` when the handler is installed, as
-/// async-http-client's `TransactionCancelHandler` does.
+/// Exactly once by construction: a handler is in the state until it is handed out (by a cancel) or removed (its
+/// wait ended), and a cancelled or ended state holds none; the listings are handed out by the call's end, once.
 struct CallStateMachine: Sendable {
-    /// Where a call is in its life.
-    enum State: Sendable, Hashable {
-        /// Made and listed in the registry, before its first attempt.
+    /// What stops the thing a call waits on.
+    typealias Handler = @Sendable () -> Void
+
+    /// Where a running call is.
+    enum Stage: Sendable, Hashable {
+        /// Made and listed, before its first attempt.
         case registered
         /// An attempt is with the transport (connecting, sending, waiting for the head).
         case attempting(Int)
@@ -24,17 +28,22 @@ struct CallStateMachine: Sendable {
         case headReceived
         /// The caller reads a streamed body.
         case streamingBody
+    }
+
+    /// Where a call is in its life, as tests and diagnostics see it.
+    enum State: Sendable, Hashable {
+        /// Running, at this stage.
+        case running(Stage)
+        /// Cancelled for this reason; it ends when what it waited on has stopped.
+        case cancelled(CancelReason)
         /// Ended with a result.
         case finished
         /// Ended with an error other than a cancellation.
         case failed
-        /// Cancelled, for this reason.
-        case cancelled(CancelReason)
     }
 
-    /// Who cancelled a call. The caller's task (and so a `RequestHandle`, which cancels the task that runs
-    /// the call) is not among them: it fires the call's token, which the transport and the waits observe
-    /// directly, and `Call.isCancelled` reads.
+    /// Who cancelled a call. The caller's task is not among them: its cancellation stops what the task waits
+    /// on through the handler the wait installed (`Call.withCancellationHandler` observes both).
     enum CancelReason: Sendable, Hashable {
         /// `cancel(id:)`.
         case id
@@ -52,46 +61,89 @@ struct CallStateMachine: Sendable {
         case scope
     }
 
-    /// What the owner of the machine does after an event, after releasing its lock.
-    struct Actions: OptionSet, Sendable, Hashable, CustomStringConvertible {
-        let rawValue: UInt8
+    /// A registry that lists the call: the manager's, or a `RequestScope` operation's.
+    struct Listing: Sendable {
+        let registry: InFlightRegistry
+    }
 
-        /// Fire the call's one cancellation, the one its transport and waits observe.
-        static let cancelTransport = Actions(rawValue: 1 << 0)
-        /// Run the cancel handler the current stage installed (a streamed body's `cancel`).
-        static let fireCancelHandler = Actions(rawValue: 1 << 1)
-        /// Stamp the call's end and duration on its metrics.
-        static let stampMetrics = Actions(rawValue: 1 << 2)
-        /// Run the plugins' `didComplete`: once per call, whatever ends it.
-        static let runDidComplete = Actions(rawValue: 1 << 3)
-        /// Remove the call from the in-flight registry.
-        static let leaveRegistry = Actions(rawValue: 1 << 4)
-        /// Wake the call's waiter (a retry wait, a coalesced join) so that it ends with `cancelled`.
-        static let resumeWaiter = Actions(rawValue: 1 << 5)
+    /// What the owner does after an event, after releasing its lock.
+    struct Actions: Sendable {
+        /// Run these handlers: they stop what the call waits on.
+        var handlers: Handlers = Handlers()
+        /// Leave these registries.
+        var leave: Listings = Listings()
+        /// Run the plugins' `didComplete` and stamp the call's end: once per call, whatever ends it.
+        var completes = false
 
-        /// Nothing to do.
-        static let none: Actions = []
-        /// Everything that ends a call.
-        static let complete: Actions = [.stampMetrics, .runDidComplete, .leaveRegistry]
+        /// Whether there is nothing to do.
+        var isEmpty: Bool { handlers.count == 0 && leave.count == 0 && !completes }
+    }
 
-        var description: String {
-            let names: [(Actions, String)] = [
-                (.cancelTransport, "cancelTransport"), (.fireCancelHandler, "fireCancelHandler"),
-                (.stampMetrics, "stampMetrics"), (.runDidComplete, "runDidComplete"),
-                (.leaveRegistry, "leaveRegistry"), (.resumeWaiter, "resumeWaiter"),
-            ]
-            return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ", ") + "]"
+    /// The handlers a running call holds, by key: the one wait a call has at a time without an allocation,
+    /// more (a hedged attempt's two legs) in an array.
+    struct Handlers: Sendable {
+        fileprivate var first: (key: UInt64, handler: Handler)?
+        fileprivate var others: [(key: UInt64, handler: Handler)] = []
+
+        var count: Int { (first == nil ? 0 : 1) + others.count }
+
+        fileprivate mutating func insert(_ key: UInt64, _ handler: @escaping Handler) {
+            if first == nil { first = (key, handler) } else { others.append((key, handler)) }
+        }
+
+        fileprivate mutating func remove(_ key: UInt64) {
+            if first?.key == key { first = nil } else { others.removeAll { $0.key == key } }
+        }
+
+        /// Runs each handler once; the owner calls it after unlocking.
+        func run() {
+            first?.handler()
+            for other in others { other.handler() }
         }
     }
 
+    /// The registries that list a call: the manager's and, in a `RequestScope`, the operation's.
+    struct Listings: Sendable {
+        fileprivate var manager: Listing?
+        fileprivate var scope: Listing?
+
+        var count: Int { (manager == nil ? 0 : 1) + (scope == nil ? 0 : 1) }
+
+        /// Removes the call from each, by its key; the owner calls it after unlocking.
+        func leave(_ key: UInt64) {
+            manager?.registry.remove(key)
+            scope?.registry.remove(key)
+        }
+
+        fileprivate mutating func drop(_ registry: InFlightRegistry) {
+            if manager?.registry === registry { manager = nil }
+            if scope?.registry === registry { scope = nil }
+        }
+    }
+
+    private enum Storage: Sendable {
+        case running(Stage, Handlers, Listings)
+        /// Cancelled: its handlers were handed out, its listings wait for its end.
+        case cancelled(CancelReason, Listings)
+        case ended(State)
+    }
+
+    private var storage: Storage
+    private var nextKey: UInt64 = 0
+
+    /// A call listed by `registry` (the manager's), or by none.
+    init(listedBy registry: InFlightRegistry? = nil) {
+        storage = .running(.registered, Handlers(), Listings(manager: registry.map(Listing.init), scope: nil))
+    }
+
     /// The state.
-    private(set) var state: State = .registered
-    /// Whether the current stage installed a cancel handler that has not run.
-    private var handlerInstalled = false
-    /// Whether a cancel came before the current stage's handler existed, to fire when it is installed.
-    private var cancelPending = false
-    /// Whether the call's end (metrics, `didComplete`, registry) was handed out: it is, once.
-    private var completed = false
+    var state: State {
+        switch storage {
+        case .running(let stage, _, _): .running(stage)
+        case .cancelled(let reason, _): .cancelled(reason)
+        case .ended(let state): state
+        }
+    }
 
     /// Whether the call was cancelled.
     var isCancelled: Bool {
@@ -99,109 +151,139 @@ struct CallStateMachine: Sendable {
         return false
     }
 
-    /// Whether the call has ended (with a result, an error or a cancellation).
-    var hasEnded: Bool {
-        switch state {
-        case .finished, .failed, .cancelled: true
-        default: false
+    /// The number of handlers waiting to run on a cancel.
+    var handlerCount: Int {
+        switch storage {
+        case .running(_, let handlers, _): handlers.count
+        default: 0
         }
     }
 
-    /// An attempt starts.
-    /// - Returns: `false` when the call was cancelled: no attempt may start.
-    mutating func attemptStarted(_ number: Int) -> Bool {
-        guard !hasEnded else { return false }
-        state = .attempting(number)
-        return true
+    /// The number of registries the call has yet to leave.
+    var listingCount: Int {
+        switch storage {
+        case .running(_, _, let listings), .cancelled(_, let listings): listings.count
+        case .ended: 0
+        }
     }
 
-    /// An attempt failed and the call waits before the next.
-    /// - Returns: `false` when the call was cancelled: it must not wait.
-    mutating func waitingToRetry(_ number: Int) -> Bool {
-        guard !hasEnded else { return false }
-        state = .waitingToRetry(number)
-        return true
+    // MARK: The call's own events
+
+    /// Moves a running call to `stage`. - Returns: `false` when the call was cancelled or ended.
+    private mutating func enter(_ stage: Stage) -> Bool {
+        switch storage {
+        case .running(_, let handlers, let listings):
+            storage = .running(stage, handlers, listings)
+            return true
+        default:
+            return false
+        }
     }
 
-    /// The call joins an identical call in flight instead of sending.
-    /// - Returns: `false` when the call was cancelled: it must not join.
-    mutating func coalescedJoin() -> Bool {
-        guard !hasEnded else { return false }
-        state = .joined
-        return true
-    }
+    /// An attempt starts. - Returns: `false` when the call was cancelled: no attempt may start.
+    mutating func attemptStarted(_ number: Int) -> Bool { enter(.attempting(number)) }
+
+    /// An attempt failed and the call waits before the next. - Returns: `false` when the call was cancelled.
+    mutating func waitingToRetry(_ number: Int) -> Bool { enter(.waitingToRetry(number)) }
+
+    /// The call joins an identical call in flight. - Returns: `false` when the call was cancelled.
+    mutating func coalescedJoin() -> Bool { enter(.joined) }
 
     /// The response head arrived.
-    mutating func headReceived() -> Actions {
-        guard !hasEnded else { return .none }
-        state = .headReceived
-        return .none
-    }
+    mutating func headReceived() { _ = enter(.headReceived) }
 
     /// The head went to the caller with a body it reads as it arrives.
-    mutating func bodyStreaming() -> Actions {
-        guard !hasEnded else { return .none }
-        state = .streamingBody
-        return .none
-    }
+    mutating func bodyStreaming() { _ = enter(.streamingBody) }
 
-    /// The current stage installed its cancel handler.
-    /// - Returns: `fireCancelHandler` when the call was cancelled before: the handler runs now.
-    mutating func cancelHandlerInstalled() -> Actions {
-        if cancelPending || isCancelled {
-            cancelPending = false
-            return .fireCancelHandler
+    /// A `RequestScope` operation lists the call too.
+    /// - Returns: `false` when the call has ended: the owner removes it from `registry` again.
+    mutating func listed(by registry: InFlightRegistry) -> Bool {
+        switch storage {
+        case .running(let stage, let handlers, var listings):
+            listings.scope = Listing(registry: registry)
+            storage = .running(stage, handlers, listings)
+            return true
+        case .cancelled(let reason, var listings):
+            listings.scope = Listing(registry: registry)
+            storage = .cancelled(reason, listings)
+            return true
+        default:
+            return false
         }
-        handlerInstalled = true
-        return .none
     }
 
-    /// The current stage's cancel handler is gone (its wait ended).
-    mutating func cancelHandlerRemoved() {
-        handlerInstalled = false
+    /// What `observe` did with a handler.
+    enum Observation: Sendable, Hashable {
+        /// Installed under this key, to remove it with when the wait ends.
+        case installed(UInt64)
+        /// Not installed: the call was cancelled, so the owner runs the handler at once.
+        case runNow
+        /// Not installed: the call has ended (a streamed body read to its end), so nothing is to be stopped.
+        case ended
     }
+
+    /// Something the call waits on can be stopped by `handler`.
+    mutating func observe(_ handler: @escaping Handler) -> Observation {
+        switch storage {
+        case .running(let stage, var handlers, let listings):
+            nextKey += 1
+            handlers.insert(nextKey, handler)
+            storage = .running(stage, handlers, listings)
+            return .installed(nextKey)
+        case .cancelled, .ended(.cancelled):
+            return .runNow
+        case .ended:
+            return .ended
+        }
+    }
+
+    /// The wait that installed the handler under `key` ended: the handler is dropped, not run.
+    mutating func stopObserving(_ key: UInt64) {
+        guard case .running(let stage, var handlers, let listings) = storage else { return }
+        handlers.remove(key)
+        storage = .running(stage, handlers, listings)
+    }
+
+    // MARK: Cancels and ends
 
     /// Cancels the call.
-    /// - Returns: What stops it: its transport's cancellation, the stage's handler if there is one (else
-    ///   it is remembered), its waiter when it waits. Nothing once the call has ended.
-    mutating func cancel(_ reason: CancelReason) -> Actions {
-        var actions: Actions
-        switch state {
-        case .finished, .failed, .cancelled:
-            return .none
-        case .registered, .attempting, .headReceived, .streamingBody:
-            actions = .cancelTransport
-        case .waitingToRetry, .joined:
-            actions = [.cancelTransport, .resumeWaiter]
+    /// - Parameters:
+    ///   - reason: Who cancelled it.
+    ///   - registry: The registry that cancels it and has already removed it, which it need not leave.
+    /// - Returns: The handlers that stop what it waits on, to run now. Empty once the call was cancelled or ended.
+    mutating func cancel(_ reason: CancelReason, removedFrom registry: InFlightRegistry? = nil) -> Actions {
+        switch storage {
+        case .running(_, let handlers, var listings):
+            if let registry { listings.drop(registry) }
+            storage = .cancelled(reason, listings)
+            return Actions(handlers: handlers)
+        case .cancelled(let reason, var listings):
+            if let registry { listings.drop(registry) }
+            storage = .cancelled(reason, listings)
+            return Actions()
+        default:
+            return Actions()
         }
-        state = .cancelled(reason)
-        if handlerInstalled {
-            handlerInstalled = false
-            actions.insert(.fireCancelHandler)
-        } else {
-            cancelPending = true
-        }
-        return actions
     }
 
-    /// The call failed: a transport, status, decoding or business error, or the cancellation its
-    /// waits reported.
-    mutating func fail() -> Actions {
-        if !hasEnded { state = .failed }
-        return end()
-    }
+    /// The call failed: a transport, status, decoding or business error, or the cancellation its waits reported.
+    mutating func fail() -> Actions { end(.failed) }
 
     /// The call ended with a result (a whole response delivered, a streamed body read to its end).
-    mutating func finish() -> Actions {
-        if !hasEnded { state = .finished }
-        return end()
-    }
+    mutating func finish() -> Actions { end(.finished) }
 
-    /// The call's end, handed out once.
-    private mutating func end() -> Actions {
-        handlerInstalled = false
-        guard !completed else { return .none }
-        completed = true
-        return .complete
+    /// The call's end, handed out once: the registries to leave and `didComplete` to run. A cancelled call stays
+    /// cancelled; its handlers were run by the cancel, and a running call's unrun handlers are dropped.
+    private mutating func end(_ state: State) -> Actions {
+        switch storage {
+        case .running(_, _, let listings):
+            storage = .ended(state)
+            return Actions(leave: listings, completes: true)
+        case .cancelled(let reason, let listings):
+            storage = .ended(.cancelled(reason))
+            return Actions(leave: listings, completes: true)
+        default:
+            return Actions()
+        }
     }
 }

@@ -13,7 +13,7 @@ extension ServerAPIManager {
     /// function of its own that is never inlined: an async function's frame holds every local of every path
     /// it could take, and stays allocated for as long as the call is in flight.
     func execute<F: CallFinishing>(
-        _ call: CallContext, _ finisher: F, record: ThrottleRecord? = nil
+        _ call: Call, _ finisher: F, record: ThrottleRecord? = nil
     ) async throws -> F.Value {
         if finisher.streams { return try await attempts(call, revalidation: nil, finisher, record: nil) }
         // Without a cache there is nothing to look up, revalidate or fall back to.
@@ -29,7 +29,7 @@ extension ServerAPIManager {
     /// modes over HTTP is the Caching article's.
     @inline(never)
     private func executeWithCache<F: CallFinishing>(
-        _ call: CallContext, _ finisher: F, record: ThrottleRecord?
+        _ call: Call, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
         let api = call.api
         var stored = api.cacheMode.readsCache ? await storedEntry(for: call) : nil
@@ -70,7 +70,7 @@ extension ServerAPIManager {
     /// offline); `nil` when the call goes to the network.
     @inline(never)
     private func answerFromCache<F: CallFinishing>(
-        _ stored: CacheEntry, _ use: CacheUse, _ call: CallContext, _ finisher: F
+        _ stored: CacheEntry, _ use: CacheUse, _ call: Call, _ finisher: F
     ) throws -> F.Value? {
         var range: Range<Int>?
         if let value = call.request.headers["Range"] {
@@ -99,7 +99,7 @@ extension ServerAPIManager {
     }
 
     /// The `cacheMiss` error of a call that may only be answered from the cache.
-    private func cacheMiss(_ call: CallContext, stored: Bool) -> ServerAPIError {
+    private func cacheMiss(_ call: Call, stored: Bool) -> ServerAPIError {
         let api = call.api
         let reason =
             cache == nil
@@ -117,7 +117,7 @@ extension ServerAPIManager {
     /// (`retryOrEnd`). A cancellation, or a failure not retried, completes the call (`didComplete`) and is
     /// thrown. A conditional call (`revalidation`) accepts 304 and carries the stored entry's validators.
     private func attempts<F: CallFinishing>(
-        _ call: CallContext, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?
+        _ call: Call, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
         let api = revalidation?.api ?? call.api
         let base = revalidation?.base ?? call.request
@@ -127,10 +127,10 @@ extension ServerAPIManager {
         while true {
             number += 1
             call.stampAttempt(number)
-            if base.isCancelled || call.call?.attemptStarted(number) == false {
+            if !call.attemptStarted(number) {
                 throw complete(call, .cancelled())
             }
-            var request = attemptRequest(base, number: number)
+            var request = attemptRequest(base, number: number, of: call)
             // The response the attempt got, so that a failure can honour its `Retry-After`.
             var lastResponse: TransportResponse?
             do {
@@ -156,7 +156,7 @@ extension ServerAPIManager {
     /// then hold both.
     @inline(never)
     private func attempt<F: CallFinishing>(
-        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, revalidation: Revalidation?, _ finisher: F,
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, revalidation: Revalidation?, _ finisher: F,
         record: ThrottleRecord?, lastResponse: inout TransportResponse?
     ) async throws -> F.Value {
         if let completion = finisher.streamCompletion {
@@ -200,7 +200,7 @@ extension ServerAPIManager {
     /// unsafe request, the invalidation a 3xx asks for.
     @inline(never)
     private func cacheRefused(
-        _ response: TransportResponse, _ request: TransportRequest, _ call: CallContext, api: ServerAPI,
+        _ response: TransportResponse, _ request: TransportRequest, _ call: Call, api: ServerAPI,
         _ requestTime: Date
     ) async {
         if !HTTPCacheRules.isSafe(request.method) { await invalidate(after: response, to: request) }
@@ -209,12 +209,14 @@ extension ServerAPIManager {
         }
     }
 
-    /// An attempt's request before the plugins: its number, the manager's default headers and the cookies
-    /// (before the plugins, so that a signing plugin signs the Cookie header that is sent).
+    /// An attempt's request before the plugins: its number, its call (what the transport observes), the manager's
+    /// default headers and the cookies (before the plugins, so that a signing plugin signs the Cookie header that
+    /// is sent).
     @inline(never)
-    private func attemptRequest(_ base: TransportRequest, number: Int) -> TransportRequest {
+    private func attemptRequest(_ base: TransportRequest, number: Int, of call: Call) -> TransportRequest {
         var request = base
         request.attempt = number
+        request.call = call
         for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
             request.headers.add(name: field.name, value: field.value)
         }
@@ -232,7 +234,7 @@ extension ServerAPIManager {
     /// retry budget agreed, and its delay has passed), or throws the error that ends the call, completed.
     @inline(never)
     private func retryOrEnd(
-        after error: any Error, _ call: CallContext, api: ServerAPI, request: TransportRequest,
+        after error: any Error, _ call: Call, api: ServerAPI, request: TransportRequest,
         lastResponse: TransportResponse?, attempt number: Int, pluginRetries: inout Int
     ) async throws {
         var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
@@ -252,12 +254,12 @@ extension ServerAPIManager {
             call.stampDuration()
             throw complete(call, failure)
         }
-        if call.call?.waitingToRetry(number) == false {
+        if !call.waitingToRetry(number) {
             throw complete(call, .cancelled().with(requestID: api.id, url: request.url))
         }
         guard delay > .zero else { return }
         do {
-            try await wait(delay, cancellation: request.cancellation)
+            try await wait(delay, call: call)
         } catch {
             throw complete(
                 call,
@@ -271,7 +273,7 @@ extension ServerAPIManager {
     /// with the body to read), the plugins' `didReceive`, the status check (a status the call does not
     /// accept becomes an `httpStatus` error with an excerpt of the body) and the plugins' `process`.
     func exchange(
-        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, lastResponse: inout TransportResponse?,
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, lastResponse: inout TransportResponse?,
         streams: Bool
     ) async throws -> TransportResponse {
         let response: TransportResponse
@@ -301,8 +303,7 @@ extension ServerAPIManager {
     /// stored at the redirect, `RedirectRule`), the call's metrics get its figures, the plugins' `didReceive`
     /// sees it.
     @inline(never)
-    private func received(_ response: TransportResponse, request: TransportRequest, _ call: CallContext, api: ServerAPI)
-    {
+    private func received(_ response: TransportResponse, request: TransportRequest, _ call: Call, api: ServerAPI) {
         request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
         call.stampResponse(response)
         for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
@@ -340,25 +341,24 @@ extension ServerAPIManager {
     }
 
     /// Hands a request to the transport: `perform` for a whole response, `stream` for the head with the
-    /// body to read. A transport that does not observe the call's token runs in a task of its own (until
-    /// the head, for a stream), which the token cancels, so that the registry can end it too.
+    /// body to read. A transport that does not observe the call's cancellation runs in a task of its own
+    /// (until the head, for a stream), which cancelling the call cancels, so that the registry can end it too.
     func transfer(_ request: TransportRequest, streams: Bool) async throws -> TransportResponse {
         let transport = self.transport
-        guard !transport.observesCancellationToken, let cancellation = request.cancellation else {
+        guard !transport.observesCallCancellation, let call = request.call else {
             return streams ? try await transport.stream(request) : try await transport.perform(request)
         }
-        return try await cancellation.run {
+        return try await call.run {
             streams ? try await transport.stream(request) : try await transport.perform(request)
         }
     }
 
-    /// Sleeps on the manager's clock; throws when the caller's task or the call's token is cancelled.
-    private func wait(_ delay: Duration, cancellation: CancellationToken?) async throws {
+    /// Sleeps on the manager's clock; throws when the caller's task or the call is cancelled.
+    private func wait(_ delay: Duration, call: Call) async throws {
         let clock = configuration.clock
-        guard let cancellation else { return try await clock.sleep(for: delay) }
         // The clock's sleep ends early only for task cancellation: a retry wait is rare enough to
-        // afford a task that the token can cancel.
-        try await cancellation.run { try await clock.sleep(for: delay) }
+        // afford a task that cancelling the call cancels.
+        try await call.run { try await clock.sleep(for: delay) }
     }
 
     /// Ends a call that failed: it leaves the registry, the failure gets the call's final metrics, and the
@@ -366,12 +366,12 @@ extension ServerAPIManager {
     /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
     /// - Returns: The failure, stamped, to throw.
     @inline(never)
-    func complete(_ call: CallContext, _ error: ServerAPIError, metrics: RequestMetrics? = nil) -> ServerAPIError {
+    func complete(_ call: Call, _ error: ServerAPIError, metrics: RequestMetrics? = nil) -> ServerAPIError {
         var failure = call.stamp(error)
         let ended = endMetrics(metrics ?? call.metrics, call: call)
         failure.metrics = ended
         // The call's state machine hands its end out once, whatever races to end it.
-        if call.call?.end(failed: true) ?? true {
+        if call.end(failed: true) {
             for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: failure) }
         }
         return failure
@@ -381,8 +381,8 @@ extension ServerAPIManager {
     /// metrics (once).
     /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
     @inline(never)
-    func completeSucceeded(_ call: CallContext, metrics: RequestMetrics? = nil) {
-        guard call.call?.end(failed: false) ?? true, !plugins.isEmpty else { return }
+    func completeSucceeded(_ call: Call, metrics: RequestMetrics? = nil) {
+        guard call.end(failed: false), !plugins.isEmpty else { return }
         let metrics = metrics ?? call.metrics
         for plugin in plugins { plugin.didComplete(call.api, metrics: metrics, error: nil) }
     }

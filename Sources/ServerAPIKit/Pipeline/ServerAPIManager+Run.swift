@@ -4,7 +4,7 @@
     import Foundation
 #endif
 
-// How a call travels, in order, whole or streamed: `run` accepts it (its `Call`, its context, the registry) and
+// How a call travels, in order, whole or streamed: `run` accepts it (its `Call`, listed in the registry) and
 // applies the controls (coalescing, minimum interval); `execute` (ServerAPIManager+Execute) answers from the cache
 // or runs the attempts, each an exchange with the transport (`perform` for a whole response, `stream` for the head
 // with a streamed body); after the exchange, a whole response is delivered (formatted or decoded, intercepted,
@@ -27,29 +27,30 @@ extension ServerAPIManager {
     /// `RequestScope` it runs in), so that it can be cancelled by id, tag, first, last, all or its scope as
     /// well as by the caller's task: `send`, `send(_:decoding:)` and `stream` all start here.
     ///
-    /// No task is made for the call: cancelling the `Call` fires its token, and whatever the call waits on
-    /// (the transport, a retry wait, a shared flight) observes it. A whole call leaves the registry when it
+    /// No task is made for the call: cancelling the `Call` runs the handler of whatever the call waits on (the
+    /// transport, a retry wait, a shared flight, a streamed body). A whole call leaves the registry when it
     /// returns; a streamed one when its body ends.
     func run<F: CallFinishing>(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finishing finisher: F
     ) async throws -> F.Value {
         let call = try accept(api, progress: progress, streams: finisher.streams)
         do {
-            let value = try await controlled(call, finisher)
-            if !finisher.streams { call.call?.leave() }
-            return value
+            // A whole call has ended by now (its attempt, the cache or a shared flight ended it); a streamed one
+            // ends with its body.
+            return try await controlled(call, finisher)
         } catch {
-            call.call?.leave()
+            // Some failures end a call before any attempt did (a cache-only miss, a throttled stream).
+            call.end(failed: true)
             throw decorate(error, call: call)
         }
     }
 
-    /// Makes a call's `Call` and context and lists it in the registry. A streamed call uses neither the
+    /// Makes a call's `Call` and lists it in the registry. A streamed call uses neither the
     /// cache nor the business rules' interceptor, and cannot have a download destination.
     @inline(never)
     private func accept(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, streams: Bool
-    ) throws -> CallContext {
+    ) throws -> Call {
         var request = try api.transportRequest()
         if streams, request.download != nil {
             throw ServerAPIError(
@@ -62,24 +63,19 @@ extension ServerAPIManager {
         {
             request.maxResponseSize = configuration.maxResponseSize ?? .max
         }
-        let startDate = Date()
-        let call = Call(
-            info: InFlightRequest(id: api.id, tag: api.tag, method: api.method, url: request.url, startedAt: startDate),
-            registry: registry)
-        request.cancellation = call.cancellation
         request.progress = progress
-        let context = CallContext(
+        let call = Call(
             api: api, request: request, cacheKey: streams ? nil : cacheKey(for: api, base: request),
             interceptor: streams ? nil : api.businessRules.interceptor(over: configuration.businessRules),
-            startDate: startDate, call: call)
+            registry: registry)
         registerCall(call, for: api)
-        return context
+        return call
     }
 
     /// Runs a call through its controls — coalescing, minimum interval — and then `execute`.
     /// Calls that use neither go straight to `execute`. A streamed call's body is read once, by its one
     /// caller: it is never shared, recorded or replayed.
-    private func controlled<F: CallFinishing>(_ call: CallContext, _ finisher: F) async throws -> F.Value {
+    private func controlled<F: CallFinishing>(_ call: Call, _ finisher: F) async throws -> F.Value {
         let coalesce = !finisher.streams && shouldCoalesce(call.api)
         guard coalesce || call.api.throttle != nil else { return try await execute(call, finisher) }
         return try await controlledByPolicies(call, finisher, coalesce: coalesce)
@@ -89,17 +85,17 @@ extension ServerAPIManager {
     /// its locals are not in every call's async frame.
     @inline(never)
     private func controlledByPolicies<F: CallFinishing>(
-        _ call: CallContext, _ finisher: F, coalesce: Bool
+        _ call: Call, _ finisher: F, coalesce: Bool
     ) async throws -> F.Value {
         let streams = finisher.streams
         let api = call.api
         let key = ControlKey(api: api, request: call.request)
         // Joining an identical call in flight sends nothing, so no minimum interval applies to it.
         if coalesce, let ticket = controls.flights.enter(key, progress: call.request.progress, opening: false) {
-            // A call cancelled already leaves at once: the flight's wait sees its token.
-            _ = call.call?.coalescedJoin()
+            // A call cancelled already leaves at once: the flight's wait sees it.
+            _ = call.coalescedJoin()
             let shared = try await awaitFlight(ticket, call: call)
-            return try deliver(shared.response, source: shared.source, metrics: shared.metrics, call, finisher)
+            return try deliverJoined(shared, call, finisher)
         }
         var record: ThrottleRecord?
         if let policy = api.throttle {
@@ -113,19 +109,29 @@ extension ServerAPIManager {
                     throw ServerAPIError(
                         .throttled, "the same call was sent too recently, and a streamed call cannot replay its result")
                 }
-                return try deliver(
-                    previous.response, source: previous.source, metrics: previous.metrics, call, finisher)
+                return try deliverJoined(previous, call, finisher)
             }
         }
         guard coalesce else { return try await execute(call, finisher, record: record) }
         // A call cancelled already must not open a flight that others could join.
-        if call.request.isCancelled { throw ServerAPIError.cancelled() }
+        if call.isCancelled { throw ServerAPIError.cancelled() }
         guard let ticket = controls.flights.enter(key, progress: call.request.progress, opening: true) else {
             throw ServerAPIError(.invalidRequest, "the call could not be coalesced")
         }
         let shared = try await awaitFlight(ticket, call: call)
-        return try deliver(
+        return try deliverJoined(shared, call, finisher, record: record)
+    }
+
+    /// Delivers a response this call did not send for (a shared flight's, a throttled call's previous one), and
+    /// ends the call: no attempt of its own completed it.
+    @inline(never)
+    private func deliverJoined<F: CallFinishing>(
+        _ shared: SharedResponse, _ call: Call, _ finisher: F, record: ThrottleRecord? = nil
+    ) throws -> F.Value {
+        let value = try deliver(
             shared.response, source: shared.source, metrics: shared.metrics, call, finisher, record: record)
+        call.end(failed: false)
+        return value
     }
 
     /// Turns a response into the caller's value, in order: the call's end is stamped on the metrics,
@@ -133,7 +139,7 @@ extension ServerAPIManager {
     /// throttled call records it to replay. A shared flight's call only formats.
     @inline(never)
     func deliver<F: CallFinishing>(
-        _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: CallContext,
+        _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: Call,
         _ finisher: F, record: ThrottleRecord? = nil
     ) throws -> F.Value {
         guard call.deliversToCaller else {
@@ -156,7 +162,7 @@ extension ServerAPIManager {
     /// replacing call cancels the calls it replaces in the same step, so that no earlier call can slip past it.
     @inline(never)
     func registerCall(_ call: Call, for api: ServerAPI) {
-        if let run = RequestScope.current { call.joined(run, as: run.insert(call)) }
+        if let run = RequestScope.current, call.listed(by: run) { run.add(call) }
         let info = call.info
         guard api.replacesInFlight else { return registry.add(call) }
         if let tag = info.tag {
@@ -177,7 +183,7 @@ extension ServerAPIManager {
 
     /// The error a call ends with: with its id, URL and metrics, and with the business rules applied.
     @inline(never)
-    func decorate(_ error: any Error, call: CallContext) -> ServerAPIError {
+    func decorate(_ error: any Error, call: Call) -> ServerAPIError {
         var error = call.stamp(error)
         if error.metrics == nil { error.metrics = endMetrics(call.initialMetrics(), call: call) }
         guard error.kind == .business else { return error }
@@ -187,7 +193,7 @@ extension ServerAPIManager {
     /// The metrics of a call that ends now: its end and duration stamped, and the transport named when
     /// an attempt reached it but returned no figures.
     @inline(never)
-    func endMetrics(_ metrics: RequestMetrics, call: CallContext) -> RequestMetrics {
+    func endMetrics(_ metrics: RequestMetrics, call: Call) -> RequestMetrics {
         var metrics = metrics
         let now = ContinuousClock.now
         if metrics.endedAt == nil { metrics.endedAt = call.date(at: now) }

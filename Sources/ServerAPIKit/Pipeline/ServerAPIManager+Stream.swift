@@ -38,7 +38,7 @@ extension ServerAPIManager {
     /// handle cancels the body.
     @inline(never)
     func handOver<F: CallFinishing>(
-        _ head: TransportResponse, _ call: CallContext, _ finisher: F, completion: StreamCompletion
+        _ head: TransportResponse, _ call: Call, _ finisher: F, completion: StreamCompletion
     ) throws -> F.Value {
         guard case .stream(let body) = head.body else {
             throw ServerAPIError(.network, "the transport returned no streamed body")
@@ -47,7 +47,7 @@ extension ServerAPIManager {
         // The body's end, on another thread, works on this copy: the call's own metrics stay with its task.
         let headMetrics = call.metrics
         body.storage.stamp(requestID: api.id, url: head.url)
-        call.call?.headReceived()
+        call.headReceived()
         body.whenEnded { [self] end in
             var final = headMetrics
             final.endedAt = nil
@@ -64,13 +64,9 @@ extension ServerAPIManager {
             }
             completion.finish(final)
         }
-        // A cancel that came first (the call's state machine remembers it, the caller's task fired the
-        // token) runs the handler at once.
-        if let lifecycle = call.call {
-            lifecycle.bodyStreaming()
-            lifecycle.installCancelHandler { body.cancel() }
-            if lifecycle.cancellation.isCancelled { body.cancel() }
-        }
+        // From now on cancelling the call cancels the body; a cancel that came first runs it at once.
+        call.bodyStreaming()
+        call.onCancel { body.cancel() }
         return try finisher.finish(head, source: .network, metrics: headMetrics, api: api)
     }
 

@@ -28,7 +28,7 @@ extension ServerAPIManager {
 
     /// Asks the origin's retry budget for a retry the retry policy or a plugin wants.
     /// - Returns: Whether the retry may go; a refusal is recorded in the call's metrics.
-    func withdrawRetryBudget(api: ServerAPI, url: URL, call: CallContext) -> Bool {
+    func withdrawRetryBudget(api: ServerAPI, url: URL, call: Call) -> Bool {
         guard let (origin, policies) = resilience(for: api, url: url), let budget = policies.retryBudget else {
             return true
         }
@@ -49,7 +49,7 @@ extension ServerAPIManager {
     ///     response may be raced by a hedge.
     /// - Throws: `circuitOpen`, `concurrencyLimited`, or what the transport throws.
     func guardedSend(
-        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, streams: Bool
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, streams: Bool
     ) async throws -> TransportResponse {
         guard let (origin, policies) = resilience(for: api, url: request.url),
             policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
@@ -61,7 +61,7 @@ extension ServerAPIManager {
     /// inlined: its locals would otherwise make every call's async frame larger (by about 9 KB), policies or not.
     @inline(never)
     private func guardedSend(
-        _ request: TransportRequest, _ call: CallContext, api: ServerAPI, origin: ServerOrigin,
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, origin: ServerOrigin,
         policies: ResiliencePolicies, streams: Bool
     ) async throws -> TransportResponse {
         let registry = resilienceRegistry
@@ -165,94 +165,86 @@ extension ServerAPIManager {
     /// Sends an attempt and, if no answer came within the hedge delay and the origin's hedge share
     /// allows it, the same request again; the first complete answer wins and the other is cancelled.
     private func hedged(
-        _ request: TransportRequest, _ call: CallContext, policy: HedgingPolicy, limit: ConcurrencyLimitPolicy?,
+        _ request: TransportRequest, _ call: Call, policy: HedgingPolicy, limit: ConcurrencyLimitPolicy?,
         entry: OriginResilience
     ) async throws -> TransportResponse {
         let registry = resilienceRegistry
         let clock = configuration.clock
         let delay = entry.startHedgeable(policy, at: registry.now(clock))
-        // Each leg has its own token, so the loser can be cancelled alone; the call's token cancels both.
-        let legs = [CancellationToken(), CancellationToken()]
-        let primary = Self.leg(of: request, token: legs[0], progress: request.progress)
-        let hedge = Self.leg(of: request, token: legs[1], progress: nil)
+        // Each leg runs in a child task, so the loser is cancelled alone (`cancelAll` once the winner is in);
+        // cancelling the call stops both, through their requests.
+        let primary = Self.leg(of: request, progress: request.progress)
+        let hedge = Self.leg(of: request, progress: nil)
         var race = HedgeRace()
-        let cancelLegs: @Sendable () -> Void = { for leg in legs { leg.cancel() } }
 
-        return try await request.withCancellationHandler {
-            try await withThrowingTaskGroup(of: LegEvent.self) { group in
-                group.addTask { [self] in await leg(0, primary) }
-                group.addTask {
-                    do {
-                        try await clock.sleep(for: delay)
-                        return .delayElapsed
-                    } catch {
-                        return .timerStopped
-                    }
+        return try await withThrowingTaskGroup(of: LegEvent.self) { group in
+            group.addTask { [self] in await leg(0, primary) }
+            group.addTask {
+                do {
+                    try await clock.sleep(for: delay)
+                    return .delayElapsed
+                } catch {
+                    return .timerStopped
                 }
-                while let event = try await group.next() {
-                    let action: HedgeRace.Action
-                    switch event {
-                    case .timerStopped:
-                        continue
-                    case .delayElapsed:
-                        let slot = limit.map { entry.tryAcquire($0) } ?? true
-                        let allowed = slot && entry.withdrawHedge(policy, at: registry.now(clock))
-                        if slot && !allowed, let limit { entry.release(limit, nil) }
-                        action = request.isCancelled ? race.cancelled() : race.delayElapsed(hedgeAllowed: allowed)
-                        if action == .sendHedge {
-                            call.stampResilience { $0.hedged = true }
-                            group.addTask { [self] in
-                                let started = registry.now(clock)
-                                let event = await leg(1, hedge)
-                                if let limit {
-                                    var sample: ConcurrencyLimiter.Sample?
-                                    if case .finished(_, .success(let response)) = event {
-                                        sample = .init(
-                                            latency: registry.now(clock) - started,
-                                            overloaded: response.status == 429 || response.status == 503)
-                                    }
-                                    entry.release(limit, sample)
-                                }
-                                return event
-                            }
-                        }
-                    case .finished(let attempt, let result):
-                        if case .success = result {
-                            action = race.finished(attempt: attempt, succeeded: true)
-                        } else {
-                            action = race.finished(attempt: attempt, succeeded: false)
-                        }
-                        switch action {
-                        case .deliver(let winner, let losers):
-                            for loser in losers { legs[loser].cancel() }
-                            group.cancelAll()
-                            call.stampResilience { $0.hedgeWon = winner == 1 }
-                            return try result.get()
-                        case .fail:
-                            group.cancelAll()
-                            return try result.get()
-                        default:
-                            break
-                        }
-                    }
-                    if case .cancel = action {
-                        cancelLegs()
-                        group.cancelAll()
-                        throw ServerAPIError.cancelled()
-                    }
-                }
-                throw ServerAPIError.cancelled()
             }
-        } onCancel: {
-            cancelLegs()
+            while let event = try await group.next() {
+                let action: HedgeRace.Action
+                switch event {
+                case .timerStopped:
+                    continue
+                case .delayElapsed:
+                    let slot = limit.map { entry.tryAcquire($0) } ?? true
+                    let allowed = slot && entry.withdrawHedge(policy, at: registry.now(clock))
+                    if slot && !allowed, let limit { entry.release(limit, nil) }
+                    action = request.isCancelled ? race.cancelled() : race.delayElapsed(hedgeAllowed: allowed)
+                    if action == .sendHedge {
+                        call.stampResilience { $0.hedged = true }
+                        group.addTask { [self] in
+                            let started = registry.now(clock)
+                            let event = await leg(1, hedge)
+                            if let limit {
+                                var sample: ConcurrencyLimiter.Sample?
+                                if case .finished(_, .success(let response)) = event {
+                                    sample = .init(
+                                        latency: registry.now(clock) - started,
+                                        overloaded: response.status == 429 || response.status == 503)
+                                }
+                                entry.release(limit, sample)
+                            }
+                            return event
+                        }
+                    }
+                case .finished(let attempt, let result):
+                    if case .success = result {
+                        action = race.finished(attempt: attempt, succeeded: true)
+                    } else {
+                        action = race.finished(attempt: attempt, succeeded: false)
+                    }
+                    switch action {
+                    case .deliver(let winner, _):
+                        group.cancelAll()
+                        call.stampResilience { $0.hedgeWon = winner == 1 }
+                        return try result.get()
+                    case .fail:
+                        group.cancelAll()
+                        return try result.get()
+                    default:
+                        break
+                    }
+                }
+                if case .cancel = action {
+                    group.cancelAll()
+                    throw ServerAPIError.cancelled()
+                }
+            }
+            throw ServerAPIError.cancelled()
         }
     }
 
     private static func leg(
-        of request: TransportRequest, token: CancellationToken, progress: (@Sendable (TransferProgress) -> Void)?
+        of request: TransportRequest, progress: (@Sendable (TransferProgress) -> Void)?
     ) -> TransportRequest {
         var leg = request
-        leg.cancellation = token
         leg.progress = progress
         return leg
     }

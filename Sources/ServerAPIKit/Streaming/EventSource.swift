@@ -214,12 +214,10 @@ extension ServerAPIManager {
     /// Sleeps on the manager's clock while registered in the in-flight registry under the call's id and
     /// tag: an event source between connections.
     func waitRegistered(_ delay: Duration, for api: ServerAPI) async throws {
-        let info = InFlightRequest(
-            id: api.id, tag: api.tag, method: api.method, url: try? api.transportRequest().url, startedAt: Date())
-        let call = Call(info: info, registry: registry)
+        let call = Call(api: api, request: try api.transportRequest(), registry: registry)
         registry.add(call)
-        defer { call.leave() }
+        defer { call.end(failed: false) }
         let clock = configuration.clock
-        try await call.cancellation.run { try await clock.sleep(for: delay) }
+        try await call.run { try await clock.sleep(for: delay) }
     }
 }

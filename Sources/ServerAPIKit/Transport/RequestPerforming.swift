@@ -27,9 +27,10 @@
 /// - Honour cancellation promptly: tear the connection down and throw `ServerAPIError` of kind
 ///   `cancelled`, including when cancellation came before the transfer started. Wrap the wait in
 ///   `request.withCancellationHandler(operation:onCancel:)`: it calls you for the caller's task and
-///   for the call's `CancellationToken` (the manager's registry, scopes and handles) alike, and then
-///   say so with `observesCancellationToken`. A transport that only honours task cancellation keeps
-///   working: the manager then runs each `perform` in a task of its own that the token cancels.
+///   for the manager's cancellation of the call (its registry's `cancel(id:)`, `cancel(tag:)`, first, last
+///   and all, a `RequestScope`) alike, and then say so with `observesCallCancellation`. A transport that
+///   only honours task cancellation keeps working: the manager then runs each `perform` in a task of its
+///   own, which cancelling the call cancels.
 /// - Throw only `ServerAPIError`, with the kind that says what went wrong.
 /// - To stream, implement `stream(_:)`: return as soon as the response head has arrived, with the body
 ///   as a `ResponseBodyStream` fed from the transfer (`ResponseBodyStream.makeStream`). Stop reading from
@@ -63,9 +64,10 @@ public protocol RequestPerforming: Sendable {
     /// - Throws: `ServerAPIError`, for failures before the head; later ones end the body's stream.
     func stream(_ request: TransportRequest) async throws -> TransportResponse
 
-    /// Whether `perform` ends promptly when `request.cancellation` fires, not only when its task is
-    /// cancelled. `false` by default: the manager then gives each `perform` a task of its own.
-    var observesCancellationToken: Bool { get }
+    /// Whether `perform` ends promptly when the manager cancels the call (`request.withCancellationHandler`
+    /// reports it), not only when its task is cancelled. `false` by default: the manager then gives each
+    /// `perform` a task of its own.
+    var observesCallCancellation: Bool { get }
 
     /// Whether the transport sends a `BodySource.stream` body as it is read. `false` by default: a caller
     /// that has a body of unknown origin (a generated client's, say) then collects it before sending.
@@ -74,7 +76,7 @@ public protocol RequestPerforming: Sendable {
 
 extension RequestPerforming {
     /// `false`: the transport is assumed to honour task cancellation only.
-    public var observesCancellationToken: Bool { false }
+    public var observesCallCancellation: Bool { false }
 
     /// `false`: a transport says so when it streams request bodies.
     public var sendsStreamedRequestBodies: Bool { false }

@@ -19,7 +19,7 @@ public struct TransportRequest: Sendable {
         var transfer: ServerAPI.Transfer
         var progress: (@Sendable (TransferProgress) -> Void)?
         var attempt: Int
-        var cancellation: CancellationToken?
+        var call: Call?
         var cookies: RequestCookies?
         var credentials: HTTPCredentials?
         var isPrepared = false
@@ -80,12 +80,12 @@ public struct TransportRequest: Sendable {
         get { fields.value.attempt }
         _modify { yield &fields.value.attempt }
     }
-    /// What cancels the call besides its caller's task: the manager's token, fired by its in-flight
-    /// registry, scopes and handles. `nil` when the request is not the manager's; a transport observes
-    /// both through `withCancellationHandler(operation:onCancel:)`.
-    public var cancellation: CancellationToken? {
-        get { fields.value.cancellation }
-        _modify { yield &fields.value.cancellation }
+    /// The manager's call this request is an attempt of: what its in-flight registry and scopes cancel.
+    /// `nil` when the request is not the manager's. A transport observes it, and the caller's task, through
+    /// `withCancellationHandler(operation:onCancel:)` and `isCancelled`.
+    var call: Call? {
+        get { fields.value.call }
+        _modify { yield &fields.value.call }
     }
     /// The cookie storage the call uses, if any: each redirect's `Set-Cookie` is stored in it and the
     /// next hop's `Cookie` header comes from it (see `RequestCookies`, `RedirectRule.carryCookies`).
@@ -122,8 +122,7 @@ public struct TransportRequest: Sendable {
         maxDecompressionRatio: Int? = DecompressionRule.defaultRatio,
         redirects: RedirectPolicy = .follow(max: 10),
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
-        attempt: Int = 1,
-        cancellation: CancellationToken? = nil
+        attempt: Int = 1
     ) {
         fields = CopyOnWrite(
             Fields(
@@ -132,7 +131,7 @@ public struct TransportRequest: Sendable {
                     timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout, download: download,
                     maxResponseSize: maxResponseSize, maxDecompressionRatio: maxDecompressionRatio,
                     redirects: redirects),
-                progress: progress, attempt: attempt, cancellation: cancellation))
+                progress: progress, attempt: attempt))
     }
 
     /// Creates a request that carries a call's transfer settings as they are: how `ServerAPI` makes its
@@ -161,7 +160,8 @@ public struct TransportRequest: Sendable {
     }
 
     /// Runs a transport's work for this request, calling `onCancel` once when the call is cancelled:
-    /// by its caller's task, or by its `cancellation` token (the manager's registry, a scope, a handle).
+    /// by its caller's task, or through the manager (its registry's `cancel(id:)`, `cancel(tag:)`, first, last
+    /// and all, a `RequestScope`).
     ///
     /// ```swift
     /// try await request.withCancellationHandler {
@@ -180,8 +180,8 @@ public struct TransportRequest: Sendable {
         operation: () async throws(E) -> T,
         onCancel: @escaping @Sendable () -> Void
     ) async throws(E) -> T {
-        if let cancellation {
-            return try await cancellation.withCancellationHandler(operation: operation, onCancel: onCancel)
+        if let call {
+            return try await call.withCancellationHandler(operation: operation, onCancel: onCancel)
         }
         let result: Result<T, E> = await withTaskCancellationHandler {
             do throws(E) { return .success(try await operation()) } catch { return .failure(error) }
@@ -191,8 +191,15 @@ public struct TransportRequest: Sendable {
         return try result.get()
     }
 
-    /// Whether the call was cancelled, by its token or its caller's task.
-    public var isCancelled: Bool { cancellation?.isCancelled == true || Task.isCancelled }
+    /// Runs work that honours only task cancellation (a sleep, a plugin's wait) so that cancelling the call ends
+    /// it too: in a task of its own for a request of the manager's, directly otherwise.
+    package func runCancellable<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard let call else { return try await work() }
+        return try await call.run(work)
+    }
+
+    /// Whether the call was cancelled, through the manager or by its caller's task.
+    public var isCancelled: Bool { call?.isCancelled ?? Task.isCancelled }
 }
 
 /// Whether redirects are followed.

@@ -4,15 +4,10 @@ import Testing
 @testable import ServerAPIKit
 
 /// Which calls the registry and a scope cancel (id, tag, first, last, all, replaced, scope), against
-/// calls that no transport runs: each selected call is cancelled with its reason, and fires its token.
+/// calls that no transport runs: each selected call is cancelled with its reason, and runs its handlers.
 @Suite struct CallRegistryTests {
     static func call(_ n: UInt64, tag: String? = nil, in registry: InFlightRegistry) -> Call {
-        let info = InFlightRequest(
-            id: RequestID(rawValue: n), tag: tag, method: .get, url: URL(string: "https://api.test/\(n)"),
-            startedAt: Date(timeIntervalSince1970: 0))
-        let call = Call(info: info, registry: registry)
-        registry.add(call)
-        return call
+        InFlightRegistryTests.call(n, tag: tag, in: registry)
     }
 
     /// Five calls in flight: 1 to 5, tagged odd and even.
@@ -22,14 +17,14 @@ import Testing
         return (registry, calls)
     }
 
-    /// The reason each call was cancelled with, `nil` for one still running (whose token is not fired).
+    /// The reason each call was cancelled with, `nil` for one still running (which does not read as cancelled).
     static func reasons(_ calls: [Call]) -> [CallStateMachine.CancelReason?] {
         calls.map { call in
-            guard case .cancelled(let reason) = call.lifecycle else {
-                #expect(!call.cancellation.isCancelled)
+            guard case .cancelled(let reason) = call.state else {
+                #expect(!call.isCancelled)
                 return nil
             }
-            #expect(call.cancellation.isCancelled)
+            #expect(call.isCancelled)
             return reason
         }
     }
@@ -51,15 +46,17 @@ import Testing
         #expect(registry.cancelOne(first: false)?.id.rawValue == 5)
         #expect(registry.cancel(.all) { _ in true }.map(\.id.rawValue) == [3, 4])
         #expect(Self.reasons(calls) == [nil, .first, .all, .all, .last])
-        #expect(calls[0].lifecycle == .finished)
+        #expect(calls[0].state == .finished)
         #expect(registry.all.isEmpty && registry.cancelOne(first: true) == nil)
     }
 
     @Test("A replacing call cancels the ones it replaces as it registers")
     func replaced() {
         let (registry, calls) = Self.five()
-        let info = InFlightRequest(id: RequestID(rawValue: 6), tag: "odd", method: .get, url: nil, startedAt: Date())
-        let newest = Call(info: info, registry: registry)
+        var api = ServerAPI(url: URL(string: "https://api.test/6")!)
+        api.id = RequestID(rawValue: 6)
+        api.tag = "odd"
+        let newest = Call(api: api, request: TransportRequest(url: api.url!), registry: registry)
         registry.add(newest, replacing: { $0.tag == "odd" })
         #expect(Self.reasons(calls + [newest]) == [.replaced, nil, .replaced, nil, .replaced, nil])
         #expect(registry.all.map(\.id.rawValue) == [2, 4, 6])
@@ -70,7 +67,7 @@ import Testing
         let (registry, calls) = Self.five()
         #expect(calls[1].end(failed: true))
         #expect(!calls[1].end(failed: false))
-        #expect(calls[1].lifecycle == .failed)
+        #expect(calls[1].state == .failed)
         #expect(registry.all.map(\.id.rawValue) == [1, 3, 4, 5])
         // A call cancelled by the registry ends later, when its transport reports it: once.
         _ = registry.cancel(.id) { $0.id == RequestID(rawValue: 3) }
@@ -86,15 +83,14 @@ import Testing
         let first = scope.open()
         let second = scope.open()
         let calls = (UInt64(1)...3).map { Self.call($0, in: registry) }
-        calls[0].joined(first.run, as: first.run.insert(calls[0]))
-        calls[1].joined(second.run, as: second.run.insert(calls[1]))
+        for (call, run) in [(calls[0], first.run), (calls[1], second.run)] where call.listed(by: run) { run.add(call) }
         #expect(scope.activeCount == 2)
         scope.cancel()
         #expect(Self.reasons(calls) == [.scope, .scope, nil])
         // A cancelled operation's next call is cancelled as it joins, as its task would have been.
         let later = Self.call(4, in: registry)
-        later.joined(first.run, as: first.run.insert(later))
-        #expect(later.lifecycle == .cancelled(.scope))
+        if later.listed(by: first.run) { first.run.add(later) }
+        #expect(later.state == .cancelled(.scope))
         // The scope no longer counts them; the registry lists the calls until they end.
         #expect(scope.activeCount == 0)
         #expect(registry.all.count == 4)
@@ -106,16 +102,16 @@ import Testing
     func firstAttempt() {
         let registry = InFlightRegistry()
         let running = Self.call(1, in: registry)
-        #expect(running.lifecycle == .registered)
+        #expect(running.state == .running(.registered))
         #expect(running.attemptStarted(1))
-        #expect(running.lifecycle == .attempting(1))
+        #expect(running.state == .running(.attempting(1)))
         let refused = Self.call(2, in: registry)
         #expect(registry.cancel(.id) { $0.id == RequestID(rawValue: 2) }.count == 1)
         #expect(!refused.attemptStarted(1))
-        #expect(refused.lifecycle == .cancelled(.id))
+        #expect(refused.state == .cancelled(.id))
         #expect(running.cancel(.tag))
-        #expect(running.cancellation.isCancelled)
-        #expect(running.lifecycle == .cancelled(.tag))
+        #expect(running.isCancelled)
+        #expect(running.state == .cancelled(.tag))
         #expect(!running.attemptStarted(2))
     }
 
@@ -126,11 +122,11 @@ import Testing
         let late = Self.call(2, in: registry)
         let fired = Locked([UInt64]())
         _ = late.attemptStarted(1)
-        late.installCancelHandler { fired.withLock { $0.append(2) } }
+        late.onCancel { fired.withLock { $0.append(2) } }
         _ = early.attemptStarted(1)
         _ = registry.cancel(.all) { _ in true }
         #expect(fired.withLock { $0 } == [2])
-        early.installCancelHandler { fired.withLock { $0.append(1) } }
+        early.onCancel { fired.withLock { $0.append(1) } }
         #expect(fired.withLock { $0 } == [2, 1])
         #expect(!late.cancel(.id))
         #expect(fired.withLock { $0 } == [2, 1])

@@ -6,7 +6,13 @@ import Testing
 /// between a cancel and the call's own events, without a transport, a clock or a lock.
 @Suite struct CallStateMachineTests {
     typealias Machine = CallStateMachine
-    typealias Actions = CallStateMachine.Actions
+
+    /// Records which handlers ran, and how often.
+    final class Fired: Sendable {
+        let names = Locked([String]())
+        func handler(_ name: String) -> Machine.Handler { { self.names.withLock { $0.append(name) } } }
+        var all: [String] { names.withLock { $0 } }
+    }
 
     /// Where a call can be when a cancel arrives.
     enum Point: String, CaseIterable, CustomTestStringConvertible {
@@ -15,46 +21,58 @@ import Testing
 
         var testDescription: String { rawValue }
 
-        /// A machine driven to this point by the events a call sees on its way there.
-        func machine() -> Machine {
+        /// A machine driven to this point by the events a call sees on its way there, with the handler of
+        /// whatever it waits on there installed (the transport's, the retry wait's, the flight's, the body's).
+        func machine(_ fired: Fired) -> Machine {
             var machine = Machine()
             switch self {
             case .beforeStart:
                 break
             case .whileConnecting:
                 _ = machine.attemptStarted(1)
+                _ = machine.observe(fired.handler("transport"))
             case .midAttempt:
                 _ = machine.attemptStarted(1)
+                guard case .installed(let first) = machine.observe(fired.handler("first attempt")) else { break }
+                machine.stopObserving(first)
                 _ = machine.waitingToRetry(1)
+                guard case .installed(let wait) = machine.observe(fired.handler("retry wait")) else { break }
+                machine.stopObserving(wait)
                 _ = machine.attemptStarted(2)
+                _ = machine.observe(fired.handler("transport"))
             case .betweenRetries:
                 _ = machine.attemptStarted(1)
                 _ = machine.waitingToRetry(1)
+                _ = machine.observe(fired.handler("retry wait"))
             case .afterHead:
                 _ = machine.attemptStarted(1)
-                _ = machine.headReceived()
+                machine.headReceived()
             case .midBody:
                 _ = machine.attemptStarted(1)
-                _ = machine.headReceived()
-                _ = machine.bodyStreaming()
-                _ = machine.cancelHandlerInstalled()
+                machine.headReceived()
+                machine.bodyStreaming()
+                _ = machine.observe(fired.handler("body"))
             case .afterCompletion:
                 _ = machine.attemptStarted(1)
-                _ = machine.headReceived()
+                _ = machine.observe(fired.handler("transport"))
+                machine.headReceived()
                 _ = machine.finish()
             case .duringCoalescedJoin:
                 _ = machine.coalescedJoin()
+                _ = machine.observe(fired.handler("flight"))
             }
             return machine
         }
 
-        /// What a cancel at this point must do.
-        var cancelActions: Actions {
+        /// The handlers a cancel at this point must run: what the call waits on there, and nothing it waited on
+        /// before.
+        var stopped: [String] {
             switch self {
-            case .beforeStart, .whileConnecting, .midAttempt, .afterHead: .cancelTransport
-            case .betweenRetries, .duringCoalescedJoin: [.cancelTransport, .resumeWaiter]
-            case .midBody: [.cancelTransport, .fireCancelHandler]
-            case .afterCompletion: .none
+            case .beforeStart, .afterHead, .afterCompletion: []
+            case .whileConnecting, .midAttempt: ["transport"]
+            case .betweenRetries: ["retry wait"]
+            case .midBody: ["body"]
+            case .duringCoalescedJoin: ["flight"]
             }
         }
     }
@@ -62,96 +80,190 @@ import Testing
     static let reasons: [Machine.CancelReason] = [.id, .tag, .first, .last, .all, .replaced, .scope]
 
     @Test(
-        "A cancel at each point does what stops the call there, once, whoever cancels", arguments: Point.allCases,
+        "A cancel at each point stops what the call waits on there, once, whoever cancels", arguments: Point.allCases,
         CallStateMachineTests.reasons)
     func matrix(point: Point, reason: Machine.CancelReason) {
-        var machine = point.machine()
-        #expect(machine.cancel(reason) == point.cancelActions)
+        let fired = Fired()
+        var machine = point.machine(fired)
+        machine.cancel(reason).handlers.run()
+        #expect(fired.all == point.stopped)
         if point == .afterCompletion {
             #expect(machine.state == .finished)
             #expect(!machine.isCancelled)
             // The call's end was handed out when it finished; nothing is left to do.
-            #expect(machine.fail() == .none)
+            let end1 = machine.fail()
+            #expect(end1.isEmpty)
             return
         }
         #expect(machine.state == .cancelled(reason))
+        #expect(machine.handlerCount == 0)
         // A second cancel, from anyone, does nothing and keeps the first reason.
-        #expect(machine.cancel(.all) == .none)
+        let end2 = machine.cancel(.all)
+        #expect(end2.isEmpty)
         #expect(machine.state == .cancelled(reason))
-        // No attempt, retry wait or join starts after a cancel.
+        // No attempt, retry wait or join starts after a cancel, and nothing new waits on it.
         #expect(machine.attemptStarted(9) == false)
         #expect(machine.waitingToRetry(9) == false)
         #expect(machine.coalescedJoin() == false)
-        #expect(machine.headReceived() == .none && machine.state == .cancelled(reason))
-        // The failure the cancel causes ends the call once: metrics, `didComplete`, the registry.
-        #expect(machine.fail() == .complete)
-        #expect(machine.fail() == .none)
-        #expect(machine.finish() == .none)
+        let observed1 = machine.observe(fired.handler("late"))
+        #expect(observed1 == .runNow)
+        machine.headReceived()
         #expect(machine.state == .cancelled(reason))
+        // The failure the cancel causes ends the call once: metrics, `didComplete`, the registries.
+        let end3 = machine.fail()
+        #expect(end3.completes)
+        let end4 = machine.fail()
+        #expect(end4.isEmpty)
+        let end5 = machine.finish()
+        #expect(end5.isEmpty)
+        #expect(machine.state == .cancelled(reason))
+        #expect(fired.all == point.stopped)
     }
 
-    @Test("A cancel before the body's handler exists is remembered and fires the handler when it is installed")
+    @Test("A cancel before the body's handler exists leaves the call cancelled, so the handler runs when installed")
     func cancelBeforeHandler() {
-        var machine = Point.afterHead.machine()
-        #expect(machine.cancel(.tag) == .cancelTransport)
-        _ = machine.bodyStreaming()
-        #expect(machine.cancelHandlerInstalled() == .fireCancelHandler)
-        // Fired once: a later install is a new stage's, and still sees a cancelled call.
-        #expect(machine.cancelHandlerInstalled() == .fireCancelHandler)
+        let fired = Fired()
+        var machine = Point.afterHead.machine(fired)
+        let end6 = machine.cancel(.tag)
+        #expect(end6.handlers.count == 0)
+        machine.bodyStreaming()
+        // The owner runs the handler at once, and every later one too.
+        let observed2 = machine.observe(fired.handler("body"))
+        #expect(observed2 == .runNow)
+        let observed3 = machine.observe(fired.handler("again"))
+        #expect(observed3 == .runNow)
+        #expect(machine.state == .cancelled(.tag))
     }
 
-    @Test("A handler removed before the cancel is not fired")
+    @Test("A handler removed before the cancel is not run")
     func handlerRemoved() {
-        var machine = Point.midBody.machine()
-        machine.cancelHandlerRemoved()
-        #expect(machine.cancel(.id) == .cancelTransport)
+        let fired = Fired()
+        var machine = Machine()
+        _ = machine.attemptStarted(1)
+        guard case .installed(let key) = machine.observe(fired.handler("transport")) else {
+            Issue.record("a running call installs the handler")
+            return
+        }
+        machine.stopObserving(key)
+        machine.cancel(.id).handlers.run()
+        #expect(fired.all.isEmpty)
+    }
+
+    @Test("A body read to its end before its handler is installed is not cancelled by it: the call has ended")
+    func handlerAfterEnd() {
+        let fired = Fired()
+        var machine = Point.afterHead.machine(fired)
+        machine.bodyStreaming()
+        let end = machine.finish()
+        #expect(end.completes)
+        let observed4 = machine.observe(fired.handler("body"))
+        #expect(observed4 == .ended)
+        let failed = Point.whileConnecting.machine(fired)
+        var ended = failed
+        _ = ended.fail()
+        let observed5 = ended.observe(fired.handler("late"))
+        #expect(observed5 == .ended)
+        #expect(fired.all.isEmpty)
+    }
+
+    @Test("Two waits at once (a hedged attempt's legs) are both stopped, each once")
+    func twoHandlers() {
+        let fired = Fired()
+        var machine = Machine()
+        _ = machine.attemptStarted(1)
+        _ = machine.observe(fired.handler("primary"))
+        _ = machine.observe(fired.handler("hedge"))
+        #expect(machine.handlerCount == 2)
+        machine.cancel(.all).handlers.run()
+        machine.cancel(.all).handlers.run()
+        #expect(fired.all == ["primary", "hedge"])
     }
 
     @Test("The body's end racing a cancel: whichever comes first wins, and the end is handed out once")
     func bodyEndRacesCancel() {
-        var endFirst = Point.midBody.machine()
-        #expect(endFirst.finish() == .complete)
-        #expect(endFirst.cancel(.all) == .none)
+        let fired = Fired()
+        var endFirst = Point.midBody.machine(fired)
+        let end7 = endFirst.finish()
+        #expect(end7.completes)
+        endFirst.cancel(.all).handlers.run()
+        #expect(fired.all.isEmpty)
         #expect(endFirst.state == .finished)
 
-        var cancelFirst = Point.midBody.machine()
-        #expect(cancelFirst.cancel(.all) == [.cancelTransport, .fireCancelHandler])
+        var cancelFirst = Point.midBody.machine(fired)
+        cancelFirst.cancel(.all).handlers.run()
+        #expect(fired.all == ["body"])
         // The transport then reports the end of the body: a success or a failure, the call is cancelled.
-        #expect(cancelFirst.finish() == .complete)
+        let end8 = cancelFirst.finish()
+        #expect(end8.completes)
         #expect(cancelFirst.state == .cancelled(.all))
     }
 
     @Test("A head arriving after a cancel does not revive the call")
     func headAfterCancel() {
-        var machine = Point.whileConnecting.machine()
+        var machine = Point.whileConnecting.machine(Fired())
         _ = machine.cancel(.first)
-        #expect(machine.headReceived() == .none)
-        #expect(machine.bodyStreaming() == .none)
+        machine.headReceived()
+        machine.bodyStreaming()
         #expect(machine.state == .cancelled(.first))
     }
 
     @Test("A call that fails or succeeds ends once, and a cancel after it does nothing")
     func endsOnce() {
-        var failed = Point.whileConnecting.machine()
-        #expect(failed.fail() == .complete)
+        let fired = Fired()
+        var failed = Point.whileConnecting.machine(fired)
+        let end9 = failed.fail()
+        #expect(end9.completes)
         #expect(failed.state == .failed)
-        #expect(failed.cancel(.last) == .none)
-        #expect(failed.finish() == .none)
+        failed.cancel(.last).handlers.run()
+        #expect(fired.all.isEmpty)
+        let end10 = failed.finish()
+        #expect(end10.isEmpty)
 
-        var retried = Point.betweenRetries.machine()
+        var retried = Point.betweenRetries.machine(fired)
         #expect(retried.attemptStarted(2) == true)
-        #expect(retried.state == .attempting(2))
-        #expect(retried.finish() == .complete)
+        #expect(retried.state == .running(.attempting(2)))
+        let end11 = retried.finish()
+        #expect(end11.completes)
         #expect(retried.state == .finished)
     }
 
     @Test("A call cancelled before its first attempt never starts one, and ends once")
     func cancelBeforeStart() {
         var machine = Machine()
-        #expect(machine.state == .registered)
-        #expect(machine.cancel(.scope) == .cancelTransport)
+        #expect(machine.state == .running(.registered))
+        let end12 = machine.cancel(.scope)
+        #expect(end12.handlers.count == 0)
         #expect(machine.attemptStarted(1) == false)
         #expect(machine.state == .cancelled(.scope))
-        #expect(machine.fail() == .complete)
+        let end13 = machine.fail()
+        #expect(end13.completes)
+    }
+
+    @Test("The registries that list a call are left once, at its end; one that cancelled it is not left again")
+    func listings() {
+        let manager = InFlightRegistry()
+        let scope = InFlightRegistry()
+        var ended = Machine(listedBy: manager)
+        let listed = ended.listed(by: scope)
+        #expect(listed)
+        #expect(ended.listingCount == 2)
+        let end14 = ended.finish()
+        #expect(end14.leave.count == 2)
+        let end15 = ended.finish()
+        #expect(end15.leave.count == 0)
+        let relisted = ended.listed(by: scope)
+        #expect(!relisted)
+
+        var cancelled = Machine(listedBy: manager)
+        let alsoListed = cancelled.listed(by: scope)
+        #expect(alsoListed)
+        _ = cancelled.cancel(.scope, removedFrom: scope)
+        // The manager's registry still lists it until it ends.
+        #expect(cancelled.listingCount == 1)
+        _ = cancelled.cancel(.id, removedFrom: manager)
+        #expect(cancelled.listingCount == 0)
+        let end = cancelled.fail()
+        #expect(end.completes && end.leave.count == 0)
+        #expect(cancelled.state == .cancelled(.scope))
     }
 }
