@@ -26,7 +26,7 @@ struct Composition {
         } else {
             formatter = PlainFormatter()
         }
-        let cache: (any CachePolicy)?
+        let cache: (any CacheStorage)?
         switch options.cache {
         case .none: cache = nil
         case .memory: cache = MemoryCache()

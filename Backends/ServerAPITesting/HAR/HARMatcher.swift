@@ -43,10 +43,7 @@ struct HARRequestKey: Sendable, Hashable {
     private init(method: String, url: URL, body: Data, ignoredQuery: Set<String>) {
         self.method = method.uppercased()
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        let scheme = components?.scheme?.lowercased() ?? ""
-        let host = components?.host?.lowercased() ?? ""
-        let port = components?.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
-        origin = "\(scheme)://\(host):\(port)"
+        origin = ServerOrigin(url).description
         let rawPath = components?.percentEncodedPath ?? ""
         path = (rawPath.removingPercentEncoding ?? rawPath).isEmpty ? "/" : (rawPath.removingPercentEncoding ?? rawPath)
         query = (components?.percentEncodedQueryItems ?? []).compactMap { item in

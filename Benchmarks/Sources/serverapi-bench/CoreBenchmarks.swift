@@ -101,7 +101,6 @@ enum CoreBenchmarks {
         let envelopeFormatter = EnvelopeFormatter()
         let plainFormatter = PlainFormatter()
         let plainAPI = api.keyPath("data.shop.products")
-        let keyPath = try JSONKeyPath(parsing: "data.shop.products")
 
         // Both ways decode the same products.
         let decoded = try envelopeFormatter.decode([Product].self, from: response, for: api)
@@ -119,9 +118,6 @@ enum CoreBenchmarks {
                 },
                 Benchmark(name: "PlainFormatter.decode at data.shop.products") {
                     blackHole(try plainFormatter.decode([Product].self, from: response, for: plainAPI))
-                },
-                Benchmark(name: "JSONScanner.range, scan only") {
-                    blackHole(try JSONScanner.range(of: keyPath, in: envelope))
                 },
                 Benchmark(name: "EnvelopeFormatter.format, JSONValue") {
                     blackHole(try envelopeFormatter.format(response, for: api))

@@ -191,7 +191,7 @@ enum HTTPCacheRules {
         var urls = [url]
         for name in ["Location", "Content-Location"] {
             guard let value = headers[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                Origin(target) == Origin(url), target != url
+                ServerOrigin.same(target, url), target != url
             else { continue }
             urls.append(target)
         }

@@ -26,11 +26,11 @@ extension ServerAPI {
 
     /// Whether responses to this call's method may be cached: GET, HEAD, or a method the call
     /// opted in with `cacheable(methods:)`.
-    public var isCacheableMethod: Bool {
+    package var isCacheableMethod: Bool {
         method == .get || method == .head || additionalCacheableMethods.contains(method)
     }
 
     /// Whether the manager's cache takes part in this call: its mode reads or writes the cache
     /// and its method is cacheable.
-    public var usesCache: Bool { cacheMode != .never && isCacheableMethod }
+    package var usesCache: Bool { cacheMode != .never && isCacheableMethod }
 }

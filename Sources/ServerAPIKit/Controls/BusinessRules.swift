@@ -77,7 +77,7 @@ public struct BusinessRules: Sendable, Hashable {
     }
 
     /// These rules laid over `base` (the manager's), as the type's documentation describes.
-    public func resolved(over base: BusinessRules) -> BusinessRules {
+    package func resolved(over base: BusinessRules) -> BusinessRules {
         guard inheritsManagerRules else { return self }
         var merged = base
         merged.messages.merge(messages) { _, call in call }
@@ -90,7 +90,7 @@ public struct BusinessRules: Sendable, Hashable {
 
     /// Marks a business failure silent and gives it a user-facing message, as these rules say.
     /// Errors of other kinds are returned unchanged.
-    public func apply(to error: ServerAPIError) -> ServerAPIError {
+    package func apply(to error: ServerAPIError) -> ServerAPIError {
         guard error.kind == .business, let code = error.code else { return error }
         var error = error
         if silentCodes.contains(code) { error.isSilent = true }

@@ -62,7 +62,7 @@ public struct Cookie: Sendable, Hashable, Codable {
     }
 
     /// Whether two cookies are the same slot in a jar (name, domain, path): the later replaces the earlier.
-    public func sameSlot(as other: Cookie) -> Bool {
+    package func sameSlot(as other: Cookie) -> Bool {
         name == other.name && domain == other.domain && path == other.path
     }
 

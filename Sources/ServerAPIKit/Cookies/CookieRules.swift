@@ -6,10 +6,10 @@
 
 /// The matching rules of RFC 6265 §5.1: canonical hosts, domain-match, path-match, the default path,
 /// and the public suffixes a `Domain` attribute may not name.
-public enum CookieRules {
+package enum CookieRules {
     /// Multi-label public suffixes refused as a `Domain` (besides every single label, i.e. every TLD).
     /// A small built-in list of common registries and hosting suffixes, not the whole Public Suffix List.
-    public static let publicSuffixes: Set<String> = [
+    package static let publicSuffixes: Set<String> = [
         "co.uk", "org.uk", "ac.uk", "gov.uk", "ltd.uk", "plc.uk", "me.uk", "net.uk", "sch.uk", "nhs.uk",
         "com.au", "net.au", "org.au", "edu.au", "gov.au", "asn.au", "id.au",
         "co.nz", "org.nz", "net.nz", "govt.nz", "ac.nz",
@@ -28,12 +28,12 @@ public enum CookieRules {
     ]
 
     /// Whether `domain` is a public suffix: a single label (a TLD) or one of `publicSuffixes`.
-    public static func isPublicSuffix(_ domain: String) -> Bool {
+    package static func isPublicSuffix(_ domain: String) -> Bool {
         !domain.contains(".") || publicSuffixes.contains(domain)
     }
 
     /// Whether a host is an IP address (v4 dotted quad, or v6).
-    public static func isIPAddress(_ host: String) -> Bool {
+    package static func isIPAddress(_ host: String) -> Bool {
         if host.contains(":") { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4
@@ -43,7 +43,7 @@ public enum CookieRules {
     }
 
     /// A URL's host, lower-case, without IPv6 brackets or a trailing dot; `nil` without a host.
-    public static func canonicalHost(of url: URL) -> String? {
+    package static func canonicalHost(of url: URL) -> String? {
         guard var host = url.host?.lowercased(), !host.isEmpty else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         while host.hasSuffix(".") { host.removeLast() }
@@ -51,19 +51,19 @@ public enum CookieRules {
     }
 
     /// Domain-match (§5.1.3): the host is the domain, or ends with "." + domain and is not an IP address.
-    public static func domainMatches(_ host: String, _ domain: String) -> Bool {
+    package static func domainMatches(_ host: String, _ domain: String) -> Bool {
         if host == domain { return true }
         return host.hasSuffix("." + domain) && !isIPAddress(host)
     }
 
     /// The path of a request URL as a cookie sees it: its percent-encoded path, "/" when empty.
-    public static func requestPath(of url: URL) -> String {
+    package static func requestPath(of url: URL) -> String {
         let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
         return path.hasPrefix("/") ? path : "/" + path
     }
 
     /// Path-match (§5.1.4).
-    public static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
+    package static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
         if requestPath == cookiePath { return true }
         guard requestPath.hasPrefix(cookiePath) else { return false }
         if cookiePath.hasSuffix("/") { return true }
@@ -71,7 +71,7 @@ public enum CookieRules {
     }
 
     /// The default path (§5.1.4): the request path up to, not including, its last "/"; "/" at the top.
-    public static func defaultPath(of url: URL) -> String {
+    package static func defaultPath(of url: URL) -> String {
         let path = requestPath(of: url)
         guard path.hasPrefix("/"), let last = path.lastIndex(of: "/"), last != path.startIndex else { return "/" }
         return String(path[..<last])

@@ -8,21 +8,21 @@
 /// a transport follows) gets its `Cookie` header from the jar, and each response's `Set-Cookie` goes back
 /// into it. The manager attaches it (`ServerAPIManager.Configuration.cookies`); `RedirectRule` and
 /// `ExchangeStateMachine` apply it at each redirect, the same way for every transport.
-public struct RequestCookies: Sendable {
+package struct RequestCookies: Sendable {
     /// The storage the call's cookies come from and its `Set-Cookie` headers go to.
-    public var storage: any CookieStorage
+    package var storage: any CookieStorage
     /// The `Cookie` header the caller set itself: sent with the jar's cookies to the call's origin, and
     /// dropped once a redirect leaves it (see `RedirectRule.crossOriginHeaders`).
-    public var callerHeader: String?
+    package var callerHeader: String?
 
     /// Creates the cookie hook of one call; the manager makes it from its configuration's `cookies`.
-    public init(storage: any CookieStorage, callerHeader: String? = nil) {
+    package init(storage: any CookieStorage, callerHeader: String? = nil) {
         self.storage = storage
         self.callerHeader = callerHeader
     }
 
     /// Sets `request`'s `Cookie` header: the caller's own, then the jar's cookies for its URL.
-    public func apply(to request: inout TransportRequest) {
+    package func apply(to request: inout TransportRequest) {
         let jar = storage.cookieHeader(for: request.url)
         let parts = [callerHeader, jar].compactMap { $0 }.filter { !$0.isEmpty }
         if parts.isEmpty {
@@ -36,7 +36,7 @@ public struct RequestCookies: Sendable {
 extension TransportRequest {
     /// Attaches a cookie storage: the request's current `Cookie` header becomes the caller's own, and the
     /// jar's cookies for its URL are added to it.
-    public mutating func attachCookies(_ storage: any CookieStorage) {
+    package mutating func attachCookies(_ storage: any CookieStorage) {
         let hook = RequestCookies(storage: storage, callerHeader: headers["Cookie"])
         cookies = hook
         hook.apply(to: &self)

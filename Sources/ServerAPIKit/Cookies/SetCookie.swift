@@ -5,7 +5,7 @@
 #endif
 
 /// The `Set-Cookie` parser (RFC 6265 §5.2 and §5.3): pure, never throws, and ignores what it cannot read.
-public enum SetCookie {
+package enum SetCookie {
     /// Parses one `Set-Cookie` line received from `url` into the cookie to store.
     /// - Parameters:
     ///   - line: The field value.
@@ -14,7 +14,7 @@ public enum SetCookie {
     /// - Returns: The cookie, or `nil` when the line is malformed or not acceptable from `url`
     ///   (no `=`, an empty name, a `Domain` the host does not match or that is a public suffix, a
     ///   `Secure` cookie from http). An expired cookie is returned: storing it deletes the one it replaces.
-    public static func parse(_ line: String, from url: URL, now: Date) -> Cookie? {
+    package static func parse(_ line: String, from url: URL, now: Date) -> Cookie? {
         guard let host = CookieRules.canonicalHost(of: url) else { return nil }
         let parts = line.split(separator: ";", omittingEmptySubsequences: false)
         guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { return nil }
@@ -95,7 +95,7 @@ public enum SetCookie {
     /// Splits a field value that may hold several `Set-Cookie` lines joined with ", " (as
     /// FoundationNetworking joins repeated fields): a comma starts a new line only when a `name=`
     /// follows it, so the comma inside an `Expires` date stays where it is.
-    public static func split(_ value: String) -> [String] {
+    package static func split(_ value: String) -> [String] {
         var lines: [String] = []
         var start = value.startIndex
         var index = value.startIndex
@@ -131,7 +131,7 @@ public enum SetCookie {
     /// of the month, a month and a year are found wherever they are, so RFC 1123, RFC 850 and asctime
     /// dates all parse.
     /// - Returns: The date, or `nil` when it is not a valid date.
-    public static func parseDate<S: StringProtocol>(_ text: S) -> Date? {
+    package static func parseDate<S: StringProtocol>(_ text: S) -> Date? {
         var time: (Int, Int, Int)?
         var day: Int?
         var month: Int?

@@ -31,7 +31,7 @@ extension ServerAPIError {
     ///   - requestID: The call's id.
     ///   - url: The call's URL.
     /// - Returns: The error.
-    public static func symbolicLink(at path: String, requestID: RequestID? = nil, url: URL? = nil) -> ServerAPIError {
+    package static func symbolicLink(at path: String, requestID: RequestID? = nil, url: URL? = nil) -> ServerAPIError {
         ServerAPIError(
             .fileSystem,
             "\(path) is a symbolic link: a download never writes through one (remove it, or choose another file)",
@@ -45,7 +45,8 @@ extension ServerAPIError {
     ///     `nil` when the body was found too large as it arrived.
     ///   - status: The response's status (0 when there was none yet).
     /// - Returns: A `responseTooLarge` error.
-    public static func responseTooLarge(limit: Int64, announced: Int64? = nil, status: Int) -> ServerAPIError {
+    @usableFromInline
+    package static func responseTooLarge(limit: Int64, announced: Int64? = nil, status: Int) -> ServerAPIError {
         let message =
             if let announced {
                 "the response body is \(announced) bytes, more than the limit of \(limit) bytes"
@@ -63,7 +64,8 @@ extension ServerAPIError {
     ///   - decoded: The decoded bytes received so far.
     ///   - status: The response's status (0 when there was none yet).
     /// - Returns: A `responseTooLarge` error.
-    public static func decompressionRatioExceeded(ratio: Int, encoded: Int64, decoded: Int64, status: Int)
+    @usableFromInline
+    package static func decompressionRatioExceeded(ratio: Int, encoded: Int64, decoded: Int64, status: Int)
         -> ServerAPIError
     {
         ServerAPIError(
@@ -78,7 +80,7 @@ extension ServerAPIError {
     ///   - max: The most redirects the call follows.
     ///   - status: The status of the redirect that was one too many.
     /// - Returns: A `tooManyRedirects` error.
-    public static func tooManyRedirects(max: Int, status: Int) -> ServerAPIError {
+    package static func tooManyRedirects(max: Int, status: Int) -> ServerAPIError {
         ServerAPIError(
             .tooManyRedirects, "the server redirected more than \(max) \(max == 1 ? "time" : "times")",
             status: status > 0 ? status : nil)
@@ -89,7 +91,7 @@ extension ServerAPIError {
     ///   - location: The `Location` the server sent, as it sent it.
     ///   - status: The redirect's status.
     /// - Returns: A `network` error: the server, not the call, is at fault.
-    public static func redirectNotHTTP(to location: String, status: Int) -> ServerAPIError {
+    package static func redirectNotHTTP(to location: String, status: Int) -> ServerAPIError {
         ServerAPIError(
             .network, "the server redirected to \"\(location)\", which is not an http(s) URL",
             status: status > 0 ? status : nil)
@@ -98,7 +100,7 @@ extension ServerAPIError {
     /// The error for a call whose URL a transport cannot send: not http(s), or without a host.
     /// - Parameter url: The call's URL.
     /// - Returns: An `invalidRequest` error.
-    public static func notHTTPURL(_ url: URL) -> ServerAPIError {
+    package static func notHTTPURL(_ url: URL) -> ServerAPIError {
         ServerAPIError(.invalidRequest, "\(url.absoluteString) is not an http(s) URL")
     }
 }

@@ -138,7 +138,7 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     }
 
     /// Up to 512 bytes of a body, as text (invalid UTF-8 repaired).
-    public static func excerpt(_ data: Data) -> String? {
+    package static func excerpt(_ data: Data) -> String? {
         guard !data.isEmpty else { return nil }
         let prefix = data.prefix(512)
         var text = String(decoding: prefix, as: UTF8.self)
@@ -201,9 +201,9 @@ extension ServerAPIError: LocalizedError {
 }
 
 /// Reason phrases for status codes.
-public enum HTTPStatus {
+package enum HTTPStatus {
     /// The standard reason phrase, or an empty string.
-    public static func reason(_ status: Int) -> String {
+    package static func reason(_ status: Int) -> String {
         switch status {
         case 200: "OK"
         case 201: "Created"

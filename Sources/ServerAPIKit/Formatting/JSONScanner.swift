@@ -17,10 +17,10 @@
 /// let item = try JSONDecoder().decode(Item.self, from: body[range])
 /// ```
 /// A leading UTF-8 byte order mark is ignored. Anchors (`#`, `~`) mean the root here.
-public enum JSONScanner {
+package enum JSONScanner {
     /// Checks that `data` is one valid JSON value (surrounded by optional whitespace).
     /// - Throws: `ServerAPIError` of kind `decoding` saying what is wrong and at which byte offset.
-    public static func validate(_ data: Data) throws(ServerAPIError) {
+    package static func validate(_ data: Data) throws(ServerAPIError) {
         _ = try range(of: [], in: data)
     }
 
@@ -31,7 +31,7 @@ public enum JSONScanner {
     /// - Returns: The indices of the value's bytes in `data`.
     /// - Throws: `ServerAPIError` of kind `decoding`: malformed JSON (with the byte offset), or a key
     ///   path that leads nowhere (with `keyPath` set and what was found instead in the message).
-    public static func range(of keyPath: JSONKeyPath, in data: Data) throws(ServerAPIError) -> Range<Data.Index> {
+    package static func range(of keyPath: JSONKeyPath, in data: Data) throws(ServerAPIError) -> Range<Data.Index> {
         try range(of: keyPath.components, in: data)
     }
 
@@ -41,7 +41,7 @@ public enum JSONScanner {
     ///   - data: A JSON document, UTF-8.
     /// - Returns: The value; integers that fit in 64 bits are exact `.int`s, larger ones `.double`s.
     /// - Throws: `ServerAPIError` of kind `decoding`, as `range(of:in:)`.
-    public static func value(at keyPath: JSONKeyPath, in data: Data) throws(ServerAPIError) -> JSONValue {
+    package static func value(at keyPath: JSONKeyPath, in data: Data) throws(ServerAPIError) -> JSONValue {
         try value(at: keyPath.components, in: data)
     }
 

@@ -22,7 +22,8 @@ public protocol ResponseFormatting: Sendable {
     func decode<T: Decodable>(_ type: T.Type, from response: TransportResponse, for api: ServerAPI) throws -> T
 }
 
-/// The payload of a result.
+/// The payload of a `ServerResult` (`ServerResult.value`), as the call's `resultFormat` asked: JSON, text,
+/// bytes, or the URL of the downloaded file.
 public enum ServerValue: Sendable, Hashable {
     /// Raw bytes.
     case data(Data)

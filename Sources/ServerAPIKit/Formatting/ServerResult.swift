@@ -5,6 +5,10 @@
 #endif
 
 /// The outcome of a successful call: the formatted value and everything known about the exchange.
+///
+/// `send(_:)` returns it once the whole body is in; its `value` is a `ServerValue` (JSON, text, bytes or
+/// the download file). For a body read as it arrives, `stream(_:)` returns a `StreamedResponse` instead;
+/// the transport's raw response, which plugins see, is a `TransportResponse`.
 public struct ServerResult: Sendable, Hashable {
     /// The formatted payload.
     public var value: ServerValue

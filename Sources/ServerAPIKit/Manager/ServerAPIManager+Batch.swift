@@ -5,8 +5,11 @@
 #endif
 
 /// Several calls run at the same time, as one unit that can be cancelled by its id or tag.
+///
+/// Its `failurePolicy` is the one place that says what a failure does; `ServerAPIManager.send(_:)` and
+/// `ServerAPIManager.results(of:)` only differ in how the outcome comes back (thrown, or one `Result` per call).
 public struct BatchRequest: Sendable, Hashable {
-    /// What a batch does when one of its calls fails.
+    /// What a batch does when one of its calls fails, whichever method sends it.
     public enum FailurePolicy: Sendable, Hashable {
         /// The first failure cancels the other calls and is thrown.
         case failFast
@@ -63,12 +66,16 @@ public struct ChainRequest: Sendable {
 }
 
 extension ServerAPIManager {
-    /// Runs a fail-fast batch: every call at once; the first failure cancels the rest and is thrown.
+    /// Runs a batch, every call at once, and returns the results or throws a failure.
+    ///
+    /// With `.failFast` (the default) the first failure cancels the rest and is thrown; with `.collectAll`
+    /// every call runs to its end, then the first failed call's error (in call order) is thrown. To get
+    /// every call's outcome instead, use `results(of:)`.
     ///
     /// The batch is in `inFlight` (as well as each of its calls), and `cancel(id:)` /
     /// `cancel(tag:)` with the batch's id or tag cancel all of it.
     /// - Returns: The results, in the order of `batch.calls`.
-    /// - Throws: The first failure; `cancelled` when the batch was cancelled.
+    /// - Throws: A failure as above; `cancelled` when the batch was cancelled.
     public func send(_ batch: BatchRequest) async throws -> [ServerResult] {
         let results = try await runGroup(id: batch.id, tag: batch.tag, kind: .batch) {
             try await self.runBatch(batch.calls, failFast: batch.failurePolicy == .failFast)
@@ -76,10 +83,11 @@ extension ServerAPIManager {
         return try results.map { try $0.get() }
     }
 
-    /// Runs every call of a batch to its end and returns each result or error, in order.
+    /// Runs a batch, every call at once, and returns each call's result or error, in order; never throws.
     ///
-    /// With `.failFast`, the calls after the first failure end with `cancelled`.
-    public func sendAll(_ batch: BatchRequest) async -> [Result<ServerResult, ServerAPIError>] {
+    /// The batch's `failurePolicy` applies as with `send(_:)`: with `.failFast` the calls still running at the
+    /// first failure end with `cancelled`; with `.collectAll` every call runs to its end.
+    public func results(of batch: BatchRequest) async -> [Result<ServerResult, ServerAPIError>] {
         do {
             return try await runGroup(id: batch.id, tag: batch.tag, kind: .batch) {
                 try await self.runBatch(batch.calls, failFast: batch.failurePolicy == .failFast, throwing: false)
@@ -88,6 +96,12 @@ extension ServerAPIManager {
             let failure = ServerAPIError.wrap(error)
             return batch.calls.map { _ in .failure(failure) }
         }
+    }
+
+    /// The former name of `results(of:)`.
+    @available(*, deprecated, renamed: "results(of:)")
+    public func sendAll(_ batch: BatchRequest) async -> [Result<ServerResult, ServerAPIError>] {
+        await results(of: batch)
     }
 
     /// Runs a chain: each call after the first is built by a step from the previous result.

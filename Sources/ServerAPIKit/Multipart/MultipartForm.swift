@@ -90,7 +90,7 @@ public struct MultipartForm: Sendable, Hashable {
     ///
     /// Adjacent in-memory bytes are merged, so a form of fields only is one segment.
     /// - Throws: `invalidRequest` when the boundary is unusable or a file part is not a file URL.
-    public func encodedSegments() throws(ServerAPIError) -> [BodySegment] {
+    package func encodedSegments() throws(ServerAPIError) -> [BodySegment] {
         guard !boundary.isEmpty, boundary.utf8.count <= 70,
             boundary.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") })
         else {

@@ -8,7 +8,7 @@ extension HTTPHeaders {
     /// Transports call it on the headers they send, so that every backend sends the same default (and
     /// none sends its library's own); a call replaces it with its own `User-Agent`, directly or through
     /// the manager's default headers or a plugin.
-    public mutating func addDefaultUserAgent() {
+    package mutating func addDefaultUserAgent() {
         if !contains("User-Agent") { add(name: "User-Agent", value: Self.defaultUserAgent) }
     }
 }

@@ -111,7 +111,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// servers read header bytes as Latin-1 or reject them, so the caller chooses an encoding
     /// (percent-encoding, or RFC 8187's `name*=UTF-8''…` for parameters).
     /// - Throws: `ServerAPIError` of kind `invalidRequest` naming the bad field.
-    public func validate() throws(ServerAPIError) {
+    package func validate() throws(ServerAPIError) {
         for field in fields {
             if field.name.isEmpty || !field.name.utf8.allSatisfy(Self.isTokenByte) {
                 throw ServerAPIError(.invalidRequest, "header name \"\(field.name)\" is not a valid HTTP token")

@@ -4,7 +4,11 @@
     import Foundation
 #endif
 
-/// The body of a call, as the caller describes it.
+/// The body of a call, as the caller describes it: `.json(_:)`, `.form(_:)`, `.multipart(_:)`, `.file(_:)`,
+/// `.stream(_:)` (a `RequestBodyStream`), and so on. This is the body type a user writes.
+///
+/// The manager resolves it into the `BodySource` a transport sends (`TransportRequest.body`); only a
+/// transport or a plugin that reads the bytes sees that one.
 ///
 /// JSON bodies are encoded when the body is created so that the description stays a
 /// `Hashable` value; an encoding failure is kept and reported as an `invalidRequest`
@@ -117,14 +121,14 @@ public struct RequestBody: Sendable, Hashable {
 }
 
 /// One `name=value` field of a form body.
-public struct FormField: Sendable, Hashable {
+package struct FormField: Sendable, Hashable {
     /// The field name.
-    public var name: String
+    package var name: String
     /// The field value.
-    public var value: String
+    package var value: String
 
     /// Creates a form field, percent-encoded when the form is sent.
-    public init(name: String, value: String) {
+    package init(name: String, value: String) {
         self.name = name
         self.value = value
     }

@@ -14,7 +14,7 @@ extension ServerAPI {
     /// The URL this call sends and the Unix socket it connects to: a `http+unix://` URL (as `url`, or as
     /// `host`) becomes a `http://localhost/…` URL and its socket; otherwise the socket is `unixSocketPath`.
     /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
-    public func resolvedTarget() throws(ServerAPIError) -> (url: URL, unixSocketPath: String?) {
+    package func resolvedTarget() throws(ServerAPIError) -> (url: URL, unixSocketPath: String?) {
         // Most hosts have no "+": the byte check keeps Foundation's string search off every call's path.
         let namesSocket = host.utf8.contains(UInt8(ascii: "+")) && host.lowercased().contains("+unix://")
         let unixURL = url ?? (namesSocket ? URL(string: host) : nil)

@@ -85,7 +85,7 @@ public struct ServerAPI: Sendable, Hashable {
     }
 
     /// Whether retrying this call is allowed by its method and policy.
-    public var isRetryable: Bool { method.isIdempotent || retryPolicy.retriesNonIdempotent }
+    package var isRetryable: Bool { method.isIdempotent || retryPolicy.retriesNonIdempotent }
 }
 
 // The wire, policy and reading groups' fields, read and written as properties of the call itself
@@ -263,7 +263,7 @@ public enum StatusValidation: Sendable, Hashable {
     case codes(Set<Int>)
 
     /// Whether `status` is accepted.
-    public func accepts(_ status: Int) -> Bool {
+    package func accepts(_ status: Int) -> Bool {
         switch self {
         case .successful: (200..<300).contains(status)
         case .any: true

@@ -31,7 +31,7 @@ public struct RetryBudget: Sendable, Hashable {
     public static let `default` = RetryBudget()
 
     /// The retries allowed in one window with `calls` calls in it.
-    public func allowance(calls: Int) -> Double {
+    package func allowance(calls: Int) -> Double {
         Double(calls) * percentCanRetry + Double(minRetriesPerSecond) * window.seconds
     }
 }

@@ -75,20 +75,20 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Whether an error is of a kind this policy retries.
-    public func shouldRetry(_ error: ServerAPIError) -> Bool {
+    package func shouldRetry(_ error: ServerAPIError) -> Bool {
         if error.kind == .httpStatus, let status = error.status { return retryableStatuses.contains(status) }
         return retryableKinds.contains(error.kind)
     }
 
     /// The delay before retry number `retry` (1 for the first retry), without jitter.
-    public func baseDelay(forRetry retry: Int) -> Duration {
+    package func baseDelay(forRetry retry: Int) -> Duration {
         let factor = pow(multiplier, Double(max(retry - 1, 0)))
         let seconds = min(baseDelay.seconds * factor, maxDelay.seconds)
         return .seconds(seconds)
     }
 
     /// The delay before retry number `retry`, with jitter drawn from `random` (a number in 0..<1).
-    public func delay(forRetry retry: Int, random: Double = Double.random(in: 0..<1)) -> Duration {
+    package func delay(forRetry retry: Int, random: Double = Double.random(in: 0..<1)) -> Duration {
         let base = baseDelay(forRetry: retry).seconds
         let spread = base * jitter
         return .seconds(max(0, base - spread + 2 * spread * random))
@@ -98,7 +98,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// - Parameters:
     ///   - value: The header value: seconds, or an HTTP date.
     ///   - now: The current time, for HTTP dates.
-    public static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+    package static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
         guard let value = value.map({ HTTPSyntax.trimmed($0) }), !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds >= 0 { return .seconds(seconds) }
         // The HTTP-date forms (RFC 9110 §5.6.7) are what RFC 6265's date algorithm reads; no DateFormatter,

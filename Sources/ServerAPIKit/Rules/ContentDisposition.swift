@@ -11,15 +11,15 @@
 /// stray `;`) and strict where a wrong answer would be harmful: a `filename*` that is not valid
 /// RFC 5987 (`UTF-8''%E2%82%AC.txt`) is ignored rather than guessed at, and `fileName` is never a
 /// path. A pure value: no I/O, so it can be unit-tested and fuzzed.
-public struct ContentDisposition: Sendable, Hashable {
+package struct ContentDisposition: Sendable, Hashable {
     /// The disposition type, lowercased: `attachment`, `inline`, `form-data`, ...
-    public var type: String
+    package var type: String
     /// The parameters by lowercased name, their values unquoted and (for `name*`) decoded; the first
     /// of a repeated parameter wins.
-    public var parameters: [String: String]
+    package var parameters: [String: String]
 
     /// Creates a value from its type (`attachment`, `inline`) and parameters such as `filename`.
-    public init(type: String, parameters: [String: String] = [:]) {
+    package init(type: String, parameters: [String: String] = [:]) {
         self.type = type
         self.parameters = parameters
     }
@@ -27,7 +27,7 @@ public struct ContentDisposition: Sendable, Hashable {
     /// Parses a header value.
     /// - Parameter value: The `Content-Disposition` field value.
     /// - Returns: `nil` when the value does not start with a disposition type (a token).
-    public init?(_ value: String) {
+    package init?(_ value: String) {
         var scanner = Scanner(Array(value.unicodeScalars))
         scanner.skipSpaces()
         let type = scanner.token()
@@ -64,7 +64,7 @@ public struct ContentDisposition: Sendable, Hashable {
 
     /// The file name the sender suggests: `filename*` when it decodes, else `filename`, made safe
     /// with `safeFileName(_:)`; `nil` when there is none or nothing safe is left of it.
-    public var fileName: String? {
+    package var fileName: String? {
         if let extended = parameters["filename*"].flatMap(Self.safeFileName) { return extended }
         return parameters["filename"].flatMap(Self.safeFileName)
     }
@@ -74,7 +74,7 @@ public struct ContentDisposition: Sendable, Hashable {
     /// files, no `..`), at most 200 UTF-8 bytes.
     /// - Parameter name: A name from a header or a URL.
     /// - Returns: The safe name, or `nil` when nothing is left.
-    public static func safeFileName(_ name: String) -> String? {
+    package static func safeFileName(_ name: String) -> String? {
         // Split by scalars, not characters: `\` followed by a combining mark is one character, yet still
         // a path separator to the file system.
         let lastComponent = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? []

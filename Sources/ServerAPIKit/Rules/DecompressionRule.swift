@@ -11,19 +11,19 @@
 ///
 /// Bodies up to `floor` decoded bytes are never refused: a small response compresses far beyond any
 /// ratio (a 1 KB run of spaces is a 30-byte gzip) and costs nothing to hold.
-public enum DecompressionRule {
+@usableFromInline package enum DecompressionRule {
     /// The ratio a request allows unless it says otherwise: 100. Text and JSON compress 3 to 20 times, and
     /// rarely beyond 50; gzip's own ceiling is about 1030, reached only by runs of one byte, as bombs are.
-    public static let defaultRatio = 100
+    @usableFromInline package static let defaultRatio = 100
 
     /// The decoded bytes always allowed, whatever the ratio: 1 MiB.
-    public static let floor: Int64 = 1 << 20
+    @usableFromInline package static let floor: Int64 = 1 << 20
 
     /// Whether a response's body is content-coded: its `Content-Encoding` names a coding other than
     /// `identity`.
     /// - Parameter headers: The response's headers.
     /// - Returns: `true` when the transport decodes the body (or should).
-    public static func isEncoded(_ headers: HTTPHeaders) -> Bool {
+    package static func isEncoded(_ headers: HTTPHeaders) -> Bool {
         for field in headers where HTTPHeaders.sameName(field.name, "Content-Encoding") {
             let identity = HTTPSyntax.forEachElement(of: field.value) { coding in
                 coding.isEmpty || HTTPSyntax.equals(coding, lowercased: "identity")
@@ -42,7 +42,7 @@ public enum DecompressionRule {
     ///   - status: The response's status.
     /// - Returns: `responseTooLarge` once `decoded` exceeds both `floor` and `ratio` × `encoded`.
     @inlinable
-    public static func check(decoded: Int64, encoded: Int64?, ratio: Int?, status: Int) -> ServerAPIError? {
+    package static func check(decoded: Int64, encoded: Int64?, ratio: Int?, status: Int) -> ServerAPIError? {
         guard let ratio, let encoded, decoded > floor else { return nil }
         let (allowed, overflow) = max(encoded, 1).multipliedReportingOverflow(by: Int64(max(ratio, 1)))
         guard !overflow, decoded > allowed else { return nil }

@@ -1,6 +1,6 @@
 extension ExchangeStateMachine {
     /// Where an exchange is, for a backend that needs to know (and for tests).
-    public enum Phase: Sendable, Hashable {
+    package enum Phase: Sendable, Hashable {
         /// No final head yet: 1xx heads may come first.
         case waitingForHead
         /// A download's final head arrived: the backend asks its `DownloadFileWriter` where the body goes.
@@ -18,7 +18,7 @@ extension ExchangeStateMachine {
     }
 
     /// What a backend does with a response head (see `headReceived(status:headers:request:)`).
-    public enum HeadAction: Sendable {
+    package enum HeadAction: Sendable {
         /// A 1xx head: ignore it and wait for the final head.
         case interim
         /// The body is the caller's, kept in memory: feed it to `bodyReceived(count:)`.
@@ -37,7 +37,7 @@ extension ExchangeStateMachine {
 
     /// What a backend does once its download writer has decided where the body goes
     /// (see `downloadDecided(_:)`).
-    public enum DownloadAction: Sendable {
+    package enum DownloadAction: Sendable {
         /// Write the body to the file (appending for a resume): the writer reports the bytes on disk.
         case writeToFile
         /// An error response: hand the body to the writer, which keeps it in memory.
@@ -54,7 +54,7 @@ extension ExchangeStateMachine {
     }
 
     /// What a backend does with the next decoded body bytes (see `bodyReceived(count:)`).
-    public enum BodyAction: Sendable {
+    package enum BodyAction: Sendable {
         /// Append them to the body kept in memory.
         case keep
         /// Hand them to the download writer (`DownloadFileWriter.write`).
@@ -67,7 +67,7 @@ extension ExchangeStateMachine {
     }
 
     /// What a backend does when its library says the exchange ended (see `finished(failure:)`).
-    public enum FinishAction: Sendable {
+    package enum FinishAction: Sendable {
         /// Deliver the response with this status (200 for a download that was already complete).
         case deliver(status: Int)
         /// Send this request next: the redirect's target, rewritten by `RedirectRule`.
@@ -81,7 +81,7 @@ extension ExchangeStateMachine {
     }
 
     /// What a backend does when the exchange is cancelled (see `cancelled()`).
-    public enum CancelAction: Sendable, Hashable {
+    package enum CancelAction: Sendable, Hashable {
         /// Tear the transfer down, abandon the download (keeping its partial file) and fail the call.
         case stop
         /// The exchange had already finished: nothing to do.
@@ -89,7 +89,7 @@ extension ExchangeStateMachine {
     }
 
     /// Where the transport's library reports redirects.
-    public enum Redirects: Sendable, Hashable {
+    package enum Redirects: Sendable, Hashable {
         /// Every head arrives through `headReceived`, redirects included, and the machine decides there
         /// whether to follow (libcurl without `CURLOPT_FOLLOWLOCATION`).
         case inHeads

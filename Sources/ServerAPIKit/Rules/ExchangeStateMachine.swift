@@ -33,7 +33,7 @@
 ///
 /// - Important: A plain value: the backend owns it and feeds it from one thread at a time. Events allocate
 ///   nothing beyond what the rules they apply allocate for a redirect or an error.
-public struct ExchangeStateMachine: Sendable {
+package struct ExchangeStateMachine: Sendable {
     private enum State: Sendable {
         case waitingForHead
         case decidingDownload
@@ -64,19 +64,19 @@ public struct ExchangeStateMachine: Sendable {
     private var encodedLength: Int64?
 
     /// The status of the current final head; 0 before one arrived.
-    public private(set) var status = 0
+    package private(set) var status = 0
     /// Decoded body bytes of the current response so far, kept or not.
-    public private(set) var receivedBytes: Int64 = 0
+    package private(set) var receivedBytes: Int64 = 0
     /// The decoded body length the current final head announced, when it did (see `ResponseSizeRule`).
-    public private(set) var expectedLength: Int64?
+    package private(set) var expectedLength: Int64?
     /// Whether the current final head announced a content coding (`Content-Encoding` other than `identity`):
     /// the body is decoded, and `DecompressionRule` applies. A backend that can count the encoded bytes
     /// passes them to `bodyReceived(count:encoded:)` then.
-    public private(set) var isContentCoded = false
+    package private(set) var isContentCoded = false
     /// Where the download writer put the current response's body; `nil` before it decided, or without a download.
-    public private(set) var disposition: DownloadFileWriter.Disposition?
+    package private(set) var disposition: DownloadFileWriter.Disposition?
     /// Redirects followed so far.
-    public private(set) var redirects = 0
+    package private(set) var redirects = 0
 
     /// Creates the machine for one call.
     /// - Parameters:
@@ -84,14 +84,14 @@ public struct ExchangeStateMachine: Sendable {
     ///   - streamed: Whether the body is handed over as a stream (`RequestPerforming.stream`): then only the
     ///     request's own `maxResponseSize` applies, not the default limit of a body held in memory.
     ///   - redirects: Where the transport's library reports redirects.
-    public init(download: Bool, streamed: Bool = false, redirects: Redirects = .inHeads) {
+    package init(download: Bool, streamed: Bool = false, redirects: Redirects = .inHeads) {
         self.download = download
         self.streamed = streamed
         self.redirectSource = redirects
     }
 
     /// Where the exchange is.
-    public var phase: Phase {
+    package var phase: Phase {
         switch state {
         case .waitingForHead: .waitingForHead
         case .decidingDownload: .decidingDownload
@@ -104,12 +104,12 @@ public struct ExchangeStateMachine: Sendable {
     }
 
     /// Whether the next head the library reports is one the machine wants: no final head has arrived yet.
-    public var awaitsHead: Bool {
+    package var awaitsHead: Bool {
         if case .waitingForHead = state { true } else { false }
     }
 
     /// Whether body bytes now are the response's (not a dropped redirect's or restart's, not after the end).
-    public var receivesBody: Bool {
+    package var receivesBody: Bool {
         if case .receivingBody = state { true } else { false }
     }
 
@@ -121,7 +121,7 @@ public struct ExchangeStateMachine: Sendable {
     ///   - headers: The head's fields.
     ///   - request: The request it answers (the caller's, or the previous redirect's target).
     /// - Returns: What to do with the head and the body that follows it.
-    public mutating func headReceived(status: Int, headers: HTTPHeaders, request: TransportRequest) -> HeadAction {
+    package mutating func headReceived(status: Int, headers: HTTPHeaders, request: TransportRequest) -> HeadAction {
         switch state {
         case .waitingForHead:
             break
@@ -179,7 +179,7 @@ public struct ExchangeStateMachine: Sendable {
     /// When the writer throws instead, report that with `failed(_:)`.
     /// - Parameter disposition: The writer's decision.
     /// - Returns: What to do with the body.
-    public mutating func downloadDecided(_ disposition: DownloadFileWriter.Disposition) -> DownloadAction {
+    package mutating func downloadDecided(_ disposition: DownloadFileWriter.Disposition) -> DownloadAction {
         switch state {
         case .decidingDownload:
             break
@@ -215,7 +215,7 @@ public struct ExchangeStateMachine: Sendable {
     ///   - headers: The redirect's head, for the `Set-Cookie` lines a request with a cookie storage keeps.
     /// - Returns: `RedirectRule`'s decision; after `.fail` the machine has failed, and the library should
     ///   deliver the redirect's head so that the exchange can finish.
-    public mutating func redirectReceived(
+    package mutating func redirectReceived(
         status: Int, location: String?, request: TransportRequest, headers: HTTPHeaders = [:]
     ) -> RedirectDecision {
         switch state {
@@ -245,7 +245,7 @@ public struct ExchangeStateMachine: Sendable {
     }
 
     /// The backend followed the redirect `redirectReceived` decided to follow: one more redirect counts.
-    public mutating func redirectFollowed() {
+    package mutating func redirectFollowed() {
         guard case .waitingForHead = state else { return }
         redirects += 1
     }
@@ -256,7 +256,7 @@ public struct ExchangeStateMachine: Sendable {
     ///   - encoded: The encoded body bytes received so far, these included, when the library counts them
     ///     (only consulted when `isContentCoded`); `nil` falls back to the encoded `Content-Length`.
     /// - Returns: Where they go, or the failure when the body has become too large or expands too much.
-    public mutating func bodyReceived(count: Int, encoded: Int64? = nil) -> BodyAction {
+    package mutating func bodyReceived(count: Int, encoded: Int64? = nil) -> BodyAction {
         let sink: Sink
         switch state {
         case .receivingBody(let current):
@@ -286,7 +286,7 @@ public struct ExchangeStateMachine: Sendable {
     /// The backend stopped the exchange itself: its download writer or request body failed, or it could not
     /// build the next request. `finished` then reports `error`; an earlier failure is kept.
     /// - Parameter error: Why.
-    public mutating func failed(_ error: ServerAPIError) {
+    package mutating func failed(_ error: ServerAPIError) {
         switch state {
         case .failed, .finished: return
         default: state = .failed(error)
@@ -298,7 +298,7 @@ public struct ExchangeStateMachine: Sendable {
     ///   ended normally. A failure the machine decided first wins: the library's is its consequence.
     /// - Returns: What the call does next. After `.follow` and `.restart` the machine waits for the next
     ///   exchange's head.
-    public mutating func finished(failure: ServerAPIError? = nil) -> FinishAction {
+    package mutating func finished(failure: ServerAPIError? = nil) -> FinishAction {
         switch state {
         case .failed(let error):
             state = .finished
@@ -335,7 +335,7 @@ public struct ExchangeStateMachine: Sendable {
     /// The call was cancelled, or the backend ends the exchange without finishing it (shutdown, a request
     /// that cannot be sent again).
     /// - Returns: `.stop` unless the exchange had already finished.
-    public mutating func cancelled() -> CancelAction {
+    package mutating func cancelled() -> CancelAction {
         if case .finished = state { return .ignore }
         state = .finished
         return .stop

@@ -1,5 +1,5 @@
 /// What a transport does with a response head that may be a redirect (see `RedirectRule.decide`).
-public enum RedirectDecision: Sendable {
+package enum RedirectDecision: Sendable {
     /// Send this request next: the redirect's target, with method, body and headers rewritten.
     case follow(TransportRequest)
     /// The response is the caller's: not a redirect, a redirect without `Location`, or redirects are off.

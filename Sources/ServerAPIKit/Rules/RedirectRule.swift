@@ -20,14 +20,14 @@
 ///
 /// The articles' "Which headers cross a redirect" table lists the outcome header by header, and the tests
 /// check its rows against this rule.
-public enum RedirectRule {
+package enum RedirectRule {
     /// The headers that are never sent to another origin than the one they were given for: the credentials,
     /// and a `Host` the caller set (it names the first origin: sent to another server it would ask that
     /// server for the wrong site, as curl knows by dropping it).
-    public static let crossOriginHeaders = ["Authorization", "Cookie", "Proxy-Authorization", "Host"]
+    package static let crossOriginHeaders = ["Authorization", "Cookie", "Proxy-Authorization", "Host"]
 
     /// The headers that describe a request body; they go when a redirect turns the request into a GET.
-    public static let bodyHeaders = [
+    package static let bodyHeaders = [
         "Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding", "Content-Language",
         "Content-Location",
     ]
@@ -36,7 +36,7 @@ public enum RedirectRule {
     /// - Parameter status: The response's status.
     /// - Returns: `true` for 301, 302, 303, 307 and 308.
     @inlinable
-    public static func redirects(status: Int) -> Bool {
+    package static func redirects(status: Int) -> Bool {
         switch status {
         case 301, 302, 303, 307, 308: true
         default: false
@@ -52,7 +52,7 @@ public enum RedirectRule {
     /// - Returns: `.deliver` for anything that is not a redirect to follow, `.follow` with the next request,
     ///   or `.fail` with `tooManyRedirects` (one more than `request.redirects` allows) or `network`
     ///   (the target is not an http(s) URL).
-    public static func decide(
+    package static func decide(
         _ request: TransportRequest, status: Int, location: String?, followed: Int
     ) -> RedirectDecision {
         // The common case first, without touching the headers: not a redirect, or redirects are off.
@@ -74,11 +74,11 @@ public enum RedirectRule {
     ///   - location: The `Location` value: absolute, scheme-relative (`//host/path`), or relative.
     ///   - base: The URL of the request that was redirected.
     /// - Returns: The absolute target, or `nil` when it is not an http(s) URL with a host.
-    public static func resolve(_ location: String, against base: URL) -> URL? {
+    package static func resolve(_ location: String, against base: URL) -> URL? {
         // Foundation resolves dot segments; spaces and non-ASCII bytes are escaped first, as libcurl does, with
         // the location's own escapes kept (`PercentEncoding.encodeURL`).
         guard let target = URL(string: PercentEncoding.encodeURL(location), relativeTo: base)?.absoluteURL,
-            let scheme = target.scheme, Origin.isHTTP(scheme),
+            let scheme = target.scheme, ServerOrigin.isHTTP(scheme),
             let host = target.host, !host.isEmpty
         else { return nil }
         return target
@@ -90,8 +90,8 @@ public enum RedirectRule {
     ///   - a: One URL.
     ///   - b: The other.
     /// - Returns: `true` when credentials given for `a` may be sent to `b`.
-    public static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        Origin(a) == Origin(b)
+    package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        ServerOrigin.same(a, b)
     }
 
     /// The request a redirect asks for: `request` sent to `target` with method, body and headers rewritten.
@@ -100,7 +100,7 @@ public enum RedirectRule {
     ///   - target: The resolved target (see `resolve`).
     ///   - status: The redirect's status.
     /// - Returns: The next request.
-    public static func redirected(_ request: TransportRequest, to target: URL, status: Int) -> TransportRequest {
+    package static func redirected(_ request: TransportRequest, to target: URL, status: Int) -> TransportRequest {
         var next = request
         next.url = target
         if becomesGet(status: status, method: request.method) {
@@ -127,7 +127,7 @@ public enum RedirectRule {
     ///   - headers: The redirect's response head.
     ///   - request: The request the redirect answers.
     ///   - next: The redirect's next request (from `decide`), updated in place.
-    public static func carryCookies(
+    package static func carryCookies(
         _ headers: HTTPHeaders, of request: TransportRequest, to next: inout TransportRequest
     ) {
         guard var cookies = request.cookies else { return }
@@ -142,7 +142,7 @@ public enum RedirectRule {
     ///   - status: The redirect's status.
     ///   - method: The redirected request's method.
     /// - Returns: `true` for 303 (except after HEAD) and for 301 or 302 after POST.
-    public static func becomesGet(status: Int, method: HTTPMethod) -> Bool {
+    package static func becomesGet(status: Int, method: HTTPMethod) -> Bool {
         switch status {
         case 303: method != .head
         case 301, 302: method == .post

@@ -32,7 +32,7 @@ public enum ResponseSizeRule {
     /// comma-separated list (as URLSession joins repeated fields), count when every value is the same.
     /// - Parameter headers: The response's headers.
     /// - Returns: The length, or `nil` when there is none, it is malformed, or the values disagree.
-    public static func contentLength(of headers: HTTPHeaders) -> Int64? {
+    package static func contentLength(of headers: HTTPHeaders) -> Int64? {
         var length: Int64?
         for field in headers where HTTPHeaders.sameName(field.name, "Content-Length") {
             let agrees = HTTPSyntax.forEachElement(of: field.value) { element in
@@ -52,7 +52,7 @@ public enum ResponseSizeRule {
     /// framed by `Transfer-Encoding`, which overrides `Content-Length` (RFC 9112 §6.3).
     /// - Parameter headers: The response's headers.
     /// - Returns: The decoded length, or `nil` when it is not known in advance.
-    public static func decodedLength(of headers: HTTPHeaders) -> Int64? {
+    package static func decodedLength(of headers: HTTPHeaders) -> Int64? {
         for field in headers {
             if HTTPHeaders.sameName(field.name, "Transfer-Encoding") { return nil }
             if HTTPHeaders.sameName(field.name, "Content-Encoding"), !isIdentity(field.value) { return nil }
@@ -95,7 +95,7 @@ public enum ResponseSizeRule {
     ///   - status: The response's status.
     ///   - method: The request's method.
     /// - Returns: `false` for a response to HEAD, and for 1xx, 204 and 304.
-    public static func carriesBody(status: Int, method: HTTPMethod) -> Bool {
+    package static func carriesBody(status: Int, method: HTTPMethod) -> Bool {
         method != .head && status >= 200 && status != 204 && status != 304
     }
 

@@ -5,11 +5,11 @@
 /// authentication, caching or how the body is read cannot be trailers: received, they are dropped;
 /// sent, they make the call fail. A received section larger than `maximumSize` bytes or `maximumCount`
 /// fields fails the call with `responseTooLarge`.
-public enum TrailerRule {
+package enum TrailerRule {
     /// The most bytes of names and values a received trailer section may have: 64 KiB.
-    public static let maximumSize = 64 << 10
+    package static let maximumSize = 64 << 10
     /// The most fields a received trailer section may have.
-    public static let maximumCount = 100
+    package static let maximumCount = 100
 
     /// Field names (lower case) that a trailer section must not carry (RFC 9110 §6.5.1): framing, routing,
     /// request modifiers, authentication, response control, and what says how to read the content.
@@ -24,7 +24,7 @@ public enum TrailerRule {
 
     /// Whether a field may be a trailer.
     /// - Parameter name: The field name, in any case.
-    public static func allowsTrailer(named name: String) -> Bool {
+    package static func allowsTrailer(named name: String) -> Bool {
         !forbiddenNames.contains(name.lowercased())
     }
 
@@ -33,10 +33,10 @@ public enum TrailerRule {
     /// - Parameters:
     ///   - count: Its fields so far.
     ///   - size: The bytes of their names and values so far.
-    public static func exceedsLimits(count: Int, size: Int) -> Bool { count > maximumCount || size > maximumSize }
+    package static func exceedsLimits(count: Int, size: Int) -> Bool { count > maximumCount || size > maximumSize }
 
     /// The error for a received trailer section past the limits.
-    public static var tooLarge: ServerAPIError {
+    package static var tooLarge: ServerAPIError {
         ServerAPIError(
             .responseTooLarge,
             "the response's trailer section is larger than \(maximumCount) fields or \(maximumSize) bytes")
@@ -46,7 +46,7 @@ public enum TrailerRule {
     /// - Parameter fields: The fields after the body, in order.
     /// - Returns: The fields the caller gets.
     /// - Throws: `responseTooLarge` when the section is past the limits.
-    public static func received(_ fields: HTTPHeaders) throws(ServerAPIError) -> HTTPHeaders {
+    package static func received(_ fields: HTTPHeaders) throws(ServerAPIError) -> HTTPHeaders {
         let size = fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
         guard !exceedsLimits(count: fields.count, size: size) else { throw tooLarge }
         return HTTPHeaders(fields.filter { allowsTrailer(named: $0.name) })
@@ -56,7 +56,7 @@ public enum TrailerRule {
     /// - Parameter fields: The fields to send after the body.
     /// - Returns: The fields, unchanged.
     /// - Throws: `invalidRequest` naming a field that is not valid, or that cannot be a trailer.
-    public static func outgoing(_ fields: HTTPHeaders) throws(ServerAPIError) -> HTTPHeaders {
+    package static func outgoing(_ fields: HTTPHeaders) throws(ServerAPIError) -> HTTPHeaders {
         try fields.validate()
         if let field = fields.first(where: { !allowsTrailer(named: $0.name) }) {
             throw ServerAPIError(.invalidRequest, "\(field.name) cannot be sent as a trailer field (RFC 9110 §6.5.1)")

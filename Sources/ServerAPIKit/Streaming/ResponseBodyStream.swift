@@ -6,6 +6,9 @@
 
 /// A response body that arrives as it is read: an `AsyncSequence` of byte chunks, read once.
 ///
+/// A caller meets it as `StreamedResponse.body` (beside its `lines` and `events` views); a transport
+/// returns it in a `TransportResponse` whose `ResponseBody` is `.stream`.
+///
 /// A transport makes one with `makeStream(bufferSize:onResume:onTermination:)` and feeds it from its
 /// source's end; the caller reads it with `for try await chunk in body`. Between them sits a bounded
 /// buffer: when it holds `bufferSize` bytes, `Source.yield(_:)` answers `.pause` and the transport

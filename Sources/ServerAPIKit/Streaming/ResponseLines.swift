@@ -126,7 +126,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         var chunks: ResponseBodyStream.Iterator
         /// The parser, with the last event id and the server's `retry` so far.
-        public private(set) var parser: ServerSentEventParser
+        package private(set) var parser: ServerSentEventParser
         @usableFromInline var pending = ChunkElements<ServerSentEvent>()
         var ended = false
 
@@ -239,33 +239,27 @@ struct ChunkElements<Element> {
     }
 }
 
-/// A streamed body of JSON lines (NDJSON, JSON Lines, httpbin's `/stream/N`) decoded one model per line.
-///
-/// ```swift
-/// for try await entry in response.decodedLines(LogEntry.self) { show(entry) }
-/// ```
-/// Blank lines are skipped. A line that does not decode ends the sequence with a `decoding` error that
-/// quotes the start of the line.
-public struct DecodedLines<Model: Decodable & Sendable>: AsyncSequence, Sendable {
-    public typealias Element = Model
-    public typealias Failure = ServerAPIError
+/// The sequence `StreamedResponse.decodedLines(_:decoder:)` returns.
+struct DecodedLines<Model: Decodable & Sendable>: AsyncSequence, Sendable {
+    typealias Element = Model
+    typealias Failure = ServerAPIError
 
     let lines: ResponseLines
     let makeDecoder: @Sendable () -> JSONDecoder
 
-    public func makeAsyncIterator() -> Iterator { Iterator(lines: lines.makeAsyncIterator(), decoder: makeDecoder()) }
+    func makeAsyncIterator() -> Iterator { Iterator(lines: lines.makeAsyncIterator(), decoder: makeDecoder()) }
 
     /// Decodes lines in order.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         var lines: ResponseLines.Iterator
         let decoder: JSONDecoder
         var number = 0
 
-        public mutating func next() async throws(ServerAPIError) -> Model? {
+        mutating func next() async throws(ServerAPIError) -> Model? {
             try await next(isolation: nil)
         }
 
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> Model? {
+        mutating func next(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) -> Model? {
             while let line = try await lines.next(isolation: actor) {
                 number += 1
                 guard !line.allSatisfy(\.isWhitespace) else { continue }
@@ -284,13 +278,19 @@ public struct DecodedLines<Model: Decodable & Sendable>: AsyncSequence, Sendable
 }
 
 extension StreamedResponse {
-    /// The body as JSON lines, each decoded as a `Model`.
+    /// The body as JSON lines (NDJSON, JSON Lines, httpbin's `/stream/N`), each decoded as a `Model`.
+    ///
+    /// ```swift
+    /// for try await entry in response.decodedLines(LogEntry.self) { show(entry) }
+    /// ```
+    /// Blank lines are skipped. A line that does not decode ends the sequence with a `decoding` error that
+    /// quotes the start of the line.
     /// - Parameters:
     ///   - type: The model of each line.
     ///   - decoder: Makes the decoder to use; a plain `JSONDecoder` by default.
     public func decodedLines<Model: Decodable & Sendable>(
         _ type: Model.Type, decoder: @escaping @Sendable () -> JSONDecoder = { JSONDecoder() }
-    ) -> DecodedLines<Model> {
+    ) -> some AsyncSequence<Model, ServerAPIError> & Sendable {
         DecodedLines(lines: lines, makeDecoder: decoder)
     }
 }

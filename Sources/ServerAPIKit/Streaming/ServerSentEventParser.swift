@@ -20,25 +20,25 @@
 ///
 /// - Important: After `feed` throws `responseTooLarge`, every later `feed` throws it again until
 ///   `finish()`: the stream can no longer be parsed reliably.
-public struct ServerSentEventParser: Sendable {
+@usableFromInline package struct ServerSentEventParser: Sendable {
     /// The default largest event data, in bytes: 4 MiB.
-    public static let defaultMaximumDataSize = 4 << 20
+    @usableFromInline package static let defaultMaximumDataSize = 4 << 20
 
     /// The largest data an event may carry, in UTF-8 bytes, counting the `"\n"` between `data:` lines.
-    public let maximumDataSize: Int
+    package let maximumDataSize: Int
     /// The longest line accepted, in bytes, not counting the end-of-line bytes.
-    public var maximumLineLength: Int { splitter.maximumLineLength }
+    package var maximumLineLength: Int { splitter.maximumLineLength }
 
     /// The id to send as `Last-Event-ID` when reconnecting: the last event id as of the last blank line,
     /// as a browser's `EventSource` keeps it; empty when there is none.
     ///
     /// It persists across events and across `finish()`, so one parser can read each reconnection's body.
-    public private(set) var lastEventID: String
+    package private(set) var lastEventID: String
     /// The reconnection time from the last valid `retry:` field, or `nil` when the server sent none.
     ///
     /// It takes effect as soon as its line is read, even in an event that is never dispatched, and
     /// persists across `finish()`.
-    public private(set) var retry: Duration?
+    package private(set) var retry: Duration?
 
     private var splitter: LineSplitter
     // Per stream: the byte order mark may only open the first line, once.
@@ -66,7 +66,7 @@ public struct ServerSentEventParser: Sendable {
     ///     server sends an `id:`; empty for a first connection.
     ///   - maximumLineLength: The longest line accepted, in bytes, not counting the end-of-line bytes.
     ///   - maximumDataSize: The largest data an event may carry, in UTF-8 bytes.
-    public init(
+    package init(
         lastEventID: String = "", maximumLineLength: Int = LineSplitter.defaultMaximumLineLength,
         maximumDataSize: Int = ServerSentEventParser.defaultMaximumDataSize
     ) {
@@ -84,7 +84,7 @@ public struct ServerSentEventParser: Sendable {
     /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`
     ///   or an event's data larger than `maximumDataSize`; any error `body` throws, after which the rest
     ///   of the chunk is dropped.
-    public mutating func feed(
+    package mutating func feed(
         _ chunk: some Collection<UInt8>, forEachEvent body: (ServerSentEvent) throws -> Void
     ) throws {
         if let failure { throw failure }
@@ -116,7 +116,7 @@ public struct ServerSentEventParser: Sendable {
     /// - Throws: `ServerAPIError` of kind `responseTooLarge` when a line is longer than `maximumLineLength`
     ///   or an event's data larger than `maximumDataSize`. The events the chunk completed before that are not
     ///   returned: use `feed(_:forEachEvent:)` to have every one of them.
-    public mutating func feed(_ chunk: some Collection<UInt8>) throws -> [ServerSentEvent] {
+    package mutating func feed(_ chunk: some Collection<UInt8>) throws -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         try feed(chunk) { events.append($0) }
         return events
@@ -125,7 +125,7 @@ public struct ServerSentEventParser: Sendable {
     /// Ends the body: an event it ended in the middle of is discarded, as the specification says.
     ///
     /// `lastEventID` and `retry` are kept, so the parser can read the next connection's body.
-    public mutating func finish() {
+    package mutating func finish() {
         // An unterminated last line is not a line, so even its `retry:` is ignored.
         _ = splitter.finish()
         atStreamStart = true

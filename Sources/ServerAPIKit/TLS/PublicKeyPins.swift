@@ -46,5 +46,5 @@ public struct PublicKeyPins: Sendable, Hashable {
     }
 
     /// Whether no key is listed.
-    public var isEmpty: Bool { sha256.isEmpty && keyFiles.isEmpty }
+    package var isEmpty: Bool { sha256.isEmpty && keyFiles.isEmpty }
 }

@@ -26,13 +26,13 @@ public struct TLSOptions: Sendable, Hashable {
     }
 
     /// Whether these options ask for nothing beyond normal verification.
-    public var isEmpty: Bool { pins.allSatisfy(\.isEmpty) && clientCertificate == nil }
+    package var isEmpty: Bool { pins.allSatisfy(\.isEmpty) && clientCertificate == nil }
 
     /// The pins that apply to `host`: those of every entry that names it; when no entry names it, those
     /// of the entries that name no host; `nil` when none apply (the host is verified normally).
     /// - Parameter host: The host called (compared case-insensitively).
     /// - Returns: The pins the host's public key must match one of, or `nil`.
-    public func pins(for host: String) -> PublicKeyPins? {
+    package func pins(for host: String) -> PublicKeyPins? {
         let host = host.lowercased()
         var named = pins.filter { entry in !entry.isEmpty && entry.hosts.contains { $0.lowercased() == host } }
         if named.isEmpty { named = pins.filter { !$0.isEmpty && $0.hosts.isEmpty } }

@@ -12,7 +12,8 @@
     import Darwin
 #endif
 
-/// A piece of a streamed body: bytes in memory, or a whole file read from disk as it is sent.
+/// A piece of a `BodySource`: bytes in memory, or a whole file read from disk as it is sent
+/// (a multipart body with file parts is a list of them).
 public enum BodySegment: Sendable, Hashable {
     /// Bytes in memory.
     case data(Data)
@@ -20,7 +21,12 @@ public enum BodySegment: Sendable, Hashable {
     case file(URL)
 }
 
-/// What a transport sends as the request body.
+/// What a transport sends as the request body: the resolved form of the caller's `RequestBody`
+/// (`TransportRequest.body`).
+///
+/// A user writes a `RequestBody`; a transport reads this: `segments` in order (bytes, and files streamed
+/// from disk), or a `.stream` body's `RequestBodyStream` through `makeChunks()`. Plugins see it too
+/// (`SigningPlugin.Request.body`).
 public enum BodySource: Sendable, Hashable {
     /// No body.
     case empty
@@ -90,7 +96,7 @@ public enum BodySource: Sendable, Hashable {
     /// Creates a reader that yields the body's bytes in order, a bounded chunk at a time.
     /// - Throws: `invalidRequest` when a file cannot be opened, or for a streamed body (read it with
     ///   `RequestBodyStream.makeChunks()`).
-    public func makeReader() throws(ServerAPIError) -> BodyReader {
+    package func makeReader() throws(ServerAPIError) -> BodyReader {
         guard streamedBody == nil else {
             throw ServerAPIError(.invalidRequest, "a streamed request body is read with its chunks, not a reader")
         }
@@ -116,14 +122,14 @@ public enum BodySource: Sendable, Hashable {
 /// Reads a body's segments in order, holding at most one chunk of a file in memory.
 ///
 /// - Important: Not thread-safe: one transfer owns one reader and reads it from one thread at a time.
-public final class BodyReader {
+package final class BodyReader {
     private var segments: ArraySlice<BodySegment>
     private var current: Data?
     private var currentOffset = 0
     /// The open file's descriptor (plain POSIX: FoundationEssentials has no `FileHandle`).
     private var file: Int32?
     /// Bytes handed out so far.
-    public private(set) var bytesRead: Int64 = 0
+    package private(set) var bytesRead: Int64 = 0
 
     init(segments: [BodySegment]) throws(ServerAPIError) {
         self.segments = segments[...]
@@ -137,7 +143,7 @@ public final class BodyReader {
     /// Copies up to `maxLength` bytes into `buffer`.
     /// - Returns: The number of bytes copied; 0 at the end of the body.
     /// - Throws: `fileSystem` when a file cannot be read.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ServerAPIError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(ServerAPIError) -> Int {
         guard buffer.count > 0 else { return 0 }
         while true {
             if let data = current {
@@ -189,7 +195,7 @@ public final class BodyReader {
     }
 
     /// Reads up to `maxLength` bytes into a new `Data`; empty at the end of the body.
-    public func read(maxLength: Int) throws(ServerAPIError) -> Data {
+    package func read(maxLength: Int) throws(ServerAPIError) -> Data {
         var data = Data(count: maxLength)
         var failure: ServerAPIError?
         let count = data.withUnsafeMutableBytes { buffer -> Int in

@@ -5,7 +5,8 @@
 #endif
 
 /// A request body read from an `AsyncSequence` of bytes as the transport sends it: a body made while it
-/// is sent (a generated export, a pipe, a proxied upload), never held whole in memory.
+/// is sent (a generated export, a pipe, a proxied upload), never held whole in memory. A call sends one
+/// as `.body(.stream(_:contentType:))` (`RequestBody.stream`).
 ///
 /// ```swift
 /// let body = RequestBodyStream(chunks, length: nil)   // unknown length: sent chunked
@@ -21,8 +22,9 @@
 /// let digest = Digest()   // updated by the sequence as it yields chunks
 /// let body = RequestBodyStream(chunks) { ["X-Checksum": digest.hex] }
 /// ```
-/// A body with trailers is sent with chunked transfer encoding, so it takes no `length`; `TrailerRule`
-/// says which fields may be trailers (a field that may not fails the call with `invalidRequest`).
+/// A body with trailers is sent with chunked transfer encoding, so it takes no `length`; fields that
+/// control framing, routing, authentication or caching may not be trailers (one fails the call with
+/// `invalidRequest`).
 /// The transport pulls the next chunk only when it has sent the previous one, so a slow network slows
 /// the sequence's producer down.
 ///

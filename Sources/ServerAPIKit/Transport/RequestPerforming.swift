@@ -11,13 +11,16 @@
 /// `ServerAPIManager`.
 ///
 /// To write a conformer:
+/// - Check the request with `request.validateForSending(defaultStallTimeout:)` before sending.
 /// - Send `request.method` to `request.url` with exactly `request.headers` and the bytes of
-///   `request.body` (stream `.file` and `.segments` from disk with `BodySource.makeReader()`;
-///   never read a whole file into memory). Add `Content-Length` from `BodySource.contentLength()`
-///   when the headers have none.
+///   `request.body`: `BodySource.segments` in order, each `.file` segment streamed from disk (never
+///   read a whole file into memory), and a `.stream` body read once with
+///   `RequestBodyStream.makeChunks()`. Add `Content-Length` from `BodySource.contentLength()` when the
+///   headers have none.
 /// - Enforce `timeout`, `connectTimeout`, the size limit and `redirects`. The size limit is
 ///   `ResponseSizeRule.limit(for:streamed:)`: the request's `maxResponseSize`, else 64 MiB for a body
-///   kept in memory (`ExchangeStateMachine` applies it for you).
+///   kept in memory; `ResponseSizeRule.check(announced:status:method:limit:)` and
+///   `check(received:status:limit:)` give the error to throw.
 /// - With a `download` target, write the body to disk as it arrives through a `DownloadFileWriter`,
 ///   which gives every transport the same resume, 404 and 416 semantics.
 /// - Report progress through `request.progress`, from any thread, never after returning.

@@ -32,7 +32,7 @@ public struct StallTimeout: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the limit can be enforced: a positive speed and a positive duration.
-    public var isValid: Bool { bytesPerSecond > 0 && duration > .zero }
+    package var isValid: Bool { bytesPerSecond > 0 && duration > .zero }
 
     /// `below 1024 B/s for 30 s`.
     public var description: String { "below \(bytesPerSecond) B/s for \(Self.seconds(duration))" }
@@ -49,7 +49,7 @@ public struct StallTimeout: Sendable, Hashable, CustomStringConvertible {
     /// `isStalled` true.
     /// - Parameter underlying: The backend's own error, when there is one.
     /// - Returns: The error.
-    public func error(underlying: (any Error)? = nil) -> ServerAPIError {
+    package func error(underlying: (any Error)? = nil) -> ServerAPIError {
         ServerAPIError(
             .timedOut, "the transfer stalled: it moved \(description)",
             underlying: StallTimeout.Exceeded(limit: self, underlying: underlying))

@@ -14,8 +14,8 @@ extension TransportRequest {
     /// header, and a transport may be handed requests that did not come through `ServerAPIManager`.
     /// - Parameter stallTimeout: The stall limit in force: the request's own, else the transport's default.
     /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong.
-    public func validate(stallTimeout: StallTimeout?) throws(ServerAPIError) {
-        guard let scheme = url.scheme, Origin.isHTTP(scheme), url.host?.isEmpty == false else {
+    package func validate(stallTimeout: StallTimeout?) throws(ServerAPIError) {
+        guard let scheme = url.scheme, ServerOrigin.isHTTP(scheme), url.host?.isEmpty == false else {
             throw .notHTTPURL(url)
         }
         guard !method.rawValue.isEmpty, method.rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte) else {
@@ -34,7 +34,7 @@ extension TransportRequest {
     /// Checks the request (see `validate(stallTimeout:)`) and marks it prepared, so that the transport
     /// does not check it again. The manager prepares each request once, after the plugins' `prepare`.
     /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong.
-    public mutating func prepare() throws(ServerAPIError) {
+    package mutating func prepare() throws(ServerAPIError) {
         try validate(stallTimeout: stallTimeout)
         isPrepared = true
     }

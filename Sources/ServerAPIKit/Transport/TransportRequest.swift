@@ -90,7 +90,7 @@ public struct TransportRequest: Sendable {
     }
     /// The cookie storage the call uses, if any: each redirect's `Set-Cookie` is stored in it and the
     /// next hop's `Cookie` header comes from it (see `RequestCookies`, `RedirectRule.carryCookies`).
-    public var cookies: RequestCookies? {
+    package var cookies: RequestCookies? {
         get { fields.value.cookies }
         _modify { yield &fields.value.cookies }
     }
@@ -102,7 +102,7 @@ public struct TransportRequest: Sendable {
     }
     /// Whether `prepare()` checked the request and nothing it checks (URL, method, headers, timeout,
     /// stall timeout, Unix socket) changed since: a transport then sends it without checking again.
-    public internal(set) var isPrepared: Bool {
+    package internal(set) var isPrepared: Bool {
         get { fields.value.isPrepared }
         set { fields.value.isPrepared = newValue }
     }

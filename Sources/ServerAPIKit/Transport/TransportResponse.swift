@@ -4,7 +4,11 @@
     import Foundation
 #endif
 
-/// What a transport got back.
+/// What a transport got back: status, headers, the raw `ResponseBody` and the transport's metrics.
+///
+/// Transports return it and plugins (`process`, `didReceive`) and formatters see it; a caller gets a
+/// `ServerResult` from `send(_:)` (the formatted value with the call's metrics) or a `StreamedResponse`
+/// from `stream(_:)` instead.
 public struct TransportResponse: Sendable {
     /// The HTTP status code.
     public var status: Int
@@ -46,7 +50,8 @@ public struct TransportResponse: Sendable {
     public var isSuccess: Bool { (200..<300).contains(status) }
 }
 
-/// The body of a response.
+/// Where a `TransportResponse`'s body is: in memory, in the download file, or still arriving as a
+/// `ResponseBodyStream`. The formatted payload a caller reads is `ServerResult.value` (`ServerValue`).
 public enum ResponseBody: Sendable, Hashable {
     /// The bytes, in memory.
     case data(Data)

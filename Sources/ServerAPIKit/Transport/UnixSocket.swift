@@ -14,11 +14,11 @@
 ///   is the `Host` header, and the connection goes to the socket.
 public enum UnixSocket {
     /// The longest socket path the system accepts (`sun_path` holds 108 bytes with its NUL on Linux).
-    public static let maxPathLength = 107
+    package static let maxPathLength = 107
 
     /// Splits a `http+unix://` or `https+unix://` URL into the http(s) URL to send and the socket's path.
     /// - Returns: `nil` for any other URL, or one whose host is not a percent-encoded path.
-    public static func split(_ url: URL) -> (url: URL, socketPath: String)? {
+    package static func split(_ url: URL) -> (url: URL, socketPath: String)? {
         guard let scheme = url.scheme?.lowercased(), scheme == "http+unix" || scheme == "https+unix",
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let encoded = components.percentEncodedHost, !encoded.isEmpty,
@@ -53,7 +53,7 @@ public enum UnixSocket {
 
     /// Checks a socket path: not empty, no NUL byte, and short enough for the system.
     /// - Throws: `invalidRequest` that says what is wrong.
-    public static func validate(_ path: String) throws(ServerAPIError) {
+    package static func validate(_ path: String) throws(ServerAPIError) {
         guard !path.isEmpty else { throw ServerAPIError(.invalidRequest, "the Unix socket path is empty") }
         guard !path.utf8.contains(0) else {
             throw ServerAPIError(.invalidRequest, "the Unix socket path has a NUL byte")

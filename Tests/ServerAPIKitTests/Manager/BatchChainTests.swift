@@ -29,7 +29,7 @@ struct BatchChainTests {
         let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.send(BatchRequest([.test("/slow"), .test("/bad")])) }
         #expect(error?.status == 500)
-        let all = await manager.sendAll(BatchRequest([.test("/slow"), .test("/bad")]))
+        let all = await manager.results(of: BatchRequest([.test("/slow"), .test("/bad")]))
         #expect((try? all[0].get()) == nil)
         if case .failure(let first) = all[0] { #expect(first.kind == .cancelled) }
         if case .failure(let second) = all[1] { #expect(second.status == 500) }
@@ -41,8 +41,8 @@ struct BatchChainTests {
         mock.stub(.get, "/ok", .json("{}"))
         mock.stub(.get, "/bad", .status(404))
         let manager = ServerAPIManager(transport: mock)
-        let all = await manager.sendAll(
-            BatchRequest([.test("/bad"), .test("/ok"), .test("/ok")], failurePolicy: .collectAll))
+        let all = await manager.results(
+            of: BatchRequest([.test("/bad"), .test("/ok"), .test("/ok")], failurePolicy: .collectAll))
         #expect(all.map { (try? $0.get()) != nil } == [false, true, true])
     }
 

@@ -4,12 +4,15 @@
     import Foundation
 #endif
 
-/// A store of responses that decides what is still fresh.
+/// Where the manager keeps responses: a store of `CacheEntry` values by `CacheKey`, as `CookieStorage` is
+/// for cookies.
 ///
-/// `MemoryCache` and `FileCache` conform; the manager consults the cache according to each
-/// call's `CacheMode`.
+/// `MemoryCache` and `FileCache` conform; pass one as `ServerAPIManager(cache:)`. The store decides nothing
+/// about freshness: the manager applies HTTP's caching rules and each call's `CacheMode` over it. The
+/// policies (`RetryPolicy`, `CircuitBreakerPolicy`, …) are values that configure a behaviour; a cache store
+/// is not one of them.
 /// - Important: Conformers must be safe to call from many tasks at once.
-public protocol CachePolicy: Sendable {
+public protocol CacheStorage: Sendable {
     /// The entry stored for a key, or `nil`. Expired entries are returned too: the caller
     /// decides (an offline fallback may use a stale entry); check `CacheEntry.isFresh`.
     func lookup(_ key: CacheKey) async throws -> CacheEntry?
@@ -20,6 +23,10 @@ public protocol CachePolicy: Sendable {
     /// Removes every entry.
     func removeAll() async throws
 }
+
+/// The former name of `CacheStorage`.
+@available(*, deprecated, renamed: "CacheStorage")
+public typealias CachePolicy = CacheStorage
 
 /// How one call uses the manager's cache.
 public enum CacheMode: Sendable, Hashable {
@@ -37,9 +44,9 @@ public enum CacheMode: Sendable, Hashable {
     case cacheOnly
 
     /// Whether this mode reads the cache.
-    public var readsCache: Bool { self != .never && self != .storeOnly }
+    package var readsCache: Bool { self != .never && self != .storeOnly }
     /// Whether this mode writes network results to the cache.
-    public var writesCache: Bool { self != .never && self != .cacheOnly }
+    package var writesCache: Bool { self != .never && self != .cacheOnly }
 }
 
 /// The identity of a cached response.
