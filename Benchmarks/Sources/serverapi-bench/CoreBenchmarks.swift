@@ -49,7 +49,8 @@ enum CoreBenchmarks {
         switch row {
         case "direct": for _ in 0..<count { blackHole(try await mock.perform(request)) }
         case "manager": for _ in 0..<count { blackHole(try await manager.send(api)) }
-        default: throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "--profile direct|manager"])
+        default:
+            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "--profile direct|manager"])
         }
     }
 
