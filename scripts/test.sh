@@ -38,6 +38,8 @@ step scripts/api-check.sh
 # No tuple literal holds an `await`: Swift 6.3 drops part of such an async result in release builds
 # (notes/compiler-async-tuple-result.md).
 step python3 scripts/check-async-tuples.py
+# The Autobahn|Testsuite report reader (scripts/autobahn_report.py) on reports written by its tests: a second.
+step python3 -m unittest discover -s Tests/Autobahn
 
 # --- Documentation ---------------------------------------------------------------------------------
 # The DocC site (scripts/docs.sh), from the modules of the build above, with warnings as errors: a broken
