@@ -61,11 +61,6 @@ struct CallStateMachine: Sendable {
         case scope
     }
 
-    /// A registry that lists the call: the manager's, or a `RequestScope` operation's.
-    struct Listing: Sendable {
-        let registry: InFlightRegistry
-    }
-
     /// What the owner does after an event, after releasing its lock.
     struct Actions: Sendable {
         /// Run these handlers: they stop what the call waits on.
@@ -104,20 +99,20 @@ struct CallStateMachine: Sendable {
 
     /// The registries that list a call: the manager's and, in a `RequestScope`, the operation's.
     struct Listings: Sendable {
-        fileprivate var manager: Listing?
-        fileprivate var scope: Listing?
+        fileprivate var manager: InFlightRegistry?
+        fileprivate var scope: InFlightRegistry?
 
         var count: Int { (manager == nil ? 0 : 1) + (scope == nil ? 0 : 1) }
 
         /// Removes the call from each, by its key; the owner calls it after unlocking.
         func leave(_ key: UInt64) {
-            manager?.registry.remove(key)
-            scope?.registry.remove(key)
+            manager?.remove(key)
+            scope?.remove(key)
         }
 
         fileprivate mutating func drop(_ registry: InFlightRegistry) {
-            if manager?.registry === registry { manager = nil }
-            if scope?.registry === registry { scope = nil }
+            if manager === registry { manager = nil }
+            if scope === registry { scope = nil }
         }
     }
 
@@ -133,7 +128,7 @@ struct CallStateMachine: Sendable {
 
     /// A call listed by `registry` (the manager's), or by none.
     init(listedBy registry: InFlightRegistry? = nil) {
-        storage = .running(.registered, Handlers(), Listings(manager: registry.map(Listing.init), scope: nil))
+        storage = .running(.registered, Handlers(), Listings(manager: registry, scope: nil))
     }
 
     /// The state.
@@ -200,11 +195,11 @@ struct CallStateMachine: Sendable {
     mutating func listed(by registry: InFlightRegistry) -> Bool {
         switch storage {
         case .running(let stage, let handlers, var listings):
-            listings.scope = Listing(registry: registry)
+            listings.scope = registry
             storage = .running(stage, handlers, listings)
             return true
         case .cancelled(let reason, var listings):
-            listings.scope = Listing(registry: registry)
+            listings.scope = registry
             storage = .cancelled(reason, listings)
             return true
         default:
