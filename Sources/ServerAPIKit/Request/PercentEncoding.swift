@@ -23,6 +23,8 @@ enum PercentEncoding {
     /// Encodes a path: unreserved characters, `/` and sub-delimiters that are safe in a path stay;
     /// anything already percent-encoded (`%XX`) is kept.
     static func encodePath(_ string: String) -> String {
+        // Most paths need no escape: they come back as they are, without copying their bytes.
+        if string.utf8.allSatisfy({ isUnreserved($0) || isPathSafe($0) }) { return string }
         let bytes = Array(string.utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
@@ -34,7 +36,7 @@ enum PercentEncoding {
                 index += 3
                 continue
             }
-            if isUnreserved(byte) || "/!$&'()*+,;=:@".utf8.contains(byte) {
+            if isUnreserved(byte) || isPathSafe(byte) {
                 out.append(byte)
             } else {
                 out.append(UInt8(ascii: "%"))
@@ -44,6 +46,17 @@ enum PercentEncoding {
             index += 1
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `/` and the sub-delimiters that are safe in a path: `!$&'()*+,;=:@`.
+    private static func isPathSafe(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "/"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","),
+            UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
+            true
+        default: false
+        }
     }
 
     /// Encodes a whole URL as written (RFC 3986): every existing `%XX` escape is kept as it is, and only
