@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@testable import ServerAPIKit
 
 /// `Content-Disposition` parsing and safe file names: a name to create is never a path, hidden, empty,
 /// longer than 200 bytes or holding a control character, and making a safe name safe keeps it.

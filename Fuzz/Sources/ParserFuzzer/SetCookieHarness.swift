@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@testable import ServerAPIKit
 
 /// `Set-Cookie` parsing (and its date and list splitting): a cookie it returns has a name, a path, a domain
 /// the response's host may set, and no `Secure` flag from plain http.
