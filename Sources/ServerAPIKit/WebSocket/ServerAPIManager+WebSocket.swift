@@ -31,6 +31,8 @@ extension ServerAPIManager {
         // The steps a handshake shares with every call, in one place.
         let (call, resolved) = try webSocketCall(api)
         var request = resolved
+        // A transport that frames bytes itself holds a frame to the message limit as it arrives.
+        request.maxResponseSize = Int64(configuration.maxMessageSize)
         let timedOut = Locked(false)
         let clock = self.configuration.clock
         let timeout = request.timeout

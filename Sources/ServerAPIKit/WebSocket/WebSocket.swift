@@ -259,7 +259,9 @@ public final class WebSocket: Sendable {
             do {
                 frame = try await connection.receive()
             } catch {
-                return finish(ServerAPIError.wrap(error))
+                // A transport that frames bytes itself reports a framing failure with the code to close with.
+                let failure = ServerAPIError.wrap(error)
+                return finish(failure, closing: (failure.underlying as? WebSocketFrameCodec.Failure)?.code)
             }
             guard let frame else {
                 let closing = state.withLock { $0.phase == .closing }
