@@ -137,6 +137,8 @@ public final class WebSocket: Sendable {
                     timer.cancel()
                     return waiter.resume(throwing: closed)
                 }
+                // A cancel whose handler ran before the waiter was registered found nothing to answer.
+                if Task.isCancelled { return answerPing(id, with: .cancelled("the ping was cancelled")) }
                 let connection = self.connection
                 Task { [weak self] in
                     do { try await connection.send(frame) } catch {

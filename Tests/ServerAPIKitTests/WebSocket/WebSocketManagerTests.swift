@@ -195,6 +195,21 @@ struct WebSocketManagerTests {
         #expect(busy.isClosed)
     }
 
+    @Test("a ping from a task cancelled already throws cancelled at once, not after its timeout")
+    func pingCancelled() async throws {
+        // The server never reads (its wait is on a clock nobody advances); the ping's timer runs on the real clock.
+        let mock = MockTransport(clock: TestClock())
+        mock.stub(.get, "/busy", .webSocket([.wait(.seconds(600))]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/busy"))
+        let ping = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await expectError { try await socket.ping(timeout: .seconds(5)) }
+        }
+        #expect(await ping.value?.kind == .cancelled)
+        _ = manager.cancelAll()
+    }
+
     @Test("a keep-alive ping left unanswered fails the connection with timedOut")
     func keepAlive() async throws {
         let clock = TestClock()
