@@ -20,7 +20,7 @@ import ServerAPIKit
 /// close from here through the state and a `curl_multi_wakeup`. A connection of its own, not a transfer on the
 /// transport's loops, because those loops run whole exchanges (a job, its completion, its cancel path) and a
 /// WebSocket is none of these; moving it there is a change for when that pipeline settles.
-final class CurlWebSocketSession: WebSocketConnection {
+package final class CurlWebSocketSession: WebSocketConnection {
     /// Received bytes held for the core before the transfer pauses (it resumes below half).
     static let receiveBufferLimit = 1 << 20
 
@@ -57,6 +57,9 @@ final class CurlWebSocketSession: WebSocketConnection {
         self.settings = settings
     }
 
+    /// Whether the transfer is paused because the core is behind, for tests.
+    package var isReceivePaused: Bool { state.withLock { $0.paused } }
+
     // MARK: The handshake
 
     /// Starts the driver's thread; `handshake` resumes with the server's answer or the failure.
@@ -77,7 +80,7 @@ final class CurlWebSocketSession: WebSocketConnection {
 
     // MARK: WebSocketConnection
 
-    func send(_ frame: WebSocketFrame) async throws {
+    package func send(_ frame: WebSocketFrame) async throws {
         let bytes = WebSocketFrameCodec.encode(frame)
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             let refusal: ServerAPIError? = state.withLock { state in
@@ -93,7 +96,7 @@ final class CurlWebSocketSession: WebSocketConnection {
         }
     }
 
-    func receive() async throws -> WebSocketFrame? {
+    package func receive() async throws -> WebSocketFrame? {
         try await withCheckedThrowingContinuation { (receiver: CheckedContinuation<WebSocketFrame?, any Error>) in
             let answer: Result<WebSocketFrame?, ServerAPIError>? = state.withLock { state in
                 if let frame = Self.pop(&state) { return .success(frame) }
@@ -106,7 +109,7 @@ final class CurlWebSocketSession: WebSocketConnection {
         }
     }
 
-    func close() {
+    package func close() {
         state.withLock { state in
             state.closeRequested = true
             Self.wake(state)

@@ -104,6 +104,29 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
+    @Test("a reader that falls behind pauses the transfer, and every message arrives, in order, once it reads")
+    func backpressure() async throws {
+        guard
+            let socket = try await Self.open(
+                try Self.manager(), try Self.api("/stream"), configuration: .init(receiveBufferSize: 4096))
+        else { return }
+        let session = try #require(socket.transportConnection as? CurlWebSocketSession)
+        try await poll("the transfer paused") { session.isReceivePaused }
+        var iterator = socket.messages.makeAsyncIterator()
+        // Well past what was held when receiving paused (1 MiB of 1 KiB messages): the transfer resumed.
+        for expected in 1...3000 {
+            guard case .text(let tick)? = try await iterator.next() else {
+                Issue.record("no tick \(expected)")
+                return
+            }
+            guard tick.hasPrefix("tick \(expected) "), tick.utf8.count == 1024 else {
+                Issue.record("tick \(expected) is \(tick.prefix(20))…, \(tick.utf8.count) bytes")
+                return
+            }
+        }
+        await socket.close()
+    }
+
     @Test("fragmented messages are reassembled")
     func fragmented() async throws {
         guard let socket = try await Self.open(try Self.manager(), try Self.api("/fragmented")) else { return }

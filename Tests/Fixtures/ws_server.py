@@ -91,7 +91,9 @@ async def route(ws, path, query):
         await asyncio.sleep(0.05)
         ws.transport.abort()
     elif path == "/big":
-        await ws.send(bytes(i % 251 for i in range(int(query.get("size", str(16 << 20))))))
+        size = int(query.get("size", str(16 << 20)))
+        # Built by repetition: a generator over 16 MiB would hold the event loop (every other connection) for seconds.
+        await ws.send((bytes(range(251)) * (size // 251 + 1))[:size])
         await echo(ws)
     elif path == "/fragmented":
         await ws.send(["frag", "ment", "ed"])

@@ -96,6 +96,9 @@ public final class WebSocket: Sendable {
     /// Whether the connection has ended.
     public var isClosed: Bool { state.withLock { $0.phase == .ended } }
 
+    /// The transport's connection, for a transport's own tests.
+    package var transportConnection: any WebSocketConnection { connection }
+
     /// Sends a message, whole, as one frame.
     /// - Throws: `ServerAPIError`: the connection's failure, or `network` once it is closed.
     public func send(_ message: WebSocketMessage) async throws {
