@@ -6,6 +6,8 @@
 #   an HTTP/2 front for both: Debian's nginx over TLS (a CA and certificate made with openssl in
 #   .build/test-servers/h2/), proxying to httpbin, to the fixture, and, with at most 8 concurrent
 #   streams per connection, to the fixture again, and
+#   the WebSocket peer (Tests/Fixtures/ws_server.py, the `websockets` package from the same venv), plain and over
+#   TLS with the HTTP/2 front's certificate, and
 #   two SOCKS proxies (pproxy, from PyPI, in the same venv) speaking SOCKS5 and SOCKS4: one without
 #   authentication, one that needs a user name and password (SOCKS5 only). They connect to servers from
 #   127.0.0.2 and 127.0.0.3, so a server sees which proxy a request came through.
@@ -13,7 +15,7 @@
 # README's set-up does for its `sapi :8765/...` examples); their URLs are written to
 # .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=…, the HTTP/2 front's as
 # SAPI_HTTPBIN_H2_URL=…, SAPI_FIXTURE_H2_URL=…, SAPI_H2_LIMITED_URL=… and its CA as SAPI_H2_CA_FILE=…,
-# the SOCKS proxies' as SAPI_SOCKS5_URL=socks5://… and SAPI_SOCKS5_AUTH_URL=socks5://USER:PASSWORD@…
+# the WebSocket peer's as SAPI_WS_URL=ws://… and SAPI_WSS_URL=wss://…, the SOCKS proxies' as SAPI_SOCKS5_URL=socks5://… and SAPI_SOCKS5_AUTH_URL=socks5://USER:PASSWORD@…
 # (with the test credentials it needs), and the addresses they connect from as SAPI_SOCKS5_SOURCE=… and
 # SAPI_SOCKS5_AUTH_SOURCE=….
 #
@@ -81,8 +83,8 @@ ensure_venv() {
     log "installing the test servers' Python packages"
     "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQUIREMENTS" >&2 \
         || fail "pip could not install scripts/requirements-test.txt"
-    "$VENV/bin/python" -c "import httpbin, gunicorn, pproxy" >"$STATE/venv-check.log" 2>&1 \
-        || fail "httpbin, gunicorn or pproxy does not import"
+    "$VENV/bin/python" -c "import httpbin, gunicorn, pproxy, websockets" >"$STATE/venv-check.log" 2>&1 \
+        || fail "httpbin, gunicorn, pproxy or websockets does not import"
     echo "$wanted" >"$stamp"
 }
 
@@ -141,6 +143,25 @@ start_fixture() {
     FIXTURE_PORT=$(tr -d '[:space:]' <"$port_file")
     FIXTURE_URL="http://127.0.0.1:$FIXTURE_PORT"
     wait_for "the fault fixture server" "$FIXTURE_URL/health" "$pidfile"
+}
+
+# The WebSocket peer (Tests/Fixtures/ws_server.py, the `websockets` package): plain, and over TLS with the HTTP/2
+# front's certificate (start_h2 makes it), so that SAPI_H2_CA_FILE trusts both.
+start_ws() {
+    local log_file="$STATE/ws.log" pidfile="$STATE/ws.pid" port_file="$STATE/ws.port" deadline ports
+    rm -f "$port_file"
+    setsid "$VENV/bin/python" "$ROOT/Tests/Fixtures/ws_server.py" --port-file "$port_file" \
+        --cert "$STATE/h2/server.pem" --key "$STATE/h2/server.key" >"$log_file" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    deadline=$((SECONDS + START_TIMEOUT))
+    while [ ! -s "$port_file" ] && [ $SECONDS -lt $deadline ]; do
+        alive "$pidfile" || fail "the WebSocket peer exited while starting (see $log_file)"
+        sleep 0.1
+    done
+    [ -s "$port_file" ] || fail "the WebSocket peer did not report its ports within ${START_TIMEOUT}s"
+    read -r -a ports <"$port_file"
+    WS_URL="ws://127.0.0.1:${ports[0]}"
+    WSS_URL="wss://127.0.0.1:${ports[1]}"
 }
 
 free_port() {
@@ -310,10 +331,11 @@ stop_one() {
 cmd_stop() {
     stop_one "$STATE/socks.pid"
     stop_one "$STATE/socks-auth.pid"
+    stop_one "$STATE/ws.pid"
     stop_one "$STATE/nginx.pid"
     stop_one "$STATE/httpbin.pid"
     stop_one "$STATE/fixture.pid"
-    rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port" "$STATE/httpbin.sock"
+    rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port" "$STATE/ws.port" "$STATE/httpbin.sock"
 }
 
 cmd_start() {
@@ -329,6 +351,7 @@ cmd_start() {
     start_httpbin
     start_fixture
     start_h2
+    start_ws
     start_socks socks "$SOCKS_SOURCE" "" socks4+socks5
     SOCKS5_URL="socks5://127.0.0.1:$SOCKS_PORT"
     start_socks socks-auth "$SOCKS_AUTH_SOURCE" "#$SOCKS_USER:$SOCKS_PASSWORD" socks5
@@ -338,9 +361,10 @@ cmd_start() {
     printf 'SAPI_HTTPBIN_H2_URL=https://127.0.0.1:%s\nSAPI_FIXTURE_H2_URL=https://127.0.0.1:%s\n' \
         "$H2_HTTPBIN_PORT" "$H2_FIXTURE_PORT" >>"$ENV_FILE"
     printf 'SAPI_H2_LIMITED_URL=https://127.0.0.1:%s\nSAPI_H2_CA_FILE=%s\n' "$H2_LIMITED_PORT" "$H2_CA_FILE" >>"$ENV_FILE"
+    printf 'SAPI_WS_URL=%s\nSAPI_WSS_URL=%s\n' "$WS_URL" "$WSS_URL" >>"$ENV_FILE"
     printf 'SAPI_SOCKS5_URL=%s\nSAPI_SOCKS5_AUTH_URL=%s\n' "$SOCKS5_URL" "$SOCKS5_AUTH_URL" >>"$ENV_FILE"
     printf 'SAPI_SOCKS5_SOURCE=%s\nSAPI_SOCKS5_AUTH_SOURCE=%s\n' "$SOCKS_SOURCE" "$SOCKS_AUTH_SOURCE" >>"$ENV_FILE"
-    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
+    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, WebSocket peer at $WS_URL and $WSS_URL, SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
 }
 
 cmd_env() {
@@ -349,7 +373,7 @@ cmd_env() {
 }
 
 all_alive() {
-    alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && alive "$STATE/socks.pid" \
+    alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && alive "$STATE/ws.pid" && alive "$STATE/socks.pid" \
         && alive "$STATE/socks-auth.pid" && [ -f "$ENV_FILE" ]
 }
 

@@ -119,6 +119,45 @@ static inline curl_socket_t ccurl_socket_timeout(void) { return CURL_SOCKET_TIME
 /// CURLAUTH_DIGEST: a macro with a cast, which Swift does not import.
 static inline unsigned long ccurl_auth_digest(void) { return CURLAUTH_DIGEST; }
 
+// MARK: WebSockets
+//
+// libcurl's WebSocket API (official from 8.11) in raw mode (CURLWS_RAW_MODE: libcurl does the handshake, then hands
+// the connection's bytes to the write callback and sends ours as they are; the framing is the core's). The package
+// builds against headers that may predate it (Debian 12's 7.88 declares none of it), so the option is spelled out
+// here and curl_ws_send is found at run time: the library loaded may be newer than the headers.
+
+#include <dlfcn.h>
+
+/// CURLOPT_WS_OPTIONS (CURLOPTTYPE_LONG + 320) set to CURLWS_RAW_MODE (1 << 0).
+static inline CURLcode ccurl_easy_setopt_ws_raw_mode(CURL *handle) {
+    return curl_easy_setopt(handle, (CURLoption)(CURLOPTTYPE_LONG + 320), (long)(1 << 0));
+}
+
+/// curl_ws_send's signature (8.11): handle, buffer, length, bytes sent, fragment size, flags.
+typedef CURLcode (*ccurl_ws_send_function)(CURL *handle, const void *buffer, size_t length, size_t *sent,
+                                           curl_off_t fragsize, unsigned int flags);
+
+/// curl_ws_send in the libcurl this process loaded, or NULL when it has none.
+static inline ccurl_ws_send_function ccurl_ws_send_symbol(void) {
+    // The process's global symbols (RTLD_DEFAULT needs _GNU_SOURCE on glibc; a handle to the main program does not).
+    void *process = dlopen(NULL, RTLD_LAZY);
+    if (!process) return NULL;
+    return (ccurl_ws_send_function)dlsym(process, "curl_ws_send");
+}
+
+/// Sends raw bytes (raw mode takes no fragment size and no flags).
+static inline CURLcode ccurl_ws_send_raw(ccurl_ws_send_function send, CURL *handle, const void *buffer,
+                                         size_t length, size_t *sent) {
+    return send(handle, buffer, length, sent, 0, 0);
+}
+
+/// CURLINFO_ACTIVESOCKET: the connection's socket, for waiting until it can take more bytes.
+static inline curl_socket_t ccurl_active_socket(CURL *handle) {
+    curl_socket_t socket = CURL_SOCKET_BAD;
+    if (curl_easy_getinfo(handle, CURLINFO_ACTIVESOCKET, &socket) != CURLE_OK) return CURL_SOCKET_BAD;
+    return socket;
+}
+
 #ifdef __linux__
 // MARK: epoll, for the socket interface (Linux only; Swift's Glibc module leaves <sys/epoll.h> out)
 

@@ -22,6 +22,8 @@ public struct MockStub: Sendable {
     public var outcome: Outcome
     /// How long to wait before answering; a wait longer than the request's timeout ends in `timedOut`.
     public var delay: Duration
+    /// The session a WebSocket handshake that this stub accepts (status 101) then plays; `nil` for other stubs.
+    public var webSocket: MockWebSocketScript?
 
     /// Creates a stub that answers with `outcome`, after `delay` on the mock's clock.
     public init(_ outcome: Outcome, delay: Duration = .zero) {

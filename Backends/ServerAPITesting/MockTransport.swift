@@ -39,6 +39,8 @@ public final class MockTransport: RequestPerforming {
         var handler: Handler?
         var requests: [RecordedRequest] = []
         var recording = true
+        var webSocketMismatches: [String] = []
+        var webSocketCloses: [WebSocketCloseCode?] = []
     }
 
     private let state = Locked(State())
@@ -93,6 +95,17 @@ public final class MockTransport: RequestPerforming {
 
     /// How many requests were sent so far.
     public var requestCount: Int { state.withLock { $0.requests.count } }
+
+    /// The messages a scripted WebSocket server received that did not match its `expect` step, described.
+    public var webSocketMismatches: [String] { state.withLock { $0.webSocketMismatches } }
+
+    func recordWebSocketMismatch(_ mismatch: String) { state.withLock { $0.webSocketMismatches.append(mismatch) } }
+
+    /// The close codes the scripted WebSocket servers received from clients, in order (`nil`: a close frame
+    /// without a code).
+    public var webSocketClosesReceived: [WebSocketCloseCode?] { state.withLock { $0.webSocketCloses } }
+
+    func recordWebSocketClose(_ code: WebSocketCloseCode?) { state.withLock { $0.webSocketCloses.append(code) } }
 
     /// Records the request and answers with its route's next stub (the last one repeats), else the closure
     /// stub's answer, else a 404, after the stub's delay on the mock's clock.
@@ -202,7 +215,7 @@ public final class MockTransport: RequestPerforming {
     }
 
     /// Records the request, finds its stub (or asks the handler) and waits the stub's delay.
-    private func answer(_ request: TransportRequest) async throws -> MockStub {
+    func answer(_ request: TransportRequest) async throws -> MockStub {
         if request.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
         // A streamed request body is read out, as a transport would send it, before it is recorded.
         var streamedBytes: Data?

@@ -78,6 +78,14 @@ public enum TestServers {
         try url("SAPI_SOCKS5_AUTH_SOURCE", "the SOCKS proxy with authentication (pproxy)")
     }
 
+    /// The WebSocket peer's base URL (Tests/Fixtures/ws_server.py), from `SAPI_WS_URL`: `ws://127.0.0.1:PORT`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func webSocket() throws -> String { try url("SAPI_WS_URL", "the WebSocket peer") }
+
+    /// The WebSocket peer over TLS (its certificate signed by the CA in `SAPI_H2_CA_FILE`), from `SAPI_WSS_URL`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func webSocketSecure() throws -> String { try url("SAPI_WSS_URL", "the WebSocket peer (TLS)") }
+
     /// A URL made of a base URL (as these accessors give it) and a path.
     /// - Parameters:
     ///   - base: The base URL, without a trailing slash.

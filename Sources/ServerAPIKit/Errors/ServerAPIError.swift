@@ -43,6 +43,9 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
         public static let cacheMiss = Kind(rawValue: "cache miss")
         /// The call was not sent because the same call was sent too recently.
         public static let throttled = Kind(rawValue: "throttled")
+        /// The transport, or the library it loaded, cannot do what the call asks (a WebSocket on a
+        /// libcurl without them, say).
+        public static let unsupported = Kind(rawValue: "unsupported")
     }
 
     /// What went wrong.
@@ -195,6 +198,7 @@ extension ServerAPIError: LocalizedError {
         case .invalidRequest: "Fix the call's URL, headers or body."
         case .responseTooLarge: "Raise the call's maximum response size, or download to a file."
         case .fileSystem: "Check free disk space and permissions."
+        case .unsupported: "Use a transport, or a version of its library, that supports what the call asks."
         default: nil
         }
     }

@@ -64,6 +64,18 @@ public protocol RequestPerforming: Sendable {
     /// - Throws: `ServerAPIError`, for failures before the head; later ones end the body's stream.
     func stream(_ request: TransportRequest) async throws -> TransportResponse
 
+    /// Opens a WebSocket: sends the handshake for `request` (an `http`/`https` URL, the
+    /// `Sec-WebSocket-Protocol` header the call asked for) and returns the server's answer with the open
+    /// connection, or its refusal with the response's body.
+    ///
+    /// `request.timeout` is the core's to enforce (it bounds the handshake only); honour cancellation as
+    /// `perform` does until this returns, and then through the connection's `close()`. The default throws
+    /// `unsupported`: see `WebSocketConnection` to write one.
+    /// - Parameter request: The resolved handshake request.
+    /// - Returns: The handshake's response and, when the server switched protocols, the connection.
+    /// - Throws: `ServerAPIError` (cannot connect, TLS, cancelled, unsupported, …).
+    func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade
+
     /// Whether `perform` ends promptly when the manager cancels the call (`request.withCancellationHandler`
     /// reports it), not only when its task is cancelled. `false` by default: the manager then gives each
     /// `perform` a task of its own.

@@ -1,0 +1,294 @@
+internal import CCurl
+import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The thread side of a `CurlWebSocketSession`: its easy and multi handles, the handshake's head, the frame
+/// decoder and the bytes waiting to be sent.
+///
+/// - Important: Its thread only, as every libcurl handle the transport owns: it is made, run and released
+///   there (`run()`), and libcurl's callbacks find it through an unretained pointer while `run()` holds it.
+final class CurlWebSocketDriver {
+    private let session: CurlWebSocketSession
+    private var status = 0
+    private var headers = HTTPHeaders()
+    private var refusalBody = Data()
+    private var upgraded = false
+    private var codec: WebSocketFrameCodec
+    /// Why sending failed.
+    private var sendFailure: ServerAPIError?
+    /// Whether the write callback paused receiving because the core is behind.
+    private var receivePaused = false
+    /// The easy handle, for the progress callback's sends.
+    private var easyRaw: UnsafeMutableRawPointer?
+    private var pending: [(bytes: Data, sent: Int, waiter: CheckedContinuation<Void, any Error>?)] = []
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
+    private let started = ContinuousClock.now
+
+    init(session: CurlWebSocketSession) {
+        self.session = session
+        codec = WebSocketFrameCodec(
+            maxFramePayload: session.request.maxResponseSize.map { Int(clamping: $0) } ?? 16 << 20)
+    }
+
+    deinit {
+        curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
+    }
+
+    /// Runs the connection until it ends or the session closes it.
+    func run() {
+        guard CurlGlobal.initializationFailure == nil, let easy = CurlEasyHandle(), let multi = curl_multi_init()
+        else {
+            return session.ended(ServerAPIError(.network, "libcurl could not make the WebSocket's handles"))
+        }
+        do {
+            try configure(easy)
+        } catch {
+            curl_multi_cleanup(multi)
+            return session.ended(error)
+        }
+        _ = curl_multi_add_handle(multi, easy.raw)
+        session.attach(multi: UInt(bitPattern: multi))
+        var outcome: ServerAPIError?? = nil
+        while outcome == nil {
+            let work = session.takeWork()
+            for (bytes, waiter) in work.outgoing { pending.append((bytes, 0, waiter)) }
+            if work.close {
+                outcome = .some(nil)
+                break
+            }
+            if work.resume, receivePaused {
+                receivePaused = false
+                _ = curl_easy_pause(easy.raw, 0)
+            } else if upgraded, !pending.isEmpty, !receivePaused {
+                // Makes libcurl run the transfer on this perform, so that its progress callback sends.
+                _ = curl_easy_pause(easy.raw, 0)
+            }
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            if let done = finished(multi, easy) {
+                outcome = .some(done)
+            } else if let sendFailure {
+                outcome = .some(sendFailure)
+            }
+            guard outcome == nil else { break }
+            // Waits for libcurl's sockets or a wake-up; not at all while bytes wait to be sent.
+            _ = curl_multi_poll(multi, nil, 0, pending.isEmpty || Self.send == nil ? 1000 : 0, nil)
+        }
+        session.attach(multi: 0)
+        _ = curl_multi_remove_handle(multi, easy.raw)
+        curl_multi_cleanup(multi)
+        let error = outcome ?? nil
+        for item in pending {
+            item.waiter?.resume(throwing: error ?? ServerAPIError(.network, "the WebSocket is closed"))
+        }
+        pending.removeAll()
+        session.ended(error)
+        withExtendedLifetime(easy) {}
+    }
+
+    /// Sends pending bytes, at most `sendChunk` of them per call; from the progress callback only.
+    ///
+    /// libcurl 8.14 sends raw bytes outside its callbacks only for a `CURLOPT_CONNECT_ONLY` handle (which would
+    /// leave the bytes that arrive with the handshake's answer to its frame decoder); inside a callback it sends
+    /// them whole, blocking, and from 8.20 may report 0 bytes sent while doing so. So the bytes go out from the
+    /// progress callback, in chunks small enough for a socket's buffer, and a `CURLE_OK` means the chunk went out.
+    /// - Returns: `false` to abort the transfer (the failure is in `sendFailure`).
+    fileprivate func sendPending() -> Bool {
+        guard upgraded, !pending.isEmpty, let send = Self.send, let easy = easyRaw else { return true }
+        let item = pending[0]
+        let count = min(Self.sendChunk, item.bytes.count - item.sent)
+        var sent = 0
+        let code = item.bytes.withUnsafeBytes { raw in
+            ccurl_ws_send_raw(send, easy, raw.baseAddress! + item.sent, count, &sent)
+        }
+        guard code == CURLE_OK else {
+            if code == CURLE_AGAIN { return true }
+            sendFailure = .curl(code, detail: nil)
+            return false
+        }
+        pending[0].sent += count
+        if pending[0].sent == item.bytes.count { pending.removeFirst().waiter?.resume() }
+        return true
+    }
+
+    /// The largest piece `sendPending` hands libcurl at once.
+    static let sendChunk = 64 << 10
+    /// `curl_ws_send` in the loaded libcurl.
+    static let send = ccurl_ws_send_symbol()
+
+    /// The transfer's end, if it ended: `.some(nil)` for a clean end, `.some(error)` otherwise.
+    private func finished(_ multi: UnsafeMutableRawPointer, _ easy: CurlEasyHandle) -> ServerAPIError?? {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE else { continue }
+            let code = message.pointee.data.result
+            if !upgraded {
+                if status > 0, status != 101 {
+                    session.refused(response(body: refusalBody))
+                    return .some(nil)
+                }
+                return .some(.curl(code, detail: easy.errorMessage, status: status))
+            }
+            return .some(code == CURLE_OK ? nil : .curl(code, detail: easy.errorMessage))
+        }
+        return nil
+    }
+
+    private func response(body: Data) -> TransportResponse {
+        TransportResponse(
+            status: status, headers: headers, body: .data(body), url: session.request.url,
+            metrics: TransportMetrics(transport: "curl", total: ContinuousClock.now - started))
+    }
+
+    private func configure(_ easy: CurlEasyHandle) throws(ServerAPIError) {
+        let request = session.request
+        let settings = session.settings
+        let url = request.url
+        guard let wsURL = CurlWebSocketDriver.wsURL(url) else {
+            throw ServerAPIError(.invalidRequest, "a WebSocket needs an http(s) or ws(s) URL", url: url)
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        try easy.set(CURLOPT_URL, wsURL)
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        try easy.check(ccurl_easy_setopt_ws_raw_mode(easy.raw), CURLOPT_URL)
+        try easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        try easy.set(CURLOPT_FOLLOWLOCATION, false)
+        if let connect = request.transfer.connectTimeout ?? settings.connectTimeout {
+            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, connect.curlMilliseconds)
+        }
+        if !settings.resolve.isEmpty {
+            for entry in settings.resolve { resolveList = curl_slist_append(resolveList, entry) }
+            try easy.set(CURLOPT_RESOLVE, list: resolveList)
+        }
+        if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+        if let host = url.host?.lowercased(), settings.insecureHosts.contains(host) {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, false)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        try CurlTLS(settings.tls).apply(to: easy, host: url.host ?? "")
+        // libcurl writes the upgrade's own fields (Upgrade, Connection, Sec-WebSocket-Key and -Version).
+        for field in request.headers {
+            headerList = curl_slist_append(headerList, "\(field.name): \(field.value)")
+        }
+        try easy.set(CURLOPT_HTTPHEADER, list: headerList)
+        try easy.check(
+            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, curlWebSocketWriteCallback),
+            CURLOPT_WRITEFUNCTION)
+        try easy.set(CURLOPT_WRITEDATA, pointer: context)
+        try easy.check(
+            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, curlWebSocketHeaderCallback),
+            CURLOPT_HEADERFUNCTION)
+        try easy.set(CURLOPT_HEADERDATA, pointer: context)
+        try easy.check(
+            ccurl_easy_setopt_xferinfo_function(easy.raw, curlWebSocketProgressCallback), CURLOPT_XFERINFOFUNCTION)
+        try easy.set(CURLOPT_XFERINFODATA, pointer: context)
+        try easy.set(CURLOPT_NOPROGRESS, false)
+        easyRaw = easy.raw
+    }
+
+    /// `url` with `http`/`https` written as `ws`/`wss`: libcurl picks its WebSocket handler by scheme.
+    static func wsURL(_ url: URL) -> String? {
+        let text = url.absoluteString
+        let lower = text.prefix(8).lowercased()
+        if lower.hasPrefix("https://") { return "wss://" + text.dropFirst(8) }
+        if lower.hasPrefix("http://") { return "ws://" + text.dropFirst(7) }
+        if lower.hasPrefix("ws://") || lower.hasPrefix("wss://") { return text }
+        return nil
+    }
+
+    // MARK: Callbacks
+
+    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        let line = String(decoding: bytes, as: UTF8.self)
+        let trimmed = line.trimmingTrailingWhitespace()
+        if trimmed.hasPrefix("HTTP/") {
+            let parts = trimmed.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            headers = HTTPHeaders()
+            return
+        }
+        if trimmed.isEmpty {
+            if status == 101, !upgraded {
+                upgraded = true
+                session.upgraded(response(body: Data()))
+            }
+            return
+        }
+        guard let colon = trimmed.firstIndex(of: ":") else { return }
+        let name = String(trimmed[..<colon])
+        let value = String(trimmed[trimmed.index(after: colon)...].drop { $0 == " " || $0 == "\t" })
+        headers.add(name: name, value: value)
+    }
+
+    /// - Returns: `nil` to take the bytes, `pause` to leave them with libcurl, `false` to abort.
+    fileprivate func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard upgraded else {
+            refusalBody.append(contentsOf: bytes.prefix(max(0, 4096 - refusalBody.count)))
+            return bytes.count
+        }
+        // Bytes offered while the core is behind stay with libcurl until the session resumes the transfer.
+        if session.shouldPause() {
+            receivePaused = true
+            return Int(CURL_WRITEFUNC_PAUSE)
+        }
+        do {
+            session.deliver(try codec.decode(Data(bytes)))
+        } catch {
+            // The connection stays up for the core's close frame with the failure's code; what arrives after
+            // the failure is dropped (the decoder takes nothing more).
+            session.failReceiving(
+                ServerAPIError(
+                    error.code == .messageTooBig ? .responseTooLarge : .network,
+                    "\(error.message) (closed with \(error.code))", underlying: error))
+        }
+        return bytes.count
+    }
+}
+
+private func driver(_ context: UnsafeMutableRawPointer) -> CurlWebSocketDriver {
+    Unmanaged<CurlWebSocketDriver>.fromOpaque(context).takeUnretainedValue()
+}
+
+/// CURLOPT_WRITEFUNCTION of a WebSocket: the connection's raw bytes after the handshake.
+func curlWebSocketWriteCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
+) -> Int {
+    let length = size * count
+    guard let context else { return 0 }
+    guard let data, length > 0 else { return length }
+    return driver(context).receive(UnsafeRawBufferPointer(start: data, count: length))
+}
+
+/// CURLOPT_HEADERFUNCTION of a WebSocket: the handshake's response head, a line at a time.
+func curlWebSocketHeaderCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
+) -> Int {
+    let length = size * count
+    guard let context, let data else { return 0 }
+    driver(context).receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}
+
+/// CURLOPT_XFERINFOFUNCTION of a WebSocket: where its bytes are sent (see `CurlWebSocketDriver.sendPending`).
+func curlWebSocketProgressCallback(
+    _ context: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloadNow: curl_off_t,
+    _ uploadTotal: curl_off_t, _ uploadNow: curl_off_t
+) -> Int32 {
+    guard let context else { return 0 }
+    return driver(context).sendPending() ? 0 : 1
+}

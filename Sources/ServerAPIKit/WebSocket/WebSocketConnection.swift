@@ -1,0 +1,57 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// An open WebSocket connection as a transport gives it to the core: it moves frames, nothing more.
+///
+/// The core (`WebSocket`) drives it: it sends frames, reads them one at a time, and closes it. Reassembly,
+/// UTF-8, limits, pings, pongs and the close handshake are the core's: a transport never answers a ping or a
+/// close frame by itself, and hands every frame it receives to `receive()` in order.
+///
+/// To write a conformer:
+/// - `send(_:)` sends one frame, whole, and returns once it is handed to the connection; calls may overlap
+///   (the core's reader answers pings while the user sends), and each frame goes out whole, in call order.
+/// - `receive()` returns the next frame, waiting for one; `nil` once the connection ended without more
+///   frames. Hold at most a bounded amount of received data: stop reading from the socket while the core does
+///   not call `receive()`, so that a slow reader pushes back on the server.
+/// - `close()` tears the connection down at once, from any thread: pending and later `send` and `receive`
+///   calls end (`receive` with `nil`, `send` with `ServerAPIError`).
+/// - Throw only `ServerAPIError`.
+public protocol WebSocketConnection: Sendable {
+    /// Sends one frame.
+    /// - Throws: `ServerAPIError` when the connection is closed or broke.
+    func send(_ frame: WebSocketFrame) async throws
+
+    /// The next frame received; `nil` when the connection ended.
+    /// - Throws: `ServerAPIError` when the connection broke (a TLS or network error).
+    func receive() async throws -> WebSocketFrame?
+
+    /// Tears the connection down at once.
+    func close()
+}
+
+/// A transport's answer to a WebSocket handshake: the response head and, when the server switched
+/// protocols, the open connection.
+public struct WebSocketUpgrade: Sendable {
+    /// The handshake's response: status 101 and its headers when accepted; the status, headers and body
+    /// of a refusal otherwise.
+    public var response: TransportResponse
+    /// The open connection; `nil` when the server refused the upgrade.
+    public var connection: (any WebSocketConnection)?
+
+    /// Creates an answer.
+    public init(response: TransportResponse, connection: (any WebSocketConnection)?) {
+        self.response = response
+        self.connection = connection
+    }
+}
+
+extension RequestPerforming {
+    /// Throws `unsupported`, "this transport has no WebSockets": what a transport without them answers.
+    public func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
+        throw ServerAPIError(
+            .unsupported, "this transport (\(name)) has no WebSockets", requestID: request.id, url: request.url)
+    }
+}

@@ -1,0 +1,136 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The WebSocket wire format (RFC 6455 §5.2) for a transport that moves raw bytes: frames a client sends
+/// (always masked) and the frames read from what a server sent.
+///
+/// Pure: a transport feeds it bytes as they arrive and sends the bytes it encodes. libcurl's raw mode uses
+/// it, so that framing, masking and limits are ours and the same on every libcurl version.
+package struct WebSocketFrameCodec: Sendable {
+    /// A framing failure: the close code to send and what happened.
+    package struct Failure: Error, Sendable, Hashable {
+        package var code: WebSocketCloseCode
+        package var message: String
+    }
+
+    /// The largest payload one frame may declare; a larger one fails with 1009 before any of it is buffered.
+    package var maxFramePayload: Int
+    private var buffer = Data()
+    private var failed = false
+
+    /// Creates a decoder.
+    /// - Parameter maxFramePayload: The largest payload one frame may declare.
+    package init(maxFramePayload: Int) {
+        self.maxFramePayload = maxFramePayload
+    }
+
+    /// The bytes received but not yet part of a whole frame.
+    package var bufferedCount: Int { buffer.count }
+
+    /// Adds received bytes and returns the frames they complete, in order.
+    /// - Throws: `Failure` for a frame a client must reject: masked, with reserved bits or opcodes, a control
+    ///   frame that is fragmented or longer than 125 bytes, a non-minimal or oversized length.
+    package mutating func decode(_ bytes: Data) throws(Failure) -> [WebSocketFrame] {
+        if failed { return [] }
+        buffer.append(bytes)
+        var frames: [WebSocketFrame] = []
+        var start = buffer.startIndex
+        do {
+            while let (frame, next) = try Self.frame(in: buffer, at: start, maxPayload: maxFramePayload) {
+                frames.append(frame)
+                start = next
+            }
+        } catch {
+            failed = true
+            buffer = Data()
+            throw error
+        }
+        buffer.removeSubrange(buffer.startIndex..<start)
+        return frames
+    }
+
+    /// The frame that starts at `start`, and where the next one starts; `nil` when more bytes are needed.
+    private static func frame(
+        in data: Data, at start: Data.Index, maxPayload: Int
+    ) throws(Failure) -> (WebSocketFrame, Data.Index)? {
+        let available = data.endIndex - start
+        guard available >= 2 else { return nil }
+        let first = data[start]
+        let second = data[start + 1]
+        guard first & 0x70 == 0 else {
+            throw Failure(
+                code: .protocolError, message: "the server set a reserved bit no extension was negotiated for")
+        }
+        let opcode = WebSocketFrame.Opcode(rawValue: first & 0x0F)
+        let isFinal = first & 0x80 != 0
+        switch opcode {
+        case .continuation, .text, .binary, .close, .ping, .pong: break
+        default: throw Failure(code: .protocolError, message: "the server sent a reserved \(opcode)")
+        }
+        guard second & 0x80 == 0 else {
+            throw Failure(code: .protocolError, message: "the server sent a masked frame")
+        }
+        var length = UInt64(second & 0x7F)
+        var headerLength = 2
+        if length == 126 {
+            guard available >= 4 else { return nil }
+            length = UInt64(data[start + 2]) << 8 | UInt64(data[start + 3])
+            headerLength = 4
+        } else if length == 127 {
+            guard available >= 10 else { return nil }
+            length = 0
+            for index in 0..<8 { length = length << 8 | UInt64(data[start + 2 + index]) }
+            headerLength = 10
+            guard length >> 63 == 0 else {
+                throw Failure(code: .protocolError, message: "the server sent a frame length with its top bit set")
+            }
+        }
+        if opcode.isControl {
+            guard isFinal else { throw Failure(code: .protocolError, message: "the server fragmented a control frame") }
+            guard length <= 125 else {
+                throw Failure(code: .protocolError, message: "the server sent a control frame longer than 125 bytes")
+            }
+        }
+        guard length <= UInt64(maxPayload) else {
+            throw Failure(
+                code: .messageTooBig,
+                message: "the server sent a frame of \(length) bytes, more than the limit of \(maxPayload)")
+        }
+        guard available - headerLength >= Int(length) else { return nil }
+        let payloadStart = start + headerLength
+        let end = payloadStart + Int(length)
+        return (WebSocketFrame(opcode, payload: Data(data[payloadStart..<end]), isFinal: isFinal), end)
+    }
+
+    /// The bytes a client sends for `frame`: masked with `mask` (a fresh random key unless a test gives one).
+    package static func encode(_ frame: WebSocketFrame, mask: UInt32 = .random(in: .min ... .max)) -> Data {
+        let count = frame.payload.count
+        var bytes = Data()
+        bytes.reserveCapacity(count + 14)
+        bytes.append((frame.isFinal ? 0x80 : 0) | frame.opcode.rawValue)
+        if count < 126 {
+            bytes.append(0x80 | UInt8(count))
+        } else if count <= 0xFFFF {
+            bytes.append(0x80 | 126)
+            bytes.append(UInt8(count >> 8))
+            bytes.append(UInt8(count & 0xFF))
+        } else {
+            bytes.append(0x80 | 127)
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8((UInt64(count) >> UInt64(shift)) & 0xFF))
+            }
+        }
+        let key = [UInt8(mask >> 24), UInt8((mask >> 16) & 0xFF), UInt8((mask >> 8) & 0xFF), UInt8(mask & 0xFF)]
+        bytes.append(contentsOf: key)
+        let payloadStart = bytes.count
+        bytes.append(frame.payload)
+        bytes.withUnsafeMutableBytes { raw in
+            let payload = UnsafeMutableRawBufferPointer(rebasing: raw[payloadStart...])
+            for index in payload.indices { payload[index] ^= key[index & 3] }
+        }
+        return bytes
+    }
+}

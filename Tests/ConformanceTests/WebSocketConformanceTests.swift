@@ -1,0 +1,280 @@
+import Foundation
+import ServerAPICurl
+import ServerAPIKit
+import ServerAPITestSupport
+import Testing
+
+/// WebSockets over `CurlTransport` against the WebSocket peer of the test servers (Tests/Fixtures/ws_server.py).
+///
+/// Every test runs on whichever libcurl the process loaded: on one with WebSockets (8.11 or later, such as
+/// bookworm-backports' 8.14) it checks the behaviour; on one without (Debian 12's 7.88) it checks the typed
+/// `unsupported` error instead, so each test says which path it took and none is skipped.
+@Suite("Conformance: WebSockets over CurlTransport and the WebSocket peer")
+struct WebSocketConformanceTests {
+    private struct Header: ServerAPIPlugin {
+        func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
+            var request = request
+            request.headers.add(name: "X-Plugin", value: "from-the-plugin")
+            return request
+        }
+    }
+
+    private static func manager(plugins: [any ServerAPIPlugin] = []) throws -> ServerAPIManager {
+        let transport = CurlTransport(configuration: .init(additionalTrustedCAFile: try TestServers.h2CAFile()))
+        return ServerAPIManager(transport: transport, plugins: plugins)
+    }
+
+    private static func api(_ path: String, secure: Bool = false) throws -> ServerAPI {
+        ServerAPI(
+            url: try TestServers.url(base: secure ? TestServers.webSocketSecure() : TestServers.webSocket(), path))
+    }
+
+    /// Opens a WebSocket when the loaded libcurl has them; otherwise checks the `unsupported` error and returns `nil`.
+    private static func open(
+        _ manager: ServerAPIManager, _ api: ServerAPI, configuration: WebSocket.Configuration = .init()
+    ) async throws -> WebSocket? {
+        guard CurlTransport.supportsWebSockets else {
+            let error = await expectError { try await manager.webSocket(api, configuration: configuration) }
+            #expect(error?.kind == .unsupported)
+            #expect(
+                error?.message == "this libcurl (\(CurlTransport.libcurlVersion)) has no WebSockets; 8.11 or later does"
+            )
+            return nil
+        }
+        return try await manager.webSocket(api, configuration: configuration)
+    }
+
+    private static func collect(_ socket: WebSocket) async -> ([WebSocketMessage], ServerAPIError?) {
+        var messages: [WebSocketMessage] = []
+        do {
+            for try await message in socket.messages { messages.append(message) }
+            return (messages, nil)
+        } catch {
+            return (messages, error as? ServerAPIError)
+        }
+    }
+
+    /// The close code (and reason) the peer received on the connection opened with `?id=KEY`.
+    private static func report(_ manager: ServerAPIManager, _ key: String) async throws -> String {
+        let socket = try await manager.webSocket(try api("/report?of=\(key)"))
+        var iterator = socket.messages.makeAsyncIterator()
+        guard case .text(let report)? = try await iterator.next() else { return "no report" }
+        await socket.close()
+        return report
+    }
+
+    @Test("the libcurl loaded has WebSockets exactly when it is 8.11 or later")
+    func support() {
+        let parts = CurlTransport.libcurlVersion.split(separator: ".").compactMap { Int($0) }
+        let official = parts.count >= 2 && (parts[0], parts[1]) >= (8, 11)
+        #expect(CurlTransport.supportsWebSockets == official, "libcurl \(CurlTransport.libcurlVersion)")
+    }
+
+    @Test("text and binary messages echo, and a clean close leaves nothing in flight")
+    func echo() async throws {
+        let manager = try Self.manager()
+        guard let socket = try await Self.open(manager, try Self.api("/echo?id=echo")) else { return }
+        try await socket.send(.text("héllo 👋"))
+        try await socket.send(.binary(Data([0, 1, 2, 255])))
+        try await socket.send(.text(""))
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("héllo 👋"))
+        #expect(try await iterator.next() == .binary(Data([0, 1, 2, 255])))
+        #expect(try await iterator.next() == .text(""))
+        await socket.close(code: WebSocketCloseCode(4001), reason: "client done")
+        #expect(try await iterator.next() == nil)
+        #expect(manager.inFlight.isEmpty)
+        #expect(try await Self.report(manager, "echo") == "4001 client done")
+    }
+
+    @Test("a 16 MiB message arrives whole, and one as large echoes back")
+    func bigMessage() async throws {
+        let manager = try Self.manager()
+        guard let socket = try await Self.open(manager, try Self.api("/big")) else { return }
+        var iterator = socket.messages.makeAsyncIterator()
+        guard case .binary(let big)? = try await iterator.next() else {
+            Issue.record("no binary message")
+            return
+        }
+        #expect(big.count == 16 << 20)
+        #expect(big.prefix(300) == Data((0..<300).map { UInt8($0 % 251) }))
+        #expect(big.suffix(1).first == UInt8(((16 << 20) - 1) % 251))
+        try await socket.send(.binary(big))
+        #expect(try await iterator.next() == .binary(big))
+        await socket.close()
+    }
+
+    @Test("a reader that falls behind pauses the transfer, and every message arrives, in order, once it reads")
+    func backpressure() async throws {
+        guard
+            let socket = try await Self.open(
+                try Self.manager(), try Self.api("/stream"), configuration: .init(receiveBufferSize: 4096))
+        else { return }
+        let session = try #require(socket.transportConnection as? CurlWebSocketSession)
+        try await poll("the transfer paused") { session.isReceivePaused }
+        var iterator = socket.messages.makeAsyncIterator()
+        // Well past what was held when receiving paused (1 MiB of 1 KiB messages): the transfer resumed.
+        for expected in 1...3000 {
+            guard case .text(let tick)? = try await iterator.next() else {
+                Issue.record("no tick \(expected)")
+                return
+            }
+            guard tick.hasPrefix("tick \(expected) "), tick.utf8.count == 1024 else {
+                Issue.record("tick \(expected) is \(tick.prefix(20))…, \(tick.utf8.count) bytes")
+                return
+            }
+        }
+        await socket.close()
+    }
+
+    @Test("fragmented messages are reassembled")
+    func fragmented() async throws {
+        guard let socket = try await Self.open(try Self.manager(), try Self.api("/fragmented")) else { return }
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("fragmented"))
+        #expect(try await iterator.next() == .binary(Data([0, 1, 2, 3])))
+        await socket.close()
+    }
+
+    @Test("the client answers the server's ping, and its own ping gets a pong")
+    func pingPong() async throws {
+        guard let socket = try await Self.open(try Self.manager(), try Self.api("/ping")) else { return }
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("pong received"))
+        try await socket.ping(timeout: .seconds(10))
+        await socket.close()
+    }
+
+    @Test("the server's close code and reason reach the client, which echoes the code")
+    func serverCloses() async throws {
+        let manager = try Self.manager()
+        guard let socket = try await Self.open(manager, try Self.api("/close?code=4000&reason=bye&id=server-close"))
+        else { return }
+        let (messages, error) = await Self.collect(socket)
+        #expect(messages == [.text("closing")])
+        #expect(error == nil)
+        #expect(socket.closeCode == WebSocketCloseCode(4000))
+        #expect(socket.closeReason == "bye")
+        #expect(try await Self.report(manager, "server-close") == "4000 ")
+    }
+
+    @Test("a server that drops the connection without a close frame fails the messages with network")
+    func abrupt() async throws {
+        guard let socket = try await Self.open(try Self.manager(), try Self.api("/abrupt")) else { return }
+        let (messages, error) = await Self.collect(socket)
+        #expect(messages == [.text("bye")])
+        #expect(error?.kind == .network)
+        #expect(socket.closeCode == nil)
+    }
+
+    @Test("text that is not UTF-8 fails the connection, closed with 1007")
+    func invalidUTF8() async throws {
+        let manager = try Self.manager()
+        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8?id=utf8")) else { return }
+        let (messages, error) = await Self.collect(socket)
+        #expect(messages.isEmpty)
+        #expect(error?.kind == .network)
+        #expect(error?.message.contains("1007") == true)
+        #expect(try await Self.report(manager, "utf8").hasPrefix("1007 "))
+    }
+
+    @Test("a message over the limit fails with responseTooLarge, closed with 1009")
+    func oversize() async throws {
+        let manager = try Self.manager()
+        guard
+            let socket = try await Self.open(
+                manager, try Self.api("/big?id=oversize"), configuration: .init(maxMessageSize: 1 << 20))
+        else { return }
+        let (messages, error) = await Self.collect(socket)
+        #expect(messages.isEmpty)
+        #expect(error?.kind == .responseTooLarge)
+        #expect(try await Self.report(manager, "oversize").hasPrefix("1009 "))
+    }
+
+    @Test("cancelling mid-message ends the messages with cancelled and leaves nothing in flight")
+    func cancelMidMessage() async throws {
+        let manager = try Self.manager()
+        guard
+            let socket = try await Self.open(
+                manager, try Self.api("/big?size=67108864").tag("big"), configuration: .init(maxMessageSize: 64 << 20))
+        else { return }
+        let reader = Task { await Self.collect(socket) }
+        _ = manager.cancel(tag: "big")
+        let (messages, error) = await reader.value
+        #expect(messages.isEmpty)
+        #expect(error?.kind == .cancelled)
+        #expect(manager.inFlight.isEmpty)
+        #expect(socket.isClosed)
+    }
+
+    @Test("cancel by tag closes a streaming connection with cancelled")
+    func cancelByTag() async throws {
+        let manager = try Self.manager()
+        guard let socket = try await Self.open(manager, try Self.api("/stream").tag("ticks")) else { return }
+        var iterator = socket.messages.makeAsyncIterator()
+        guard case .text(let first)? = try await iterator.next() else {
+            Issue.record("no first tick")
+            return
+        }
+        #expect(first.hasPrefix("tick 1 "))
+        #expect(manager.inFlight.map(\.tag) == ["ticks"])
+        _ = manager.cancel(tag: "ticks")
+        // Messages already received may still be read; then the cancellation.
+        var error: ServerAPIError?
+        do {
+            while try await iterator.next() != nil {}
+        } catch let failure as ServerAPIError {
+            error = failure
+        }
+        #expect(error?.kind == .cancelled)
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("a refused handshake is httpStatus with its status", arguments: [401, 404])
+    func refused(status: Int) async throws {
+        let manager = try Self.manager()
+        guard CurlTransport.supportsWebSockets else {
+            _ = try await Self.open(manager, try Self.api("/refuse/\(status)"))
+            return
+        }
+        let error = await expectError { try await manager.webSocket(try Self.api("/refuse/\(status)")) }
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.status == status)
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("the subprotocol the server chose is the socket's")
+    func subprotocol() async throws {
+        guard
+            let socket = try await Self.open(
+                try Self.manager(), try Self.api("/echo").webSocketProtocols("chat.v2", "chat.v1"))
+        else { return }
+        #expect(socket.subprotocol == "chat.v2")
+        await socket.close()
+    }
+
+    @Test("wss:// with the test CA")
+    func secure() async throws {
+        guard let socket = try await Self.open(try Self.manager(), try Self.api("/echo", secure: true)) else { return }
+        try await socket.send(.text("over TLS"))
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("over TLS"))
+        await socket.close()
+    }
+
+    @Test("a plugin's header reaches the handshake")
+    func pluginHeader() async throws {
+        guard let socket = try await Self.open(try Self.manager(plugins: [Header()]), try Self.api("/headers")) else {
+            return
+        }
+        var iterator = socket.messages.makeAsyncIterator()
+        guard case .text(let json)? = try await iterator.next() else {
+            Issue.record("no headers message")
+            return
+        }
+        let headers = try JSONDecoder().decode([String: String].self, from: Data(json.utf8))
+        #expect(headers["x-plugin"] == "from-the-plugin")
+        #expect(headers["upgrade"]?.lowercased() == "websocket")
+        await socket.close()
+    }
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The WebSocket peer of ServerAPIKit's conformance tests, on loopback (the `websockets` package, pinned in
+scripts/requirements-test.txt). scripts/test-server.sh starts it on two ports: plain (SAPI_WS_URL) and TLS with
+the test CA's certificate (SAPI_WSS_URL, trusted through SAPI_H2_CA_FILE).
+
+    python3 ws_server.py --port-file /tmp/ports [--cert server.pem --key server.key]
+
+Paths (a query's `id=X` records the close code the client sent, which `/report?of=X` then sends as text):
+
+  /echo                  echoes every message (text as text, binary as binary)
+  /headers               sends the handshake's request headers as one JSON text message, then echoes
+  /close?code=C&reason=R sends "closing", then closes with code C and reason R
+  /abrupt                sends "bye", then drops the TCP connection without a close frame
+  /big?size=N            sends one binary message of N bytes (16 MiB by default), then echoes
+  /fragmented            sends "fragmented" in three text frames and b"\\x00\\x01\\x02\\x03" in two binary ones,
+                         then echoes
+  /invalid-utf8          sends a text frame whose payload is not UTF-8, then waits for the client's close
+  /ping                  pings the client, and sends "pong received" once its pong arrives, then echoes
+  /stream                sends "tick N" messages of 1 KiB without end, as fast as the client reads
+  /refuse/CODE           refuses the handshake with status CODE and the body "refused with CODE"
+  /report?of=X           sends the close code (and reason) the connection with id X received, as "CODE REASON",
+                         or "none"; then closes
+  any path, with Sec-WebSocket-Protocol: the first of chat.v1, chat.v2 the client offers is chosen
+"""
+
+import argparse
+import asyncio
+import http
+import json
+import ssl
+import urllib.parse
+
+from websockets.asyncio.server import serve
+from websockets.frames import Frame, Opcode
+
+SUBPROTOCOLS = ["chat.v1", "chat.v2"]
+closes = {}
+close_events = {}
+
+
+def select_subprotocol(connection, offered):
+    for name in offered:
+        if name in SUBPROTOCOLS:
+            return name
+    return None
+
+
+def process_request(connection, request):
+    path = urllib.parse.urlsplit(request.path).path
+    if path.startswith("/refuse/"):
+        code = int(path.rsplit("/", 1)[1])
+        return connection.respond(http.HTTPStatus(code), f"refused with {code}\n")
+    return None
+
+
+async def echo(ws):
+    async for message in ws:
+        await ws.send(message)
+
+
+async def handler(ws):
+    parts = urllib.parse.urlsplit(ws.request.path)
+    path = parts.path
+    query = dict(urllib.parse.parse_qsl(parts.query))
+    key = query.get("id")
+    if key:
+        close_events.setdefault(key, asyncio.Event())
+    try:
+        await route(ws, path, query)
+    finally:
+        if key:
+            await ws.wait_closed()
+            received = ws.protocol.close_rcvd
+            closes[key] = f"{received.code} {received.reason}" if received else "none"
+            close_events[key].set()
+
+
+async def route(ws, path, query):
+    if path == "/echo":
+        await echo(ws)
+    elif path == "/headers":
+        headers = {name.lower(): value for name, value in ws.request.headers.raw_items()}
+        await ws.send(json.dumps(headers))
+        await echo(ws)
+    elif path == "/close":
+        await ws.send("closing")
+        await ws.close(int(query.get("code", "1000")), query.get("reason", ""))
+    elif path == "/abrupt":
+        await ws.send("bye")
+        # Let the message leave before the connection drops.
+        await asyncio.sleep(0.05)
+        ws.transport.abort()
+    elif path == "/big":
+        size = int(query.get("size", str(16 << 20)))
+        # Built by repetition: a generator over 16 MiB would hold the event loop (every other connection) for seconds.
+        await ws.send((bytes(range(251)) * (size // 251 + 1))[:size])
+        await echo(ws)
+    elif path == "/fragmented":
+        await ws.send(["frag", "ment", "ed"])
+        await ws.send([b"\x00\x01", b"\x02\x03"])
+        await echo(ws)
+    elif path == "/invalid-utf8":
+        await ws.send(b"\xce\xba\xff\xfe", text=True)
+        await ws.wait_closed()
+    elif path == "/ping":
+        pong = await ws.ping(b"server-ping")
+        await pong
+        await ws.send("pong received")
+        await echo(ws)
+    elif path == "/stream":
+        tick = 0
+        while True:
+            tick += 1
+            await ws.send(f"tick {tick} ".ljust(1024, "."))
+    elif path == "/report":
+        key = query.get("of", "")
+        event = close_events.setdefault(key, asyncio.Event())
+        try:
+            await asyncio.wait_for(event.wait(), 10)
+        except asyncio.TimeoutError:
+            pass
+        await ws.send(closes.get(key, "none"))
+        await ws.close()
+    else:
+        await ws.close(1008, f"no such path {path}")
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--cert")
+    parser.add_argument("--key")
+    args = parser.parse_args()
+    options = dict(
+        process_request=process_request,
+        select_subprotocol=select_subprotocol,
+        max_size=64 << 20,
+        # The client's keep-alive is the client's to test: the server never pings by itself.
+        ping_interval=None,
+        compression=None,
+    )
+    plain = await serve(handler, args.host, 0, **options)
+    ports = [plain.sockets[0].getsockname()[1]]
+    servers = [plain]
+    if args.cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.cert, args.key)
+        secure = await serve(handler, args.host, 0, ssl=context, **options)
+        ports.append(secure.sockets[0].getsockname()[1])
+        servers.append(secure)
+    with open(args.port_file, "w") as file:
+        file.write(" ".join(str(port) for port in ports) + "\n")
+    await asyncio.Future()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

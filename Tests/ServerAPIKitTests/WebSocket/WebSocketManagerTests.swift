@@ -1,0 +1,295 @@
+import Foundation
+import ServerAPITestSupport
+import ServerAPITesting
+import Testing
+
+@testable import ServerAPIKit
+
+@Suite("WebSockets through the manager (MockTransport's scripted sessions)")
+struct WebSocketManagerTests {
+    private static let chat = ServerAPI(host: "ws://api.test", path: "/chat")
+
+    /// A plugin that adds a header to every request, as an auth plugin does.
+    private struct Bearer: ServerAPIPlugin {
+        func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
+            var request = request
+            request.headers.add(name: "Authorization", value: "Bearer t0ken")
+            return request
+        }
+    }
+
+    private func collect(_ socket: WebSocket) async -> ([WebSocketMessage], ServerAPIError?) {
+        var messages: [WebSocketMessage] = []
+        do {
+            for try await message in socket.messages { messages.append(message) }
+            return (messages, nil)
+        } catch {
+            return (messages, error as? ServerAPIError)
+        }
+    }
+
+    @Test("text and binary echo, the subprotocol chosen, and the plugins' header on the handshake")
+    func echo() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.send(.text("welcome")), .echo(2)], subprotocol: "chat.v2"))
+        let manager = ServerAPIManager(transport: mock, plugins: [Bearer()])
+        let socket = try await manager.webSocket(Self.chat.webSocketProtocols("chat.v1", "chat.v2"))
+        #expect(socket.subprotocol == "chat.v2")
+        try await socket.send(.text("héllo"))
+        try await socket.send(.binary(Data([0, 1, 2])))
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("welcome"))
+        #expect(try await iterator.next() == .text("héllo"))
+        #expect(try await iterator.next() == .binary(Data([0, 1, 2])))
+        await socket.close()
+        #expect(try await iterator.next() == nil)
+        #expect(mock.webSocketClosesReceived == [.normalClosure])
+        let handshake = try #require(mock.requests.first)
+        #expect(handshake.url.absoluteString == "http://api.test/chat")
+        #expect(handshake.headers["Authorization"] == "Bearer t0ken")
+        #expect(handshake.headers["Sec-WebSocket-Protocol"] == "chat.v1, chat.v2")
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("the server's close code and reason end the messages, and the client echoes the code")
+    func serverCloses() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.send(.text("bye")), .close(.init(4000), reason: "done")]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(Self.chat)
+        let (messages, error) = await collect(socket)
+        #expect(messages == [.text("bye")])
+        #expect(error == nil)
+        #expect(socket.closeCode == WebSocketCloseCode(4000))
+        #expect(socket.closeReason == "done")
+        try await poll("the client's close frame") { !mock.webSocketClosesReceived.isEmpty }
+        #expect(mock.webSocketClosesReceived == [WebSocketCloseCode(4000)])
+        #expect(socket.isClosed)
+    }
+
+    @Test("a connection that breaks without a close frame fails with network (1006)")
+    func abrupt() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.send(.text("one")), .drop]))
+        let socket = try await ServerAPIManager(transport: mock).webSocket(Self.chat)
+        let (messages, error) = await collect(socket)
+        #expect(messages == [.text("one")])
+        #expect(error?.kind == .network)
+        #expect(error?.message.contains("1006") == true)
+        #expect(socket.closeCode == nil)
+    }
+
+    @Test("fragments are reassembled; text that is not UTF-8 closes with 1007")
+    func fragmentsAndInvalidText() async throws {
+        let mock = MockTransport()
+        mock.stub(
+            .get, "/chat",
+            .webSocket([
+                .sendFrame(WebSocketFrame(.text, payload: Data("frag".utf8), isFinal: false)),
+                .sendFrame(WebSocketFrame(.ping, payload: Data("p".utf8))),
+                .sendFrame(WebSocketFrame(.continuation, payload: Data("ment".utf8))),
+                .sendFrame(WebSocketFrame(.text, payload: Data([0x61, 0xFF]))),
+                .echo(1),
+            ]))
+        let socket = try await ServerAPIManager(transport: mock).webSocket(Self.chat)
+        let (messages, error) = await collect(socket)
+        #expect(messages == [.text("fragment")])
+        #expect(error?.kind == .network)
+        #expect(error?.message.contains("UTF-8") == true)
+        // The close frame goes out after the failure: wait for the mock server to record it.
+        try await poll("the client's close frame") { !mock.webSocketClosesReceived.isEmpty }
+        #expect(mock.webSocketClosesReceived == [.invalidPayload])
+    }
+
+    @Test("a message over the limit fails with responseTooLarge and closes with 1009")
+    func oversize() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.send(.binary(Data(count: 2048))), .echo(1)]))
+        let socket = try await ServerAPIManager(transport: mock).webSocket(
+            Self.chat, configuration: .init(maxMessageSize: 1024))
+        let (messages, error) = await collect(socket)
+        #expect(messages.isEmpty)
+        #expect(error?.kind == .responseTooLarge)
+        try await poll("the client's close frame") { !mock.webSocketClosesReceived.isEmpty }
+        #expect(mock.webSocketClosesReceived == [.messageTooBig])
+    }
+
+    @Test("a refused upgrade is httpStatus with the body, and leaves nothing in flight")
+    func refused() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .text("log in first", status: 401))
+        let manager = ServerAPIManager(transport: mock)
+        let error = await expectError { try await manager.webSocket(Self.chat) }
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.status == 401)
+        #expect(error?.bodyExcerpt == "log in first")
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("a subprotocol the call did not offer fails the handshake")
+    func unofferedSubprotocol() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([], subprotocol: "other"))
+        let error = await expectError {
+            try await ServerAPIManager(transport: mock).webSocket(Self.chat.webSocketProtocols("chat"))
+        }
+        #expect(error?.kind == .network)
+        #expect(error?.message.contains("other") == true)
+    }
+
+    @Test("cancel by tag closes the connection: messages end with cancelled, and a 1001 close goes out")
+    func cancelByTag() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.send(.text("one"))]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(Self.chat.tag("room"))
+        #expect(manager.inFlight.map(\.tag) == ["room"])
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("one"))
+        let reader = Task { [iterator] in
+            var iterator = iterator
+            return await expectError { try await iterator.next() }
+        }
+        manager.cancel(tag: "room")
+        #expect(await reader.value?.kind == .cancelled)
+        #expect(manager.inFlight.isEmpty)
+        try await poll("the client's close frame") { !mock.webSocketClosesReceived.isEmpty }
+        #expect(mock.webSocketClosesReceived == [.goingAway])
+        let sendError = await expectError { try await socket.send(.text("late")) }
+        #expect(sendError?.kind == .cancelled)
+    }
+
+    @Test("cancelling the task that reads the messages cancels the connection")
+    func cancelReader() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(Self.chat)
+        let reader = Task { await collect(socket) }
+        reader.cancel()
+        let (_, error) = await reader.value
+        #expect(error?.kind == .cancelled)
+        #expect(socket.isClosed)
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("ping waits for the pong; one the server leaves unanswered times out on the clock")
+    func ping() async throws {
+        let clock = TestClock()
+        let mock = MockTransport(clock: clock)
+        mock.stub(.get, "/answers", .webSocket([]))
+        mock.stub(.get, "/busy", .webSocket([.wait(.seconds(60))]))
+        let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
+        let answering = try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/answers"))
+        try await answering.ping(timeout: .seconds(1))
+        let busy = try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/busy"))
+        let ping = Task { await expectError { try await busy.ping(timeout: .seconds(1)) } }
+        // The server's wait and the ping's timer.
+        await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(1))
+        #expect(await ping.value?.kind == .timedOut)
+        #expect(!busy.isClosed, "a ping that timed out leaves the connection open")
+        await answering.close()
+        // The busy server reads nothing, so it would never answer a close frame.
+        _ = manager.cancelAll()
+        #expect(busy.isClosed)
+    }
+
+    @Test("a ping from a task cancelled already throws cancelled at once, not after its timeout")
+    func pingCancelled() async throws {
+        // The server never reads (its wait is on a clock nobody advances); the ping's timer runs on the real clock.
+        let mock = MockTransport(clock: TestClock())
+        mock.stub(.get, "/busy", .webSocket([.wait(.seconds(600))]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/busy"))
+        let ping = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await expectError { try await socket.ping(timeout: .seconds(5)) }
+        }
+        #expect(await ping.value?.kind == .cancelled)
+        _ = manager.cancelAll()
+    }
+
+    @Test("a keep-alive ping left unanswered fails the connection with timedOut")
+    func keepAlive() async throws {
+        let clock = TestClock()
+        let mock = MockTransport(clock: clock)
+        mock.stub(.get, "/busy", .webSocket([.wait(.seconds(600))]))
+        let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
+        let socket = try await manager.webSocket(
+            ServerAPI(host: "ws://api.test", path: "/busy"), configuration: .init(pingInterval: .seconds(5)))
+        let reader = Task { await collect(socket) }
+        // The server's wait and the keep-alive's interval.
+        await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(5))
+        // The server's wait and the ping's timer.
+        await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(5))
+        let (_, error) = await reader.value
+        #expect(error?.kind == .timedOut)
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("a connection that receives nothing for the idle timeout fails with timedOut")
+    func idle() async throws {
+        let clock = TestClock()
+        let mock = MockTransport(clock: clock)
+        mock.stub(.get, "/quiet", .webSocket([]))
+        let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
+        let socket = try await manager.webSocket(
+            ServerAPI(host: "ws://api.test", path: "/quiet"), configuration: .init(idleTimeout: .seconds(30)))
+        let reader = Task { await collect(socket) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(30))
+        let (_, error) = await reader.value
+        #expect(error?.kind == .timedOut)
+    }
+
+    @Test("the handshake is bounded by the call's timeout")
+    func handshakeTimeout() async throws {
+        let clock = TestClock()
+        let mock = MockTransport(clock: clock)
+        mock.stub(.get, "/slow", .webSocket([], delay: .seconds(60)))
+        let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
+        let opening = Task {
+            await expectError {
+                try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/slow").timeout(.seconds(2)))
+            }
+        }
+        // The manager's handshake timer and the mock's delay.
+        await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(2))
+        #expect(await opening.value?.kind == .timedOut)
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("a transport without WebSockets answers unsupported")
+    func unsupported() async throws {
+        struct Plain: RequestPerforming {
+            var name: String { "plain" }
+            func perform(_ request: TransportRequest) async throws -> TransportResponse {
+                throw ServerAPIError(.network, "unused")
+            }
+        }
+        let error = await expectError { try await ServerAPIManager(transport: Plain()).webSocket(Self.chat) }
+        #expect(error?.kind == .unsupported)
+        #expect(error?.message == "this transport (plain) has no WebSockets")
+    }
+
+    @Test("a reader that falls behind stops the connection's reading once the buffer is full")
+    func backpressure() async throws {
+        let inbox = WebSocketInbox(capacity: 10) {}
+        await inbox.push(.text("12345"))
+        let producer = Task {
+            // 10 bytes held: each push waits until the reader has taken a message.
+            await inbox.push(.text("67890"))
+            await inbox.push(.text("abcde"))
+        }
+        try await poll("the producer waiting") { inbox.producerIsWaiting }
+        #expect(try await inbox.next() == .text("12345"))
+        try await poll("the producer waiting again") { inbox.producerIsWaiting }
+        #expect(try await inbox.next() == .text("67890"))
+        await producer.value
+        #expect(try await inbox.next() == .text("abcde"))
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+@testable import ServerAPIKit
+
+@Suite("WebSocket messages: reassembly, UTF-8, limits and close frames (RFC 6455)")
+struct WebSocketMessageAssemblerTests {
+    @Test("fragments are reassembled, with control frames between them")
+    func reassembles() {
+        var assembler = WebSocketMessageAssembler(maxMessageSize: 100)
+        #expect(assembler.receive(WebSocketFrame(.text, payload: Data("Hel".utf8), isFinal: false)) == nil)
+        #expect(assembler.receive(WebSocketFrame(.ping, payload: Data([1]))) == .ping(Data([1])))
+        #expect(assembler.receive(WebSocketFrame(.continuation, payload: Data("lo".utf8), isFinal: false)) == nil)
+        #expect(
+            assembler.receive(WebSocketFrame(.continuation, payload: Data(" 👋".utf8))) == .message(.text("Hello 👋")))
+        #expect(!assembler.isAssembling)
+    }
+
+    @Test("a text message split inside a UTF-8 sequence is still valid once whole")
+    func splitCodePoint() {
+        var assembler = WebSocketMessageAssembler(maxMessageSize: 100)
+        let bytes = Array("é".utf8)
+        #expect(assembler.receive(WebSocketFrame(.text, payload: Data(bytes.prefix(1)), isFinal: false)) == nil)
+        #expect(
+            assembler.receive(WebSocketFrame(.continuation, payload: Data(bytes.dropFirst()))) == .message(.text("é")))
+    }
+
+    @Test("text that is not UTF-8 fails with 1007")
+    func invalidUTF8() {
+        var assembler = WebSocketMessageAssembler(maxMessageSize: 100)
+        guard case .fail(let failure)? = assembler.receive(WebSocketFrame(.text, payload: Data([0xCE, 0xBA, 0xFF])))
+        else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(failure.code == .invalidPayload)
+    }
+
+    @Test("a message over the limit fails with 1009, whole or growing by fragments")
+    func tooBig() {
+        var whole = WebSocketMessageAssembler(maxMessageSize: 4)
+        guard case .fail(let failure)? = whole.receive(WebSocketFrame(.binary, payload: Data(count: 5))) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(failure.code == .messageTooBig)
+        var fragments = WebSocketMessageAssembler(maxMessageSize: 4)
+        #expect(fragments.receive(WebSocketFrame(.binary, payload: Data(count: 3), isFinal: false)) == nil)
+        guard case .fail(let grown)? = fragments.receive(WebSocketFrame(.continuation, payload: Data(count: 2))) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(grown.code == .messageTooBig)
+        #expect(!fragments.isAssembling, "the partial message is dropped")
+    }
+
+    @Test("fragments out of order fail with 1002")
+    func outOfOrder() {
+        var stray = WebSocketMessageAssembler(maxMessageSize: 100)
+        guard case .fail(let continuation)? = stray.receive(WebSocketFrame(.continuation, payload: Data([1]))) else {
+            Issue.record("accepted a continuation with no message")
+            return
+        }
+        #expect(continuation.code == .protocolError)
+        var interleaved = WebSocketMessageAssembler(maxMessageSize: 100)
+        _ = interleaved.receive(WebSocketFrame(.text, payload: Data("a".utf8), isFinal: false))
+        guard case .fail(let second)? = interleaved.receive(WebSocketFrame(.text, payload: Data("b".utf8))) else {
+            Issue.record("accepted a new message inside a fragmented one")
+            return
+        }
+        #expect(second.code == .protocolError)
+    }
+
+    @Test("close frames: code and reason, none, one byte, codes that may not be sent, a reason not UTF-8")
+    func closeFrames() {
+        var assembler = WebSocketMessageAssembler(maxMessageSize: 100)
+        #expect(assembler.receive(.close(.init(4001), reason: "bye")) == .close(.init(4001), reason: "bye"))
+        #expect(assembler.receive(.close(nil)) == .close(nil, reason: ""))
+        for (payload, code) in [
+            (Data([0x03]), WebSocketCloseCode.protocolError), (Data([0x03, 0xED]), .protocolError),  // 1005
+            (Data([0x03, 0xEE]), .protocolError),  // 1006
+            (Data([0x03, 0xE8, 0xFF]), .invalidPayload),
+        ] {
+            guard case .fail(let failure)? = assembler.receive(WebSocketFrame(.close, payload: payload)) else {
+                Issue.record("accepted \(Array(payload))")
+                continue
+            }
+            #expect(failure.code == code)
+        }
+    }
+
+    @Test("a close reason is cut to 123 bytes without splitting a character")
+    func closeReasonCut() {
+        let frame = WebSocketFrame.close(.normalClosure, reason: String(repeating: "é", count: 100))
+        #expect(frame.payload.count <= 125)
+        #expect(String(validating: frame.payload.dropFirst(2), as: UTF8.self) != nil)
+    }
+
+    @Test("ws and wss URLs become http and https for the handshake")
+    func httpForm() {
+        #expect(WebSocketHandshakeRule.httpForm(of: "WSS://a.test/x") == "https://a.test/x")
+        #expect(WebSocketHandshakeRule.httpForm(of: "ws://a.test") == "http://a.test")
+        #expect(WebSocketHandshakeRule.httpForm(of: "https://a.test") == nil)
+        let api = WebSocketHandshakeRule.httpForm(of: ServerAPI(host: "ws://a.test", path: "/chat"))
+        #expect((try? api.transportRequest().url.absoluteString) == "http://a.test/chat")
+    }
+}
