@@ -210,7 +210,7 @@ extension ServerAPIManager {
     /// default headers and the cookies (before the plugins, so that a signing plugin signs the Cookie header that
     /// is sent).
     @inline(never)
-    private func attemptRequest(_ base: TransportRequest, number: Int, of call: Call) -> TransportRequest {
+    func attemptRequest(_ base: TransportRequest, number: Int, of call: Call) -> TransportRequest {
         var request = base
         request.attempt = number
         request.call = call
@@ -223,7 +223,7 @@ extension ServerAPIManager {
 
     /// The plugins' `prepare`, in order; when one throws, `request` is what the ones before it made.
     @inline(never)
-    private func prepareByPlugins(_ request: inout TransportRequest, api: ServerAPI) async throws {
+    func prepareByPlugins(_ request: inout TransportRequest, api: ServerAPI) async throws {
         for plugin in plugins { request = try await plugin.prepare(request, for: api) }
     }
 
@@ -290,7 +290,7 @@ extension ServerAPIManager {
 
     /// A failed exchange's error, stamped, after the plugins' `didReceive` saw it.
     @inline(never)
-    private func failedExchange(_ error: any Error, request: TransportRequest, api: ServerAPI) -> ServerAPIError {
+    func failedExchange(_ error: any Error, request: TransportRequest, api: ServerAPI) -> ServerAPIError {
         let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
         for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
         return failure
@@ -300,7 +300,7 @@ extension ServerAPIManager {
     /// stored at the redirect, `RedirectRule`), the call's metrics get its figures, the plugins' `didReceive`
     /// sees it.
     @inline(never)
-    private func received(_ response: TransportResponse, request: TransportRequest, _ call: Call, api: ServerAPI) {
+    func received(_ response: TransportResponse, request: TransportRequest, _ call: Call, api: ServerAPI) {
         request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
         call.stampResponse(response)
         for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }

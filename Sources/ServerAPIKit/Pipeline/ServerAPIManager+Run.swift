@@ -47,7 +47,7 @@ extension ServerAPIManager {
     /// Makes a call's `Call` and lists it in the registry. A streamed call uses neither the
     /// cache nor the business rules' interceptor, and cannot have a download destination.
     @inline(never)
-    private func accept(
+    func accept(
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, streams: Bool
     ) throws -> Call {
         var request = try api.transportRequest()

@@ -28,9 +28,11 @@ extension ServerAPIManager {
         -> WebSocket
     {
         let api = WebSocketHandshakeRule.httpForm(of: api)
-        // The steps a handshake shares with every call, in one place.
-        let (call, resolved) = try webSocketCall(api)
-        var request = resolved
+        // The steps a handshake shares with every call: accepted and listed as a streamed call is, and prepared as
+        // an attempt is (default headers, cookies, the plugins).
+        let call = try accept(api, progress: nil, streams: true)
+        call.stampAttempt(1)
+        var request = attemptRequest(call.request, number: 1, of: call)
         // A transport that frames bytes itself holds a frame to the message limit as it arrives.
         request.maxResponseSize = Int64(configuration.maxMessageSize)
         let timedOut = Locked(false)
@@ -46,7 +48,9 @@ extension ServerAPIManager {
         do {
             defer { timer.cancel() }
             do {
-                try await prepareWebSocket(&request, api: api)
+                if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
+                if !request.isPrepared { try request.prepare() }
+                for plugin in plugins { plugin.willSend(request, for: api) }
                 if request.isCancelled { throw ServerAPIError.cancelled() }
                 upgrade = try await transport.webSocket(request)
             } catch {
@@ -54,11 +58,9 @@ extension ServerAPIManager {
                 if failure.kind == .cancelled, timedOut.withLock({ $0 }) {
                     failure = ServerAPIError(.timedOut, "the WebSocket handshake took longer than \(timeout)")
                 }
-                for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
-                throw failure
+                throw failedExchange(failure, request: request, api: api)
             }
-            request.cookies?.storage.store(responseHeaders: upgrade.response.headers, from: upgrade.response.url)
-            for plugin in plugins { plugin.didReceive(.success(upgrade.response), for: request, api: api) }
+            received(upgrade.response, request: request, call, api: api)
             do {
                 subprotocol = try WebSocketHandshakeRule.check(
                     upgrade.response, offered: WebSocketHandshakeRule.offeredProtocols(request.headers))
@@ -70,55 +72,26 @@ extension ServerAPIManager {
                 throw error
             }
         } catch {
-            let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
-            endWebSocketCall(call, api: api, error: failure)
-            throw failure
+            throw complete(call, ServerAPIError.wrap(error).with(requestID: api.id, url: request.url))
         }
         guard let connection = upgrade.connection else { throw ServerAPIError(.network, "unreachable") }
         let url = request.url
+        // The socket's end, on another thread, works on this copy: the call's own metrics stay with this task.
+        let headMetrics = call.metrics
         let socket = WebSocket(
             connection: connection, response: upgrade.response, subprotocol: subprotocol, configuration: configuration,
             clock: self.configuration.clock
         ) { [self] error in
-            endWebSocketCall(call, api: api, error: error?.with(requestID: api.id, url: url))
+            let metrics = endMetrics(headMetrics, call: call)
+            if let error {
+                _ = complete(call, error.with(requestID: api.id, url: url), metrics: metrics)
+            } else {
+                completeSucceeded(call, metrics: metrics)
+            }
         }
         call.headReceived()
         call.bodyStreaming()
         call.onCancel { [weak socket] in socket?.cancel() }
         return socket
-    }
-
-    /// Lists a handshake in the in-flight registry as a `Call`, with its resolved request.
-    @inline(never)
-    private func webSocketCall(_ api: ServerAPI) throws -> (Call, TransportRequest) {
-        var request = try api.transportRequest()
-        let call = Call(api: api, request: request, registry: registry)
-        request.call = call
-        registerCall(call, for: api)
-        return (call, request)
-    }
-
-    /// A handshake's request as every call's attempt makes it: the default headers and cookies, then the
-    /// plugins' `prepare` and `willSend`.
-    private func prepareWebSocket(_ request: inout TransportRequest, api: ServerAPI) async throws {
-        for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
-            request.headers.add(name: field.name, value: field.value)
-        }
-        if let storage = configuration.cookies { request.attachCookies(storage) }
-        for plugin in plugins { request = try await plugin.prepare(request, for: api) }
-        if !request.isPrepared { try request.prepare() }
-        for plugin in plugins { plugin.willSend(request, for: api) }
-    }
-
-    /// Ends a WebSocket's call, once: it leaves the registry and the plugins' `didComplete` sees it.
-    private func endWebSocketCall(_ call: Call, api: ServerAPI, error: ServerAPIError?) {
-        guard call.end(failed: error != nil), !plugins.isEmpty else { return }
-        let now = Date()
-        var metrics = RequestMetrics(attempts: 1, startedAt: call.info.startedAt)
-        metrics.endedAt = now
-        metrics.duration = .seconds(now.timeIntervalSince(call.info.startedAt))
-        var failure = error
-        failure?.metrics = metrics
-        for plugin in plugins { plugin.didComplete(api, metrics: metrics, error: failure) }
     }
 }

@@ -114,6 +114,31 @@ struct WebSocketManagerTests {
         #expect(mock.webSocketClosesReceived == [.messageTooBig])
     }
 
+    /// Records each `didComplete` with the attempts in its metrics and whether they were ended.
+    private struct Completions: ServerAPIPlugin {
+        let log: Locked<[String]>
+        func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
+            log.withLock {
+                $0.append("\(error?.kind.rawValue ?? "ok") attempts \(metrics.attempts) ended \(metrics.endedAt != nil)")
+            }
+        }
+    }
+
+    @Test("the plugins' didComplete runs once when the socket ends, not at the handshake; a refusal ends it at once")
+    func didComplete() async throws {
+        let log = Locked([String]())
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.echo(1)]))
+        mock.stub(.get, "/refused", .text("log in first", status: 401))
+        let manager = ServerAPIManager(transport: mock, plugins: [Completions(log: log)])
+        let socket = try await manager.webSocket(Self.chat)
+        #expect(log.withLock { $0 }.isEmpty)
+        await socket.close()
+        try await poll("the socket's call to end") { !log.withLock { $0 }.isEmpty }
+        _ = await expectError { _ = try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/refused")) }
+        #expect(log.withLock { $0 } == ["ok attempts 1 ended true", "HTTP status attempts 1 ended true"])
+    }
+
     @Test("a refused upgrade is httpStatus with the body, and leaves nothing in flight")
     func refused() async throws {
         let mock = MockTransport()
