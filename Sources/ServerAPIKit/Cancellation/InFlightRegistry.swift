@@ -85,7 +85,10 @@ final class InFlightRegistry: Sendable {
             table.order.append(call.key)
             return table.cancelled
         }
-        if let cancelled { _ = remove(call.key, cancelling: cancelled) }
+        // Removed again first, unless a cancel of the operation took it out in between.
+        if let cancelled, table.withLock({ $0.calls.removeValue(forKey: call.key) }) != nil {
+            call.cancel(cancelled, removedFrom: self)
+        }
     }
 
     /// Lists a call after cancelling, in the same step, every call in flight that `replaces` matches, so that of
@@ -106,12 +109,6 @@ final class InFlightRegistry: Sendable {
             table.calls[key] = nil
             table.compact()
         }
-    }
-
-    private func remove(_ key: UInt64, cancelling reason: CallStateMachine.CancelReason) -> Bool {
-        guard let call = table.withLock({ $0.calls.removeValue(forKey: key) }) else { return false }
-        call.cancel(reason, removedFrom: self)
-        return true
     }
 
     /// The calls in flight, oldest first.

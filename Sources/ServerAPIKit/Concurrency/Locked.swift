@@ -38,8 +38,18 @@ package final class Locked<Value: ~Copyable>: Sendable {
     func withLockAnnotated<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        let token = Unmanaged.passUnretained(self).toOpaque()
-        return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+        try mutex.withLockAnnotated(token: Unmanaged.passUnretained(self).toOpaque(), body)
+    }
+}
+
+extension Mutex where Value: ~Copyable {
+    /// `withLock`, telling ThreadSanitizer that `token` is acquired and released: it does not see the futex behind
+    /// `Mutex`. `Locked` and the objects that keep a `Mutex` inline (`Call`) pass their own address.
+    @inlinable
+    func withLockAnnotated<Result, E: Error>(
+        token: UnsafeMutableRawPointer, _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        try withLock { (value: inout sending Value) throws(E) -> sending Result in
             ThreadSanitizerHooks.acquire?(token)
             defer { ThreadSanitizerHooks.release?(token) }
             return try body(&value)

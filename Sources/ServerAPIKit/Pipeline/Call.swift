@@ -94,21 +94,13 @@ final class Call: Sendable {
             deliversToCaller: false, registry: nil)
     }
 
-    /// Runs `body` on the state machine under the call's lock, telling ThreadSanitizer about the lock as `Locked`
-    /// does (it does not see the futex behind `Mutex`).
+    /// Runs `body` on the state machine under the call's lock, annotated for ThreadSanitizer as `Locked` is.
     private func locked<R>(_ body: (inout CallStateMachine) -> sending R) -> sending R {
-        let token = Unmanaged.passUnretained(self).toOpaque()
-        return lifecycle.withLock { (machine: inout CallStateMachine) -> sending R in
-            ThreadSanitizerHooks.acquire?(token)
-            defer { ThreadSanitizerHooks.release?(token) }
-            return body(&machine)
-        }
+        lifecycle.withLockAnnotated(token: Unmanaged.passUnretained(self).toOpaque(), body)
     }
 
     /// The call's id.
     var id: RequestID { api.id }
-    /// The call's tag.
-    var tag: String? { api.tag }
     /// The URL the call was sent to.
     var url: URL { request.url }
 
@@ -128,8 +120,8 @@ final class Call: Sendable {
     @discardableResult
     func cancel(_ reason: CallStateMachine.CancelReason, removedFrom registry: InFlightRegistry? = nil) -> Bool {
         let (wasRunning, actions) = locked { machine in
-            guard case .running = machine.state else { return (false, machine.cancel(reason, removedFrom: registry)) }
-            return (true, machine.cancel(reason, removedFrom: registry))
+            let wasRunning = if case .running = machine.state { true } else { false }
+            return (wasRunning, machine.cancel(reason, removedFrom: registry))
         }
         actions.handlers.run()
         return wasRunning
