@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import ServerAPIKit
 
 /// `Content-Disposition` parsing and safe file names: a name to create is never a path, hidden, empty,

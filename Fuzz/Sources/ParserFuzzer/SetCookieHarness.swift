@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import ServerAPIKit
 
 /// `Set-Cookie` parsing (and its date and list splitting): a cookie it returns has a name, a path, a domain

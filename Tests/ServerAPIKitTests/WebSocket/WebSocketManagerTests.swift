@@ -119,7 +119,8 @@ struct WebSocketManagerTests {
         let log: Locked<[String]>
         func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
             log.withLock {
-                $0.append("\(error?.kind.rawValue ?? "ok") attempts \(metrics.attempts) ended \(metrics.endedAt != nil)")
+                $0.append(
+                    "\(error?.kind.rawValue ?? "ok") attempts \(metrics.attempts) ended \(metrics.endedAt != nil)")
             }
         }
     }
