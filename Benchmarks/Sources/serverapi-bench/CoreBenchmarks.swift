@@ -9,12 +9,7 @@ enum CoreBenchmarks {
     /// Sequential requests through `ServerAPIManager(transport: MockTransport)` against the mock
     /// called directly with the same, already resolved request. Row 0 is the baseline, row 1 the manager.
     static func managerOverhead(requests: Int, repetitions: Int) async throws -> [Measurement] {
-        let mock = MockTransport()
-        mock.setRecording(false)
-        mock.stub(.get, "/ping", .json(#"{"ok":true}"#))
-        let manager = ServerAPIManager(transport: mock)
-        let api = ServerAPI(host: "https://bench.test", path: "/ping").format(.data)
-        let request = try api.transportRequest()
+        let (mock, manager, api, request) = try overheadSetup()
         let json = api.format(.json).keyPath("ok")
         let envelopeManager = ServerAPIManager(
             transport: mock, formatter: .envelope(codeKey: "ok", successCodes: ["true"]))
@@ -40,18 +35,22 @@ enum CoreBenchmarks {
     /// Runs one overhead row `count` times without timing it: `direct` (MockTransport.perform) or `manager`
     /// (ServerAPIManager.send, .data), so that a profiler sees that row alone.
     static func profileOverhead(row: String, count: Int) async throws {
-        let mock = MockTransport()
-        mock.setRecording(false)
-        mock.stub(.get, "/ping", .json(#"{"ok":true}"#))
-        let manager = ServerAPIManager(transport: mock)
-        let api = ServerAPI(host: "https://bench.test", path: "/ping").format(.data)
-        let request = try api.transportRequest()
+        let (mock, manager, api, request) = try overheadSetup()
         switch row {
         case "direct": for _ in 0..<count { blackHole(try await mock.perform(request)) }
         case "manager": for _ in 0..<count { blackHole(try await manager.send(api)) }
         default:
             throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "--profile direct|manager"])
         }
+    }
+
+    /// What the overhead rows share: a mock answering `/ping`, a manager over it, the call and its resolved request.
+    private static func overheadSetup() throws -> (MockTransport, ServerAPIManager, ServerAPI, TransportRequest) {
+        let mock = MockTransport()
+        mock.setRecording(false)
+        mock.stub(.get, "/ping", .json(#"{"ok":true}"#))
+        let api = ServerAPI(host: "https://bench.test", path: "/ping").format(.data)
+        return (mock, ServerAPIManager(transport: mock), api, try api.transportRequest())
     }
 
     // MARK: Key-path decoding
