@@ -56,6 +56,16 @@ if ! scripts/test-server.sh status >/dev/null 2>&1; then
 fi
 scripts/test-server.sh start
 eval "$(scripts/test-server.sh env)"
+# A second libcurl, bookworm-backports' 8.14 (the first with WebSockets), unpacked beside the system's 7.88: the
+# conformance suite runs again on it below, and tests that start a process on WebSockets (sapi's) load it with
+# LD_LIBRARY_PATH=$SAPI_LIBCURL_WS_DIR. Exit 3: not Debian 12, no such library.
+backports_status=0
+BACKPORTS_LIBCURL=$(scripts/libcurl-backports.sh) || backports_status=$?
+case "$backports_status" in
+    0) export SAPI_LIBCURL_WS_DIR="$BACKPORTS_LIBCURL" ;;
+    3) ;;
+    *) exit "$backports_status" ;;
+esac
 
 if [ $# -gt 0 ]; then
     step swift test --skip-build "$@"
@@ -67,18 +77,14 @@ else
     step swift test --skip-build --skip ConformanceTests
     SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
         step swift test --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
-    # The conformance suite again on a second libcurl, bookworm-backports' 8.14 (the first with WebSockets),
-    # unpacked beside the system's 7.88 and loaded in its place: what a transfer can do is decided by the library
-    # loaded at run time (CurlTransport.libcurlVersion), so the same build is tested against both.
-    backports_status=0
-    BACKPORTS_LIBCURL=$(scripts/libcurl-backports.sh) || backports_status=$?
+    # The conformance suite again on the second libcurl (above), loaded in place of the system's: what a transfer
+    # can do is decided by the library loaded at run time (CurlTransport.libcurlVersion), so the same build is
+    # tested against both.
     if [ "$backports_status" = 0 ]; then
         SAPI_EXPECTED_LIBCURL=8.14 LD_LIBRARY_PATH="$BACKPORTS_LIBCURL" \
             step swift test --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
-    elif [ "$backports_status" = 3 ]; then
-        printf 'test.sh: SKIPPED the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)\n' >&2
     else
-        exit "$backports_status"
+        printf 'test.sh: SKIPPED the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)\n' >&2
     fi
     step swift test --skip-build --filter LargeTransferTests
     # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.

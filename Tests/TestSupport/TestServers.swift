@@ -86,6 +86,14 @@ public enum TestServers {
     /// - Throws: `MissingServer` when the variable is not set.
     public static func webSocketSecure() throws -> String { try url("SAPI_WSS_URL", "the WebSocket peer (TLS)") }
 
+    /// The folder of a libcurl with WebSockets (bookworm-backports' 8.14, unpacked by scripts/libcurl-backports.sh),
+    /// from `SAPI_LIBCURL_WS_DIR`: a process started with it as `LD_LIBRARY_PATH` loads that libcurl instead of
+    /// the system's (Debian 12's 7.88 has no WebSockets).
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func webSocketLibcurlDirectory() throws -> String {
+        try url("SAPI_LIBCURL_WS_DIR", "a libcurl with WebSockets (scripts/libcurl-backports.sh)")
+    }
+
     /// A URL made of a base URL (as these accessors give it) and a path.
     /// - Parameters:
     ///   - base: The base URL, without a trailing slash.
