@@ -12,7 +12,7 @@ import Synchronization
 /// Linux a per-task download delegate writes the body twice and a session-level download
 /// delegate leaves its temporary file behind, so transfers write files themselves.
 // @unchecked: NSObject is not Sendable; the only state is the Mutex-protected table.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionWebSocketDelegate, @unchecked Sendable {
     /// The tasks FoundationNetworking was given and has not completed yet (its `didCompleteWithError` is the end).
     private let started = Locked<Set<Int>>([])
 
@@ -32,13 +32,23 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ = started.withLock { $0.insert(task.taskIdentifier) }
     }
 
+    /// The WebSocket of each WebSocket task, by task identifier.
+    private let webSockets = Locked<[Int: URLSessionWebSocket]>([:])
+
+    /// Routes the callbacks of a WebSocket task to its connection.
+    func register(_ task: URLSessionWebSocketTask, for webSocket: URLSessionWebSocket) {
+        webSockets.withLock { $0[task.taskIdentifier] = webSocket }
+        _ = started.withLock { $0.insert(task.taskIdentifier) }
+    }
+
     /// Stops routing the callbacks of a task.
     func unregister(_ taskIdentifier: Int) {
         _ = transfers.withLock { $0.removeValue(forKey: taskIdentifier) }
+        _ = webSockets.withLock { $0.removeValue(forKey: taskIdentifier) }
     }
 
-    /// How many tasks are routed to a transfer now.
-    var registeredCount: Int { transfers.withLock { $0.count } }
+    /// How many tasks are routed to a transfer or a WebSocket now.
+    var registeredCount: Int { transfers.withLock { $0.count } + webSockets.withLock { $0.count } }
 
     /// How many tasks FoundationNetworking was given and has not completed.
     var unfinishedCount: Int { started.withLock { $0.count } }
@@ -124,10 +134,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         #endif
     }
 
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?
+    ) {
+        webSockets.withLock { $0[webSocketTask.taskIdentifier] }?.opened(webSocketTask, subprotocol: `protocol`)
+    }
+
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask,
+        didCloseWith closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?
+    ) {
+        // The close code and reason are read off the task when its last receive fails (URLSessionWebSocket).
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         _ = started.withLock { $0.remove(task.taskIdentifier) }
         let transfer = transfer(for: task)
+        let webSocket = webSockets.withLock { $0[task.taskIdentifier] }
         unregister(task.taskIdentifier)
         transfer?.didComplete(task: task, error: error)
+        webSocket?.completed(task, error: error)
     }
 }

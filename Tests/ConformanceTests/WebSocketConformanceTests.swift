@@ -2,15 +2,26 @@ import Foundation
 import ServerAPICurl
 import ServerAPIKit
 import ServerAPITestSupport
+import ServerAPIURLSession
 import Testing
 
-/// WebSockets over `CurlTransport` against the WebSocket peer of the test servers (Tests/Fixtures/ws_server.py).
+/// WebSockets over each transport against the WebSocket peer of the test servers (Tests/Fixtures/ws_server.py).
 ///
-/// Every test runs on whichever libcurl the process loaded: on one with WebSockets (8.11 or later, such as
-/// bookworm-backports' 8.14) it checks the behaviour; on one without (Debian 12's 7.88) it checks the typed
-/// `unsupported` error instead, so each test says which path it took and none is skipped.
-@Suite("Conformance: WebSockets over CurlTransport and the WebSocket peer")
+/// `CurlTransport` runs on whichever libcurl the process loaded: on one with WebSockets (8.11 or later, such as
+/// bookworm-backports' 8.14) each test checks the behaviour; on one without (Debian 12's 7.88) it checks the typed
+/// `unsupported` error instead. `URLSessionTransport` on Linux checks its `unsupported` error: the toolchains'
+/// FoundationNetworking is built without WebSockets. So each test says which path it took and none is skipped.
+/// What only curl does (the whole protocol, frame by frame; trust in the test CA; backpressure) is tested on curl.
+@Suite("Conformance: WebSockets over each transport and the WebSocket peer")
 struct WebSocketConformanceTests {
+    /// The transports with WebSockets.
+    enum Kind: String, CaseIterable, CustomStringConvertible {
+        case curl
+        case urlsession
+
+        var description: String { rawValue }
+    }
+
     private struct Header: ServerAPIPlugin {
         func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
             var request = request
@@ -19,8 +30,14 @@ struct WebSocketConformanceTests {
         }
     }
 
-    private static func manager(plugins: [any ServerAPIPlugin] = []) throws -> ServerAPIManager {
-        let transport = CurlTransport(configuration: .init(additionalTrustedCAFile: try TestServers.h2CAFile()))
+    private static func manager(_ kind: Kind = .curl, plugins: [any ServerAPIPlugin] = []) throws
+        -> ServerAPIManager
+    {
+        let transport: any RequestPerforming =
+            switch kind {
+            case .curl: CurlTransport(configuration: .init(additionalTrustedCAFile: try TestServers.h2CAFile()))
+            case .urlsession: URLSessionTransport()
+            }
         return ServerAPIManager(transport: transport, plugins: plugins)
     }
 
@@ -29,10 +46,23 @@ struct WebSocketConformanceTests {
             url: try TestServers.url(base: secure ? TestServers.webSocketSecure() : TestServers.webSocket(), path))
     }
 
-    /// Opens a WebSocket when the loaded libcurl has them; otherwise checks the `unsupported` error and returns `nil`.
+    /// Opens a WebSocket when the transport has them; otherwise checks the `unsupported` error and returns `nil`.
     private static func open(
         _ manager: ServerAPIManager, _ api: ServerAPI, configuration: WebSocket.Configuration = .init()
     ) async throws -> WebSocket? {
+        if manager.transport is URLSessionTransport {
+            #if canImport(FoundationNetworking)
+                let error = await expectError { try await manager.webSocket(api, configuration: configuration) }
+                #expect(error?.kind == .unsupported)
+                #expect(
+                    error?.message.hasPrefix("this URLSession has no WebSockets") == true,
+                    "\(String(describing: error))")
+                #expect(manager.inFlight.isEmpty)
+                return nil
+            #else
+                return try await manager.webSocket(api, configuration: configuration)
+            #endif
+        }
         guard CurlTransport.supportsWebSockets else {
             let error = await expectError { try await manager.webSocket(api, configuration: configuration) }
             #expect(error?.kind == .unsupported)
@@ -70,9 +100,9 @@ struct WebSocketConformanceTests {
         #expect(CurlTransport.supportsWebSockets == official, "libcurl \(CurlTransport.libcurlVersion)")
     }
 
-    @Test("text and binary messages echo, and a clean close leaves nothing in flight")
-    func echo() async throws {
-        let manager = try Self.manager()
+    @Test("text and binary messages echo, and a clean close leaves nothing in flight", arguments: Kind.allCases)
+    func echo(kind: Kind) async throws {
+        let manager = try Self.manager(kind)
         guard let socket = try await Self.open(manager, try Self.api("/echo?id=echo")) else { return }
         try await socket.send(.text("héllo 👋"))
         try await socket.send(.binary(Data([0, 1, 2, 255])))
@@ -127,27 +157,27 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("fragmented messages are reassembled")
-    func fragmented() async throws {
-        guard let socket = try await Self.open(try Self.manager(), try Self.api("/fragmented")) else { return }
+    @Test("fragmented messages are reassembled", arguments: Kind.allCases)
+    func fragmented(kind: Kind) async throws {
+        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/fragmented")) else { return }
         var iterator = socket.messages.makeAsyncIterator()
         #expect(try await iterator.next() == .text("fragmented"))
         #expect(try await iterator.next() == .binary(Data([0, 1, 2, 3])))
         await socket.close()
     }
 
-    @Test("the client answers the server's ping, and its own ping gets a pong")
-    func pingPong() async throws {
-        guard let socket = try await Self.open(try Self.manager(), try Self.api("/ping")) else { return }
+    @Test("the client answers the server's ping, and its own ping gets a pong", arguments: Kind.allCases)
+    func pingPong(kind: Kind) async throws {
+        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/ping")) else { return }
         var iterator = socket.messages.makeAsyncIterator()
         #expect(try await iterator.next() == .text("pong received"))
         try await socket.ping(timeout: .seconds(10))
         await socket.close()
     }
 
-    @Test("the server's close code and reason reach the client, which echoes the code")
-    func serverCloses() async throws {
-        let manager = try Self.manager()
+    @Test("the server's close code and reason reach the client, which echoes the code", arguments: Kind.allCases)
+    func serverCloses(kind: Kind) async throws {
+        let manager = try Self.manager(kind)
         guard let socket = try await Self.open(manager, try Self.api("/close?code=4000&reason=bye&id=server-close"))
         else { return }
         let (messages, error) = await Self.collect(socket)
@@ -158,9 +188,11 @@ struct WebSocketConformanceTests {
         #expect(try await Self.report(manager, "server-close") == "4000 ")
     }
 
-    @Test("a server that drops the connection without a close frame fails the messages with network")
-    func abrupt() async throws {
-        guard let socket = try await Self.open(try Self.manager(), try Self.api("/abrupt")) else { return }
+    @Test(
+        "a server that drops the connection without a close frame fails the messages with network",
+        arguments: Kind.allCases)
+    func abrupt(kind: Kind) async throws {
+        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/abrupt")) else { return }
         let (messages, error) = await Self.collect(socket)
         #expect(messages == [.text("bye")])
         #expect(error?.kind == .network)
@@ -207,9 +239,9 @@ struct WebSocketConformanceTests {
         #expect(socket.isClosed)
     }
 
-    @Test("cancel by tag closes a streaming connection with cancelled")
-    func cancelByTag() async throws {
-        let manager = try Self.manager()
+    @Test("cancel by tag closes a streaming connection with cancelled", arguments: Kind.allCases)
+    func cancelByTag(kind: Kind) async throws {
+        let manager = try Self.manager(kind)
         guard let socket = try await Self.open(manager, try Self.api("/stream").tag("ticks")) else { return }
         var iterator = socket.messages.makeAsyncIterator()
         guard case .text(let first)? = try await iterator.next() else {
@@ -243,11 +275,11 @@ struct WebSocketConformanceTests {
         #expect(manager.inFlight.isEmpty)
     }
 
-    @Test("the subprotocol the server chose is the socket's")
-    func subprotocol() async throws {
+    @Test("the subprotocol the server chose is the socket's", arguments: Kind.allCases)
+    func subprotocol(kind: Kind) async throws {
         guard
             let socket = try await Self.open(
-                try Self.manager(), try Self.api("/echo").webSocketProtocols("chat.v2", "chat.v1"))
+                try Self.manager(kind), try Self.api("/echo").webSocketProtocols("chat.v2", "chat.v1"))
         else { return }
         #expect(socket.subprotocol == "chat.v2")
         await socket.close()
@@ -262,9 +294,10 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("a plugin's header reaches the handshake")
-    func pluginHeader() async throws {
-        guard let socket = try await Self.open(try Self.manager(plugins: [Header()]), try Self.api("/headers")) else {
+    @Test("a plugin's header reaches the handshake", arguments: Kind.allCases)
+    func pluginHeader(kind: Kind) async throws {
+        guard let socket = try await Self.open(try Self.manager(kind, plugins: [Header()]), try Self.api("/headers"))
+        else {
             return
         }
         var iterator = socket.messages.makeAsyncIterator()
