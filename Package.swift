@@ -66,6 +66,12 @@ let package = Package(
             ],
             path: "Sources/serverapi-soak"
         ),
+        // The Autobahn|Testsuite client runner (Tests/Autobahn/README.md, scripts/autobahn.sh); not a product.
+        .executableTarget(
+            name: "serverapi-autobahn",
+            dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession"],
+            path: "Sources/serverapi-autobahn"
+        ),
         .executableTarget(
             name: "sapi",
             dependencies: [

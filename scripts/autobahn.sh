@@ -16,6 +16,9 @@
 #   scripts/autobahn.sh env          # print `export …` lines: eval "$(scripts/autobahn.sh env)"
 #   scripts/autobahn.sh status
 #   scripts/autobahn.sh reference    # run the Python reference client (scripts/autobahn_reference_client.py)
+#   scripts/autobahn.sh client [--transport curl|urlsession]
+#                                    # run our runner (Sources/serverapi-autobahn, a release build): curl on the
+#                                    # libcurl with WebSockets (scripts/libcurl-backports.sh), or URLSession
 #   scripts/autobahn.sh report [--agent NAME] [--expected-failures FILE] [--reports DIR]
 #                                    # per group pass/fail counts; exits 1 if a case failed that FILE
 #                                    # (default scripts/autobahn-expected-failures.txt) does not allow
@@ -251,6 +254,22 @@ cmd_reference() {
     "$CLIENT_VENV/bin/python" "$ROOT/scripts/autobahn_reference_client.py" --url "$SAPI_AUTOBAHN_URL" "$@"
 }
 
+# Our runner (Sources/serverapi-autobahn), built in release, on one transport: curl on the libcurl with WebSockets
+# (scripts/libcurl-backports.sh prints its folder; SAPI_LIBCURL_WS_DIR overrides), or urlsession.
+cmd_client() {
+    local transport=curl libdir=""
+    alive "$STATE/server.pid" || { log "not running: run scripts/autobahn.sh start"; exit 1; }
+    [ "${1:-}" = "--transport" ] && transport=${2:-curl}
+    swift build -c release --product serverapi-autobahn >&2
+    if [ "$transport" = curl ]; then
+        libdir=${SAPI_LIBCURL_WS_DIR:-$("$ROOT/scripts/libcurl-backports.sh")}
+    fi
+    # shellcheck disable=SC1090
+    . "$ENV_FILE"
+    LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        "$ROOT/.build/release/serverapi-autobahn" "$SAPI_AUTOBAHN_URL" "$@"
+}
+
 cmd_report() {
     python3 "$ROOT/scripts/autobahn_report.py" --reports "$STATE/reports/clients" --cases "$STATE/cases.json" \
         --expected-failures "$ROOT/scripts/autobahn-expected-failures.txt" "$@"
@@ -265,9 +284,10 @@ case "$command" in
     env) cmd_env ;;
     status) cmd_status ;;
     reference) cmd_reference "$@" ;;
+    client) cmd_client "$@" ;;
     report) cmd_report "$@" ;;
     *)
-        echo "usage: $0 install|start|stop|env|status|reference [--agent NAME]|report [--agent NAME] [--expected-failures FILE]" >&2
+        echo "usage: $0 install|start|stop|env|status|reference [--agent NAME]|client [--transport curl|urlsession]|report [--agent NAME] [--expected-failures FILE]" >&2
         exit 2
         ;;
 esac
