@@ -18,7 +18,10 @@ package struct WebSocketFrameCodec: Sendable {
 
     /// The largest payload one frame may declare; a larger one fails with 1009 before any of it is buffered.
     package var maxFramePayload: Int
+    /// Bytes received and not yet handed out: a header in part, or a control frame's payload in part.
     private var buffer = Data()
+    /// The data frame whose payload is arriving, handed out in pieces as it does.
+    private var current: (opcode: WebSocketFrame.Opcode, isFinal: Bool, remaining: Int, started: Bool)?
     private var failed = false
 
     /// Creates a decoder.
@@ -27,35 +30,70 @@ package struct WebSocketFrameCodec: Sendable {
         self.maxFramePayload = maxFramePayload
     }
 
-    /// The bytes received but not yet part of a whole frame.
+    /// The bytes received but not yet handed out.
     package var bufferedCount: Int { buffer.count }
 
     /// Adds received bytes and returns the frames they complete, in order.
+    ///
+    /// A data frame whose payload arrives over several reads is handed out as it arrives, as fragments of its
+    /// message: its first piece with its opcode, the others as continuations, the last with its FIN bit. The
+    /// message is the same (RFC 6455 §5.4 lets any intermediary fragment so), its bytes are not held twice, and
+    /// the checks on a message (UTF-8, its size) run as it arrives rather than once it is whole.
     /// - Throws: `Failure` for a frame a client must reject: masked, with reserved bits or opcodes, a control
     ///   frame that is fragmented or longer than 125 bytes, a non-minimal or oversized length.
     package mutating func decode(_ bytes: Data) throws(Failure) -> [WebSocketFrame] {
         if failed { return [] }
-        buffer.append(bytes)
+        if buffer.isEmpty { buffer = bytes } else { buffer.append(bytes) }
         var frames: [WebSocketFrame] = []
         var start = buffer.startIndex
         do {
-            while let (frame, next) = try Self.frame(in: buffer, at: start, maxPayload: maxFramePayload) {
-                frames.append(frame)
-                start = next
+            while true {
+                if let frame = current {
+                    let count = min(frame.remaining, buffer.endIndex - start)
+                    guard count > 0 else { break }
+                    let remaining = frame.remaining - count
+                    frames.append(
+                        WebSocketFrame(
+                            frame.started ? .continuation : frame.opcode, payload: Data(buffer[start..<start + count]),
+                            isFinal: remaining == 0 && frame.isFinal))
+                    start += count
+                    current = remaining == 0 ? nil : (frame.opcode, frame.isFinal, remaining, true)
+                    continue
+                }
+                guard let header = try Self.header(in: buffer, at: start, maxPayload: maxFramePayload) else { break }
+                let payloadStart = start + header.length
+                let available = buffer.endIndex - payloadStart
+                if available >= header.payload {
+                    let end = payloadStart + header.payload
+                    frames.append(
+                        WebSocketFrame(
+                            header.opcode, payload: Data(buffer[payloadStart..<end]), isFinal: header.isFinal))
+                    start = end
+                } else if header.opcode.isControl {
+                    break
+                } else {
+                    current = (header.opcode, header.isFinal, header.payload, false)
+                    start = payloadStart
+                }
             }
         } catch {
             failed = true
             buffer = Data()
             throw error
         }
-        buffer.removeSubrange(buffer.startIndex..<start)
+        if start == buffer.endIndex {
+            buffer = Data()
+        } else if start > buffer.startIndex {
+            buffer = Data(buffer[start...])
+        }
         return frames
     }
 
-    /// The frame that starts at `start`, and where the next one starts; `nil` when more bytes are needed.
-    private static func frame(
+    /// The header of the frame that starts at `start`: its opcode, FIN bit, own length and payload length;
+    /// `nil` when more bytes are needed.
+    private static func header(
         in data: Data, at start: Data.Index, maxPayload: Int
-    ) throws(Failure) -> (WebSocketFrame, Data.Index)? {
+    ) throws(Failure) -> (opcode: WebSocketFrame.Opcode, isFinal: Bool, length: Int, payload: Int)? {
         let available = data.endIndex - start
         guard available >= 2 else { return nil }
         let first = data[start]
@@ -99,10 +137,7 @@ package struct WebSocketFrameCodec: Sendable {
                 code: .messageTooBig,
                 message: "the server sent a frame of \(length) bytes, more than the limit of \(maxPayload)")
         }
-        guard available - headerLength >= Int(length) else { return nil }
-        let payloadStart = start + headerLength
-        let end = payloadStart + Int(length)
-        return (WebSocketFrame(opcode, payload: Data(data[payloadStart..<end]), isFinal: isFinal), end)
+        return (opcode, isFinal, headerLength, Int(length))
     }
 
     /// The bytes a client sends for `frame`: masked with `mask` (a fresh random key unless a test gives one).

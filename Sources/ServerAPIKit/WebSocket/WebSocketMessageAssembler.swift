@@ -28,6 +28,8 @@ package struct WebSocketMessageAssembler: Sendable {
     /// The largest message, whole, in bytes.
     package var maxMessageSize: Int
     private var partial: (opcode: WebSocketFrame.Opcode, payload: Data)?
+    /// The UTF-8 check of the text message being reassembled, run on each fragment as it arrives.
+    private var utf8 = UTF8Validator()
 
     /// Creates an assembler.
     /// - Parameter maxMessageSize: The largest message, whole, in bytes.
@@ -50,27 +52,33 @@ package struct WebSocketMessageAssembler: Sendable {
             }
             guard frame.payload.count <= maxMessageSize else { return tooBig(frame.payload.count) }
             guard frame.isFinal else {
+                if frame.opcode == .text {
+                    utf8 = UTF8Validator()
+                    guard utf8.feed(frame.payload) else { return invalidText() }
+                }
                 partial = (frame.opcode, frame.payload)
                 return nil
             }
             return message(frame.opcode, frame.payload)
         case .continuation:
-            guard let (opcode, partialPayload) = partial else {
+            // Taken out, so that the append below grows the one copy of the message in place.
+            guard var current = partial.take() else {
                 return fail(.protocolError, "the server sent a continuation frame outside a fragmented message")
             }
-            guard partialPayload.count + frame.payload.count <= maxMessageSize else {
-                partial = nil
-                return tooBig(partialPayload.count + frame.payload.count)
+            guard current.payload.count + frame.payload.count <= maxMessageSize else {
+                return tooBig(current.payload.count + frame.payload.count)
             }
-            // Released first, so that the append below does not copy the partial message.
-            partial = nil
-            var payload = partialPayload
-            payload.append(frame.payload)
+            if current.opcode == .text {
+                guard utf8.feed(frame.payload), !frame.isFinal || utf8.isComplete else { return invalidText() }
+            }
+            current.payload.append(frame.payload)
             guard frame.isFinal else {
-                partial = (opcode, payload)
+                partial = current
                 return nil
             }
-            return message(opcode, payload)
+            guard current.opcode == .text else { return .message(.binary(current.payload)) }
+            // Checked fragment by fragment above.
+            return .message(.text(String(decoding: current.payload, as: UTF8.self)))
         default:
             return fail(.protocolError, "the server sent a reserved \(frame.opcode)")
         }
@@ -78,11 +86,12 @@ package struct WebSocketMessageAssembler: Sendable {
 
     private func message(_ opcode: WebSocketFrame.Opcode, _ payload: Data) -> Event {
         guard opcode == .text else { return .message(.binary(payload)) }
-        guard let text = String(validating: payload, as: UTF8.self) else {
-            return .fail(
-                .init(code: .invalidPayload, message: "the server sent a text message that is not valid UTF-8"))
-        }
+        guard let text = String(validating: payload, as: UTF8.self) else { return invalidText() }
         return .message(.text(text))
+    }
+
+    private func invalidText() -> Event {
+        .fail(.init(code: .invalidPayload, message: "the server sent a text message that is not valid UTF-8"))
     }
 
     private func tooBig(_ count: Int) -> Event {

@@ -34,7 +34,7 @@ struct WebSocketFrameCodecTests {
         }
     }
 
-    @Test("frames split anywhere across reads come out whole and in order")
+    @Test("frames split anywhere across reads make the same messages, in order")
     func decodesAcrossReads() throws {
         let stream =
             Self.serverFrame(0x1, Array("hello".utf8)) + Self.serverFrame(0x2, Array(repeating: 7, count: 300))
@@ -43,10 +43,37 @@ struct WebSocketFrameCodecTests {
             var codec = WebSocketFrameCodec(maxFramePayload: 1 << 20)
             var frames = try codec.decode(stream.prefix(split))
             frames += try codec.decode(stream.dropFirst(split))
-            #expect(frames.map(\.opcode) == [.text, .binary, .ping])
-            #expect(frames[1].payload == Data(repeating: 7, count: 300))
+            var assembler = WebSocketMessageAssembler(maxMessageSize: 1 << 20)
+            let events = frames.compactMap { assembler.receive($0) }
+            #expect(
+                events == [
+                    .message(.text("hello")), .message(.binary(Data(repeating: 7, count: 300))), .ping(Data([1, 2])),
+                ],
+                "split at \(split)")
             #expect(codec.bufferedCount == 0)
         }
+    }
+
+    @Test("a data frame arriving over many reads is handed out as it arrives, not held until whole")
+    func streamsLargeFrames() throws {
+        let payload = (0..<100_000).map { UInt8($0 % 251) }
+        let stream = Self.serverFrame(0x2, payload, final: false) + Self.serverFrame(0x0, [9, 9])
+        var codec = WebSocketFrameCodec(maxFramePayload: 1 << 20)
+        var frames: [WebSocketFrame] = []
+        var start = 0
+        while start < stream.count {
+            let end = min(stream.count, start + 4096)
+            frames += try codec.decode(stream[start..<end])
+            // At most a header waits: the payload itself goes out with each read.
+            #expect(codec.bufferedCount <= 14)
+            start = end
+        }
+        #expect(frames.count > 20)
+        #expect(frames.first?.opcode == .binary)
+        #expect(frames.dropFirst().allSatisfy { $0.opcode == .continuation })
+        #expect(frames.dropLast().allSatisfy { !$0.isFinal })
+        #expect(frames.last?.isFinal == true)
+        #expect(frames.reduce(Data()) { $0 + $1.payload } == Data(payload + [9, 9]))
     }
 
     @Test("a frame declaring more than the limit fails with 1009 before its payload arrives")

@@ -36,6 +36,67 @@ struct WebSocketMessageAssemblerTests {
         #expect(failure.code == .invalidPayload)
     }
 
+    @Test("text that stops being UTF-8 in a fragment fails at that fragment, before the message ends")
+    func invalidFragmentFailsFast() {
+        var assembler = WebSocketMessageAssembler(maxMessageSize: 100)
+        // Autobahn 6.4.1: a valid fragment, then one with the start of a code point above U+10FFFF (F4 90).
+        #expect(assembler.receive(WebSocketFrame(.text, payload: Data("κόσμε".utf8), isFinal: false)) == nil)
+        guard
+            case .fail(let failure)? = assembler.receive(
+                WebSocketFrame(.continuation, payload: Data([0xF4, 0x90]), isFinal: false))
+        else {
+            Issue.record("the invalid fragment was accepted")
+            return
+        }
+        #expect(failure.code == .invalidPayload)
+        #expect(!assembler.isAssembling)
+        // The first fragment alone already fails when it cannot begin UTF-8 text.
+        var fresh = WebSocketMessageAssembler(maxMessageSize: 100)
+        let event = fresh.receive(WebSocketFrame(.text, payload: Data([0x61, 0xC0]), isFinal: false))
+        #expect(
+            event
+                == .fail(
+                    .init(code: .invalidPayload, message: "the server sent a text message that is not valid UTF-8")))
+    }
+
+    @Test("a fragmented text message that ends inside a character fails with 1007")
+    func unfinishedCharacter() {
+        var assembler = WebSocketMessageAssembler(maxMessageSize: 100)
+        #expect(assembler.receive(WebSocketFrame(.text, payload: Data("ab".utf8), isFinal: false)) == nil)
+        guard case .fail(let failure)? = assembler.receive(WebSocketFrame(.continuation, payload: Data([0xE2, 0x82])))
+        else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(failure.code == .invalidPayload)
+    }
+
+    @Test("UTF-8 checked piece by piece: every text split anywhere, and the sequences RFC 3629 forbids")
+    func validator() {
+        let text = Array("a é € 𝄞 κόσμε 👋 z".utf8)
+        for split in 0...text.count {
+            var validator = UTF8Validator()
+            let first = validator.feed(text.prefix(split))
+            let second = validator.feed(text.dropFirst(split))
+            #expect(first && second && validator.isComplete, "split at \(split)")
+        }
+        let invalid: [[UInt8]] = [
+            [0x80], [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF0, 0x80, 0x80, 0x80],
+            [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xE2, 0x28, 0xA1],
+            Array("plenty of ascii first".utf8) + [0xFE],
+        ]
+        for bytes in invalid {
+            var validator = UTF8Validator()
+            let accepted = validator.feed(bytes)
+            let after = validator.feed([0x61])
+            #expect(!accepted, "\(bytes) was accepted")
+            #expect(!after, "a spent validator accepts nothing more")
+        }
+        var unfinished = UTF8Validator()
+        let prefix = unfinished.feed([0xF0, 0x9F, 0x91])
+        #expect(prefix && !unfinished.isComplete)
+    }
+
     @Test("a message over the limit fails with 1009, whole or growing by fragments")
     func tooBig() {
         var whole = WebSocketMessageAssembler(maxMessageSize: 4)
