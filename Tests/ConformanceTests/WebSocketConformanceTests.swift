@@ -210,6 +210,36 @@ struct WebSocketConformanceTests {
         #expect(try await Self.report(manager, "utf8").hasPrefix("1007 "))
     }
 
+    @Test("text that stops being UTF-8 in the middle of a message fails at once, not at the message's end")
+    func invalidUTF8FailsFast() async throws {
+        let manager = try Self.manager()
+        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8-fragments?id=fast"))
+        else { return }
+        let (messages, error) = await Self.collect(socket)
+        #expect(messages.isEmpty)
+        #expect(error?.kind == .network)
+        #expect(error?.message.contains("1007") == true, "\(String(describing: error))")
+        // The peer never ends the message: a client that waited for its end would have had the connection dropped.
+        #expect(try await Self.report(manager, "fast").hasPrefix("1007 "))
+    }
+
+    @Test("a message in 65,536 frames of 64 bytes arrives whole, and echoes back")
+    func manyFragments() async throws {
+        guard let socket = try await Self.open(try Self.manager(), try Self.api("/many-fragments")) else { return }
+        var iterator = socket.messages.makeAsyncIterator()
+        guard case .binary(let message)? = try await iterator.next() else {
+            Issue.record("no binary message")
+            return
+        }
+        let chunk = Data((0..<64).map { UInt8($0) })
+        #expect(message.count == 4 << 20)
+        #expect(message.prefix(64) == chunk)
+        #expect(message.suffix(64) == chunk)
+        try await socket.send(.binary(message))
+        #expect(try await iterator.next() == .binary(message))
+        await socket.close()
+    }
+
     @Test("a message over the limit fails with responseTooLarge, closed with 1009")
     func oversize() async throws {
         let manager = try Self.manager()

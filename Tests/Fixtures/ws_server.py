@@ -15,6 +15,13 @@ Paths (a query's `id=X` records the close code the client sent, which `/report?o
   /fragmented            sends "fragmented" in three text frames and b"\\x00\\x01\\x02\\x03" in two binary ones,
                          then echoes
   /invalid-utf8          sends a text frame whose payload is not UTF-8, then waits for the client's close
+  /invalid-utf8-fragments
+                         starts a text message with a valid fragment, sends a fragment that no UTF-8 text can
+                         continue, then waits (10 s) for the client's close; a client that waits for the end of the
+                         message instead gets no end: the connection is dropped (Autobahn 6.4.1, fail fast)
+  /many-fragments?count=N&size=S
+                         sends one binary message in N frames of S bytes (65,536 of 64 by default: 4 MiB, as
+                         Autobahn 9.3.1), then echoes
   /ping                  pings the client, and sends "pong received" once its pong arrives, then echoes
   /stream                sends "tick N" messages of 1 KiB without end, as fast as the client reads
   /refuse/CODE           refuses the handshake with status CODE and the body "refused with CODE"
@@ -31,6 +38,7 @@ import ssl
 import urllib.parse
 
 from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 
 SUBPROTOCOLS = ["chat.v1", "chat.v2"]
@@ -102,6 +110,27 @@ async def route(ws, path, query):
     elif path == "/invalid-utf8":
         await ws.send(b"\xce\xba\xff\xfe", text=True)
         await ws.wait_closed()
+    elif path == "/invalid-utf8-fragments":
+
+        async def fragments():
+            yield "valid κόσμε ".encode()
+            yield b"\xf4\x90\x80\x80"
+            try:
+                await asyncio.wait_for(ws.wait_closed(), 10)
+            except asyncio.TimeoutError:
+                ws.transport.abort()
+
+        try:
+            await ws.send(fragments(), text=True)
+        except ConnectionClosed:
+            pass
+        await ws.wait_closed()
+    elif path == "/many-fragments":
+        count = int(query.get("count", "65536"))
+        size = int(query.get("size", "64"))
+        chunk = (bytes(range(256)) * (size // 256 + 1))[:size]
+        await ws.send([chunk] * count)
+        await echo(ws)
     elif path == "/ping":
         pong = await ws.ping(b"server-ping")
         await pong
