@@ -99,6 +99,13 @@ struct JSONPrinter {
         return Data(out)
     }
 
+    /// JSON text coloured, its whitespace kept as it came: how an item printed as it arrives (an event's data, a
+    /// WebSocket message) is shown. `nil` without a palette, or when `data` is not JSON.
+    static func coloured(_ data: Data, palette: OutputStyle.Palette?) -> Data? {
+        guard palette != nil, (try? JSONScanner.validate(data)) != nil else { return nil }
+        return JSONPrinter(palette: palette).format(data, indent: false)
+    }
+
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }

@@ -66,6 +66,17 @@ struct Options {
     var replay: String?
     var showHelp = false
     var showVersion = false
+    // MARK: - WebSockets
+    /// A WebSocket: a `ws://` or `wss://` URL, or `--ws` for an `http(s)://` one.
+    var webSocket = false
+    /// `--subprotocol NAME` (repeated, or a comma-separated list): `Sec-WebSocket-Protocol`.
+    var subprotocols: [String] = []
+    /// `--max-message-size SIZE`: the largest WebSocket message received.
+    var maxMessageSize: Int?
+    /// `--ping-interval SECONDS`: a keep-alive ping this often.
+    var pingInterval: Double?
+    /// `--linger SECONDS`: how long a WebSocket keeps printing what arrives after standard input ended.
+    var linger = Options.defaultLinger
     // MARK: - auth and sessions
     /// `-a user[:password]`, or the token with `-A bearer`.
     var auth: String?
@@ -84,6 +95,8 @@ struct Options {
         if verbose >= 2 { return ["H", "B", "h", "b", "m"] }
         if verbose == 1 { return ["H", "B", "h", "b"] }
         if offline { return ["H", "B"] }
+        // A WebSocket's messages; its handshake's head is status, not output (see `WebSocketClient`).
+        if webSocket { return ["b"] }
         return terminal ? ["h", "b"] : ["b"]
     }
 
@@ -91,6 +104,9 @@ struct Options {
 
     /// `--output FILE`: the download's file, or (without `--download`) where standard output goes.
     var output: String?
+
+    /// The default `--linger`: a second, long enough for a server on the same continent to answer the last line.
+    static let defaultLinger = 1.0
 
     /// The default `--max-body-size`: 64 MiB, the library's default for a body held in memory.
     static let defaultMaxBodySize: Int64 = ResponseSizeRule.defaultMemoryLimit
@@ -112,6 +128,15 @@ struct Options {
             value <= Int64.max >> shift
         else { return nil }
         return value << shift
+    }
+
+    /// Whether `text` is an HTTP token (RFC 9110 §5.6.2), as a subprotocol name must be (RFC 6455 §4.1).
+    static func isToken(_ text: String) -> Bool {
+        let punctuation = Set("!#$%&'*+-.^_`|~".unicodeScalars)
+        return !text.isEmpty
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || punctuation.contains($0))
+            }
     }
 
     /// The methods `sapi` accepts as its first argument.
@@ -389,6 +414,51 @@ extension Options {
         OptionSpec(names: ["--continue", "-c"], help: "resume a partial --download --output FILE") { o, _ in
             o.resume = true
         },
+        // WebSockets
+        OptionSpec(
+            names: ["--ws", "--websocket"],
+            help: "open a WebSocket to an http(s) URL (ws:// and wss:// URLs need no flag); see WebSockets below"
+        ) { o, _ in o.webSocket = true },
+        OptionSpec(
+            names: ["--subprotocol"], value: "NAME[,NAME]",
+            help: "offer WebSocket subprotocols (Sec-WebSocket-Protocol), in order of preference; repeatable"
+        ) {
+            let names = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !names.isEmpty, names.allSatisfy(Options.isToken) else {
+                throw UsageError(
+                    message: "--subprotocol needs subprotocol names (tokens, separated by commas), not \"\($1)\"",
+                    hint: "--subprotocol chat.v2,chat.v1")
+            }
+            $0.subprotocols += names
+        },
+        OptionSpec(
+            names: ["--max-message-size"], value: "SIZE",
+            help: "the largest WebSocket message received (default 16M): a larger one closes it (1009), exit 7"
+        ) {
+            guard let size = Options.parseSize($1), size <= Int.max else {
+                throw UsageError(
+                    message: "--max-message-size needs a size such as 65536, 512K or 16M, not \"\($1)\"")
+            }
+            $0.maxMessageSize = Int(size)
+        },
+        OptionSpec(
+            names: ["--ping-interval"], value: "SECONDS",
+            help: "ping the WebSocket's server this often; no pong within the interval: exit 2"
+        ) {
+            guard let seconds = Double($1), seconds > 0, seconds.isFinite else {
+                throw UsageError(message: "--ping-interval needs a positive number of seconds, not \"\($1)\"")
+            }
+            $0.pingInterval = seconds
+        },
+        OptionSpec(
+            names: ["--linger"], value: "SECONDS",
+            help: "after standard input ends, print what the WebSocket receives this long before closing (default 1)"
+        ) {
+            guard let seconds = Double($1), seconds >= 0, seconds.isFinite else {
+                throw UsageError(message: "--linger needs a number of seconds (0 or more), not \"\($1)\"")
+            }
+            $0.linger = seconds
+        },
         OptionSpec(names: ["--help"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },
     ]
@@ -498,6 +568,16 @@ extension Options {
                 message: "--continue resumes a named file: it needs --download and --output FILE",
                 hint: "sapi -d -c -o FILE URL")
         }
+        if RequestBuilder.isWebSocketURL(options.url) { options.webSocket = true }
+        if options.webSocket {
+            try checkWebSocket(options)
+        } else if !options.subprotocols.isEmpty || options.maxMessageSize != nil || options.pingInterval != nil
+            || options.linger != defaultLinger
+        {
+            throw UsageError(
+                message: "--subprotocol, --max-message-size, --ping-interval and --linger are for WebSockets",
+                hint: "a ws:// or wss:// URL, or --ws for an http(s) URL")
+        }
         if options.stream { try checkStream(options) }
         if options.har != nil, options.replay != nil {
             throw UsageError(
@@ -528,6 +608,38 @@ extension Options {
             hint:
                 "sapi -d -o \(positionals[index]) URL to name the file, or sapi -d URL to take the name from the response"
         )
+    }
+
+    /// A WebSocket's handshake is one GET without a body, sent straight to the server, and its messages are
+    /// printed as they arrive: options for a body, a download, a cache, retries or a route it does not take are
+    /// refused rather than ignored.
+    private static func checkWebSocket(_ options: Options) throws(UsageError) {
+        let hint = "sapi ws://HOST/PATH [Header:Value ...] [name==value ...], then one message a line on standard input"
+        if let method = options.method, method != .get {
+            throw UsageError(message: "a WebSocket opens with GET, not \(method.rawValue)", hint: hint)
+        }
+        if RequestBuilder.hasBodyItems(options) || options.rawBody != nil {
+            throw UsageError(
+                message: "a WebSocket handshake has no body: send messages as lines on standard input", hint: hint)
+        }
+        let cache = options.cache != .none || options.cacheDirectory != nil || options.cacheMode != nil
+        let proxy = options.proxy != nil || !options.noProxy.isEmpty
+        let http2 = options.httpVersion != nil && options.httpVersion != .http1
+        let refused: [(Bool, String)] = [
+            (options.download || options.resume, "--download and --continue"),
+            (options.stream, "--stream (a WebSocket's messages are always printed as they arrive)"),
+            (cache, "the cache options"),
+            (options.envelope, "--envelope"),
+            (options.retry > 0, "--retry"),
+            (options.stallTimeout != nil, "--stall-timeout"),
+            (proxy, "--proxy (the curl backend connects WebSockets directly)"),
+            (options.unixSocket != nil, "--unix-socket"),
+            (http2, "--http-version 2 (the handshake is HTTP/1.1)"),
+            (options.authType == .digest, "-A digest (the handshake answers no challenge)"),
+        ]
+        if let (_, what) = refused.first(where: \.0) {
+            throw UsageError(message: "\(what) cannot be used with a WebSocket", hint: hint)
+        }
     }
 
     /// `--stream` prints one body as it arrives: it cannot save it, cache it or read it as one envelope.
@@ -564,6 +676,7 @@ extension Options {
     static var helpText: String {
         var lines = [
             "usage: sapi [METHOD] URL [ITEM ...] [OPTIONS]",
+            "       sapi ws[s]://HOST/PATH [Header:Value ...] [name==value ...] [OPTIONS]   (a WebSocket)",
             "",
             "An HTTP client built on ServerAPIKit.",
             "",
@@ -625,6 +738,27 @@ extension Options {
             "  --max-redirects 0 stops at the first 3xx (printed; exit 3 with --check-status); more than N is",
             "  exit 6. --follow (-F) is accepted for httpie's habit.",
             "",
+            "WebSockets (ws://, wss://, or --ws for an http(s) URL):",
+            "  The handshake goes through the same options as a call: Header:Value and name==value items, -a,",
+            "  --session, --timeout (the handshake only), --verify, --pin, --cert. Each line of standard input (typed",
+            "  or piped) is sent as one text message; -I sends nothing and listens. When standard input ends",
+            "  (Ctrl-D, or the end of a pipe), sapi prints what arrives for --linger seconds more (default 1), then",
+            "  closes with 1000, waits for the server's close (at most 5 s) and exits 0. Ctrl-C closes with 1000",
+            "  and exits 130.",
+            "  Each message received is printed on a line of its own on stdout: text as it came; on a terminal, JSON",
+            "  is coloured (not indented: one message, one line). With --key-path, each message is read as JSON and",
+            "  the value found is printed as one line of JSON; messages where it finds nothing are skipped, those",
+            "  that are not JSON with a warning; exit 9 when it found nothing in any. A binary message is not",
+            "  printed: a line on stderr gives its size. -p h (or -v) prints the handshake's response head first",
+            "  (m, the metadata, is not printed).",
+            "  Status lines go to stderr: \"connected to URL\" (and the subprotocol the server chose), and how it",
+            "  closed. The server's close with 1000 or 1001 (or no code) exits 0; another code is an error (exit 7),",
+            "  as is a connection that breaks (7), a message over --max-message-size (7, closed with 1009), a ping",
+            "  unanswered within --ping-interval (2, closed with 1001), a refused handshake (3, 4 or 5 for its",
+            "  status). The curl backend needs libcurl 8.11 or later: an older one (Debian 12's 7.88) is an error,",
+            "  exit 1, as is the urlsession backend (no WebSockets yet). --proxy, --unix-socket, --retry, the cache,",
+            "  --stream and --download do not apply; --har records what the transport can record.",
+            "",
             "HAR (--har, --replay):",
             "  --har FILE writes every exchange of the run (each attempt, a streamed body with its chunks, a",
             "  download's bytes, a failure such as a refused connection) to FILE as HAR 1.2, which browsers'",
@@ -670,10 +804,11 @@ extension Options {
             "       (a status --retry retries that still fails after the last retry: 4 or 5 likewise)",
             "  6    too many redirects",
             "  7    cannot connect, TLS (the line names the failure: pin mismatch, certificate not trusted,",
-            "       hostname mismatch, client certificate rejected, ...), network, response too large",
+            "       hostname mismatch, client certificate rejected, ...), network, response too large; a",
+            "       WebSocket the server closed with a code other than 1000 or 1001",
             "  8    business-code failure with --envelope",
             "  9    decoding failed, or --key-path not found",
-            "  130  interrupted (Ctrl-C); a partial --download is kept for --continue",
+            "  130  interrupted (Ctrl-C); a partial --download is kept for --continue; a WebSocket is closed (1000)",
         ]
         return lines.joined(separator: "\n")
     }

@@ -14,6 +14,12 @@ enum RequestBuilder {
         return text.contains("://") ? text : "http://" + text
     }
 
+    /// Whether the URL as given is a WebSocket's: `ws://` or `wss://`, in any case.
+    static func isWebSocketURL(_ text: String) -> Bool {
+        let lower = text.prefix(6).lowercased()
+        return lower.hasPrefix("ws://") || lower.hasPrefix("wss://")
+    }
+
     /// Whether the options have items that make a body (fields, raw JSON, files).
     static func hasBodyItems(_ options: Options) -> Bool {
         options.items.contains {
@@ -28,12 +34,14 @@ enum RequestBuilder {
     static func build(_ options: Options, stdin: Data? = nil) throws(UsageError) -> ServerAPI {
         let urlText = expandURL(options.url)
         // Sent as written: the URL's own escapes are kept (see `ServerAPI(urlString:)`).
+        let schemes = options.webSocket ? ["http", "https", "ws", "wss"] : ["http", "https"]
         guard var api = ServerAPI(urlString: urlText), let scheme = api.url?.scheme?.lowercased(),
-            scheme == "http" || scheme == "https"
+            schemes.contains(scheme)
         else {
             throw UsageError(
-                message: "\"\(options.url)\" is not a valid http(s) URL",
-                hint: "e.g. https://example.com/path or :8080/path")
+                message: "\"\(options.url)\" is not a valid \(options.webSocket ? "WebSocket" : "http(s)") URL",
+                hint: options.webSocket
+                    ? "e.g. wss://example.com/path, or --ws :8080/path" : "e.g. https://example.com/path or :8080/path")
         }
         var jsonFields: [(String, JSONValue)] = []
         var formFields: [(String, String)] = []
@@ -98,6 +106,10 @@ enum RequestBuilder {
         }
         api = api.method(options.method ?? (hasBody ? .post : .get))
         if !api.headers.contains("User-Agent") { api = api.header("User-Agent", "sapi/\(Sapi.version)") }
+        if !options.subprotocols.isEmpty {
+            // `ServerAPI.webSocketProtocols(_:)`'s header, from a list: that modifier is variadic.
+            api = api.setHeader("Sec-WebSocket-Protocol", options.subprotocols.joined(separator: ", "))
+        }
         if let timeout = options.timeout { api = api.timeout(.milliseconds(Int64(timeout * 1000))) }
         if let stall = options.stallTimeout { api = api.stallTimeout(below: stall.bytesPerSecond, for: stall.duration) }
         if options.retry > 0 { api = api.retry(options.retry) }

@@ -74,7 +74,11 @@ enum Sapi {
         if options.offline {
             // The request printer runs as the call is handed to the offline transport, which sends nothing.
             do {
-                _ = try await composed.manager.send(api)
+                if options.webSocket {
+                    _ = try await composed.manager.webSocket(api)
+                } else {
+                    _ = try await composed.manager.send(api)
+                }
             } catch {
                 let failure = ServerAPIError.wrap(error)
                 guard failure.underlying is OfflineTransport.NotSent else {
@@ -94,7 +98,11 @@ enum Sapi {
             // A reader that leaves (`sapi -S URL | head -1`) ends the stream quietly, whatever the backend.
             signal(SIGPIPE, SIG_IGN)
         }
+        let webSocket =
+            options.webSocket
+            ? WebSocketClient(api: api, options: options, manager: composed.manager, style: style, parts: parts) : nil
         let task = Task { () async -> Int32 in
+            if let webSocket { return await webSocket.run().rawValue }
             if options.stream {
                 return await stream(
                     api, options: options, manager: composed.manager, style: style, parts: parts, terminal: terminalOut,
@@ -126,9 +134,11 @@ enum Sapi {
             }
             return code.rawValue
         }
-        // Ctrl-C cancels the request cleanly; a partial download stays for --continue.
+        // Ctrl-C cancels the request cleanly; a partial download stays for --continue; a WebSocket is closed (1000).
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler { task.cancel() }
+        interrupt.setEventHandler {
+            if let webSocket { webSocket.interrupt() } else { task.cancel() }
+        }
         interrupt.resume()
         let code = await task.value
         interrupt.cancel()
@@ -245,9 +255,11 @@ enum Sapi {
     }
 
     /// Standard input, when it is the request body: piped (never a terminal, so `sapi` never waits on one),
-    /// with no body items, no `--raw` and no `--ignore-stdin`.
+    /// with no body items, no `--raw` and no `--ignore-stdin`. A WebSocket reads it a line at a time instead.
     static func readStandardInput(_ options: Options) -> Data? {
-        guard !options.ignoreStdin, options.rawBody == nil, !RequestBuilder.hasBodyItems(options), isatty(0) == 0 else {
+        guard !options.ignoreStdin, !options.webSocket, options.rawBody == nil, !RequestBuilder.hasBodyItems(options),
+            isatty(0) == 0
+        else {
             return nil
         }
         return try? FileHandle.standardInput.readToEnd()
@@ -276,10 +288,10 @@ enum Sapi {
         }
     }
 
-    /// Reports an error on standard error; `download` names the file whose partial download was kept. A
-    /// URL's password and the values of secret query keys are redacted (`SecretRedaction`), in the message
-    /// as in the URL.
-    static func reportError(_ error: ServerAPIError, download: String? = nil) {
+    /// Reports an error on standard error; `download` names the file whose partial download was kept; `webSocket`:
+    /// the error is a WebSocket's, whose size limit is `--max-message-size`. A URL's password and the values of
+    /// secret query keys are redacted (`SecretRedaction`), in the message as in the URL.
+    static func reportError(_ error: ServerAPIError, download: String? = nil, webSocket: Bool = false) {
         var error = error
         error.message = SecretRedaction.redact(text: error.message)
         var text: String
@@ -305,7 +317,9 @@ enum Sapi {
             text = "sapi: error: \(error.kind): \(error.message)"
             if let url = error.url { text += " [\(SecretRedaction.redact(url))]" }
         }
-        if error.kind == .responseTooLarge {
+        if error.kind == .responseTooLarge, webSocket {
+            text += "\n  try: --max-message-size SIZE to receive larger messages"
+        } else if error.kind == .responseTooLarge {
             text +=
                 "\n  try: --max-body-size SIZE to read more, --pretty none to print it as it comes, or -d to save it"
         } else if let hint = error.recoverySuggestion, error.kind != .cancelled {

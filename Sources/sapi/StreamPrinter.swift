@@ -55,7 +55,11 @@ struct StreamPrinter {
     var style: OutputStyle
     /// Standard output is a terminal: a body that stops mid-line gets a newline, binary data is not shown.
     var terminal: Bool
-    var keyPath = JSONKeyPath()
+    /// `--key-path`, applied to each event's data or line.
+    var keyPath: JSONKeyPath {
+        get { selection.keyPath }
+        set { selection.keyPath = newValue }
+    }
     /// Writes to standard output.
     var write: (Data) throws -> Void = { try StandardOutput.write($0) }
     /// Writes a warning to standard error.
@@ -64,13 +68,10 @@ struct StreamPrinter {
     /// What was printed last ended a line (or nothing was printed).
     private(set) var atLineStart = true
     private var mode = Mode.bytes
-    /// Values printed for the key path, events printed, the last id printed.
-    private var values = 0
+    /// The key path's values in the events or lines; events printed, the last id printed.
+    private var selection = KeyPathSelection()
     private var events = 0
     private var lastID = ""
-    /// Where the key path found nothing (the last such error), and items whose data was not JSON.
-    private var missed: ServerAPIError?
-    private var notJSON = 0
 
     init(style: OutputStyle, terminal: Bool) {
         self.style = style
@@ -172,9 +173,8 @@ struct StreamPrinter {
             let (seconds, attoseconds) = retry.components
             text += name("retry") + "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)\n"
         }
-        let data = Data(event.data.utf8)
-        if style.palette != nil, (try? JSONScanner.validate(data)) != nil {
-            text += String(decoding: JSONPrinter(palette: style.palette).format(data, indent: false), as: UTF8.self)
+        if let coloured = JSONPrinter.coloured(Data(event.data.utf8), palette: style.palette) {
+            text += String(decoding: coloured, as: UTF8.self)
         } else {
             text += event.data
         }
@@ -187,7 +187,7 @@ struct StreamPrinter {
         // Keep-alives and the end marker of OpenAI-style streams carry no value.
         if data.isEmpty || data == "[DONE]" { return }
         let described = "event \(events)" + (event.id.isEmpty ? "" : " (id \(event.id))")
-        guard let value = try value(in: Data(data.utf8), describing: described) else { return }
+        guard let value = value(in: Data(data.utf8), describing: described) else { return }
         if case .string(let text) = value {
             // A text fragment of one answer: printed as it is, joined to the next one.
             try emit(text)
@@ -232,7 +232,7 @@ struct StreamPrinter {
         if !decided { document = pending }
         if let document {
             let value = try JSONValue(parsing: document).value(at: keyPath)
-            values += 1
+            selection.found()
             try emit(render(value, pretty: style.format) + "\n")
         } else if let last = splitter.finish() {
             try printValue(inLine: last, number: number + 1)
@@ -258,32 +258,15 @@ struct StreamPrinter {
         // A JSON text sequence (application/json-seq) starts each record with RS.
         let bytes = line.first == 0x1E ? line.dropFirst() : line[...]
         guard !Self.isBlank(Array(bytes)) else { return }
-        guard let value = try value(in: Data(bytes), describing: "line \(number)") else { return }
+        guard let value = value(in: Data(bytes), describing: "line \(number)") else { return }
         try emit(render(value, pretty: false) + "\n")
     }
 
     // MARK: - Values
 
-    /// The value at the key path in `data`; `nil` when `data` is not JSON (with a warning) or the key
-    /// path finds nothing in it (remembered, for the end).
-    private mutating func value(in data: Data, describing item: String) throws -> JSONValue? {
-        let json: JSONValue
-        do {
-            json = try JSONValue(parsing: data)
-        } catch {
-            notJSON += 1
-            let text = String(decoding: data.prefix(60), as: UTF8.self)
-            warn("sapi: warning: \(item) is not JSON, skipped: \(JSONPrinter.quote(text))\(data.count > 60 ? "…" : "")")
-            return nil
-        }
-        do {
-            let value = try json.value(at: keyPath)
-            values += 1
-            return value
-        } catch {
-            missed = error
-            return nil
-        }
+    /// The value at the key path in `data`; `nil` when it is not JSON (with a warning) or has nothing there.
+    private mutating func value(in data: Data, describing item: String) -> JSONValue? {
+        selection.value(in: data, describing: item, warn: warn)
     }
 
     private func render(_ value: JSONValue, pretty: Bool) -> String {
@@ -294,16 +277,10 @@ struct StreamPrinter {
     /// key path found nothing at all.
     private mutating func finish() throws {
         try endLine()
-        guard mode == .eventValues || mode == .lineValues || mode == .jsonBody, values == 0 else { return }
-        if var missed {
-            let items = mode == .eventValues ? "event" : "line"
-            missed.message = "the key path found nothing in any \(items); in the last one: \(missed.message)"
-            throw missed
-        }
-        if notJSON > 0 {
-            throw ServerAPIError(
-                .decoding, "no \(mode == .eventValues ? "event's data" : "line") was JSON for the key path \(keyPath)",
-                keyPath: keyPath.description)
+        guard mode == .eventValues || mode == .lineValues || mode == .jsonBody else { return }
+        let events = mode == .eventValues
+        if let failure = selection.failure(items: events ? "event" : "line", data: events ? "event's data" : "line") {
+            throw failure
         }
     }
 

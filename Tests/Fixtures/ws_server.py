@@ -9,7 +9,7 @@ Paths (a query's `id=X` records the close code the client sent, which `/report?o
 
   /echo                  echoes every message (text as text, binary as binary)
   /headers               sends the handshake's request headers as one JSON text message, then echoes
-  /close?code=C&reason=R sends "closing", then closes with code C and reason R
+  /close?code=C&reason=R sends "closing" (or the text T of &text=T), then closes with code C and reason R
   /abrupt                sends "bye", then drops the TCP connection without a close frame
   /big?size=N            sends one binary message of N bytes (16 MiB by default), then echoes
   /fragmented            sends "fragmented" in three text frames and b"\\x00\\x01\\x02\\x03" in two binary ones,
@@ -91,7 +91,7 @@ async def route(ws, path, query):
         await ws.send(json.dumps(headers))
         await echo(ws)
     elif path == "/close":
-        await ws.send("closing")
+        await ws.send(query.get("text", "closing"))
         await ws.close(int(query.get("code", "1000")), query.get("reason", ""))
     elif path == "/abrupt":
         await ws.send("bye")

@@ -36,10 +36,11 @@ enum SapiProcess {
     static var fixture: String { get throws { try TestServers.fixture() } }
 
     /// Starts `sapi` with arguments (in `directory`, when given); output goes to files so that no pipe can
-    /// fill up. Standard input is `input` (a file, so never a terminal) or empty; `environment` is added to
-    /// this process's.
+    /// fill up. Standard input is `input` (a file, so never a terminal), else the pipe `stdin` (which the test
+    /// writes to, and closes for the end of input), else empty; `environment` is added to this process's.
     static func start(
-        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil
+        _ arguments: [String], input: Data? = nil, stdin: Pipe? = nil, environment: [String: String] = [:],
+        in directory: URL? = nil
     ) throws -> (FixtureProcess, URL, URL) {
         let workingDirectory = directory
         let directory = FileManager.default.temporaryDirectory
@@ -56,6 +57,8 @@ enum SapiProcess {
                 process.standardInput = try FileHandle(forReadingFrom: file)
                 // The open handle keeps the bytes readable; the name is not needed any more.
                 try FileManager.default.removeItem(at: file)
+            } else if let stdin {
+                process.standardInput = stdin
             } else {
                 process.standardInput = FileHandle.nullDevice
             }
