@@ -199,6 +199,24 @@ struct WebSocketConformanceTests {
         #expect(socket.closeCode == nil)
     }
 
+    @Test("with a reconnection policy, a connection the server drops is made again and messages go on")
+    func reconnects() async throws {
+        let manager = try Self.manager()
+        let policy = WebSocket.Reconnection(retry: .milliseconds(50), jitter: 0, maximumReconnects: 3)
+        guard CurlTransport.supportsWebSockets else {
+            _ = try await Self.open(manager, try Self.api("/abrupt"))
+            return
+        }
+        let socket = try await manager.webSocket(try Self.api("/abrupt").tag("flaky"), reconnection: policy)
+        var iterator = socket.messages.makeAsyncIterator()
+        // The peer sends "bye" and drops the connection, each time.
+        for _ in 0..<3 { #expect(try await iterator.next() == .text("bye")) }
+        #expect(socket.reconnects >= 2)
+        #expect(manager.inFlight.map(\.tag) == ["flaky"])
+        await socket.close()
+        try await poll("nothing in flight") { manager.inFlight.isEmpty }
+    }
+
     @Test("text that is not UTF-8 fails the connection, closed with 1007")
     func invalidUTF8() async throws {
         let manager = try Self.manager()

@@ -18,16 +18,34 @@ extension ServerAPIManager {
     /// handshake only. A refused upgrade (401, 404, …) throws `httpStatus` with an excerpt of the body. The
     /// connection stays in `inFlight` while it is open, so `cancel(id:)`, `cancel(tag:)`, first, last and all
     /// close it and end its `messages` with `cancelled`; plugins' `didComplete` runs when it ends.
+    ///
+    /// With `reconnection`, a connection that drops is made again, with backoff, and `messages` goes on across
+    /// connections (see `WebSocket.Reconnection`); each connection is a call of its own for the plugins.
     /// - Parameters:
     ///   - api: The call that describes the handshake.
     ///   - configuration: The connection's limits and keep-alive.
+    ///   - reconnection: How to reconnect after a drop; `nil` (the default) never reconnects.
     /// - Returns: The open connection.
     /// - Throws: `ServerAPIError`: `unsupported` when the transport has no WebSockets, `httpStatus`,
     ///   `timedOut`, `cancelled`, `cannotConnect`, `tls`, …
-    public func webSocket(_ api: ServerAPI, configuration: WebSocket.Configuration = .init()) async throws
-        -> WebSocket
-    {
+    public func webSocket(
+        _ api: ServerAPI, configuration: WebSocket.Configuration = .init(), reconnection: WebSocket.Reconnection? = nil
+    ) async throws -> WebSocket {
         let api = WebSocketHandshakeRule.httpForm(of: api)
+        let link = try await openWebSocket(api, configuration: configuration)
+        let reconnector = reconnection.map { policy in
+            WebSocket.Reconnector(
+                policy: policy,
+                open: { [self] in try await openWebSocket(api, configuration: configuration) },
+                wait: { [self] delay in try await waitRegistered(delay, for: api) })
+        }
+        return WebSocket(
+            link: link, configuration: configuration, clock: self.configuration.clock, reconnector: reconnector)
+    }
+
+    /// Makes one connection: the handshake as a call, which stays in flight until the connection ends.
+    /// - Parameter api: The call, its URL already in its `http(s)` form.
+    func openWebSocket(_ api: ServerAPI, configuration: WebSocket.Configuration) async throws -> WebSocket.Link {
         // The steps a handshake shares with every call: accepted and listed as a streamed call is, and prepared as
         // an attempt is (default headers, cookies, the plugins).
         let call = try accept(api, progress: nil, streams: true)
@@ -76,11 +94,12 @@ extension ServerAPIManager {
         }
         guard let connection = upgrade.connection else { throw ServerAPIError(.network, "unreachable") }
         let url = request.url
-        // The socket's end, on another thread, works on this copy: the call's own metrics stay with this task.
+        // The connection's end, on another thread, works on this copy: the call's own metrics stay with this task.
         let headMetrics = call.metrics
-        let socket = WebSocket(
-            connection: connection, response: upgrade.response, subprotocol: subprotocol, configuration: configuration,
-            clock: self.configuration.clock
+        call.headReceived()
+        call.bodyStreaming()
+        return WebSocket.Link(
+            connection: connection, response: upgrade.response, subprotocol: subprotocol, call: call
         ) { [self] error in
             let metrics = endMetrics(headMetrics, call: call)
             if let error {
@@ -89,9 +108,5 @@ extension ServerAPIManager {
                 completeSucceeded(call, metrics: metrics)
             }
         }
-        call.headReceived()
-        call.bodyStreaming()
-        call.onCancel { [weak socket] in socket?.cancel() }
-        return socket
     }
 }

@@ -24,64 +24,98 @@
 public final class WebSocket: Sendable {
     private enum Phase {
         case open
+        /// The connection dropped; a new one is being made (see `Reconnection`).
+        case reconnecting
         /// A close frame was sent; the server's is awaited.
         case closing
         case ended
     }
 
+    /// One connection of the socket: the transport's, with the handshake that opened it and the end of its call.
+    package struct Link: Sendable {
+        var connection: any WebSocketConnection
+        var response: TransportResponse
+        var subprotocol: String?
+        /// The call the handshake made, in the in-flight registry while the connection is open.
+        var call: Call?
+        /// Ends the call (plugins' `didComplete`), once, with the connection's failure or `nil`.
+        var end: @Sendable (ServerAPIError?) -> Void
+    }
+
+    /// How the socket makes a new connection: the policy, the manager's handshake, and its registered wait.
+    package struct Reconnector: Sendable {
+        var policy: Reconnection
+        var open: @Sendable () async throws -> Link
+        var wait: @Sendable (Duration) async throws -> Void
+    }
+
+    /// How a connection ended, as the reader saw it.
+    private enum LinkEnd {
+        /// The server sent a close frame (answered already).
+        case closedByPeer(WebSocketCloseCode?)
+        /// Our close frame was sent and the connection ended.
+        case closedLocally
+        /// The connection broke (`retryable`) or broke a rule (closed with `code`).
+        case failed(ServerAPIError, closing: WebSocketCloseCode?, retryable: Bool)
+    }
+
     private struct State {
         var phase = Phase.open
+        var link: Link
+        /// Whether `link.end` has not run yet.
+        var linkOpen = true
+        /// Why the connection is being torn down, when the keep-alive or the idle check did it.
+        var linkFailure: ServerAPIError?
         var peerClose: (code: WebSocketCloseCode?, reason: String)?
         var failure: ServerAPIError?
         var pings: [UInt64: (waiter: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>)] = [:]
         var nextPing: UInt64 = 0
         var endWaiters: [CheckedContinuation<Void, Never>] = []
+        /// `send`s and `ping`s waiting for a new connection.
+        var linkWaiters: [CheckedContinuation<any WebSocketConnection, any Error>] = []
         var tasks: [Task<Void, Never>] = []
         /// Whether a frame arrived since the idle check last looked.
         var receivedSinceCheck = false
-        var onEnd: (@Sendable (ServerAPIError?) -> Void)?
+        var reconnects = 0
     }
 
-    /// The subprotocol the server chose from those the call offered (`Sec-WebSocket-Protocol`), if any.
-    public let subprotocol: String?
-    /// The handshake's response headers.
-    public let headers: HTTPHeaders
-    /// The URL the connection was opened to (`http`/`https`, as it was sent).
-    public let url: URL
     /// The connection's limits and keep-alive.
     public let configuration: Configuration
 
-    private let connection: any WebSocketConnection
     private let clock: any Clock<Duration>
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let inbox: WebSocketInbox
+    private let reconnector: Reconnector?
 
     /// Wraps an open connection and starts reading from it.
     /// - Parameters:
-    ///   - connection: The transport's connection.
-    ///   - response: The handshake's response.
-    ///   - subprotocol: The subprotocol the server chose.
+    ///   - link: The first connection.
     ///   - configuration: Limits and keep-alive.
     ///   - clock: The clock pings, the idle timeout and the close handshake are timed on.
-    ///   - onEnd: Runs once when the connection ends, with its failure (`nil` for a clean close).
+    ///   - reconnector: How to make a new connection when this one drops; `nil` never reconnects.
     package init(
-        connection: any WebSocketConnection, response: TransportResponse, subprotocol: String?,
-        configuration: Configuration, clock: any Clock<Duration>, onEnd: (@Sendable (ServerAPIError?) -> Void)? = nil
+        link: Link, configuration: Configuration, clock: any Clock<Duration>, reconnector: Reconnector? = nil
     ) {
-        self.connection = connection
         self.configuration = configuration
         self.clock = clock
-        self.headers = response.headers
-        self.url = response.url
-        self.subprotocol = subprotocol
+        self.reconnector = reconnector
+        state = Locked(State(link: link))
         let cancel = Locked<(@Sendable () -> Void)?>(nil)
         inbox = WebSocketInbox(capacity: configuration.receiveBufferSize) { cancel.withLock { $0 }?() }
-        state.withLock { $0.onEnd = onEnd }
         cancel.withLock { $0 = { [weak self] in self?.cancel() } }
+        link.call?.onCancel { [weak self] in self?.cancel() }
         start()
     }
 
-    /// The messages the server sends, whole, in order, as it sends them.
+    /// The subprotocol the server chose from those the call offered (`Sec-WebSocket-Protocol`), if any.
+    public var subprotocol: String? { state.withLock { $0.link.subprotocol } }
+    /// The handshake's response headers (of the latest connection).
+    public var headers: HTTPHeaders { state.withLock { $0.link.response.headers } }
+    /// The URL the connection was opened to (`http`/`https`, as it was sent).
+    public var url: URL { state.withLock { $0.link.response.url } }
+
+    /// The messages the server sends, whole, in order, as it sends them; across connections when the socket
+    /// reconnects.
     ///
     /// The connection reads from the socket while fewer than `Configuration.receiveBufferSize` bytes wait
     /// here. One task reads at a time; cancelling it cancels the connection.
@@ -96,13 +130,21 @@ public final class WebSocket: Sendable {
     /// Whether the connection has ended.
     public var isClosed: Bool { state.withLock { $0.phase == .ended } }
 
+    /// How many times the socket has reconnected (see `Reconnection`).
+    public var reconnects: Int { state.withLock { $0.reconnects } }
+
+    /// How many `send`s and `ping`s wait for a new connection (for tests).
+    package var waitingForConnection: Int { state.withLock { $0.linkWaiters.count } }
+
     /// The transport's connection, for a transport's own tests.
-    package var transportConnection: any WebSocketConnection { connection }
+    package var transportConnection: any WebSocketConnection { state.withLock { $0.link.connection } }
 
     /// Sends a message, whole, as one frame.
+    ///
+    /// While the socket reconnects, waits for the new connection.
     /// - Throws: `ServerAPIError`: the connection's failure, or `network` once it is closed.
     public func send(_ message: WebSocketMessage) async throws {
-        try checkOpen()
+        let connection = try await openConnection()
         do {
             try await connection.send(WebSocketFrame(message))
         } catch {
@@ -113,9 +155,10 @@ public final class WebSocket: Sendable {
     /// Sends a ping and waits for the server's pong.
     /// - Parameter timeout: How long to wait for the pong, on the manager's clock.
     /// - Throws: `timedOut` when no pong came in time (the connection stays open); the connection's failure,
-    ///   or `network` once it is closed; `cancelled` when the calling task is cancelled.
+    ///   or `network` once it is closed or when it drops before the pong; `cancelled` when the calling task is
+    ///   cancelled.
     public func ping(timeout: Duration = .seconds(10)) async throws {
-        try checkOpen()
+        let connection = try await openConnection()
         let id = state.withLock { state in
             state.nextPing += 1
             return state.nextPing
@@ -142,7 +185,6 @@ public final class WebSocket: Sendable {
                 }
                 // A cancel whose handler ran before the waiter was registered found nothing to answer.
                 if Task.isCancelled { return answerPing(id, with: .cancelled("the ping was cancelled")) }
-                let connection = self.connection
                 Task { [weak self] in
                     do { try await connection.send(frame) } catch {
                         self?.answerPing(id, with: ServerAPIError.wrap(error))
@@ -156,17 +198,18 @@ public final class WebSocket: Sendable {
 
     /// Closes the connection: sends a close frame and waits for the server's (at most
     /// `Configuration.closeTimeout`). Messages that arrive meanwhile are dropped; `messages` then ends.
-    /// Does nothing once the connection has ended.
+    /// While the socket waits to reconnect, it stops. Does nothing once the connection has ended.
     /// - Parameters:
     ///   - code: The code to send (1000, normal closure, by default); one that may not be sent becomes 1000.
     ///   - reason: A short reason (at most 123 bytes of UTF-8 are sent).
     public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async {
-        let first = state.withLock { state in
-            guard state.phase == .open else { return false }
-            state.phase = .closing
-            return true
+        let (phase, connection) = state.withLock { state in
+            let phase = state.phase
+            if phase == .open { state.phase = .closing }
+            return (phase, state.link.connection)
         }
-        if first {
+        switch phase {
+        case .open:
             inbox.stopAccepting()
             do {
                 try await connection.send(.close(code.isSendable ? code : .normalClosure, reason: reason))
@@ -181,7 +224,9 @@ public final class WebSocket: Sendable {
             }
             await ended()
             timer.cancel()
-        } else {
+        case .reconnecting:
+            finish(nil)
+        case .closing, .ended:
             await ended()
         }
     }
@@ -196,12 +241,41 @@ public final class WebSocket: Sendable {
 
     private static let closedError = ServerAPIError(.network, "the WebSocket is closed")
 
-    private func checkOpen() throws {
-        try state.withLock { state in
+    /// The open connection; while the socket reconnects, the next one.
+    private func openConnection() async throws -> any WebSocketConnection {
+        enum Answer {
+            case connection(any WebSocketConnection)
+            case closed(ServerAPIError)
+            case wait
+        }
+        let answer: Answer = state.withLock { state in
             switch state.phase {
-            case .open: return
-            case .closing: throw Self.closedError
-            case .ended: throw state.failure ?? Self.closedError
+            case .open: return .connection(state.link.connection)
+            case .reconnecting: return .wait
+            case .closing: return .closed(Self.closedError)
+            case .ended: return .closed(state.failure ?? Self.closedError)
+            }
+        }
+        switch answer {
+        case .connection(let connection): return connection
+        case .closed(let error): throw error
+        case .wait:
+            return try await withCheckedThrowingContinuation { waiter in
+                let answer: Answer = state.withLock { state in
+                    switch state.phase {
+                    case .open: return .connection(state.link.connection)
+                    case .reconnecting:
+                        state.linkWaiters.append(waiter)
+                        return .wait
+                    case .closing: return .closed(Self.closedError)
+                    case .ended: return .closed(state.failure ?? Self.closedError)
+                    }
+                }
+                switch answer {
+                case .connection(let connection): waiter.resume(returning: connection)
+                case .closed(let error): waiter.resume(throwing: error)
+                case .wait: break
+                }
             }
         }
     }
@@ -216,16 +290,16 @@ public final class WebSocket: Sendable {
                     while true {
                         do { try await clock.sleep(for: interval) } catch { return }
                         guard let self else { return }
+                        // Between connections there is nothing to keep alive; the next one starts afresh.
+                        guard self.state.withLock({ $0.phase == .open }) else { continue }
                         do {
                             try await self.ping(timeout: interval)
                         } catch let error as ServerAPIError where error.kind == .timedOut {
-                            self.finish(
+                            self.linkFailed(
                                 ServerAPIError(
-                                    .timedOut, "the server did not answer a keep-alive ping within \(interval)"),
-                                closing: .goingAway)
-                            return
+                                    .timedOut, "the server did not answer a keep-alive ping within \(interval)"))
                         } catch {
-                            return
+                            continue
                         }
                     }
                 })
@@ -237,15 +311,11 @@ public final class WebSocket: Sendable {
                     while true {
                         do { try await clock.sleep(for: idle) } catch { return }
                         guard let self else { return }
-                        let received = self.state.withLock { state in
+                        let idled = self.state.withLock { state in
                             defer { state.receivedSinceCheck = false }
-                            return state.receivedSinceCheck
+                            return state.phase == .open && !state.receivedSinceCheck
                         }
-                        if !received {
-                            self.finish(
-                                ServerAPIError(.timedOut, "the server sent nothing for \(idle)"), closing: .goingAway)
-                            return
-                        }
+                        if idled { self.linkFailed(ServerAPIError(.timedOut, "the server sent nothing for \(idle)")) }
                     }
                 })
         }
@@ -256,8 +326,27 @@ public final class WebSocket: Sendable {
         if ended { for task in tasks { task.cancel() } }
     }
 
-    /// Reads frames until the connection ends, and acts on what the assembler makes of them.
+    /// Reads each connection until it ends, and then reconnects or ends the socket.
     private func read() async {
+        while true {
+            let connection = state.withLock { $0.link.connection }
+            switch await read(connection) {
+            case .closedLocally:
+                return finish(nil)
+            case .closedByPeer(let code):
+                guard let reconnector, Reconnection.reconnects(afterClose: code),
+                    await reconnect(reconnector, after: nil)
+                else { return finish(nil) }
+            case .failed(let error, let code, let retryable):
+                guard let reconnector, retryable, await reconnect(reconnector, after: error) else {
+                    return finish(error, closing: code)
+                }
+            }
+        }
+    }
+
+    /// Reads one connection's frames until it ends, and acts on what the assembler makes of them.
+    private func read(_ connection: any WebSocketConnection) async -> LinkEnd {
         var assembler = WebSocketMessageAssembler(maxMessageSize: configuration.maxMessageSize)
         while true {
             let frame: WebSocketFrame?
@@ -266,13 +355,14 @@ public final class WebSocket: Sendable {
             } catch {
                 // A transport that frames bytes itself reports a framing failure with the code to close with.
                 let failure = ServerAPIError.wrap(error)
-                return finish(failure, closing: (failure.underlying as? WebSocketFrameCodec.Failure)?.code)
+                let code = (failure.underlying as? WebSocketFrameCodec.Failure)?.code
+                return linkEnd(failure, closing: code, retryable: code == nil)
             }
             guard let frame else {
-                let closing = state.withLock { $0.phase == .closing }
-                if closing { return finish(nil) }
-                return finish(
-                    ServerAPIError(.network, "the server closed the connection without a close frame (1006)"))
+                if state.withLock({ $0.phase == .closing }) { return .closedLocally }
+                return linkEnd(
+                    ServerAPIError(.network, "the server closed the connection without a close frame (1006)"),
+                    closing: nil, retryable: true)
             }
             state.withLock { $0.receivedSinceCheck = true }
             switch assembler.receive(frame) {
@@ -292,12 +382,113 @@ public final class WebSocket: Sendable {
                 }
                 // RFC 6455 §5.5.1: answer with a close frame, echoing the code.
                 if echo { try? await connection.send(.close(code)) }
-                return finish(nil)
+                return state.withLock { $0.phase == .closing } ? .closedLocally : .closedByPeer(code)
             case .fail(let failure)?:
                 let kind: ServerAPIError.Kind = failure.code == .messageTooBig ? .responseTooLarge : .network
-                return finish(
-                    ServerAPIError(kind, "\(failure.message) (closed with \(failure.code))"), closing: failure.code)
+                return .failed(
+                    ServerAPIError(kind, "\(failure.message) (closed with \(failure.code))"), closing: failure.code,
+                    retryable: false)
             }
+        }
+    }
+
+    /// How a connection that ended with `error` ended: with the keep-alive's or idle check's failure when one of
+    /// them tore it down.
+    private func linkEnd(_ error: ServerAPIError, closing code: WebSocketCloseCode?, retryable: Bool) -> LinkEnd {
+        if let failure = state.withLock({ $0.linkFailure.take() }) {
+            return .failed(failure, closing: nil, retryable: true)
+        }
+        return .failed(error, closing: code, retryable: retryable)
+    }
+
+    /// The keep-alive or the idle check found the connection dead: without a way to reconnect the socket fails;
+    /// with one, the connection is torn down (1001) and the reader reconnects.
+    private func linkFailed(_ error: ServerAPIError) {
+        guard reconnector != nil else { return finish(error, closing: .goingAway) }
+        let connection: (any WebSocketConnection)? = state.withLock { state in
+            guard state.phase == .open, state.linkFailure == nil else { return nil }
+            state.linkFailure = error
+            return state.link.connection
+        }
+        guard let connection else { return }
+        Task {
+            try? await connection.send(.close(.goingAway))
+            connection.close()
+        }
+    }
+
+    /// Makes a new connection after the current one ended, waiting between attempts.
+    /// - Returns: `true` once a new connection is open; `false` when the socket ended instead (it is finished).
+    private func reconnect(_ reconnector: Reconnector, after error: ServerAPIError?) async -> Bool {
+        let old:
+            (link: Link, pings: [UInt64: (waiter: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>)])? =
+                state.withLock { state in
+                    guard state.phase == .open else { return nil }
+                    state.phase = .reconnecting
+                    state.linkOpen = false
+                    state.linkFailure = nil
+                    return (state.link, state.pings.take())
+                }
+        guard let old else { return false }
+        old.link.connection.close()
+        old.link.end(error)
+        let dropped = error ?? ServerAPIError(.network, "the connection dropped")
+        for (_, entry) in old.pings {
+            entry.timer.cancel()
+            entry.waiter.resume(throwing: dropped)
+        }
+        var failures = 0
+        while true {
+            do {
+                try await reconnector.wait(reconnector.policy.delay(afterFailures: failures))
+            } catch {
+                finish(.cancelled("the WebSocket was cancelled while waiting to reconnect"))
+                return false
+            }
+            let link: Link
+            do {
+                link = try await reconnector.open()
+            } catch {
+                let failure = ServerAPIError.wrap(error)
+                failures += 1
+                let more = reconnector.policy.maximumReconnects.map { failures < $0 } ?? true
+                guard failure.kind != .cancelled, Reconnection.reconnects(afterHandshake: failure), more else {
+                    finish(failure)
+                    return false
+                }
+                continue
+            }
+            let adopted = state.withLock { state in
+                guard state.phase == .reconnecting else { return false }
+                state.link = link
+                state.linkOpen = true
+                state.peerClose = nil
+                state.receivedSinceCheck = true
+                state.reconnects += 1
+                return true
+            }
+            guard adopted else {
+                link.connection.close()
+                link.end(.cancelled("the WebSocket was closed while reconnecting"))
+                return false
+            }
+            link.call?.onCancel { [weak self] in self?.cancel() }
+            if let onReconnect = reconnector.policy.onReconnect {
+                // The hook's sends go out first, before those that waited for this connection.
+                state.withLock { $0.phase = .open }
+                do {
+                    try await onReconnect(self)
+                } catch {
+                    finish(ServerAPIError.wrap(error), closing: .normalClosure)
+                    return false
+                }
+            }
+            let waiters = state.withLock { state in
+                if state.phase == .reconnecting { state.phase = .open }
+                return state.linkWaiters.take()
+            }
+            for waiter in waiters { waiter.resume(returning: link.connection) }
+            return true
         }
     }
 
@@ -319,39 +510,50 @@ public final class WebSocket: Sendable {
         }
     }
 
-    /// Ends the connection, once: with `error` (or cleanly), sending a close frame with `code` first when the
+    /// Ends the socket, once: with `error` (or cleanly), sending a close frame with `code` first when the
     /// connection was open.
     private func finish(_ error: ServerAPIError?, closing code: WebSocketCloseCode? = nil, discarding: Bool = false) {
-        let ended = state.withLock { state -> (State, Bool)? in
+        struct Taken {
+            var pings: [UInt64: (waiter: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>)]
+            var endWaiters: [CheckedContinuation<Void, Never>]
+            var linkWaiters: [CheckedContinuation<any WebSocketConnection, any Error>]
+            var tasks: [Task<Void, Never>]
+            var link: Link
+            var linkOpen: Bool
+            var wasOpen: Bool
+        }
+        let taken: Taken? = state.withLock { state in
             guard state.phase != .ended else { return nil }
             let wasOpen = state.phase == .open
             state.phase = .ended
             state.failure = error
-            var taken = State()
-            swap(&taken.pings, &state.pings)
-            swap(&taken.endWaiters, &state.endWaiters)
-            swap(&taken.tasks, &state.tasks)
-            taken.onEnd = state.onEnd.take()
-            return (taken, wasOpen)
+            defer { state.linkOpen = false }
+            return Taken(
+                pings: state.pings.take(), endWaiters: state.endWaiters.take(),
+                linkWaiters: state.linkWaiters.take(), tasks: state.tasks.take(), link: state.link,
+                linkOpen: state.linkOpen, wasOpen: wasOpen)
         }
-        guard let (taken, wasOpen) = ended else { return }
+        guard let taken else { return }
         inbox.finish(error, discarding: discarding)
         let closed = error ?? Self.closedError
         for (_, entry) in taken.pings {
             entry.timer.cancel()
             entry.waiter.resume(throwing: closed)
         }
+        for waiter in taken.linkWaiters { waiter.resume(throwing: closed) }
         for task in taken.tasks { task.cancel() }
-        let connection = self.connection
-        if let code, wasOpen {
-            Task {
-                try? await connection.send(.close(code))
+        if taken.linkOpen {
+            let connection = taken.link.connection
+            if let code, taken.wasOpen {
+                Task {
+                    try? await connection.send(.close(code))
+                    connection.close()
+                }
+            } else {
                 connection.close()
             }
-        } else {
-            connection.close()
+            taken.link.end(error)
         }
-        taken.onEnd?(error)
         for waiter in taken.endWaiters { waiter.resume() }
     }
 }
@@ -374,5 +576,21 @@ extension WebSocket {
         }
 
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(inbox: inbox) }
+    }
+}
+
+extension Array {
+    /// Empties the array and returns what it held.
+    fileprivate mutating func take() -> [Element] {
+        defer { self = [] }
+        return self
+    }
+}
+
+extension Dictionary {
+    /// Empties the dictionary and returns what it held.
+    fileprivate mutating func take() -> [Key: Value] {
+        defer { self = [:] }
+        return self
     }
 }

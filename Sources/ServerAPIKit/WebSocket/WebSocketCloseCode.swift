@@ -29,15 +29,21 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
     public static let mandatoryExtension = WebSocketCloseCode(1010)
     /// 1011: the server met an unexpected condition.
     public static let internalError = WebSocketCloseCode(1011)
+    /// 1012: the server is restarting; come back later (IANA's registry).
+    public static let serviceRestart = WebSocketCloseCode(1012)
+    /// 1013: the server is overloaded; come back later (IANA's registry).
+    public static let tryAgainLater = WebSocketCloseCode(1013)
+    /// 1014: a gateway got an invalid answer from the server behind it (IANA's registry).
+    public static let badGateway = WebSocketCloseCode(1014)
 
     /// The number, such as "1000".
     public var description: String { String(rawValue) }
 
-    /// Whether an endpoint may send this code in a close frame (RFC 6455 §7.4.1 and §7.4.2): 1000–1003,
-    /// 1007–1011 and 3000–4999.
+    /// Whether an endpoint may send this code in a close frame: RFC 6455 §7.4's 1000–1003 and 1007–1011, the
+    /// 1012–1014 IANA's registry added since, and 3000–4999 (1004–1006 and 1015 are never sent).
     public var isSendable: Bool {
         switch rawValue {
-        case 1000...1003, 1007...1011, 3000...4999: true
+        case 1000...1003, 1007...1014, 3000...4999: true
         default: false
         }
     }

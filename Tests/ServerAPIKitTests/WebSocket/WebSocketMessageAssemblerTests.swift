@@ -137,7 +137,11 @@ struct WebSocketMessageAssemblerTests {
         var assembler = WebSocketMessageAssembler(maxMessageSize: 100)
         #expect(assembler.receive(.close(.init(4001), reason: "bye")) == .close(.init(4001), reason: "bye"))
         #expect(assembler.receive(.close(nil)) == .close(nil, reason: ""))
+        // IANA's 1012-1014 (a restart, "try again later", a bad gateway) are a server's to send.
+        #expect(assembler.receive(.close(.serviceRestart)) == .close(.serviceRestart, reason: ""))
+        #expect(assembler.receive(.close(.badGateway)) == .close(.badGateway, reason: ""))
         for (payload, code) in [
+            (Data([0x03, 0xF7]), WebSocketCloseCode.protocolError),  // 1015: never sent
             (Data([0x03]), WebSocketCloseCode.protocolError), (Data([0x03, 0xED]), .protocolError),  // 1005
             (Data([0x03, 0xEE]), .protocolError),  // 1006
             (Data([0x03, 0xE8, 0xFF]), .invalidPayload),
