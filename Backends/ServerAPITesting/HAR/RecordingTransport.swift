@@ -17,6 +17,9 @@ import ServerAPIKit
 /// so a replay can stream it again; a download is recorded with the bytes written to its file. Cancelled
 /// calls are not recorded: a cancellation is the caller's doing, not the server's.
 ///
+/// A WebSocket (`webSocket(_:)`) is one entry: its handshake, then its messages both ways and how it ended, as
+/// they go (see `webSocket(_:)`).
+///
 /// Credentials are redacted before anything is written (`HARRedaction.default`); the file is rewritten
 /// atomically after each exchange, so it is complete after every call and never half written.
 ///
@@ -30,7 +33,7 @@ public final class RecordingTransport: RequestPerforming {
     public let recorder: HARRecorder
     /// What is replaced before anything is written.
     public let redaction: HARRedaction
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
 
     /// The upstream transport's name: a recorded call's metrics are the upstream's.
     public var name: String { upstream.name }
@@ -173,15 +176,18 @@ public final class RecordingTransport: RequestPerforming {
         return response
     }
 
-    private func recordFailure(
-        _ error: ServerAPIError, request: TransportRequest, body: Data, startedAt: Date, start: ContinuousClock.Instant
+    /// Records a call that failed before its response; `webSocket` marks the entry as a WebSocket's handshake.
+    func recordFailure(
+        _ error: ServerAPIError, request: TransportRequest, body: Data, startedAt: Date, start: ContinuousClock.Instant,
+        webSocket: Bool = false
     ) throws(ServerAPIError) {
         guard error.kind != .cancelled else { return }
-        try recorder.append(
-            HARArchive.Entry(
-                request: request, body: body, response: nil, responseBody: Data(), chunks: nil, error: error,
-                metrics: error.metrics?.transport, startedAt: startedAt, elapsed: ContinuousClock.now - start,
-                transport: upstream.name, redaction: redaction))
+        var entry = HARArchive.Entry(
+            request: request, body: body, response: nil, responseBody: Data(), chunks: nil, error: error,
+            metrics: error.metrics?.transport, startedAt: startedAt, elapsed: ContinuousClock.now - start,
+            transport: upstream.name, redaction: redaction)
+        if webSocket { entry.markAsWebSocket() }
+        try recorder.append(entry)
     }
 
     /// The request's body bytes; a streamed body is read out and the request then sends those bytes.
