@@ -11,7 +11,9 @@ import Testing
 /// On a libcurl with WebSockets (8.11 or later, such as bookworm-backports' 8.14) it records and replays; on one
 /// without (Debian 12's 7.88) it checks the typed `unsupported` error, and that the recording kept no entry for
 /// it, as the other WebSocket conformance tests do.
-@Suite("Conformance: a WebSocket session over CurlTransport recorded to HAR and replayed without the server")
+@Suite(
+    "Conformance: a WebSocket session over CurlTransport recorded to HAR and replayed without the server",
+    .timeLimit(.minutes(1)))
 struct WebSocketHARConformanceTests {
     /// What a client saw: the echoes, how the connection ended, and a refused handshake's error.
     struct Session: Hashable {
