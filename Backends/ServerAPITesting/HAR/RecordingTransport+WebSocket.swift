@@ -24,25 +24,11 @@ extension RecordingTransport {
     /// - Throws: What the upstream transport throws, and `fileSystem` when the file cannot be written.
     public func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
         let (request, body) = try await Self.collectBody(request)
-        let startedAt = now()
-        let start = ContinuousClock.now
-        let upgrade: WebSocketUpgrade
-        do {
-            upgrade = try await upstream.webSocket(request)
-        } catch {
-            let failure = ServerAPIError.wrap(error)
-            if failure.kind != .unsupported {
-                try recordFailure(
-                    failure, request: request, body: body, startedAt: startedAt, start: start, webSocket: true)
-            }
-            throw error
+        let (upgrade, startedAt, start) = try await exchange(request, body: body, webSocket: true) {
+            try await upstream.webSocket($0)
         }
-        let response = upgrade.response
-        var entry = HARArchive.Entry(
-            request: request, body: body, response: response,
-            responseBody: try Self.bytes(of: response, request: request),
-            chunks: nil, error: nil, metrics: response.metrics, startedAt: startedAt,
-            elapsed: ContinuousClock.now - start, transport: upstream.name, redaction: redaction)
+        var entry = try wholeEntry(
+            request, body: body, response: upgrade.response, startedAt: startedAt, start: start)
         entry.markAsWebSocket()
         guard let connection = upgrade.connection else {
             try recorder.append(entry)
@@ -58,6 +44,6 @@ extension RecordingTransport {
         let recording = RecordingWebSocketConnection(
             upstream: connection, recorder: recorder, index: index, redaction: redaction,
             secrets: redaction.secrets(handshake: request), now: now)
-        return WebSocketUpgrade(response: response, connection: recording)
+        return WebSocketUpgrade(response: upgrade.response, connection: recording)
     }
 }
