@@ -71,7 +71,7 @@ final class RecordingWebSocketConnection: WebSocketConnection {
             return nil
         }
         record(frame, .receive)
-        // The server's close frame ends the session (the client's answer, if any, is in the last write, below).
+        // The server's close frame ends the session (the client's answer to it, if any, is in `close()`'s write).
         if frame.opcode == .close { try recorder.write() }
         return frame
     }
