@@ -7,7 +7,9 @@ import Foundation
 /// entry a `request`, a `response`, `cache` and `timings`. What HAR has no field for is kept in fields whose
 /// names start with an underscore, as the format allows: a streamed body's chunks (`response._chunks`), a
 /// failure (`response._error`), the URL that answered after redirects (`response._url`), a non-text request
-/// body (`request.postData._encoding`) and the transport that recorded the entry (`_transport`).
+/// body (`request.postData._encoding`) and the transport that recorded the entry (`_transport`). A WebSocket is
+/// one entry, its handshake, with its messages as Chrome's DevTools export them (`_resourceType` "websocket",
+/// `_webSocketMessages`) and how it ended (`_webSocketClose`).
 ///
 /// Decoding is lenient, so that files written by other tools (Chromium, Firefox, Charles, curl's `--libcurl`
 /// converters) replay: fields this type does not know are skipped, and required fields that such tools
@@ -97,10 +99,22 @@ public struct HARArchive: Codable, Sendable, Hashable {
         public var comment: String?
         /// The name of the transport that recorded the entry (an underscore field).
         public var transport: String?
+        /// What the request loaded (`_resourceType`, as Chrome writes it): "websocket" for a WebSocket's handshake;
+        /// `nil` when not recorded (a browser writes "fetch", "script", ...).
+        public var resourceType: String?
+        /// A WebSocket's data messages, both ways, in the order they went (`_webSocketMessages`, as Chrome writes
+        /// them); `nil` for an entry that is not a WebSocket.
+        public var webSocketMessages: [RecordedMessage]?
+        /// How a WebSocket ended (`_webSocketClose`, an underscore field of ours); `nil` while it is open, and for
+        /// an entry that is not a WebSocket.
+        public var webSocketClose: RecordedClose?
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection, comment
             case transport = "_transport"
+            case resourceType = "_resourceType"
+            case webSocketMessages = "_webSocketMessages"
+            case webSocketClose = "_webSocketClose"
         }
 
         /// Creates an entry.
@@ -133,6 +147,9 @@ public struct HARArchive: Codable, Sendable, Hashable {
             connection = try container.decodeIfPresent(.connection)
             comment = try container.decodeIfPresent(.comment)
             transport = try container.decodeIfPresent(.transport)
+            resourceType = try container.decodeIfPresent(.resourceType)
+            webSocketMessages = try container.decodeIfPresent(.webSocketMessages)
+            webSocketClose = try container.decodeIfPresent(.webSocketClose)
         }
     }
 

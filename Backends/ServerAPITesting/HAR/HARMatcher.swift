@@ -1,7 +1,8 @@
 import Foundation
 import ServerAPIKit
 
-/// What a request is matched on: method, origin, path, query (order not significant), and the body.
+/// What a request is matched on: method, origin (`ws` and `wss` as `http` and `https`), path, query (order not
+/// significant), and the body.
 struct HARRequestKey: Sendable, Hashable {
     var method: String
     var origin: String
@@ -42,6 +43,8 @@ struct HARRequestKey: Sendable, Hashable {
 
     private init(method: String, url: URL, body: Data, ignoredQuery: Set<String>) {
         self.method = method.uppercased()
+        // A WebSocket's handshake is an HTTP request: its `ws://` URL (as browsers record it) is an `http://` one.
+        let url = WebSocketHandshakeRule.httpForm(of: url.absoluteString).flatMap(URL.init(string:)) ?? url
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         origin = ServerOrigin(url).description
         let rawPath = components?.percentEncodedPath ?? ""

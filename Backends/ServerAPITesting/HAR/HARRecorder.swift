@@ -5,7 +5,8 @@ import ServerAPIKit
 ///
 /// Every entry is written as soon as its exchange ends, the whole archive at once and atomically
 /// (`HARArchive.write(to:)`), so the file is complete after each call and never half written. Entries are
-/// kept in the order their exchanges ended.
+/// kept in the order their exchanges ended; a WebSocket's entry takes its place when its handshake ends and is
+/// completed in place as its messages go, the file being written again when the connection ends.
 public final class HARRecorder: Sendable {
     private struct State {
         var archive: HARArchive
@@ -46,8 +47,28 @@ public final class HARRecorder: Sendable {
     /// - Parameter entry: The entry.
     /// - Throws: `fileSystem` when the file cannot be written (the entry is kept).
     public func append(_ entry: HARArchive.Entry) throws(ServerAPIError) {
-        state.withLock { $0.archive.entries.append(entry) }
+        _ = try add(entry)
+    }
+
+    /// Adds an entry and writes the file; returns the entry's index, for `update(_:_:)` while its exchange goes on
+    /// (a WebSocket's messages).
+    /// - Throws: `fileSystem` when the file cannot be written (the entry is kept).
+    func add(_ entry: HARArchive.Entry) throws(ServerAPIError) -> Int {
+        let index = state.withLock { state in
+            state.archive.log.entries.append(entry)
+            return state.archive.log.entries.count - 1
+        }
         try write()
+        return index
+    }
+
+    /// Changes the entry at `index` in place, without writing the file: the next write has the change.
+    func update(_ index: Int, _ change: (inout HARArchive.Entry) -> Void) {
+        state.withLock { state in
+            // Through `log.entries`, not the computed `entries`, so that the entry is changed in place.
+            guard state.archive.log.entries.indices.contains(index) else { return }
+            change(&state.archive.log.entries[index])
+        }
     }
 
     /// Writes the archive as it is now to the file (nothing without one).

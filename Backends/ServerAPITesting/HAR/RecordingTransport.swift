@@ -15,7 +15,11 @@ import ServerAPIKit
 /// that failed (could not connect, timed out, TLS) is an entry whose `response._error` holds the typed error.
 /// A streamed response is recorded whole, with its chunk boundaries and their timing in `response._chunks`,
 /// so a replay can stream it again; a download is recorded with the bytes written to its file. Cancelled
-/// calls are not recorded: a cancellation is the caller's doing, not the server's.
+/// calls are not recorded: a cancellation is the caller's doing, not the server's; nor is `unsupported`, the
+/// transport's own limit.
+///
+/// A WebSocket (`webSocket(_:)`) is one entry: its handshake, then its messages both ways and how it ended, as
+/// they go (see `webSocket(_:)`).
 ///
 /// Credentials are redacted before anything is written (`HARRedaction.default`); the file is rewritten
 /// atomically after each exchange, so it is complete after every call and never half written.
@@ -30,7 +34,7 @@ public final class RecordingTransport: RequestPerforming {
     public let recorder: HARRecorder
     /// What is replaced before anything is written.
     public let redaction: HARRedaction
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
 
     /// The upstream transport's name: a recorded call's metrics are the upstream's.
     public var name: String { upstream.name }
@@ -77,22 +81,8 @@ public final class RecordingTransport: RequestPerforming {
     /// Sends the request through the upstream transport and records the exchange.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let (request, body) = try await Self.collectBody(request)
-        let startedAt = now()
-        let start = ContinuousClock.now
-        let response: TransportResponse
-        do {
-            response = try await upstream.perform(request)
-        } catch {
-            try recordFailure(
-                ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start)
-            throw error
-        }
-        let responseBody = try Self.bytes(of: response, request: request)
-        try recorder.append(
-            HARArchive.Entry(
-                request: request, body: body, response: response, responseBody: responseBody, chunks: nil,
-                error: nil, metrics: response.metrics, startedAt: startedAt, elapsed: ContinuousClock.now - start,
-                transport: upstream.name, redaction: redaction))
+        let (response, startedAt, start) = try await exchange(request, body: body) { try await upstream.perform($0) }
+        try recorder.append(try wholeEntry(request, body: body, response: response, startedAt: startedAt, start: start))
         return response
     }
 
@@ -100,23 +90,12 @@ public final class RecordingTransport: RequestPerforming {
     /// its body has ended (read to its end, failed, or left by its reader).
     public func stream(_ request: TransportRequest) async throws -> TransportResponse {
         let (request, body) = try await Self.collectBody(request)
-        let startedAt = now()
-        let start = ContinuousClock.now
-        var response: TransportResponse
-        do {
-            response = try await upstream.stream(request)
-        } catch {
-            try recordFailure(
-                ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start)
-            throw error
-        }
+        let exchanged = try await exchange(request, body: body) { try await upstream.stream($0) }
+        let (startedAt, start) = (exchanged.startedAt, exchanged.start)
+        var response = exchanged.answer
         guard case .stream(let upstreamBody) = response.body else {
-            let responseBody = try Self.bytes(of: response, request: request)
             try recorder.append(
-                HARArchive.Entry(
-                    request: request, body: body, response: response, responseBody: responseBody, chunks: nil,
-                    error: nil, metrics: response.metrics, startedAt: startedAt, elapsed: ContinuousClock.now - start,
-                    transport: upstream.name, redaction: redaction))
+                try wholeEntry(request, body: body, response: response, startedAt: startedAt, start: start))
             return response
         }
         let head = ContinuousClock.now
@@ -173,15 +152,51 @@ public final class RecordingTransport: RequestPerforming {
         return response
     }
 
+    /// Sends `request` with `send` (through the upstream transport), timed from now. A failure is recorded and
+    /// rethrown; `webSocket` marks its entry as a WebSocket's handshake.
+    /// - Returns: The upstream's answer, and when the exchange started (wall clock and continuous clock).
+    func exchange<Answer>(
+        _ request: TransportRequest, body: Data, webSocket: Bool = false,
+        _ send: (TransportRequest) async throws -> Answer
+    ) async throws -> (answer: Answer, startedAt: Date, start: ContinuousClock.Instant) {
+        let startedAt = now()
+        let start = ContinuousClock.now
+        do {
+            return (try await send(request), startedAt, start)
+        } catch {
+            try recordFailure(
+                ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start,
+                webSocket: webSocket)
+            throw error
+        }
+    }
+
+    /// The entry of an exchange whose response is whole: in memory, or in a download's file.
+    func wholeEntry(
+        _ request: TransportRequest, body: Data, response: TransportResponse, startedAt: Date,
+        start: ContinuousClock.Instant
+    ) throws(ServerAPIError) -> HARArchive.Entry {
+        HARArchive.Entry(
+            request: request, body: body, response: response,
+            responseBody: try Self.bytes(of: response, request: request), chunks: nil, error: nil,
+            metrics: response.metrics, startedAt: startedAt, elapsed: ContinuousClock.now - start,
+            transport: upstream.name, redaction: redaction)
+    }
+
+    /// Records a call that failed before its response, unless the failure is not the server's answer: a
+    /// cancellation (the caller's doing) or `unsupported` (the transport's own limit, such as a libcurl without
+    /// WebSockets). `webSocket` marks the entry as a WebSocket's handshake.
     private func recordFailure(
-        _ error: ServerAPIError, request: TransportRequest, body: Data, startedAt: Date, start: ContinuousClock.Instant
+        _ error: ServerAPIError, request: TransportRequest, body: Data, startedAt: Date, start: ContinuousClock.Instant,
+        webSocket: Bool
     ) throws(ServerAPIError) {
-        guard error.kind != .cancelled else { return }
-        try recorder.append(
-            HARArchive.Entry(
-                request: request, body: body, response: nil, responseBody: Data(), chunks: nil, error: error,
-                metrics: error.metrics?.transport, startedAt: startedAt, elapsed: ContinuousClock.now - start,
-                transport: upstream.name, redaction: redaction))
+        guard error.kind != .cancelled, error.kind != .unsupported else { return }
+        var entry = HARArchive.Entry(
+            request: request, body: body, response: nil, responseBody: Data(), chunks: nil, error: error,
+            metrics: error.metrics?.transport, startedAt: startedAt, elapsed: ContinuousClock.now - start,
+            transport: upstream.name, redaction: redaction)
+        if webSocket { entry.markAsWebSocket() }
+        try recorder.append(entry)
     }
 
     /// The request's body bytes; a streamed body is read out and the request then sends those bytes.

@@ -96,6 +96,29 @@ struct ReplayedResponse {
         }
     }
 
+    /// The handshake's answer, as a transport's `webSocket` returns it: a recorded 101 opens a connection that
+    /// plays the recorded session; any other status is the refusal, with its headers and body.
+    /// - Parameters:
+    ///   - redaction: The recording's redaction, applied to the client's text messages before they are compared.
+    ///   - describing: The entry, for errors.
+    func webSocket(redaction: HARRedaction, describing: String) throws(ServerAPIError) -> WebSocketUpgrade {
+        try checkHead()
+        guard response.status == 101 else {
+            let bytes = response.content.bytes
+            return WebSocketUpgrade(
+                response: TransportResponse(
+                    status: response.status, headers: headers, body: .data(bytes), url: url,
+                    metrics: metrics(received: Int64(bytes.count))),
+                connection: nil)
+        }
+        let script = try WebSocketReplayScript(entry, describing: describing)
+        return WebSocketUpgrade(
+            response: TransportResponse(
+                status: 101, headers: headers, body: .data(Data()), url: url, metrics: metrics(received: 0)),
+            connection: ReplayedWebSocketConnection(
+                script: script, request: request, redaction: redaction, describing: describing))
+    }
+
     /// The response as `stream` returns it: the head at once, the body in its recorded chunks, then the
     /// recorded end (or failure).
     func streamed(timing: ReplayingTransport.StreamTiming) throws(ServerAPIError) -> TransportResponse {

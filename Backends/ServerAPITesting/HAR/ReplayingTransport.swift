@@ -21,6 +21,9 @@ import ServerAPIKit
 /// (`StreamTiming.recorded(clock:)`, with a `TestClock` to drive it); a recorded failure is thrown as the same
 /// typed `ServerAPIError` (kind, message, TLS failure), before the head or mid-body as it happened.
 ///
+/// A WebSocket's handshake (`webSocket(_:)`) is matched as any request is, and its connection replays the
+/// recorded messages (see `webSocket(_:)`).
+///
 /// The mode (`HARMode`) says whether the network is used: `.replay` never does (the default), `.recordMissing`
 /// sends what the file lacks through `upstream` and adds it, `.recordAll` sends everything and writes a new file.
 public final class ReplayingTransport: RequestPerforming {
@@ -77,7 +80,8 @@ public final class ReplayingTransport: RequestPerforming {
     public let configuration: Configuration
     /// The transport that records, in the record modes; `nil` in `.replay`.
     public let recording: RecordingTransport?
-    private let source: String
+    /// The file's name, for errors.
+    let source: String
 
     /// "replay": the name in a replayed call's metrics.
     public let name = "replay"
@@ -165,7 +169,7 @@ public final class ReplayingTransport: RequestPerforming {
     /// Answers from the recorded entry that matches, or (in the record modes) through the upstream transport.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let (request, body) = try await prepare(request)
-        guard let entry = try match(request, body: body) else {
+        guard let (entry, _) = try match(request, body: body) else {
             return try await upstreamRecording(request).perform(request)
         }
         return try ReplayedResponse(entry: entry, request: request, transport: name).whole()
@@ -175,7 +179,7 @@ public final class ReplayingTransport: RequestPerforming {
     /// through the upstream transport.
     public func stream(_ request: TransportRequest) async throws -> TransportResponse {
         let (request, body) = try await prepare(request)
-        guard let entry = try match(request, body: body) else {
+        guard let (entry, _) = try match(request, body: body) else {
             return try await upstreamRecording(request).stream(request)
         }
         return try ReplayedResponse(entry: entry, request: request, transport: name).streamed(
@@ -183,7 +187,7 @@ public final class ReplayingTransport: RequestPerforming {
     }
 
     /// The recording transport, which `match` only sends to in the record modes (where there is one).
-    private func upstreamRecording(_ request: TransportRequest) throws(ServerAPIError) -> RecordingTransport {
+    func upstreamRecording(_ request: TransportRequest) throws(ServerAPIError) -> RecordingTransport {
         guard let recording else {
             throw ServerAPIError(
                 .invalidRequest, "replay only has no upstream transport", requestID: request.id, url: request.url)
@@ -191,32 +195,36 @@ public final class ReplayingTransport: RequestPerforming {
         return recording
     }
 
-    private func prepare(_ request: TransportRequest) async throws -> (TransportRequest, Data) {
+    func prepare(_ request: TransportRequest) async throws -> (TransportRequest, Data) {
         if request.isCancelled { throw ServerAPIError.cancelled().with(requestID: request.id, url: request.url) }
         return try await RecordingTransport.collectBody(request)
     }
 
-    /// The entry to answer with; `nil` when the upstream should be asked (record modes).
+    /// The entry to answer with, and what to call it in errors ("entry 2 of 3 in chat.har"); `nil` when the
+    /// upstream should be asked (record modes).
     /// - Throws: `notRecorded` in `.replay` when nothing matches.
-    private func match(_ request: TransportRequest, body: Data) throws(ServerAPIError) -> HARArchive.Entry? {
+    func match(
+        _ request: TransportRequest, body: Data
+    ) throws(ServerAPIError) -> (entry: HARArchive.Entry, name: String)? {
         if configuration.mode == .recordAll { return nil }
         let key = HARRequestKey(
             request, body: body, redaction: configuration.redaction,
             ignoredQuery: configuration.ignoredQueryParameters)
         let comparingBody = configuration.matchesBody
         let repeats = configuration.repeatsLastAnswer
-        let outcome = state.withLock { entries -> Result<HARArchive.Entry, ServerAPIError> in
+        let source = self.source
+        let outcome = state.withLock { entries -> Result<(HARArchive.Entry, String), ServerAPIError> in
             let candidates = entries.indices.filter { index in
                 entries[index].key.map { key.differences(from: $0, comparingBody: comparingBody).isEmpty } ?? false
             }
             if let index = candidates.first(where: { entries[$0].served == 0 }) ?? (repeats ? candidates.last : nil) {
                 entries[index].served += 1
-                return .success(entries[index].entry)
+                return .success((entries[index].entry, "entry \(index + 1) of \(entries.count) in \(source)"))
             }
             return .failure(unmatched(key, request: request, entries: entries, used: candidates.count))
         }
         switch outcome {
-        case .success(let entry): return entry
+        case .success(let (entry, name)): return (entry, name)
         case .failure(let error):
             if configuration.mode == .recordMissing { return nil }
             throw error
