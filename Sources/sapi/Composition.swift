@@ -70,9 +70,7 @@ struct Composition {
     static func recorded(_ transport: any RequestPerforming, _ options: Options) -> any RequestPerforming {
         guard let har = options.har else { return transport }
         let file = URL(fileURLWithPath: (har as NSString).expandingTildeInPath)
-        let recording = RecordingTransport(
-            recording: transport, to: file, redaction: options.showCredentials ? .none : .default)
-        return options.webSocket ? WebSocketRecording(recording: recording, file: har) : recording
+        return RecordingTransport(recording: transport, to: file, redaction: options.showCredentials ? .none : .default)
     }
 
     static func transport(_ options: Options) throws -> any RequestPerforming {
@@ -219,39 +217,6 @@ struct OfflineTransport: RequestPerforming {
     /// A WebSocket's handshake, printed as a request is, and not sent.
     func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
         throw ServerAPIError(.cancelled, "--offline: the request was not sent", url: request.url, underlying: NotSent())
-    }
-}
-
-/// `--har` with a WebSocket: the recording transport opens the socket when it can. One that cannot (its
-/// `webSocket` answers `unsupported` although the transport it records through has WebSockets) must not stop the
-/// socket: the transport it records through opens it, unrecorded, with a warning. On a transport without WebSockets
-/// the error is that transport's own ("this libcurl (7.88.1) has no WebSockets; …").
-struct WebSocketRecording: RequestPerforming {
-    var recording: RecordingTransport
-    /// The `--har` file as given, for the warning.
-    var file: String
-
-    var name: String { recording.name }
-    var observesCallCancellation: Bool { recording.observesCallCancellation }
-    var sendsStreamedRequestBodies: Bool { recording.sendsStreamedRequestBodies }
-
-    func perform(_ request: TransportRequest) async throws -> TransportResponse {
-        try await recording.perform(request)
-    }
-
-    func stream(_ request: TransportRequest) async throws -> TransportResponse {
-        try await recording.stream(request)
-    }
-
-    func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
-        do {
-            return try await recording.webSocket(request)
-        } catch let error as ServerAPIError where error.kind == .unsupported {
-            let upgrade = try await recording.upstream.webSocket(request)
-            FileHandle.standardError.write(
-                Data("sapi: warning: --har records no WebSockets yet: this one is not in \(file)\n".utf8))
-            return upgrade
-        }
     }
 }
 

@@ -176,7 +176,7 @@ struct SapiWebSocketTests {
         #expect(outcome.stderr.contains("/headers?q=1, subprotocol chat.v2\n"), "\(outcome.stderr)")
     }
 
-    @Test("--har does not stop the socket")
+    @Test("--har records the socket: its handshake and every message both ways")
     func har() async throws {
         let scratch = try Scratch()
         let har = scratch.file("ws.har")
@@ -188,6 +188,13 @@ struct SapiWebSocketTests {
         }
         #expect(outcome.code == 0, "\(outcome.stderr)")
         #expect(outcome.stderr.hasSuffix("sapi: closed with 1000\n"), "\(outcome.stderr)")
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: har)) as? [String: Any]
+        let entries = (file?["log"] as? [String: Any])?["entries"] as? [[String: Any]]
+        let entry = try #require(entries?.first)
+        #expect((entry["response"] as? [String: Any])?["status"] as? Int == 101)
+        let messages = entry["_webSocketMessages"] as? [[String: Any]] ?? []
+        #expect(messages.map { $0["type"] as? String } == ["send", "receive"])
+        #expect(messages.map { $0["data"] as? String } == ["recorded?", "recorded?"])
     }
 
     @Test("--offline prints the handshake and sends nothing")
