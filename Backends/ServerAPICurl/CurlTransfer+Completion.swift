@@ -32,7 +32,9 @@ extension CurlTransfer {
         case .deliver(let status):
             deliveredStatus = status
         }
-        if deliveredStatus == 407, let proxy = httpProxyRoute { return fail(Self.proxyRefused(proxy, status: 407)) }
+        if deliveredStatus == 407, let proxy = httpProxyRoute {
+            return fail(CurlProxy.proxyRefused(proxy, status: 407))
+        }
         var responseBody = ResponseBody.data(body)
         if let download {
             do throws(ServerAPIError) {

@@ -10,7 +10,50 @@ import ServerAPIKit
 extension CurlTransfer {
     /// Points the easy handle at the configured proxy, or connects directly.
     func configureProxy() throws(ServerAPIError) {
-        guard let proxy = settings.proxy else {
+        try CurlProxy.configure(easy, settings.proxy, caFile: settings.caFile, insecureHosts: settings.insecureHosts)
+    }
+
+    /// The proxy the current request goes through (its URL, without credentials); `nil` when direct.
+    var proxyRoute: String? {
+        guard let proxy = settings.proxy else { return nil }
+        return CurlProxyRoute.proxy(for: request.url, proxy)
+    }
+
+    /// The HTTP proxy the current request goes through; `nil` when direct or through a SOCKS proxy, where
+    /// a 407 comes from the server itself (the proxy speaks SOCKS, not HTTP).
+    var httpProxyRoute: String? {
+        guard let route = proxyRoute, !CurlProxyRoute.isSOCKS(route) else { return nil }
+        return route
+    }
+
+    /// The error for a failure the proxy or the stall limit explains; `nil` for any other failure.
+    func proxyOrStallFailure(_ code: CURLcode) -> ServerAPIError? {
+        let detail = easy.errorMessage
+        if code == CURLE_OPERATION_TIMEDOUT, let stall = stallTimeout,
+            detail?.lowercased().contains("too slow") == true
+        {
+            // libcurl reports both timeouts with one code; only the stall check says "Operation too slow".
+            var error = stall.error(
+                underlying: CurlError(
+                    code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: detail))
+            if status > 0 { error.status = status }
+            return error
+        }
+        return CurlProxy.failure(code, easy: easy, route: proxyRoute, url: request.url)
+    }
+}
+
+/// The proxy's part of a transfer, HTTP exchange or WebSocket alike: how the easy handle is pointed at it, and
+/// what a failure it explains means.
+enum CurlProxy {
+    /// Points `easy` at `proxy`, or connects directly when it is `nil`.
+    /// - Parameters:
+    ///   - caFile: The transport's extra CA file, which an https:// proxy is verified with too.
+    ///   - insecureHosts: Lower-cased hosts not verified: an https:// proxy among them is not either.
+    static func configure(
+        _ easy: CurlEasyHandle, _ proxy: Proxy?, caFile: String?, insecureHosts: Set<String>
+    ) throws(ServerAPIError) {
+        guard let proxy else {
             // Connect directly: libcurl would otherwise pick a proxy from http_proxy/https_proxy in the
             // environment, which no other transport does.
             try easy.set(CURLOPT_PROXY, "")
@@ -35,56 +78,38 @@ extension CurlTransfer {
         if url.scheme == "https" {
             // An https:// proxy is verified like a server: with the transport's extra CA file, and not
             // at all only when its host is listed as insecure.
-            if let caFile = settings.caFile { try easy.set(CURLOPT_PROXY_CAINFO, caFile) }
-            if let host = url.host?.lowercased(), settings.insecureHosts.contains(host) {
+            if let caFile { try easy.set(CURLOPT_PROXY_CAINFO, caFile) }
+            if let host = url.host?.lowercased(), insecureHosts.contains(host) {
                 try easy.set(CURLOPT_PROXY_SSL_VERIFYPEER, false)
                 try easy.set(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
             }
         }
     }
 
-    /// The proxy the current request goes through (its URL, without credentials); `nil` when direct.
-    var proxyRoute: String? {
-        guard let proxy = settings.proxy else { return nil }
-        return CurlProxyRoute.proxy(for: request.url, proxy)
-    }
-
-    /// The HTTP proxy the current request goes through; `nil` when direct or through a SOCKS proxy, where
-    /// a 407 comes from the server itself (the proxy speaks SOCKS, not HTTP).
-    var httpProxyRoute: String? {
-        guard let route = proxyRoute, !CurlProxyRoute.isSOCKS(route) else { return nil }
-        return route
-    }
-
-    /// The error for a failure the proxy or the stall limit explains; `nil` for any other failure.
-    func proxyOrStallFailure(_ code: CURLcode) -> ServerAPIError? {
-        let detail = easy.errorMessage
+    /// The error for a failure the proxy explains; `nil` for any other failure.
+    /// - Parameters:
+    ///   - code: The transfer's `CURLcode`.
+    ///   - route: The proxy the request went through (`CurlProxyRoute`), without credentials; `nil` when direct.
+    ///   - url: The request's URL.
+    static func failure(_ code: CURLcode, easy: CurlEasyHandle, route: String?, url: URL) -> ServerAPIError? {
+        guard let proxy = route else { return nil }
         let underlying = CurlError(
-            code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: detail)
-        let reason = detail ?? underlying.summary
-        if code == CURLE_OPERATION_TIMEDOUT, let stall = stallTimeout,
-            detail?.lowercased().contains("too slow") == true
-        {
-            // libcurl reports both timeouts with one code; only the stall check says "Operation too slow".
-            var error = stall.error(underlying: underlying)
-            if status > 0 { error.status = status }
-            return error
-        }
-        guard let proxy = proxyRoute else { return nil }
+            code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: easy.errorMessage)
+        let reason = underlying.detail ?? underlying.summary
         if CurlProxyRoute.isSOCKS(proxy) {
-            let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
-            let target = "\(request.url.host ?? "the server"):\(port)"
-            return Self.socksFailure(
+            let port = url.port ?? (url.scheme == "https" ? 443 : 80)
+            let target = "\(url.host ?? "the server"):\(port)"
+            return socksFailure(
                 code: Int(code.rawValue), proxyCode: easy.long(CURLINFO_PROXY_ERROR) ?? 0, proxy: proxy,
                 target: target, underlying: underlying)
         }
-        // The status of the proxy's answer to CONNECT, for https:// requests through a tunnel.
+        // The status of the proxy's answer to CONNECT, for requests through a tunnel.
         let connectStatus = easy.long(CURLINFO_HTTP_CONNECTCODE) ?? 0
-        if connectStatus == 407 { return Self.proxyRefused(proxy, status: 407, underlying: underlying) }
+        if connectStatus == 407 { return proxyRefused(proxy, status: 407, underlying: underlying) }
         if connectStatus >= 300 {
             return ServerAPIError(
                 .cannotConnect,
-                "the proxy \(proxy) could not open a tunnel to \(request.url.host ?? "the server"): it answered "
+                "the proxy \(proxy) could not open a tunnel to \(url.host ?? "the server"): it answered "
                     + "\(connectStatus) \(HTTPStatus.reason(connectStatus)) (\(reason))",
                 status: connectStatus, underlying: underlying)
         }

@@ -53,7 +53,7 @@ extension CurlTransfer {
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func deliverStreamedHead(_ streaming: CurlStreaming) -> Bool {
         if status == 407, let proxy = httpProxyRoute {
-            exchange.failed(Self.proxyRefused(proxy, status: 407))
+            exchange.failed(CurlProxy.proxyRefused(proxy, status: 407))
             return false
         }
         let loop = self.loop

@@ -39,7 +39,8 @@ extension CurlTransport {
     ///
     /// Throws `unsupported` on a libcurl without WebSockets: "this libcurl (7.88.1) has no WebSockets; 8.11 or
     /// later does". A refused upgrade comes back with its status and headers; libcurl ends the transfer at the
-    /// head, so its body is not read.
+    /// head, so its body is not read. The configuration's proxy is used: a SOCKS proxy as for any request, an HTTP
+    /// one through a `CONNECT` tunnel (a proxy forwarding requests would not pass the upgrade on).
     public func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
         if let reason = Self.webSocketSupport {
             throw ServerAPIError(.unsupported, reason, requestID: request.id, url: request.url)
@@ -49,7 +50,8 @@ extension CurlTransport {
         let session = CurlWebSocketSession(
             request: request,
             settings: CurlWebSocketSettings(
-                connectTimeout: configuration.connectTimeout, caFile: configuration.additionalTrustedCAFile?.path,
+                proxy: configuration.proxy, connectTimeout: configuration.connectTimeout,
+                caFile: configuration.additionalTrustedCAFile?.path,
                 insecureHosts: Set(configuration.insecureHosts.map { $0.lowercased() }),
                 resolve: configuration.resolve.map(\.curlEntry), tls: configuration.tls))
         do {

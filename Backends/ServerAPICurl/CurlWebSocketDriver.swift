@@ -142,6 +142,10 @@ final class CurlWebSocketDriver {
                     session.refused(response(body: refusalBody))
                     return .some(nil)
                 }
+                let route = session.settings.proxy.flatMap { CurlProxyRoute.proxy(for: session.request.url, $0) }
+                if let failure = CurlProxy.failure(code, easy: easy, route: route, url: session.request.url) {
+                    return .some(failure)
+                }
                 return .some(.curl(code, detail: easy.errorMessage, status: status))
             }
             return .some(code == CURLE_OK ? nil : .curl(code, detail: easy.errorMessage))
@@ -174,6 +178,13 @@ final class CurlWebSocketDriver {
         if !settings.resolve.isEmpty {
             for entry in settings.resolve { resolveList = curl_slist_append(resolveList, entry) }
             try easy.set(CURLOPT_RESOLVE, list: resolveList)
+        }
+        try CurlProxy.configure(easy, settings.proxy, caFile: settings.caFile, insecureHosts: settings.insecureHosts)
+        if let route = settings.proxy.flatMap({ CurlProxyRoute.proxy(for: url, $0) }), !CurlProxyRoute.isSOCKS(route) {
+            // Through an HTTP proxy, in a CONNECT tunnel: a forwarding proxy would not pass the upgrade on. The
+            // proxy's answer to CONNECT stays out of the handshake's head.
+            try easy.set(CURLOPT_HTTPPROXYTUNNEL, true)
+            try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
         }
         if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
         if let host = url.host?.lowercased(), settings.insecureHosts.contains(host) {

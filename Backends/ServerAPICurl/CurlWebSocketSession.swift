@@ -237,6 +237,7 @@ package final class CurlWebSocketSession: WebSocketConnection {
 
 /// What a WebSocket's easy handle takes from the transport's configuration.
 struct CurlWebSocketSettings: Sendable {
+    var proxy: Proxy?
     var connectTimeout: Duration?
     var caFile: String?
     var insecureHosts: Set<String>

@@ -623,7 +623,6 @@ extension Options {
                 message: "a WebSocket handshake has no body: send messages as lines on standard input", hint: hint)
         }
         let cache = options.cache != .none || options.cacheDirectory != nil || options.cacheMode != nil
-        let proxy = options.proxy != nil || !options.noProxy.isEmpty
         let http2 = options.httpVersion != nil && options.httpVersion != .http1
         let refused: [(Bool, String)] = [
             (options.download || options.resume, "--download and --continue"),
@@ -632,7 +631,6 @@ extension Options {
             (options.envelope, "--envelope"),
             (options.retry > 0, "--retry"),
             (options.stallTimeout != nil, "--stall-timeout"),
-            (proxy, "--proxy (the curl backend connects WebSockets directly)"),
             (options.unixSocket != nil, "--unix-socket"),
             (http2, "--http-version 2 (the handshake is HTTP/1.1)"),
             (options.authType == .digest, "-A digest (the handshake answers no challenge)"),
@@ -756,8 +754,9 @@ extension Options {
             "  as is a connection that breaks (7), a message over --max-message-size (7, closed with 1009), a ping",
             "  unanswered within --ping-interval (2, closed with 1001), a refused handshake (3, 4 or 5 for its",
             "  status). The curl backend needs libcurl 8.11 or later: an older one (Debian 12's 7.88) is an error,",
-            "  exit 1, as is the urlsession backend (no WebSockets yet). --proxy, --unix-socket, --retry, the cache,",
-            "  --stream and --download do not apply; --har records what the transport can record.",
+            "  exit 1, as is the urlsession backend on Linux (its FoundationNetworking has none). --proxy applies (an",
+            "  HTTP proxy through a CONNECT tunnel); --unix-socket, --retry, the cache, --stream and --download do",
+            "  not; --har records the handshake and every message.",
             "",
             "HAR (--har, --replay):",
             "  --har FILE writes every exchange of the run (each attempt, a streamed body with its chunks, a",

@@ -217,6 +217,46 @@ struct WebSocketConformanceTests {
         try await poll("nothing in flight") { manager.inFlight.isEmpty }
     }
 
+    @Test("through a SOCKS5 proxy: the server sees the proxy's address, and messages echo")
+    func socksProxy() async throws {
+        let proxy = try Proxy(try TestServers.socks5())
+        let transport = CurlTransport(configuration: .init(proxy: proxy))
+        let manager = ServerAPIManager(transport: transport)
+        guard let socket = try await Self.open(manager, try Self.api("/whoami")) else { return }
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text(try TestServers.socks5Source()))
+        try await socket.send(.text("through the proxy"))
+        #expect(try await iterator.next() == .text("through the proxy"))
+        await socket.close()
+    }
+
+    @Test("through an HTTP proxy, in a CONNECT tunnel; a proxy that wants credentials refuses with 407")
+    func httpProxy() async throws {
+        try await FixtureProcess.withServer(script: FixtureScript.forwardProxy, arguments: []) { port in
+            let manager = ServerAPIManager(
+                transport: CurlTransport(configuration: .init(proxy: try Proxy("http://127.0.0.1:\(port)"))))
+            guard let socket = try await Self.open(manager, try Self.api("/echo")) else { return }
+            try await socket.send(.text("tunnelled"))
+            var iterator = socket.messages.makeAsyncIterator()
+            #expect(try await iterator.next() == .text("tunnelled"))
+            await socket.close()
+            let stats = try await CurlTransport().perform(
+                TransportRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/__proxy/stats"))))
+            let counts = try JSONSerialization.jsonObject(with: stats.data ?? Data()) as? [String: Int]
+            #expect(counts?["tunnels"] == 1, "\(String(describing: counts))")
+        }
+        guard CurlTransport.supportsWebSockets else { return }
+        try await FixtureProcess.withServer(script: FixtureScript.forwardProxy, arguments: ["--user", "u:p"]) { port in
+            let manager = ServerAPIManager(
+                transport: CurlTransport(configuration: .init(proxy: try Proxy("http://127.0.0.1:\(port)"))))
+            let error = await expectError { try await manager.webSocket(try Self.api("/echo")) }
+            #expect(error?.kind == .httpStatus)
+            #expect(error?.status == 407)
+            #expect(error?.message.contains("proxy") == true, "\(String(describing: error))")
+            #expect(manager.inFlight.isEmpty)
+        }
+    }
+
     @Test("text that is not UTF-8 fails the connection, closed with 1007")
     func invalidUTF8() async throws {
         let manager = try Self.manager()

@@ -22,6 +22,7 @@ Paths (a query's `id=X` records the close code the client sent, which `/report?o
   /many-fragments?count=N&size=S
                          sends one binary message in N frames of S bytes (65,536 of 64 by default: 4 MiB, as
                          Autobahn 9.3.1), then echoes
+  /whoami                sends the address the connection came from (a proxy's, through one), then echoes
   /ping                  pings the client, and sends "pong received" once its pong arrives, then echoes
   /stream                sends "tick N" messages of 1 KiB without end, as fast as the client reads
   /refuse/CODE           refuses the handshake with status CODE and the body "refused with CODE"
@@ -130,6 +131,9 @@ async def route(ws, path, query):
         size = int(query.get("size", "64"))
         chunk = (bytes(range(256)) * (size // 256 + 1))[:size]
         await ws.send([chunk] * count)
+        await echo(ws)
+    elif path == "/whoami":
+        await ws.send(ws.remote_address[0])
         await echo(ws)
     elif path == "/ping":
         pong = await ws.ping(b"server-ping")

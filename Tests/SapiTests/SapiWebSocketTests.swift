@@ -61,6 +61,18 @@ struct SapiWebSocketTests {
         #expect(try await Self.report(key) == "1000 \n")
     }
 
+    @Test("--proxy: through a SOCKS5 proxy, the server sees the proxy's address")
+    func proxy() async throws {
+        let outcome = try await SapiSession.run(
+            ["--proxy", try TestServers.socks5(), try Self.url("/whoami"), "--linger", "0"],
+            environment: try Self.withWebSockets
+        ) { session in
+            try await session.waitFor("the address") { stdout, _ in stdout.hasSuffix("\n") }
+        }
+        #expect(outcome.code == 0, "\(outcome.stderr)")
+        #expect(outcome.text == "\(try TestServers.socks5Source())\n")
+    }
+
     @Test("after piped input ends, what arrives within --linger is printed; SIGINT then closes with 1000, exit 130")
     func linger() async throws {
         let key = Self.key()

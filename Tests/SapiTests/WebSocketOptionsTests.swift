@@ -83,7 +83,6 @@ struct WebSocketOptionsTests {
             ["POST", "ws://x.test"], ["ws://x.test", "a=1"], ["ws://x.test", "n:=1"], ["ws://x.test", "--raw", "hi"],
             ["-d", "ws://x.test"], ["-S", "ws://x.test"], ["--cache", "memory", "ws://x.test"],
             ["--envelope", "ws://x.test"], ["--retry", "2", "ws://x.test"],
-            ["--proxy", "127.0.0.1:3128", "ws://x.test"],
             ["--unix-socket", "/tmp/s", "ws://x.test"], ["--http-version", "2", "ws://x.test"],
             ["--stall-timeout", "10/5", "ws://x.test"], ["-A", "digest", "-a", "u:p", "ws://x.test"],
         ])

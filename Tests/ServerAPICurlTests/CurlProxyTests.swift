@@ -179,12 +179,12 @@ struct CurlProxyTests {
         #expect(!CurlProxyRoute.isSOCKS("http://p:3128"))
     }
 
-    /// `CurlTransfer.socksFailure` for a `CURLcode` and `CURLproxycode` (numbers from curl.h, stable across
+    /// `CurlProxy.socksFailure` for a `CURLcode` and `CURLproxycode` (numbers from curl.h, stable across
     /// libcurl versions), as libcurl 7.88 and 8.14 both report them.
     static func socksFailure(
         _ code: Int, _ proxyCode: Int = 0, detail: String, proxy: String = "socks5h://127.0.0.1:1080"
     ) -> ServerAPIError? {
-        CurlTransfer.socksFailure(
+        CurlProxy.socksFailure(
             code: code, proxyCode: proxyCode, proxy: proxy, target: "api.example.com:443",
             underlying: CurlError(code: code, summary: "summary", detail: detail))
     }
