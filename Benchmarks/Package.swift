@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
     ],
     targets: [
+        // What every benchmark reads of its own process: CPU time and resident memory.
+        .target(name: "BenchSupport", path: "Sources/BenchSupport"),
         .executableTarget(
             name: "serverapi-bench",
             dependencies: [
@@ -34,6 +36,7 @@ let package = Package(
         .executableTarget(
             name: "serverapi-transport-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
                 .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
@@ -64,6 +67,7 @@ let package = Package(
         .executableTarget(
             name: "serverapi-stream-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
                 .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
