@@ -353,6 +353,13 @@ if small:
     print(f"  {len(met)} of {len(small)} rows meet it" + (
         f"; the lowest: {worst['ratio']:.2f}× ({what[worst['mode']]}, {size_name(worst['size'])}, "
         f"{worst['connections']} conn.)" if worst else ""))
+    # CPU per message moves less with the machine's noise than messages/s does.
+    cpu = [row["ServerAPIKit"]["cpuMicrosecondsPerMessage"] / row["websocket-kit"]["cpuMicrosecondsPerMessage"]
+           for row in small if row["ServerAPIKit"]["cpuMicrosecondsPerMessage"] and row["websocket-kit"]["cpuMicrosecondsPerMessage"]]
+    if cpu:
+        print(f"  CPU per message, ServerAPIKit ÷ websocket-kit, on the same rows: {min(cpu):.2f}× to {max(cpu):.2f}× "
+              f"(median {statistics.median(cpu):.2f}×)")
+        summary["smallMessagesCPURatioMedian"] = statistics.median(cpu)
     summary["goalSmallMessagesRowsMet"] = len(met)
     summary["goalSmallMessagesRows"] = len(small)
 failures = [r for r in rows if r.get("failed")]
