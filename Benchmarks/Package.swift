@@ -11,8 +11,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // async-http-client's TLS; the HTTP/2 row tells it to trust the local server's CA.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
+        // The WebSocket comparison's server (NIOWebSocket's upgrader) and its reference client.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.78.0"),
+        .package(url: "https://github.com/vapor/websocket-kit", exact: "2.16.2"),
     ],
     targets: [
+        // What every benchmark reads of its own process: CPU time and resident memory.
+        .target(name: "BenchSupport", path: "Sources/BenchSupport"),
         .executableTarget(
             name: "serverapi-bench",
             dependencies: [
@@ -34,6 +39,7 @@ let package = Package(
         .executableTarget(
             name: "serverapi-transport-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
                 .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
@@ -64,12 +70,29 @@ let package = Package(
         .executableTarget(
             name: "serverapi-stream-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
                 .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Sources/serverapi-stream-bench"
+        ),
+        // The only product with websocket-kit: scripts/bench-websocket.sh builds it alone. Both the client under
+        // test and the server it talks to (`serve`, in a process of its own) are this executable.
+        .executableTarget(
+            name: "serverapi-websocket-bench",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPICurl", package: "ServerAPIKit"),
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            path: "Sources/serverapi-websocket-bench"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -10,6 +10,7 @@
 // URLSessionTransport (events through `response.events`, bytes through `response.body`); `ahc` is
 // async-http-client, splitting the event stream into lines and events itself, as a user of it would.
 import AsyncHTTPClient
+import BenchSupport
 import Foundation
 import NIOCore
 import ServerAPICurl
@@ -67,22 +68,6 @@ struct Options {
             }
         }
     }
-}
-
-/// A field of /proc/self/status in kilobytes (VmHWM, VmRSS); 0 where /proc is missing.
-func procStatusKilobytes(_ field: String) -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
-    return 0
-}
-
-/// CPU time used by the whole process so far (all threads), in seconds.
-func processCPUSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
 /// What a client read: events and the last id (sse), and the body's bytes.
@@ -229,7 +214,7 @@ let client = try makeClient(options.client)
 // No warm-up: opening one connection is nothing next to a transfer of seconds.
 let clock = ContinuousClock()
 let startRSS = procStatusKilobytes("VmRSS")
-let cpuStart = processCPUSeconds()
+let cpuStart = cpuSeconds()
 let start = clock.now
 let tally: Tally
 switch options.mode {
@@ -238,7 +223,7 @@ case "bytes": tally = try await client.readBytes(options.url)
 default: throw ServerAPIError(.invalidRequest, "unknown mode \(options.mode)")
 }
 let elapsed = clock.now - start
-let cpuSeconds = processCPUSeconds() - cpuStart
+let cpuUsed = cpuSeconds() - cpuStart
 let peakRSS = procStatusKilobytes("VmHWM")
 try await client.shutdown()
 
@@ -264,7 +249,7 @@ let result = RunResult(
     bytes: tally.bytes, seconds: seconds,
     eventsPerSecond: options.mode == "sse" ? Double(tally.events) / seconds : nil,
     megabytesPerSecond: Double(tally.bytes) / seconds / 1_048_576,
-    cpuSeconds: cpuSeconds, peakRSSKilobytes: peakRSS, startRSSKilobytes: startRSS)
+    cpuSeconds: cpuUsed, peakRSSKilobytes: peakRSS, startRSSKilobytes: startRSS)
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.sortedKeys]
 print(String(decoding: try encoder.encode(result), as: UTF8.self))

@@ -1,6 +1,7 @@
 // One client, one mode, one process: `scripts/bench-transports.sh` runs this once per row and run, so
 // that no client's threads, pools or peak memory colour another's numbers. Prints one JSON object.
 import AsyncHTTPClient
+import BenchSupport
 import Foundation
 import NIOCore
 import NIOSSL
@@ -81,23 +82,6 @@ struct Options {
             }
         }
     }
-}
-
-/// The process's user + system CPU time so far, in seconds (`getrusage`).
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    _ = getrusage(RUSAGE_SELF.rawValue, &usage)
-    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-}
-
-/// The process's peak resident memory (VmHWM), in kilobytes; 0 where /proc is missing.
-func peakRSSKilobytes() -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
-    return 0
 }
 
 func makeClient(
