@@ -33,7 +33,8 @@ final class CurlWebSocketDriver {
     private var receivePaused = false
     /// The easy handle, for the progress callback's sends.
     private var easyRaw: UnsafeMutableRawPointer?
-    private var pending: [(bytes: Data, sent: Int, waiter: CheckedContinuation<Void, any Error>?)] = []
+    /// Encoded frames being sent, and how much of the first went out.
+    private var pending: [(bytes: Data, sent: Int, written: CheckedContinuation<Void, any Error>?)] = []
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var resolveList: UnsafeMutablePointer<curl_slist>?
     private let started = ContinuousClock.now
@@ -55,28 +56,31 @@ final class CurlWebSocketDriver {
         else {
             return session.ended(ServerAPIError(.network, "libcurl could not make the WebSocket's handles"))
         }
+        // The session cleans the multi handle up when it goes: wake-ups may still arrive after this thread ends.
+        session.attach(multi: multi)
         do {
             try configure(easy)
         } catch {
-            curl_multi_cleanup(multi)
             return session.ended(error)
         }
         _ = curl_multi_add_handle(multi, easy.raw)
-        session.attach(multi: UInt(bitPattern: multi))
         var outcome: ServerAPIError?? = nil
         while outcome == nil {
             let work = session.takeWork()
-            for (bytes, waiter) in work.outgoing { pending.append((bytes, 0, waiter)) }
+            pending.append(contentsOf: work.outgoing.map { ($0.bytes, 0, $0.written) })
             if work.close {
                 outcome = .some(nil)
                 break
             }
             if work.resume, receivePaused {
                 receivePaused = false
-                _ = curl_easy_pause(easy.raw, 0)
-            } else if upgraded, !pending.isEmpty, !receivePaused {
-                // Makes libcurl run the transfer on this perform, so that its progress callback sends.
-                _ = curl_easy_pause(easy.raw, 0)
+                _ = curl_easy_pause(easy.raw, CURLPAUSE_CONT)
+            } else if upgraded, !pending.isEmpty {
+                // Makes libcurl run the transfer on this perform, so that its progress callback sends. libcurl
+                // runs no callback of a transfer paused for receiving, so a send unpauses it too: the write
+                // callback then takes what arrives beyond the core's buffer, up to `sendingReceiveLimit`.
+                receivePaused = false
+                _ = curl_easy_pause(easy.raw, CURLPAUSE_CONT)
             }
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
@@ -86,15 +90,15 @@ final class CurlWebSocketDriver {
                 outcome = .some(sendFailure)
             }
             guard outcome == nil else { break }
-            // Waits for libcurl's sockets or a wake-up; not at all while bytes wait to be sent.
-            _ = curl_multi_poll(multi, nil, 0, pending.isEmpty || Self.send == nil ? 1000 : 0, nil)
+            // Waits for libcurl's sockets or a wake-up; not at all while bytes wait to be sent. Senders wake it
+            // only once it said it sleeps.
+            let idle = (pending.isEmpty || Self.send == nil) && session.sleepIfIdle()
+            _ = curl_multi_poll(multi, nil, 0, idle ? 1000 : 0, nil)
         }
-        session.attach(multi: 0)
         _ = curl_multi_remove_handle(multi, easy.raw)
-        curl_multi_cleanup(multi)
         let error = outcome ?? nil
         for item in pending {
-            item.waiter?.resume(throwing: error ?? ServerAPIError(.network, "the WebSocket is closed"))
+            item.written?.resume(throwing: error ?? ServerAPIError(.network, "the WebSocket is closed"))
         }
         pending.removeAll()
         session.ended(error)
@@ -109,20 +113,29 @@ final class CurlWebSocketDriver {
     /// progress callback, in chunks small enough for a socket's buffer, and a `CURLE_OK` means the chunk went out.
     /// - Returns: `false` to abort the transfer (the failure is in `sendFailure`).
     fileprivate func sendPending() -> Bool {
-        guard upgraded, !pending.isEmpty, let send = Self.send, let easy = easyRaw else { return true }
-        let item = pending[0]
-        let count = min(Self.sendChunk, item.bytes.count - item.sent)
-        var sent = 0
-        let code = item.bytes.withUnsafeBytes { raw in
-            ccurl_ws_send_raw(send, easy, raw.baseAddress! + item.sent, count, &sent)
+        guard upgraded, let send = Self.send, let easy = easyRaw else { return true }
+        // Frames queued together go out together, up to a chunk per call.
+        var budget = Self.sendChunk
+        while budget > 0, !pending.isEmpty {
+            let item = pending[0]
+            let count = min(budget, item.bytes.count - item.sent)
+            var sent = 0
+            let code = item.bytes.withUnsafeBytes { raw in
+                ccurl_ws_send_raw(send, easy, raw.baseAddress! + item.sent, count, &sent)
+            }
+            guard code == CURLE_OK else {
+                if code == CURLE_AGAIN { return true }
+                sendFailure = .curl(code, detail: nil)
+                return false
+            }
+            budget -= count
+            pending[0].sent += count
+            if pending[0].sent == item.bytes.count {
+                pending.removeFirst()
+                session.wrote(item.bytes.count)
+                item.written?.resume()
+            }
         }
-        guard code == CURLE_OK else {
-            if code == CURLE_AGAIN { return true }
-            sendFailure = .curl(code, detail: nil)
-            return false
-        }
-        pending[0].sent += count
-        if pending[0].sent == item.bytes.count { pending.removeFirst().waiter?.resume() }
         return true
     }
 
@@ -172,6 +185,9 @@ final class CurlWebSocketDriver {
         try easy.check(ccurl_easy_setopt_ws_raw_mode(easy.raw), CURLOPT_URL)
         try easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
         try easy.set(CURLOPT_FOLLOWLOCATION, false)
+        // The connection ends with the WebSocket: none is kept in the multi handle's cache (which lives on with the
+        // session, for wake-ups) once the transfer is removed.
+        try easy.set(CURLOPT_FORBID_REUSE, true)
         if let connect = request.transfer.connectTimeout ?? settings.connectTimeout {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, connect.curlMilliseconds)
         }
@@ -209,6 +225,8 @@ final class CurlWebSocketDriver {
             ccurl_easy_setopt_xferinfo_function(easy.raw, curlWebSocketProgressCallback), CURLOPT_XFERINFOFUNCTION)
         try easy.set(CURLOPT_XFERINFODATA, pointer: context)
         try easy.set(CURLOPT_NOPROGRESS, false)
+        // Reads of up to 64 KiB: a stream of messages costs fewer reads and callbacks than with the 16 KiB default.
+        try easy.set(CURLOPT_BUFFERSIZE, 64 << 10)
         easyRaw = easy.raw
     }
 
@@ -253,12 +271,12 @@ final class CurlWebSocketDriver {
             return bytes.count
         }
         // Bytes offered while the core is behind stay with libcurl until the session resumes the transfer.
-        if session.shouldPause() {
+        if session.shouldPause(sending: !pending.isEmpty) {
             receivePaused = true
             return Int(CURL_WRITEFUNC_PAUSE)
         }
         do {
-            session.deliver(try codec.decode(Data(bytes)))
+            session.deliver(try codec.decode(bytes))
         } catch {
             // The connection stays up for the core's close frame with the failure's code; what arrives after
             // the failure is dropped (the decoder takes nothing more).

@@ -1,5 +1,6 @@
 internal import CCurl
 import ServerAPIKit
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -16,23 +17,30 @@ import ServerAPIKit
 /// are the core's (`WebSocket`), and every libcurl from 8.11 behaves alike.
 ///
 /// Ownership: this object is the `WebSocketConnection` the core drives from any thread; its state is under a
-/// lock. The handles live on a thread of the session's own (`CurlWebSocketDriver`), which takes sends and the
-/// close from here through the state and a `curl_multi_wakeup`. A connection of its own, not a transfer on the
-/// transport's loops, because those loops run whole exchanges (a job, its completion, its cancel path) and a
-/// WebSocket is none of these; moving it there is a change for when that pipeline settles.
+/// lock. The easy handle lives on a thread of the session's own (`CurlWebSocketDriver`), which takes sends and the
+/// close from here through the state. It is woken with `curl_multi_wakeup` only when it said it sleeps, and outside
+/// the lock: the multi handle is the session's, cleaned up when the session goes, so a wake-up never meets a freed
+/// handle. A connection of its own, not a transfer on the transport's loops: those loops run whole exchanges (a
+/// job, its completion, its cancel path), and libcurl sends a WebSocket's bytes only from inside one of its
+/// callbacks, blocking until they are written, which on a shared loop would let one slow server hold up every
+/// other transfer of the loop.
 package final class CurlWebSocketSession: WebSocketConnection {
     /// Received bytes held for the core before the transfer pauses (it resumes below half).
     static let receiveBufferLimit = 1 << 20
-
-    private struct Outgoing {
-        var bytes: Data
-        var waiter: CheckedContinuation<Void, any Error>?
-    }
+    /// Bytes queued to send before `send` waits for the driver to write some: a sender is not held up by the
+    /// driver's thread for each message, and memory stays bounded when the server reads slower than we send.
+    static let sendBufferLimit = 1 << 20
 
     private struct State {
         var handshake: CheckedContinuation<WebSocketUpgrade, any Error>?
         var upgraded = false
-        var outgoing: [Outgoing] = []
+        /// Encoded frames the driver has not taken yet, each with who waits for it to be written (a close frame's
+        /// sender).
+        var outgoing: [(bytes: Data, written: CheckedContinuation<Void, any Error>?)] = []
+        /// Bytes queued and not yet written, taken by the driver or not.
+        var outgoingBytes = 0
+        /// Senders waiting for `outgoingBytes` to fall to the limit.
+        var sendWaiters: [CheckedContinuation<Void, any Error>] = []
         var frames: [WebSocketFrame] = []
         var frameHead = 0
         var bufferedBytes = 0
@@ -44,17 +52,26 @@ package final class CurlWebSocketSession: WebSocketConnection {
         var closeRequested = false
         var resumeRequested = false
         var paused = false
-        /// The multi handle while the driver runs (as a bit pattern: a pointer is not Sendable), for wake-ups.
-        var multi: UInt = 0
+        /// The driver waits in `curl_multi_poll` and must be woken for new work.
+        var sleeping = false
     }
 
     private let state = Locked(State())
+    /// The driver's multi handle (as a bit pattern: a pointer is not Sendable), set once before the driver first
+    /// sleeps and cleaned up with the session, so that a wake-up made outside the lock never meets a freed handle.
+    private let multi = Atomic<UInt>(0)
     let request: TransportRequest
     let settings: CurlWebSocketSettings
 
     init(request: TransportRequest, settings: CurlWebSocketSettings) {
         self.request = request
         self.settings = settings
+    }
+
+    deinit {
+        if let handle = UnsafeMutableRawPointer(bitPattern: multi.load(ordering: .acquiring)) {
+            curl_multi_cleanup(handle)
+        }
     }
 
     /// Whether the transfer is paused because the core is behind, for tests.
@@ -80,48 +97,77 @@ package final class CurlWebSocketSession: WebSocketConnection {
 
     // MARK: WebSocketConnection
 
+    /// Queues the frame and returns; waits only while more than `sendBufferLimit` bytes are queued. A failure to
+    /// write it later ends the connection (`receive()` throws it). A close frame is waited for until it is written:
+    /// the core closes the connection right after sending one.
     package func send(_ frame: WebSocketFrame) async throws {
         let bytes = WebSocketFrameCodec.encode(frame)
+        if frame.opcode == .close {
+            return try await withCheckedThrowingContinuation { (written: CheckedContinuation<Void, any Error>) in
+                if let refusal = enqueue(bytes, written: written) { written.resume(throwing: refusal) }
+            }
+        }
+        if let refusal = enqueue(bytes, written: nil) { throw refusal }
+        guard state.withLock({ $0.outgoingBytes > Self.sendBufferLimit }) else { return }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            let refusal: ServerAPIError? = state.withLock { state in
-                if state.closeRequested { return ServerAPIError(.network, "the WebSocket is closed") }
+            let answer: Result<Void, ServerAPIError>? = state.withLock { state in
                 if case .some(let end) = state.ended {
-                    return end ?? ServerAPIError(.network, "the WebSocket is closed")
+                    return .failure(end ?? ServerAPIError(.network, "the WebSocket is closed"))
                 }
-                state.outgoing.append(Outgoing(bytes: bytes, waiter: waiter))
-                Self.wake(state)
+                guard state.outgoingBytes > Self.sendBufferLimit else { return .success(()) }
+                state.sendWaiters.append(waiter)
                 return nil
             }
-            if let refusal { waiter.resume(throwing: refusal) }
+            if let answer { waiter.resume(with: answer) }
         }
+    }
+
+    /// Queues encoded bytes for the driver, and wakes it if it sleeps; the refusal when nothing may be sent.
+    private func enqueue(_ bytes: Data, written: CheckedContinuation<Void, any Error>?) -> ServerAPIError? {
+        let (refusal, wake): (ServerAPIError?, Bool) = state.withLock { state in
+            if state.closeRequested { return (ServerAPIError(.network, "the WebSocket is closed"), false) }
+            if case .some(let end) = state.ended {
+                return (end ?? ServerAPIError(.network, "the WebSocket is closed"), false)
+            }
+            state.outgoing.append((bytes, written))
+            state.outgoingBytes += bytes.count
+            return (nil, Self.takeSleeping(&state))
+        }
+        if wake { self.wake() }
+        return refusal
     }
 
     package func receive() async throws -> WebSocketFrame? {
         try await withCheckedThrowingContinuation { (receiver: CheckedContinuation<WebSocketFrame?, any Error>) in
-            let answer: Result<WebSocketFrame?, ServerAPIError>? = state.withLock { state in
-                if let frame = Self.pop(&state) { return .success(frame) }
-                if let failure = state.receiveFailure { return .failure(failure) }
-                if case .some(let end) = state.ended { return end.map { .failure($0) } ?? .success(nil) }
+            let (answer, wake): (Result<WebSocketFrame?, ServerAPIError>?, Bool) = state.withLock { state in
+                if let frame = Self.pop(&state) { return (.success(frame), Self.takeSleepingToResume(&state)) }
+                if let failure = state.receiveFailure { return (.failure(failure), false) }
+                if case .some(let end) = state.ended { return (end.map { .failure($0) } ?? .success(nil), false) }
                 state.receiver = receiver
-                return nil
+                return (nil, false)
             }
+            if wake { self.wake() }
             if let answer { receiver.resume(with: answer) }
         }
     }
 
     package func close() {
-        state.withLock { state in
+        let wake = state.withLock { state in
             state.closeRequested = true
-            Self.wake(state)
+            return Self.takeSleeping(&state)
         }
+        if wake { self.wake() }
     }
 
     // MARK: For the driver (its thread)
 
     /// What the driver does next: bytes to send, whether to stop, whether to resume receiving.
-    func takeWork() -> (outgoing: [(Data, CheckedContinuation<Void, any Error>?)], close: Bool, resume: Bool) {
+    func takeWork() -> (
+        outgoing: [(bytes: Data, written: CheckedContinuation<Void, any Error>?)], close: Bool, resume: Bool
+    ) {
         state.withLock { state in
-            let outgoing = state.outgoing.map { ($0.bytes, $0.waiter) }
+            state.sleeping = false
+            let outgoing = state.outgoing
             state.outgoing.removeAll()
             let resume = state.resumeRequested
             state.resumeRequested = false
@@ -130,15 +176,38 @@ package final class CurlWebSocketSession: WebSocketConnection {
         }
     }
 
-    /// The driver's multi handle, for wake-ups; 0 once it is cleaned up.
-    func attach(multi: UInt) {
-        state.withLock { $0.multi = multi }
+    /// Whether the driver may sleep until woken: it has nothing to do. From then on, new work wakes it.
+    func sleepIfIdle() -> Bool {
+        state.withLock { state in
+            guard state.outgoing.isEmpty, !state.closeRequested, !state.resumeRequested else { return false }
+            state.sleeping = true
+            return true
+        }
+    }
+
+    /// `count` queued bytes were written: senders waiting for room go on once the queue is within its limit.
+    func wrote(_ count: Int) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.outgoingBytes -= count
+            guard state.outgoingBytes <= Self.sendBufferLimit else { return [] }
+            defer { state.sendWaiters.removeAll() }
+            return state.sendWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The driver's multi handle, for wake-ups; the session cleans it up when it goes.
+    func attach(multi handle: UnsafeMutableRawPointer) {
+        multi.store(UInt(bitPattern: handle), ordering: .releasing)
     }
 
     /// Whether the core is behind: the write callback then pauses the transfer.
-    func shouldPause() -> Bool {
+    /// - Parameter sending: Whether frames wait to be sent: libcurl sends only from a transfer that is not paused,
+    ///   so the transfer reads on, to twice the limit, to let them go out while the reader catches up.
+    func shouldPause(sending: Bool) -> Bool {
         state.withLock { state in
-            guard state.bufferedBytes >= Self.receiveBufferLimit else { return false }
+            let limit = sending ? 2 * Self.receiveBufferLimit : Self.receiveBufferLimit
+            guard state.bufferedBytes >= limit else { return false }
             state.paused = true
             return true
         }
@@ -186,10 +255,10 @@ package final class CurlWebSocketSession: WebSocketConnection {
     func ended(_ error: ServerAPIError?) {
         let (handshake, receiver, frame, senders, upgraded) = state.withLock { state in
             if case .none = state.ended { state.ended = .some(error) }
-            state.multi = 0
             let receiver = state.receiver.take()
             let frame = receiver == nil ? nil : Self.pop(&state)
-            let senders = state.outgoing.compactMap(\.waiter)
+            let senders = state.sendWaiters + state.outgoing.compactMap(\.written)
+            state.sendWaiters.removeAll()
             state.outgoing.removeAll()
             return (state.handshake.take(), receiver, frame, senders, state.upgraded)
         }
@@ -223,15 +292,26 @@ package final class CurlWebSocketSession: WebSocketConnection {
         }
         if state.paused, !state.resumeRequested, state.bufferedBytes < receiveBufferLimit / 2 {
             state.resumeRequested = true
-            wake(state)
         }
         return frame
     }
 
-    /// Ends the driver's wait; under the lock, so that the multi handle cannot be cleaned up meanwhile.
-    private static func wake(_ state: State) {
-        guard state.multi != 0, let multi = UnsafeMutableRawPointer(bitPattern: state.multi) else { return }
-        _ = curl_multi_wakeup(multi)
+    /// Whether the driver sleeps and must be woken for the work just queued; it will not be woken twice.
+    private static func takeSleeping(_ state: inout State) -> Bool {
+        guard state.sleeping else { return false }
+        state.sleeping = false
+        return true
+    }
+
+    /// After a `pop`: whether the driver must be woken to resume receiving.
+    private static func takeSleepingToResume(_ state: inout State) -> Bool {
+        state.resumeRequested ? takeSleeping(&state) : false
+    }
+
+    /// Ends the driver's wait in `curl_multi_poll`; outside the state's lock (the handle outlives the driver).
+    private func wake() {
+        guard let handle = UnsafeMutableRawPointer(bitPattern: multi.load(ordering: .acquiring)) else { return }
+        _ = curl_multi_wakeup(handle)
     }
 }
 

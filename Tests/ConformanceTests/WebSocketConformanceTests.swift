@@ -84,6 +84,10 @@ struct WebSocketConformanceTests {
         }
     }
 
+    /// A key for the peer's `/report` that no earlier run used: the peer outlives a test run, and a key it already
+    /// knows would answer with an earlier connection's close.
+    private static func key(_ name: String) -> String { "\(name)-\(UUID().uuidString.prefix(8))" }
+
     /// The close code (and reason) the peer received on the connection opened with `?id=KEY`.
     private static func report(_ manager: ServerAPIManager, _ key: String) async throws -> String {
         let socket = try await manager.webSocket(try api("/report?of=\(key)"))
@@ -102,8 +106,9 @@ struct WebSocketConformanceTests {
 
     @Test("text and binary messages echo, and a clean close leaves nothing in flight", arguments: Kind.allCases)
     func echo(kind: Kind) async throws {
+        let key = Self.key("echo")
         let manager = try Self.manager(kind)
-        guard let socket = try await Self.open(manager, try Self.api("/echo?id=echo")) else { return }
+        guard let socket = try await Self.open(manager, try Self.api("/echo?id=\(key)")) else { return }
         try await socket.send(.text("héllo 👋"))
         try await socket.send(.binary(Data([0, 1, 2, 255])))
         try await socket.send(.text(""))
@@ -114,7 +119,7 @@ struct WebSocketConformanceTests {
         await socket.close(code: WebSocketCloseCode(4001), reason: "client done")
         #expect(try await iterator.next() == nil)
         #expect(manager.inFlight.isEmpty)
-        #expect(try await Self.report(manager, "echo") == "4001 client done")
+        #expect(try await Self.report(manager, key) == "4001 client done")
     }
 
     @Test("a 16 MiB message arrives whole, and one as large echoes back")
@@ -157,6 +162,26 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
+    @Test("a message sent while receiving is paused (the reader is behind) goes out without waiting for the reader")
+    func sendWhilePaused() async throws {
+        let manager = try Self.manager()
+        let key = Self.key("paused")
+        guard
+            let socket = try await Self.open(
+                manager, try Self.api("/flood?id=\(key)&size=64"), configuration: .init(receiveBufferSize: 4096))
+        else { return }
+        let session = try #require(socket.transportConnection as? CurlWebSocketSession)
+        try await poll("the transfer paused") { session.isReceivePaused }
+        try await socket.send(.text("hello while paused"))
+        try await poll("the server got the message", every: .milliseconds(50)) {
+            let check = try await manager.webSocket(try Self.api("/received?of=\(key)"))
+            var iterator = check.messages.makeAsyncIterator()
+            return try await iterator.next() == .text("hello while paused")
+        }
+        #expect(session.isReceivePaused, "the reader never read: receiving stayed paused")
+        _ = manager.cancelAll()
+    }
+
     @Test("fragmented messages are reassembled", arguments: Kind.allCases)
     func fragmented(kind: Kind) async throws {
         guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/fragmented")) else { return }
@@ -177,15 +202,16 @@ struct WebSocketConformanceTests {
 
     @Test("the server's close code and reason reach the client, which echoes the code", arguments: Kind.allCases)
     func serverCloses(kind: Kind) async throws {
+        let key = Self.key("server-close")
         let manager = try Self.manager(kind)
-        guard let socket = try await Self.open(manager, try Self.api("/close?code=4000&reason=bye&id=server-close"))
+        guard let socket = try await Self.open(manager, try Self.api("/close?code=4000&reason=bye&id=\(key)"))
         else { return }
         let (messages, error) = await Self.collect(socket)
         #expect(messages == [.text("closing")])
         #expect(error == nil)
         #expect(socket.closeCode == WebSocketCloseCode(4000))
         #expect(socket.closeReason == "bye")
-        #expect(try await Self.report(manager, "server-close") == "4000 ")
+        #expect(try await Self.report(manager, key) == "4000 ")
     }
 
     @Test(
@@ -259,26 +285,28 @@ struct WebSocketConformanceTests {
 
     @Test("text that is not UTF-8 fails the connection, closed with 1007")
     func invalidUTF8() async throws {
+        let key = Self.key("utf8")
         let manager = try Self.manager()
-        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8?id=utf8")) else { return }
+        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8?id=\(key)")) else { return }
         let (messages, error) = await Self.collect(socket)
         #expect(messages.isEmpty)
         #expect(error?.kind == .network)
         #expect(error?.message.contains("1007") == true)
-        #expect(try await Self.report(manager, "utf8").hasPrefix("1007 "))
+        #expect(try await Self.report(manager, key).hasPrefix("1007 "))
     }
 
     @Test("text that stops being UTF-8 in the middle of a message fails at once, not at the message's end")
     func invalidUTF8FailsFast() async throws {
+        let key = Self.key("fast")
         let manager = try Self.manager()
-        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8-fragments?id=fast"))
+        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8-fragments?id=\(key)"))
         else { return }
         let (messages, error) = await Self.collect(socket)
         #expect(messages.isEmpty)
         #expect(error?.kind == .network)
         #expect(error?.message.contains("1007") == true, "\(String(describing: error))")
         // The peer never ends the message: a client that waited for its end would have had the connection dropped.
-        #expect(try await Self.report(manager, "fast").hasPrefix("1007 "))
+        #expect(try await Self.report(manager, key).hasPrefix("1007 "))
     }
 
     @Test("a message in 65,536 frames of 64 bytes arrives whole, and echoes back")
@@ -300,15 +328,16 @@ struct WebSocketConformanceTests {
 
     @Test("a message over the limit fails with responseTooLarge, closed with 1009")
     func oversize() async throws {
+        let key = Self.key("oversize")
         let manager = try Self.manager()
         guard
             let socket = try await Self.open(
-                manager, try Self.api("/big?id=oversize"), configuration: .init(maxMessageSize: 1 << 20))
+                manager, try Self.api("/big?id=\(key)"), configuration: .init(maxMessageSize: 1 << 20))
         else { return }
         let (messages, error) = await Self.collect(socket)
         #expect(messages.isEmpty)
         #expect(error?.kind == .responseTooLarge)
-        #expect(try await Self.report(manager, "oversize").hasPrefix("1009 "))
+        #expect(try await Self.report(manager, key).hasPrefix("1009 "))
     }
 
     @Test("cancelling mid-message ends the messages with cancelled and leaves nothing in flight")

@@ -24,6 +24,9 @@ Paths (a query's `id=X` records the close code the client sent, which `/report?o
                          Autobahn 9.3.1), then echoes
   /whoami                sends the address the connection came from (a proxy's, through one), then echoes
   /ping                  pings the client, and sends "pong received" once its pong arrives, then echoes
+  /flood?id=X&size=S     sends "tick N" messages of S bytes (1 KiB by default) as /stream does, and keeps
+                         what the client sends, which
+                         /received?of=X then sends as one text message (the messages joined by newlines)
   /stream                sends "tick N" messages of 1 KiB without end, as fast as the client reads
   /refuse/CODE           refuses the handshake with status CODE and the body "refused with CODE"
   /report?of=X           sends the close code (and reason) the connection with id X received, as "CODE REASON",
@@ -45,6 +48,8 @@ from websockets.frames import Frame, Opcode
 SUBPROTOCOLS = ["chat.v1", "chat.v2"]
 closes = {}
 close_events = {}
+# What the client sent on each /flood connection, by its id.
+received = {}
 
 
 def select_subprotocol(connection, offered):
@@ -145,6 +150,26 @@ async def route(ws, path, query):
         while True:
             tick += 1
             await ws.send(f"tick {tick} ".ljust(1024, "."))
+    elif path == "/flood":
+        key = query.get("id", "")
+        received.setdefault(key, [])
+
+        async def keep():
+            async for message in ws:
+                received[key].append(message if isinstance(message, str) else message.hex())
+
+        keeper = asyncio.create_task(keep())
+        try:
+            tick = 0
+            size = int(query.get("size", "1024"))
+            while True:
+                tick += 1
+                await ws.send(f"tick {tick} ".ljust(size, "."))
+        finally:
+            keeper.cancel()
+    elif path == "/received":
+        await ws.send("\n".join(received.get(query.get("of", ""), [])))
+        await ws.close()
     elif path == "/report":
         key = query.get("of", "")
         event = close_events.setdefault(key, asyncio.Event())

@@ -364,7 +364,7 @@ public final class WebSocket: Sendable {
                     ServerAPIError(.network, "the server closed the connection without a close frame (1006)"),
                     closing: nil, retryable: true)
             }
-            state.withLock { $0.receivedSinceCheck = true }
+            if configuration.idleTimeout != nil { state.withLock { $0.receivedSinceCheck = true } }
             switch assembler.receive(frame) {
             case nil: break
             case .message(let message)?:

@@ -38,37 +38,59 @@ package struct WebSocketFrameCodec: Sendable {
     /// A data frame whose payload arrives over several reads is handed out as it arrives, as fragments of its
     /// message: its first piece with its opcode, the others as continuations, the last with its FIN bit. The
     /// message is the same (RFC 6455 §5.4 lets any intermediary fragment so), its bytes are not held twice, and
-    /// the checks on a message (UTF-8, its size) run as it arrives rather than once it is whole.
+    /// the checks on a message (UTF-8, its size) run as it arrives rather than once it is whole. Each payload byte
+    /// is copied once, from `bytes` into its frame; only a header or a control frame cut by the end of a read waits
+    /// here for the next.
     /// - Throws: `Failure` for a frame a client must reject: masked, with reserved bits or opcodes, a control
     ///   frame that is fragmented or longer than 125 bytes, a non-minimal or oversized length.
-    package mutating func decode(_ bytes: Data) throws(Failure) -> [WebSocketFrame] {
+    package mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [WebSocketFrame] {
         if failed { return [] }
-        if buffer.isEmpty { buffer = bytes } else { buffer.append(bytes) }
+        guard !buffer.isEmpty else { return try parse(bytes) }
+        // A header or a control frame was cut by the end of the last read: it is at most 139 bytes.
+        var joined = buffer
+        joined.append(contentsOf: bytes)
+        buffer = Data()
+        var result: Result<[WebSocketFrame], Failure> = .success([])
+        joined.withUnsafeBytes { raw in result = Result { () throws(Failure) in try parse(raw) } }
+        return try result.get()
+    }
+
+    /// Adds received bytes: see `decode(_:)` on a buffer.
+    package mutating func decode(_ bytes: Data) throws(Failure) -> [WebSocketFrame] {
+        var result: Result<[WebSocketFrame], Failure> = .success([])
+        bytes.withUnsafeBytes { raw in result = Result { () throws(Failure) in try decode(raw) } }
+        return try result.get()
+    }
+
+    private mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [WebSocketFrame] {
         var frames: [WebSocketFrame] = []
-        var start = buffer.startIndex
+        var start = 0
+        let end = bytes.count
+        func payload(_ from: Int, _ count: Int) -> Data {
+            Data(UnsafeRawBufferPointer(rebasing: bytes[from..<from + count]))
+        }
         do {
             while true {
                 if let frame = current {
-                    let count = min(frame.remaining, buffer.endIndex - start)
+                    let count = min(frame.remaining, end - start)
                     guard count > 0 else { break }
                     let remaining = frame.remaining - count
                     frames.append(
                         WebSocketFrame(
-                            frame.started ? .continuation : frame.opcode, payload: Data(buffer[start..<start + count]),
+                            frame.started ? .continuation : frame.opcode, payload: payload(start, count),
                             isFinal: remaining == 0 && frame.isFinal))
                     start += count
                     current = remaining == 0 ? nil : (frame.opcode, frame.isFinal, remaining, true)
                     continue
                 }
-                guard let header = try Self.header(in: buffer, at: start, maxPayload: maxFramePayload) else { break }
+                guard let header = try Self.header(in: bytes, at: start, maxPayload: maxFramePayload) else { break }
                 let payloadStart = start + header.length
-                let available = buffer.endIndex - payloadStart
+                let available = end - payloadStart
                 if available >= header.payload {
-                    let end = payloadStart + header.payload
                     frames.append(
                         WebSocketFrame(
-                            header.opcode, payload: Data(buffer[payloadStart..<end]), isFinal: header.isFinal))
-                    start = end
+                            header.opcode, payload: payload(payloadStart, header.payload), isFinal: header.isFinal))
+                    start = payloadStart + header.payload
                 } else if header.opcode.isControl {
                     break
                 } else {
@@ -81,20 +103,16 @@ package struct WebSocketFrameCodec: Sendable {
             buffer = Data()
             throw error
         }
-        if start == buffer.endIndex {
-            buffer = Data()
-        } else if start > buffer.startIndex {
-            buffer = Data(buffer[start...])
-        }
+        if start < end { buffer = payload(start, end - start) }
         return frames
     }
 
     /// The header of the frame that starts at `start`: its opcode, FIN bit, own length and payload length;
     /// `nil` when more bytes are needed.
     private static func header(
-        in data: Data, at start: Data.Index, maxPayload: Int
+        in data: UnsafeRawBufferPointer, at start: Int, maxPayload: Int
     ) throws(Failure) -> (opcode: WebSocketFrame.Opcode, isFinal: Bool, length: Int, payload: Int)? {
-        let available = data.endIndex - start
+        let available = data.count - start
         guard available >= 2 else { return nil }
         let first = data[start]
         let second = data[start + 1]
@@ -164,7 +182,19 @@ package struct WebSocketFrameCodec: Sendable {
         bytes.append(frame.payload)
         bytes.withUnsafeMutableBytes { raw in
             let payload = UnsafeMutableRawBufferPointer(rebasing: raw[payloadStart...])
-            for index in payload.indices { payload[index] ^= key[index & 3] }
+            // Eight bytes at a time: the key four times over, in memory order, then the last bytes one by one.
+            var word: UInt64 = 0
+            withUnsafeMutableBytes(of: &word) { for index in 0..<8 { $0[index] = key[index & 3] } }
+            var index = 0
+            while index + 8 <= payload.count {
+                let masked = payload.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ word
+                payload.storeBytes(of: masked, toByteOffset: index, as: UInt64.self)
+                index += 8
+            }
+            while index < payload.count {
+                payload[index] ^= key[index & 3]
+                index += 1
+            }
         }
         return bytes
     }
