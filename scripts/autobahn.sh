@@ -183,6 +183,9 @@ EOF
 
 cmd_install() { ensure_venv; }
 
+# Exit 0 when a Python 2.7 for the suite is there, 1 when not (scripts/test.sh runs the suite only then).
+cmd_can_run() { find_python2 >/dev/null; }
+
 cmd_start() {
     local port attempt
     mkdir -p "$STATE"
@@ -260,7 +263,9 @@ cmd_client() {
     local transport=curl libdir=""
     alive "$STATE/server.pid" || { log "not running: run scripts/autobahn.sh start"; exit 1; }
     [ "${1:-}" = "--transport" ] && transport=${2:-curl}
-    swift build -c release --product serverapi-autobahn >&2
+    # SAPI_AUTOBAHN_NO_BUILD=1: the release build is there already (scripts/test.sh builds it with flags of its own,
+    # which a plain build here would compile everything again for).
+    [ -n "${SAPI_AUTOBAHN_NO_BUILD:-}" ] || swift build -c release --product serverapi-autobahn >&2
     if [ "$transport" = curl ]; then
         libdir=${SAPI_LIBCURL_WS_DIR:-$("$ROOT/scripts/libcurl-backports.sh")}
     fi
@@ -279,6 +284,7 @@ command=${1:-}
 [ $# -gt 0 ] && shift
 case "$command" in
     install) cmd_install ;;
+    can-run) cmd_can_run ;;
     start) cmd_start ;;
     stop) cmd_stop ;;
     env) cmd_env ;;

@@ -66,6 +66,14 @@ case "$backports_status" in
     3) ;;
     *) exit "$backports_status" ;;
 esac
+# Runs a command on the libcurl with WebSockets when there is one, else on the system's.
+with_websocket_libcurl() {
+    if [ "$backports_status" = 0 ]; then
+        SAPI_EXPECTED_LIBCURL=8.14 LD_LIBRARY_PATH="$BACKPORTS_LIBCURL" "$@"
+    else
+        "$@"
+    fi
+}
 
 if [ $# -gt 0 ]; then
     step swift test --skip-build "$@"
@@ -81,8 +89,8 @@ else
     # can do is decided by the library loaded at run time (CurlTransport.libcurlVersion), so the same build is
     # tested against both.
     if [ "$backports_status" = 0 ]; then
-        SAPI_EXPECTED_LIBCURL=8.14 LD_LIBRARY_PATH="$BACKPORTS_LIBCURL" \
-            step swift test --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
+        with_websocket_libcurl step swift test --skip-build --filter ConformanceTests --skip LargeTransferTests \
+            --no-parallel
     else
         printf 'test.sh: SKIPPED the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)\n' >&2
     fi
@@ -98,7 +106,10 @@ else
     export SAPI_TEST_TIME_SCALE=10
     step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
         --skip ConformanceTests --skip SapiTests --skip largeBodyWithBackpressure
-    step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
+    # The conformance suite instrumented on the libcurl with WebSockets when there is one, so that the WebSocket
+    # connections (a thread each, sends and receives crossing it) run under ThreadSanitizer too; 7.88 has its plain
+    # pass above.
+    with_websocket_libcurl step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
         --filter ConformanceTests --skip LargeTransferTests --no-parallel
     unset SAPI_TEST_TIME_SCALE
     # Release configuration, where users' code runs: the optimizer has changed behaviour before (a batch's results
@@ -107,7 +118,21 @@ else
     # debug; the tests' `@testable import`s need them here too.
     step swift build -c release --build-tests -Xswiftc -enable-testing -Xswiftc -warnings-as-errors
     step swift test -c release --skip-build --skip ConformanceTests
-    step swift test -c release --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
+    with_websocket_libcurl step swift test -c release --skip-build --filter ConformanceTests --skip LargeTransferTests \
+        --no-parallel
+    # The WebSocket protocol's peer suite, Autobahn|Testsuite (scripts/autobahn.sh; Tests/Autobahn/README.md): its
+    # client cases 1-7, 9 and 10 against our runner's release build over CurlTransport on the libcurl with WebSockets.
+    # A case that fails and scripts/autobahn-expected-failures.txt does not allow fails CI.
+    if [ "$backports_status" = 0 ] && scripts/autobahn.sh can-run; then
+        (
+            trap 'scripts/autobahn.sh stop' EXIT
+            step scripts/autobahn.sh start
+            SAPI_AUTOBAHN_NO_BUILD=1 step scripts/autobahn.sh client --quiet
+            step scripts/autobahn.sh report
+        )
+    else
+        printf 'test.sh: SKIPPED Autobahn|Testsuite: it needs Python 2.7 (pyenv) and a libcurl with WebSockets\n' >&2
+    fi
     # The Integrations package (OpenAPI transport, swift-log, swift-metrics and tracing bridges): its own package,
     # so that the library never depends on what it uses; tested against the same local servers.
     step swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors
