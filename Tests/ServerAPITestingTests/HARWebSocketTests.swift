@@ -59,7 +59,8 @@ struct HARWebSocketTests {
         let recording = RecordingTransport(
             upstream: mock, recorder: HARRecorder(file: file), redaction: redaction, now: TestClock().dateSource)
         let socket = try await ServerAPIManager(transport: recording).webSocket(api)
-        return (await client(socket), mock)
+        let session = await client(socket)
+        return (session, mock)
     }
 
     @Test("a recorded session is saved as Chrome writes one, loaded, and replayed with the same messages and close")

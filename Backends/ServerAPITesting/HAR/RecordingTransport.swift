@@ -162,7 +162,8 @@ public final class RecordingTransport: RequestPerforming {
         let startedAt = now()
         let start = ContinuousClock.now
         do {
-            return (try await send(request), startedAt, start)
+            let answer = try await send(request)
+            return (answer, startedAt, start)
         } catch {
             try recordFailure(
                 ServerAPIError.wrap(error), request: request, body: body, startedAt: startedAt, start: start,
