@@ -81,7 +81,8 @@ extension ServerAPIManager {
             received(upgrade.response, request: request, call, api: api)
             do {
                 subprotocol = try WebSocketHandshakeRule.check(
-                    upgrade.response, offered: WebSocketHandshakeRule.offeredProtocols(request.headers))
+                    upgrade.response, offered: WebSocketHandshakeRule.offeredProtocols(request.headers),
+                    offeredExtensions: WebSocketHandshakeRule.offeredExtensions(request.headers))
                 guard upgrade.connection != nil else {
                     throw ServerAPIError(.network, "the transport returned no connection")
                 }

@@ -18,16 +18,6 @@ struct WebSocketManagerTests {
         }
     }
 
-    private func collect(_ socket: WebSocket) async -> ([WebSocketMessage], ServerAPIError?) {
-        var messages: [WebSocketMessage] = []
-        do {
-            for try await message in socket.messages { messages.append(message) }
-            return (messages, nil)
-        } catch {
-            return (messages, error as? ServerAPIError)
-        }
-    }
-
     @Test("text and binary echo, the subprotocol chosen, and the plugins' header on the handshake")
     func echo() async throws {
         let mock = MockTransport()
@@ -57,7 +47,7 @@ struct WebSocketManagerTests {
         mock.stub(.get, "/chat", .webSocket([.send(.text("bye")), .close(.init(4000), reason: "done")]))
         let manager = ServerAPIManager(transport: mock)
         let socket = try await manager.webSocket(Self.chat)
-        let (messages, error) = await collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("bye")])
         #expect(error == nil)
         #expect(socket.closeCode == WebSocketCloseCode(4000))
@@ -72,7 +62,7 @@ struct WebSocketManagerTests {
         let mock = MockTransport()
         mock.stub(.get, "/chat", .webSocket([.send(.text("one")), .drop]))
         let socket = try await ServerAPIManager(transport: mock).webSocket(Self.chat)
-        let (messages, error) = await collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("one")])
         #expect(error?.kind == .network)
         #expect(error?.message.contains("1006") == true)
@@ -92,7 +82,7 @@ struct WebSocketManagerTests {
                 .echo(1),
             ]))
         let socket = try await ServerAPIManager(transport: mock).webSocket(Self.chat)
-        let (messages, error) = await collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("fragment")])
         #expect(error?.kind == .network)
         #expect(error?.message.contains("UTF-8") == true)
@@ -107,7 +97,7 @@ struct WebSocketManagerTests {
         mock.stub(.get, "/chat", .webSocket([.send(.binary(Data(count: 2048))), .echo(1)]))
         let socket = try await ServerAPIManager(transport: mock).webSocket(
             Self.chat, configuration: .init(maxMessageSize: 1024))
-        let (messages, error) = await collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
         #expect(error?.kind == .responseTooLarge)
         try await poll("the client's close frame") { !mock.webSocketClosesReceived.isEmpty }
@@ -163,6 +153,25 @@ struct WebSocketManagerTests {
         #expect(error?.message.contains("other") == true)
     }
 
+    @Test("an extension the call did not offer fails the handshake; one it offered is accepted")
+    func unofferedExtension() async throws {
+        var stub = MockStub.webSocket([])
+        if case .response(let status, var headers, let body) = stub.outcome {
+            headers.add(name: "Sec-WebSocket-Extensions", value: "permessage-deflate; client_max_window_bits=15")
+            stub.outcome = .response(status: status, headers: headers, body: body)
+        }
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", stub)
+        let manager = ServerAPIManager(transport: mock)
+        let error = await expectError { try await manager.webSocket(Self.chat) }
+        #expect(error?.kind == .network)
+        #expect(error?.message.contains("permessage-deflate") == true, "\(String(describing: error))")
+        #expect(manager.inFlight.isEmpty)
+        let offered = Self.chat.setHeader("Sec-WebSocket-Extensions", "permessage-deflate")
+        let socket = try await manager.webSocket(offered)
+        await socket.close()
+    }
+
     @Test("cancel by tag closes the connection: messages end with cancelled, and a 1001 close goes out")
     func cancelByTag() async throws {
         let mock = MockTransport()
@@ -191,7 +200,7 @@ struct WebSocketManagerTests {
         mock.stub(.get, "/chat", .webSocket([]))
         let manager = ServerAPIManager(transport: mock)
         let socket = try await manager.webSocket(Self.chat)
-        let reader = Task { await collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         reader.cancel()
         let (_, error) = await reader.value
         #expect(error?.kind == .cancelled)
@@ -244,7 +253,7 @@ struct WebSocketManagerTests {
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(
             ServerAPI(host: "ws://api.test", path: "/busy"), configuration: .init(pingInterval: .seconds(5)))
-        let reader = Task { await collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         // The server's wait and the keep-alive's interval.
         await clock.waitForSleepers(2)
         clock.advance(by: .seconds(5))
@@ -264,7 +273,7 @@ struct WebSocketManagerTests {
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(
             ServerAPI(host: "ws://api.test", path: "/quiet"), configuration: .init(idleTimeout: .seconds(30)))
-        let reader = Task { await collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(30))
         let (_, error) = await reader.value
