@@ -176,7 +176,8 @@ final class CurlWebSocketDriver {
         let request = session.request
         let settings = session.settings
         let url = request.url
-        guard let wsURL = CurlWebSocketDriver.wsURL(url) else {
+        // libcurl picks its WebSocket handler by the scheme.
+        guard let wsURL = WebSocketHandshakeRule.webSocketForm(of: url.absoluteString) else {
             throw ServerAPIError(.invalidRequest, "a WebSocket needs an http(s) or ws(s) URL", url: url)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -228,16 +229,6 @@ final class CurlWebSocketDriver {
         // Reads of up to 64 KiB: a stream of messages costs fewer reads and callbacks than with the 16 KiB default.
         try easy.set(CURLOPT_BUFFERSIZE, 64 << 10)
         easyRaw = easy.raw
-    }
-
-    /// `url` with `http`/`https` written as `ws`/`wss`: libcurl picks its WebSocket handler by scheme.
-    static func wsURL(_ url: URL) -> String? {
-        let text = url.absoluteString
-        let lower = text.prefix(8).lowercased()
-        if lower.hasPrefix("https://") { return "wss://" + text.dropFirst(8) }
-        if lower.hasPrefix("http://") { return "ws://" + text.dropFirst(7) }
-        if lower.hasPrefix("ws://") || lower.hasPrefix("wss://") { return text }
-        return nil
     }
 
     // MARK: Callbacks

@@ -27,19 +27,7 @@ enum RequestConversion {
         let unlimited = Duration.seconds(URLSessionTransport.resourceTimeout)
         let idle = configuration.idleTimeout ?? (streamed ? unlimited : request.timeout + .seconds(1))
         urlRequest.timeoutInterval = max(1, idle.seconds.rounded(.up))
-        var headers = request.headers
-        // Set here, or FoundationNetworking sends its own ("<process> (unknown version) curl/…"); a
-        // User-Agent among the session's additional headers is the caller's own.
-        if !configuration.additionalHeaders.contains("User-Agent") { headers.addDefaultUserAgent() }
-        var seen = Set<String>()
-        for field in headers {
-            if seen.insert(field.name.lowercased()).inserted {
-                urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
-            } else {
-                // URLRequest keeps one field per name: repeated headers are sent comma-joined (RFC 9110 §5.3).
-                urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
-            }
-        }
+        setHeaders(request.headers, on: &urlRequest, configuration: configuration)
         switch request.body {
         case .empty:
             break
@@ -67,6 +55,25 @@ enum RequestConversion {
             throw URLSessionTransport.streamedBodyRefusal
         }
         return urlRequest
+    }
+
+    /// Sets a request's header fields on `urlRequest`, with the default User-Agent unless the session has one.
+    static func setHeaders(
+        _ headers: HTTPHeaders, on urlRequest: inout URLRequest, configuration: URLSessionTransport.Configuration
+    ) {
+        var headers = headers
+        // Set here, or FoundationNetworking sends its own ("<process> (unknown version) curl/…"); a
+        // User-Agent among the session's additional headers is the caller's own.
+        if !configuration.additionalHeaders.contains("User-Agent") { headers.addDefaultUserAgent() }
+        var seen = Set<String>()
+        for field in headers {
+            if seen.insert(field.name.lowercased()).inserted {
+                urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+            } else {
+                // URLRequest keeps one field per name: repeated headers are sent comma-joined (RFC 9110 §5.3).
+                urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+            }
+        }
     }
 
     /// A response's headers. FoundationNetworking hands them over as a dictionary (repeated

@@ -86,34 +86,16 @@ final class URLSessionWebSocket: WebSocketConnection {
     static func urlRequest(for request: TransportRequest, configuration: URLSessionTransport.Configuration)
         -> URLRequest
     {
-        var urlRequest = URLRequest(url: webSocketURL(request.url))
+        // URLSession makes a WebSocket task for the ws and wss schemes.
+        let url = WebSocketHandshakeRule.webSocketForm(of: request.url.absoluteString).flatMap(URL.init(string:))
+        var urlRequest = URLRequest(url: url ?? request.url)
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.httpShouldHandleCookies = configuration.handlesCookies
         // The handshake's limit is the manager's (the call's timeout); this one only keeps the session's default
         // inactivity timer from ending a quiet connection.
         urlRequest.timeoutInterval = TimeInterval(URLSessionTransport.resourceTimeout)
-        var headers = request.headers
-        if !configuration.additionalHeaders.contains("User-Agent") { headers.addDefaultUserAgent() }
-        var seen = Set<String>()
-        for field in headers {
-            if seen.insert(field.name.lowercased()).inserted {
-                urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
-            } else {
-                urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
-            }
-        }
+        RequestConversion.setHeaders(request.headers, on: &urlRequest, configuration: configuration)
         return urlRequest
-    }
-
-    /// `url` with `http`/`https` written as `ws`/`wss`: URLSession makes a WebSocket task for those schemes.
-    static func webSocketURL(_ url: URL) -> URL {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
-        switch components.scheme?.lowercased() {
-        case "http": components.scheme = "ws"
-        case "https": components.scheme = "wss"
-        default: break
-        }
-        return components.url ?? url
     }
 
     /// The delegate's `didOpenWithProtocol`: the server switched protocols.

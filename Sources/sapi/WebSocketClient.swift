@@ -191,12 +191,6 @@ final class WebSocketClient: Sendable {
 
     /// The connection's URL as a WebSocket's (`ws://`, `wss://`): the handshake is sent to its `http(s)://` form.
     static func webSocketForm(_ url: URL) -> URL {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
-        switch components.scheme?.lowercased() {
-        case "http": components.scheme = "ws"
-        case "https": components.scheme = "wss"
-        default: break
-        }
-        return components.url ?? url
+        WebSocketHandshakeRule.webSocketForm(of: url.absoluteString).flatMap(URL.init(string:)) ?? url
     }
 }

@@ -74,16 +74,6 @@ struct WebSocketConformanceTests {
         return try await manager.webSocket(api, configuration: configuration)
     }
 
-    private static func collect(_ socket: WebSocket) async -> ([WebSocketMessage], ServerAPIError?) {
-        var messages: [WebSocketMessage] = []
-        do {
-            for try await message in socket.messages { messages.append(message) }
-            return (messages, nil)
-        } catch {
-            return (messages, error as? ServerAPIError)
-        }
-    }
-
     /// A key for the peer's `/report` that no earlier run used: the peer outlives a test run, and a key it already
     /// knows would answer with an earlier connection's close.
     private static func key(_ name: String) -> String { "\(name)-\(UUID().uuidString.prefix(8))" }
@@ -206,7 +196,7 @@ struct WebSocketConformanceTests {
         let manager = try Self.manager(kind)
         guard let socket = try await Self.open(manager, try Self.api("/close?code=4000&reason=bye&id=\(key)"))
         else { return }
-        let (messages, error) = await Self.collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("closing")])
         #expect(error == nil)
         #expect(socket.closeCode == WebSocketCloseCode(4000))
@@ -219,7 +209,7 @@ struct WebSocketConformanceTests {
         arguments: Kind.allCases)
     func abrupt(kind: Kind) async throws {
         guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/abrupt")) else { return }
-        let (messages, error) = await Self.collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("bye")])
         #expect(error?.kind == .network)
         #expect(socket.closeCode == nil)
@@ -288,7 +278,7 @@ struct WebSocketConformanceTests {
         let key = Self.key("utf8")
         let manager = try Self.manager()
         guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8?id=\(key)")) else { return }
-        let (messages, error) = await Self.collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
         #expect(error?.kind == .network)
         #expect(error?.message.contains("1007") == true)
@@ -301,7 +291,7 @@ struct WebSocketConformanceTests {
         let manager = try Self.manager()
         guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8-fragments?id=\(key)"))
         else { return }
-        let (messages, error) = await Self.collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
         #expect(error?.kind == .network)
         #expect(error?.message.contains("1007") == true, "\(String(describing: error))")
@@ -334,7 +324,7 @@ struct WebSocketConformanceTests {
             let socket = try await Self.open(
                 manager, try Self.api("/big?id=\(key)"), configuration: .init(maxMessageSize: 1 << 20))
         else { return }
-        let (messages, error) = await Self.collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
         #expect(error?.kind == .responseTooLarge)
         #expect(try await Self.report(manager, key).hasPrefix("1009 "))
@@ -347,7 +337,7 @@ struct WebSocketConformanceTests {
             let socket = try await Self.open(
                 manager, try Self.api("/big?size=67108864").tag("big"), configuration: .init(maxMessageSize: 64 << 20))
         else { return }
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         _ = manager.cancel(tag: "big")
         let (messages, error) = await reader.value
         #expect(messages.isEmpty)

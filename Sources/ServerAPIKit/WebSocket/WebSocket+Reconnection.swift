@@ -4,14 +4,6 @@
     import Foundation
 #endif
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 extension WebSocket {
     /// How a WebSocket reconnects when its connection drops: opt in with
     /// `ServerAPIManager.webSocket(_:configuration:reconnection:)`.
@@ -72,9 +64,10 @@ extension WebSocket {
         /// The wait before an attempt, after `failures` failed handshakes in a row.
         /// - Parameter random: A number in 0...1 that picks the jitter.
         package func delay(afterFailures failures: Int, random: Double = .random(in: 0...1)) -> Duration {
-            var delay = retry
-            if failures > 0 { delay = delay * pow(backoffMultiplier, Double(failures)) }
-            delay = Swift.min(delay, maximumRetry)
+            var delay = Swift.min(retry, maximumRetry)
+            for _ in 0..<failures where delay < maximumRetry {
+                delay = Swift.min(delay * backoffMultiplier, maximumRetry)
+            }
             let spread = Swift.max(0, Swift.min(1, jitter))
             guard spread > 0 else { return delay }
             return delay * (1 - spread + 2 * spread * Swift.max(0, Swift.min(1, random)))

@@ -19,16 +19,6 @@ struct WebSocketReconnectionTests {
             maximumReconnects: maximumReconnects, onReconnect: onReconnect)
     }
 
-    private static func collect(_ socket: WebSocket) async -> ([WebSocketMessage], ServerAPIError?) {
-        var messages: [WebSocketMessage] = []
-        do {
-            for try await message in socket.messages { messages.append(message) }
-            return (messages, nil)
-        } catch {
-            return (messages, error as? ServerAPIError)
-        }
-    }
-
     /// Waits until the socket or the manager asked the clock for its `count`-th sleep of `duration`, then advances
     /// the clock by it.
     private static func advance(_ clock: TestClock, past duration: Duration, count: Int = 1) async throws {
@@ -57,7 +47,7 @@ struct WebSocketReconnectionTests {
         let manager = ServerAPIManager(
             transport: mock, plugins: [Completions(count: completions)], configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy(retry: .seconds(2)))
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await Self.advance(clock, past: .seconds(2))
         let (messages, error) = await reader.value
         #expect(messages == [.text("one"), .text("two")])
@@ -74,7 +64,7 @@ struct WebSocketReconnectionTests {
         let mock = MockTransport()
         mock.stub(.get, "/live", .webSocket([.send(.text("one")), .drop]), .webSocket([.send(.text("two"))]))
         let socket = try await ServerAPIManager(transport: mock).webSocket(Self.live)
-        let (messages, error) = await Self.collect(socket)
+        let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("one")])
         #expect(error?.kind == .network)
         #expect(mock.requestCount == 1)
@@ -89,7 +79,7 @@ struct WebSocketReconnectionTests {
             .webSocket([.send(.text("back")), .close(.normalClosure)]))
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy())
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await Self.advance(clock, past: .seconds(1))
         let (messages, error) = await reader.value
         #expect(messages == [.text("back")])
@@ -106,7 +96,7 @@ struct WebSocketReconnectionTests {
         mock.stub(.get, "/live", .webSocket([.drop]), .text("down for maintenance", status: 503))
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy(maximumReconnects: 3))
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await Self.advance(clock, past: .seconds(1))
         try await Self.advance(clock, past: .seconds(2))
         try await Self.advance(clock, past: .seconds(4))
@@ -126,7 +116,7 @@ struct WebSocketReconnectionTests {
         mock.stub(.get, "/live", .webSocket([.drop]), .text("log in again", status: 401))
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy())
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await Self.advance(clock, past: .seconds(1))
         let (_, error) = await reader.value
         #expect(error?.kind == .httpStatus)
@@ -151,7 +141,7 @@ struct WebSocketReconnectionTests {
                 heldBack.withLock { $0 = socket.waitingForConnection }
                 try await socket.send(.text("subscribe"))
             })
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await poll("the wait to reconnect") { clock.requestedSleeps.contains(.seconds(1)) }
         let queued = Task { try await socket.send(.text("queued")) }
         try await poll("the send to wait for the new connection") { socket.waitingForConnection == 1 }
@@ -171,7 +161,7 @@ struct WebSocketReconnectionTests {
         mock.stub(.get, "/live", .webSocket([.send(.text("one")), .drop]))
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy(retry: .seconds(5)))
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await poll("the wait to reconnect") { clock.requestedSleeps.contains(.seconds(5)) }
         #expect(manager.inFlight.map(\.tag) == ["live"], "the socket is in flight while it waits")
         let waitingSend = Task { await expectError { try await socket.send(.text("late")) } }
@@ -192,7 +182,7 @@ struct WebSocketReconnectionTests {
         mock.stub(.get, "/live", .webSocket([.drop]))
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy())
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await poll("the wait to reconnect") { clock.requestedSleeps.contains(.seconds(1)) }
         await socket.close()
         let (_, error) = await reader.value
@@ -207,7 +197,7 @@ struct WebSocketReconnectionTests {
         let mock = MockTransport()
         mock.stub(.get, "/live", .webSocket([.sendFrame(WebSocketFrame(.text, payload: Data([0xFF])))]))
         let socket = try await ServerAPIManager(transport: mock).webSocket(Self.live, reconnection: Self.policy())
-        let (_, error) = await Self.collect(socket)
+        let (_, error) = await socket.collectMessages()
         #expect(error?.message.contains("1007") == true)
         #expect(mock.requestCount == 1)
     }
@@ -220,7 +210,7 @@ struct WebSocketReconnectionTests {
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(
             Self.live, configuration: .init(idleTimeout: .seconds(30)), reconnection: Self.policy())
-        let reader = Task { await Self.collect(socket) }
+        let reader = Task { await socket.collectMessages() }
         try await Self.advance(clock, past: .seconds(30))
         try await Self.advance(clock, past: .seconds(1))
         let (messages, error) = await reader.value
