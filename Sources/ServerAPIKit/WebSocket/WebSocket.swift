@@ -141,7 +141,9 @@ public final class WebSocket: Sendable {
 
     /// Sends a message, whole, as one frame.
     ///
-    /// While the socket reconnects, waits for the new connection.
+    /// Returns once the transport has the frame (a transport may queue it, boundedly), not once the server has it: a
+    /// frame that cannot be written later ends the connection. While the socket reconnects, waits for the new
+    /// connection.
     /// - Throws: `ServerAPIError`: the connection's failure, or `network` once it is closed.
     public func send(_ message: WebSocketMessage) async throws {
         let connection = try await openConnection()

@@ -11,8 +11,10 @@
 /// close frame by itself, and hands every frame it receives to `receive()` in order.
 ///
 /// To write a conformer:
-/// - `send(_:)` sends one frame, whole, and returns once it is handed to the connection; calls may overlap
-///   (the core's reader answers pings while the user sends), and each frame goes out whole, in call order.
+/// - `send(_:)` sends one frame, whole, and returns once it is handed to the connection (it may queue it, within a
+///   bound, and return before it is written; a close frame it returns after writing, as the core tears the
+///   connection down next); calls may overlap (the core's reader answers pings while the user sends), and each
+///   frame goes out whole, in call order.
 /// - `receive()` returns the next frame, waiting for one; `nil` once the connection ended without more
 ///   frames. Hold at most a bounded amount of received data: stop reading from the socket while the core does
 ///   not call `receive()`, so that a slow reader pushes back on the server.
