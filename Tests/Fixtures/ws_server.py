@@ -24,6 +24,11 @@ Paths (a query's `id=X` records the close code the client sent, which `/report?o
                          Autobahn 9.3.1), then echoes
   /whoami                sends the address the connection came from (a proxy's, through one), then echoes
   /ping                  pings the client, and sends "pong received" once its pong arrives, then echoes
+  /ping-mid-frame        after the client's first message, stops reading and sends "paused"; once the client's
+                         next message (a binary one larger than the sockets' buffers: /big's bytes) is stuck
+                         part-way, with 64 KiB of it waiting unread, pings the client three times, reads on, and
+                         sends "N bytes intact, P pongs" (or "N bytes changed, …"); then echoes. A pong written
+                         inside the part-sent frame (libcurl 8.14's frame mode did so; fixed in 8.16) corrupts it
   /flood?id=X&size=S     sends "tick N" messages of S bytes (1 KiB by default) as /stream does, and keeps
                          what the client sends, which
                          /received?of=X then sends as one text message (the messages joined by newlines)
@@ -35,10 +40,13 @@ Paths (a query's `id=X` records the close code the client sent, which `/report?o
 """
 
 import argparse
+import array
 import asyncio
+import fcntl
 import http
 import json
 import ssl
+import termios
 import urllib.parse
 
 from websockets.asyncio.server import serve
@@ -50,6 +58,18 @@ closes = {}
 close_events = {}
 # What the client sent on each /flood connection, by its id.
 received = {}
+
+
+def pattern(size):
+    # Built by repetition: a generator over 16 MiB would hold the event loop (every other connection) for seconds.
+    return (bytes(range(251)) * (size // 251 + 1))[:size]
+
+
+def unread_bytes(ws):
+    """Bytes the kernel holds for the server's socket, not read yet."""
+    count = array.array("i", [0])
+    fcntl.ioctl(ws.transport.get_extra_info("socket").fileno(), termios.FIONREAD, count)
+    return count[0]
 
 
 def select_subprotocol(connection, offered):
@@ -105,9 +125,7 @@ async def route(ws, path, query):
         await asyncio.sleep(0.05)
         ws.transport.abort()
     elif path == "/big":
-        size = int(query.get("size", str(16 << 20)))
-        # Built by repetition: a generator over 16 MiB would hold the event loop (every other connection) for seconds.
-        await ws.send((bytes(range(251)) * (size // 251 + 1))[:size])
+        await ws.send(pattern(int(query.get("size", str(16 << 20)))))
         await echo(ws)
     elif path == "/fragmented":
         await ws.send(["frag", "ment", "ed"])
@@ -144,6 +162,30 @@ async def route(ws, path, query):
         pong = await ws.ping(b"server-ping")
         await pong
         await ws.send("pong received")
+        await echo(ws)
+    elif path == "/ping-mid-frame":
+        await ws.recv()
+        # websockets resumes reading only where it paused it itself: this pause holds until resume_reading below.
+        ws.transport.pause_reading()
+        await ws.send("paused")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while unread_bytes(ws) < 64 * 1024:
+            if loop.time() > deadline:
+                await ws.close(1011, "the client sent no message")
+                return
+            await asyncio.sleep(0.001)
+        pongs = [await ws.ping(f"mid-frame {n}".encode()) for n in range(3)]
+        ws.transport.resume_reading()
+        message = await ws.recv()
+        intact = isinstance(message, bytes) and message == pattern(len(message))
+        answered = 0
+        try:
+            await asyncio.wait_for(asyncio.gather(*pongs), 10)
+            answered = len(pongs)
+        except asyncio.TimeoutError:
+            answered = sum(1 for pong in pongs if pong.done())
+        await ws.send(f"{len(message)} bytes {'intact' if intact else 'changed'}, {answered} pongs")
         await echo(ws)
     elif path == "/stream":
         tick = 0
