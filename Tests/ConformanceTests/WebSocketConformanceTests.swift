@@ -30,15 +30,15 @@ struct WebSocketConformanceTests {
         }
     }
 
-    private static func manager(_ kind: Kind = .curl, plugins: [any ServerAPIPlugin] = []) throws
-        -> ServerAPIManager
-    {
+    private static func manager(
+        _ kind: Kind = .curl, plugins: [any ServerAPIPlugin] = [], cookies: (any CookieStorage)? = nil
+    ) throws -> ServerAPIManager {
         let transport: any RequestPerforming =
             switch kind {
             case .curl: CurlTransport(configuration: .init(additionalTrustedCAFile: try TestServers.h2CAFile()))
             case .urlsession: URLSessionTransport()
             }
-        return ServerAPIManager(transport: transport, plugins: plugins)
+        return ServerAPIManager(transport: transport, plugins: plugins, configuration: .init(cookies: cookies))
     }
 
     private static func api(_ path: String, secure: Bool = false) throws -> ServerAPI {
@@ -421,10 +421,12 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("a plugin's header reaches the handshake", arguments: Kind.allCases)
+    @Test("a plugin's header and the jar's cookies reach the handshake", arguments: Kind.allCases)
     func pluginHeader(kind: Kind) async throws {
-        guard let socket = try await Self.open(try Self.manager(kind, plugins: [Header()]), try Self.api("/headers"))
-        else {
+        let api = try Self.api("/headers")
+        let jar = MemoryCookieStorage()
+        jar.store(setCookieLines: ["session=s1; Path=/"], from: try #require(api.url))
+        guard let socket = try await Self.open(try Self.manager(kind, plugins: [Header()], cookies: jar), api) else {
             return
         }
         var iterator = socket.messages.makeAsyncIterator()
@@ -434,6 +436,7 @@ struct WebSocketConformanceTests {
         }
         let headers = try JSONDecoder().decode([String: String].self, from: Data(json.utf8))
         #expect(headers["x-plugin"] == "from-the-plugin")
+        #expect(headers["cookie"] == "session=s1")
         #expect(headers["upgrade"]?.lowercased() == "websocket")
         await socket.close()
     }

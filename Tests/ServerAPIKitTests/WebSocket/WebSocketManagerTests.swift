@@ -41,6 +41,32 @@ struct WebSocketManagerTests {
         #expect(manager.inFlight.isEmpty)
     }
 
+    @Test("the handshake carries the jar's cookies for the host, and the cookies its answer sets are stored")
+    func cookies() async throws {
+        let jar = MemoryCookieStorage()
+        jar.store(setCookieLines: ["session=s1; Path=/"], from: try #require(URL(string: "http://api.test/")))
+        jar.store(setCookieLines: ["elsewhere=x"], from: try #require(URL(string: "http://other.test/")))
+        let mock = MockTransport()
+        var stub = MockStub.webSocket([.echo(1)])
+        guard case .response(let status, var headers, let body) = stub.outcome else {
+            Issue.record("the WebSocket stub is not a response")
+            return
+        }
+        headers.add(name: "Set-Cookie", value: "room=42; Path=/chat")
+        stub.outcome = .response(status: status, headers: headers, body: body)
+        mock.stub(.get, "/chat", stub)
+        let manager = ServerAPIManager(transport: mock, configuration: .init(cookies: jar))
+        let socket = try await manager.webSocket(Self.chat.header("Cookie", "own=1"))
+        try await socket.send(.text("hi"))
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("hi"))
+        await socket.close()
+        let handshake = try #require(mock.requests.first)
+        #expect(handshake.headers["Cookie"] == "own=1; session=s1")
+        #expect(jar.cookieHeader(for: try #require(URL(string: "http://api.test/chat/x"))) == "room=42; session=s1")
+        #expect(jar.cookieHeader(for: try #require(URL(string: "http://api.test/"))) == "session=s1")
+    }
+
     @Test("the server's close code and reason end the messages, and the client echoes the code")
     func serverCloses() async throws {
         let mock = MockTransport()
