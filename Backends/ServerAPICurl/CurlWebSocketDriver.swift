@@ -66,6 +66,8 @@ final class CurlWebSocketDriver {
         _ = curl_multi_add_handle(multi, easy.raw)
         var outcome: ServerAPIError?? = nil
         while outcome == nil {
+            // The core's reader, resumed by the frames the last perform delivered (or by a send's end).
+            session.run(session.takeJobs())
             let work = session.takeWork()
             pending.append(contentsOf: work.outgoing.map { ($0.bytes, 0, $0.written) })
             if work.close {

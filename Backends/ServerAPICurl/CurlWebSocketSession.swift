@@ -54,6 +54,10 @@ package final class CurlWebSocketSession: WebSocketConnection {
         var paused = false
         /// The driver waits in `curl_multi_poll` and must be woken for new work.
         var sleeping = false
+        /// Jobs of the core's reader, which runs on the driver's thread (`TaskExecutor`), waiting to run there.
+        var jobs: [UnownedJob] = []
+        /// Whether the driver's thread still runs jobs: once it ended, they go to the global executor.
+        var runsJobs = true
     }
 
     private let state = Locked(State())
@@ -161,6 +165,17 @@ package final class CurlWebSocketSession: WebSocketConnection {
 
     // MARK: For the driver (its thread)
 
+    /// The reader's jobs queued since the last call, to run on the driver's thread now.
+    func takeJobs() -> [UnownedJob] {
+        state.withLock { state in
+            // Awake: what the jobs queue needs no wake-up.
+            state.sleeping = false
+            guard !state.jobs.isEmpty else { return [] }
+            defer { state.jobs.removeAll(keepingCapacity: true) }
+            return state.jobs
+        }
+    }
+
     /// What the driver does next: bytes to send, whether to stop, whether to resume receiving.
     func takeWork() -> (
         outgoing: [(bytes: Data, written: CheckedContinuation<Void, any Error>?)], close: Bool, resume: Bool
@@ -179,7 +194,9 @@ package final class CurlWebSocketSession: WebSocketConnection {
     /// Whether the driver may sleep until woken: it has nothing to do. From then on, new work wakes it.
     func sleepIfIdle() -> Bool {
         state.withLock { state in
-            guard state.outgoing.isEmpty, !state.closeRequested, !state.resumeRequested else { return false }
+            guard state.outgoing.isEmpty, state.jobs.isEmpty, !state.closeRequested, !state.resumeRequested else {
+                return false
+            }
             state.sleeping = true
             return true
         }
@@ -253,15 +270,19 @@ package final class CurlWebSocketSession: WebSocketConnection {
 
     /// The connection ended (the driver stopped): waiters are resumed, the handshake's with the failure.
     func ended(_ error: ServerAPIError?) {
-        let (handshake, receiver, frame, senders, upgraded) = state.withLock { state in
+        let (handshake, receiver, frame, senders, upgraded, jobs) = state.withLock { state in
             if case .none = state.ended { state.ended = .some(error) }
+            state.runsJobs = false
+            let jobs = state.jobs
+            state.jobs.removeAll()
             let receiver = state.receiver.take()
             let frame = receiver == nil ? nil : Self.pop(&state)
             let senders = state.sendWaiters + state.outgoing.compactMap(\.written)
             state.sendWaiters.removeAll()
             state.outgoing.removeAll()
-            return (state.handshake.take(), receiver, frame, senders, state.upgraded)
+            return (state.handshake.take(), receiver, frame, senders, state.upgraded, jobs)
         }
+        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         let failure = error ?? ServerAPIError(.network, "the WebSocket is closed")
         if let handshake {
             let cancelled = state.withLock { $0.closeRequested }
@@ -323,4 +344,28 @@ struct CurlWebSocketSettings: Sendable {
     var insecureHosts: Set<String>
     var resolve: [String]
     var tls: TLSOptions
+}
+
+/// The core's reader of the connection runs on the driver's thread (`WebSocketConnection.receiveExecutor`): a frame
+/// the write callback delivers is read, assembled and handed to the inbox there, right after the callback, with no
+/// pool thread woken in between; only the task awaiting the message is.
+extension CurlWebSocketSession: TaskExecutor {
+    package var receiveExecutor: (any TaskExecutor)? { self }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let (queued, wake) = state.withLock { state -> (Bool, Bool) in
+            guard state.runsJobs else { return (false, false) }
+            state.jobs.append(job)
+            return (true, Self.takeSleeping(&state))
+        }
+        guard queued else { return globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        if wake { self.wake() }
+    }
+
+    /// Runs jobs taken with `takeJobs()`; on the driver's thread.
+    func run(_ jobs: [UnownedJob]) {
+        let executor = asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+    }
 }

@@ -349,6 +349,11 @@ public final class WebSocket: Sendable {
 
     /// Reads one connection's frames until it ends, and acts on what the assembler makes of them.
     private func read(_ connection: any WebSocketConnection) async -> LinkEnd {
+        await withTaskExecutorPreference(connection.receiveExecutor) { await readFrames(connection) }
+    }
+
+    /// `read(_:)`'s loop, on the connection's `receiveExecutor`.
+    private func readFrames(_ connection: any WebSocketConnection) async -> LinkEnd {
         var assembler = WebSocketMessageAssembler(maxMessageSize: configuration.maxMessageSize)
         while true {
             let frame: WebSocketFrame?

@@ -32,6 +32,17 @@ public protocol WebSocketConnection: Sendable {
 
     /// Tears the connection down at once.
     func close()
+
+    /// Where the core's reader of this connection runs (it calls `receive()`, reassembles messages and hands them
+    /// on): the connection's own thread, for a transport that has one, so that a frame received there is read
+    /// without waking another thread; `nil` (the default) for the global executor. The reader's jobs run outside
+    /// every lock of the transport, and may call `send`, `receive` and `close`.
+    var receiveExecutor: (any TaskExecutor)? { get }
+}
+
+extension WebSocketConnection {
+    /// `nil`: the core's reader runs on the global executor.
+    public var receiveExecutor: (any TaskExecutor)? { nil }
 }
 
 /// A transport's answer to a WebSocket handshake: the response head and, when the server switched
