@@ -66,7 +66,7 @@ final class CurlWebSocketDriver {
         _ = curl_multi_add_handle(multi, easy.raw)
         var outcome: ServerAPIError?? = nil
         while outcome == nil {
-            // The core's reader, resumed by the frames the last perform delivered (or by a send's end).
+            // The core's reader, resumed from another thread (a full inbox's reader made room).
             session.run(session.takeJobs())
             let work = session.takeWork()
             pending.append(contentsOf: work.outgoing.map { ($0.bytes, 0, $0.written) })
@@ -92,6 +92,9 @@ final class CurlWebSocketDriver {
                 outcome = .some(sendFailure)
             }
             guard outcome == nil else { break }
+            // The core's reader, resumed by the frames this perform delivered (or by a written frame): it runs now,
+            // before the thread sleeps, and what it sends goes out on the next turn.
+            session.run(session.takeJobs())
             // Waits for libcurl's sockets or a wake-up; not at all while bytes wait to be sent. Senders wake it
             // only once it said it sleeps.
             let idle = (pending.isEmpty || Self.send == nil) && session.sleepIfIdle()
