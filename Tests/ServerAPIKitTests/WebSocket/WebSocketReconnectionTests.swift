@@ -9,6 +9,10 @@ import Testing
 struct WebSocketReconnectionTests {
     private static let live = ServerAPI(host: "ws://api.test", path: "/live").tag("live")
 
+    /// How long a test waits for what the socket does between the clock's steps, in real time: generous, as the
+    /// whole suite's hundreds of tests share two cores' pool with these hops (never a speed assertion).
+    private static let patience = TestTiming.bound(.seconds(60))
+
     /// Exact waits: the tests drive the clock by them.
     private static func policy(
         retry: Duration = .seconds(1), maximumReconnects: Int? = 10,
@@ -22,7 +26,7 @@ struct WebSocketReconnectionTests {
     /// Waits until the socket or the manager asked the clock for its `count`-th sleep of `duration`, then advances
     /// the clock by it.
     private static func advance(_ clock: TestClock, past duration: Duration, count: Int = 1) async throws {
-        try await poll("a wait of \(duration) (number \(count))") {
+        try await poll("a wait of \(duration) (number \(count))", within: Self.patience) {
             clock.requestedSleeps.filter { $0 == duration }.count >= count
         }
         await clock.waitForSleepers(1)
@@ -55,7 +59,7 @@ struct WebSocketReconnectionTests {
         #expect(socket.reconnects == 1)
         #expect(mock.requestCount == 2)
         #expect(socket.closeCode == .normalClosure)
-        try await poll("both connections' calls to end") { completions.withLock { $0 } == 2 }
+        try await poll("both connections' calls to end", within: Self.patience) { completions.withLock { $0 } == 2 }
         #expect(manager.inFlight.isEmpty)
     }
 
@@ -85,7 +89,7 @@ struct WebSocketReconnectionTests {
         #expect(messages == [.text("back")])
         #expect(error == nil)
         #expect(socket.reconnects == 1)
-        try await poll("the client's close frames") { mock.webSocketClosesReceived.count == 2 }
+        try await poll("the client's close frames", within: Self.patience) { mock.webSocketClosesReceived.count == 2 }
         #expect(mock.webSocketClosesReceived == [WebSocketCloseCode(1012), .normalClosure])
     }
 
@@ -142,9 +146,9 @@ struct WebSocketReconnectionTests {
                 try await socket.send(.text("subscribe"))
             })
         let reader = Task { await socket.collectMessages() }
-        try await poll("the wait to reconnect") { clock.requestedSleeps.contains(.seconds(1)) }
+        try await poll("the wait to reconnect", within: Self.patience) { clock.requestedSleeps.contains(.seconds(1)) }
         let queued = Task { try await socket.send(.text("queued")) }
-        try await poll("the send to wait for the new connection") { socket.waitingForConnection == 1 }
+        try await poll("the send to wait for the new connection", within: Self.patience) { socket.waitingForConnection == 1 }
         try await Self.advance(clock, past: .seconds(1))
         try await queued.value
         let (messages, error) = await reader.value
@@ -162,10 +166,10 @@ struct WebSocketReconnectionTests {
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy(retry: .seconds(5)))
         let reader = Task { await socket.collectMessages() }
-        try await poll("the wait to reconnect") { clock.requestedSleeps.contains(.seconds(5)) }
+        try await poll("the wait to reconnect", within: Self.patience) { clock.requestedSleeps.contains(.seconds(5)) }
         #expect(manager.inFlight.map(\.tag) == ["live"], "the socket is in flight while it waits")
         let waitingSend = Task { await expectError { try await socket.send(.text("late")) } }
-        try await poll("the send to wait") { socket.waitingForConnection == 1 }
+        try await poll("the send to wait", within: Self.patience) { socket.waitingForConnection == 1 }
         #expect(manager.cancel(tag: "live").count == 1)
         let (messages, error) = await reader.value
         #expect(messages == [.text("one")])
@@ -183,13 +187,13 @@ struct WebSocketReconnectionTests {
         let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
         let socket = try await manager.webSocket(Self.live, reconnection: Self.policy())
         let reader = Task { await socket.collectMessages() }
-        try await poll("the wait to reconnect") { clock.requestedSleeps.contains(.seconds(1)) }
+        try await poll("the wait to reconnect", within: Self.patience) { clock.requestedSleeps.contains(.seconds(1)) }
         await socket.close()
         let (_, error) = await reader.value
         #expect(error == nil)
         #expect(socket.isClosed)
         #expect(mock.requestCount == 1)
-        try await poll("nothing in flight") { manager.inFlight.isEmpty }
+        try await poll("nothing in flight", within: Self.patience) { manager.inFlight.isEmpty }
     }
 
     @Test("a protocol violation is not reconnected: the server would send it again")
