@@ -148,7 +148,9 @@ struct WebSocketReconnectionTests {
         let reader = Task { await socket.collectMessages() }
         try await poll("the wait to reconnect", within: Self.patience) { clock.requestedSleeps.contains(.seconds(1)) }
         let queued = Task { try await socket.send(.text("queued")) }
-        try await poll("the send to wait for the new connection", within: Self.patience) { socket.waitingForConnection == 1 }
+        try await poll("the send to wait for the new connection", within: Self.patience) {
+            socket.waitingForConnection == 1
+        }
         try await Self.advance(clock, past: .seconds(1))
         try await queued.value
         let (messages, error) = await reader.value
