@@ -37,7 +37,7 @@ struct ConcurrencyConformanceTests {
         let transport = kind.make()
         let calls = 3
         // The fixture holds each call until all of them have arrived, and answers 504 to a call that
-        // waited 10 s in vain: calls run one after the other get a 504, calls run side by side get 200.
+        // waited 30 s in vain: calls run one after the other get a 504, calls run side by side get 200.
         let url = try kind.fixture("/barrier?n=\(calls)&key=\(UUID().uuidString)")
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<calls {

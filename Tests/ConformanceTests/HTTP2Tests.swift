@@ -10,7 +10,7 @@ import Testing
 /// than queue calls forever (async-http-client issue #567).
 ///
 /// Every call waits at the fixture's barrier until all of them have arrived: the barrier answers
-/// 504 to a call that waited 10 s in vain, so 200 for every call proves they were all in flight at
+/// 504 to a call that waited 30 s in vain, so 200 for every call proves they were all in flight at
 /// once. How many connections were opened comes from the client's metrics (`reusedConnection`: libcurl
 /// opened none for the call), not from the fixture, which sees nginx's connections, not the client's.
 @Suite("HTTP/2: multiplexing")
