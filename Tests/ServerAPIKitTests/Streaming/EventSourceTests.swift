@@ -8,15 +8,7 @@ import Testing
 @Suite("EventSource: reconnecting server-sent events (MockTransport, TestClock)")
 struct EventSourceTests {
     private func collect(_ source: EventSource) -> Task<([ServerSentEvent], ServerAPIError?), Never> {
-        Task {
-            var events: [ServerSentEvent] = []
-            do {
-                for try await event in source { events.append(event) }
-                return (events, nil)
-            } catch {
-                return (events, error as? ServerAPIError)
-            }
-        }
+        Task { await collectAll(source) }
     }
 
     @Test("a dropped connection reconnects with Last-Event-ID after the server's retry, and 204 stops it")
