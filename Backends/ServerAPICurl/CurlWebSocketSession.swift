@@ -54,10 +54,9 @@ package final class CurlWebSocketSession: WebSocketConnection {
         var paused = false
         /// The driver waits in `curl_multi_poll` and must be woken for new work.
         var sleeping = false
-        /// Jobs of the core's reader, which runs on the driver's thread (`TaskExecutor`), waiting to run there.
+        /// Jobs of the core's reader, which runs on the driver's thread (`TaskExecutor`), waiting to run there; once
+        /// the connection `ended` (the driver's thread is gone), they go to the global executor.
         var jobs: [UnownedJob] = []
-        /// Whether the driver's thread still runs jobs: once it ended, they go to the global executor.
-        var runsJobs = true
     }
 
     private let state = Locked(State())
@@ -272,7 +271,6 @@ package final class CurlWebSocketSession: WebSocketConnection {
     func ended(_ error: ServerAPIError?) {
         let (handshake, receiver, frame, senders, upgraded, jobs) = state.withLock { state in
             if case .none = state.ended { state.ended = .some(error) }
-            state.runsJobs = false
             let jobs = state.jobs
             state.jobs.removeAll()
             let receiver = state.receiver.take()
@@ -355,7 +353,7 @@ extension CurlWebSocketSession: TaskExecutor {
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let (queued, wake) = state.withLock { state -> (Bool, Bool) in
-            guard state.runsJobs else { return (false, false) }
+            guard case .none = state.ended else { return (false, false) }
             state.jobs.append(job)
             return (true, Self.takeSleeping(&state))
         }
