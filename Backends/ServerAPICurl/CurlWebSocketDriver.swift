@@ -214,7 +214,8 @@ final class CurlWebSocketDriver {
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         try CurlTLS(settings.tls).apply(to: easy, host: url.host ?? "")
-        // libcurl writes the upgrade's own fields (Upgrade, Connection, Sec-WebSocket-Key and -Version).
+        // libcurl writes the upgrade's own fields (Upgrade, Connection, Sec-WebSocket-Version) and leaves the
+        // request's Sec-WebSocket-Key, the core's, in place of one of its own (the core checks the answer against it).
         for field in request.headers {
             headerList = curl_slist_append(headerList, "\(field.name): \(field.value)")
         }

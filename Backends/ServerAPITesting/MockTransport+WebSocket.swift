@@ -15,11 +15,16 @@ extension MockTransport {
         case .failure(let error):
             throw error.with(requestID: request.id, url: request.url)
         case .response(let status, let headers, let body):
-            let response = TransportResponse(
+            var response = TransportResponse(
                 status: status, headers: headers, body: .data(body), url: request.url,
                 metrics: TransportMetrics(transport: name))
             guard status == 101, let script = stub.webSocket else {
                 return WebSocketUpgrade(response: response, connection: nil)
+            }
+            // A scripted server proves it read the handshake, as a real one does, unless the stub answers with an
+            // accept of its own (a test of a server that does not).
+            if response.headers["Sec-WebSocket-Accept"] == nil, let key = request.headers["Sec-WebSocket-Key"] {
+                response.headers["Sec-WebSocket-Accept"] = WebSocketHandshakeRule.accept(forKey: key)
             }
             let connection = MockWebSocketConnection()
             let server = MockWebSocketServer(

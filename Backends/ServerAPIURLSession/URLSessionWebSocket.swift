@@ -116,7 +116,15 @@ final class URLSessionWebSocket: WebSocketConnection {
         let response = TransportResponse(
             status: status, headers: headers, body: .data(Data()), url: request.url,
             metrics: TransportMetrics(transport: transport.name))
-        handshake?.resume(returning: WebSocketUpgrade(response: response, connection: self))
+        // Apple's URLSession sends a key of its own and checks the answer before it opens; FoundationNetworking
+        // leaves the request's key to libcurl, which sends it and checks nothing, so the core checks the answer.
+        #if canImport(FoundationNetworking)
+            let verified = false
+        #else
+            let verified = true
+        #endif
+        handshake?.resume(
+            returning: WebSocketUpgrade(response: response, connection: self, handshakeVerified: verified))
     }
 
     /// The delegate's `didCompleteWithError`: before the open, the handshake's failure or refusal; after it, the

@@ -402,6 +402,29 @@ struct WebSocketConformanceTests {
         #expect(manager.inFlight.isEmpty)
     }
 
+    @Test(
+        "a 101 that does not prove the server read the key fails the handshake with network, before any message",
+        arguments: [
+            ("ws-wrong-accept", "has a Sec-WebSocket-Accept that does not match the request's key"),
+            ("ws-no-accept", "has no Sec-WebSocket-Accept"),
+            ("ws-no-upgrade", "has no \"Upgrade: websocket\""),
+        ])
+    func unprovenUpgrade(route: String, complaint: String) async throws {
+        // The fixture answers with fixed bytes: a 101 and then a text frame a client that took the upgrade would read.
+        let api = ServerAPI(url: try TestServers.fixture("/raw/\(route)"))
+        for kind in Kind.allCases {
+            let manager = try Self.manager(kind)
+            guard kind == .curl, CurlTransport.supportsWebSockets else {
+                _ = try await Self.open(manager, api)
+                continue
+            }
+            let error = await expectError { try await manager.webSocket(api) }
+            #expect(error?.kind == .network)
+            #expect(error?.message == "the WebSocket handshake's answer \(complaint) (RFC 6455 §4.1)")
+            #expect(manager.inFlight.isEmpty)
+        }
+    }
+
     @Test("the subprotocol the server chose is the socket's", arguments: Kind.allCases)
     func subprotocol(kind: Kind) async throws {
         guard

@@ -235,6 +235,14 @@ RAW_RESPONSES = {
     "incomplete-body": b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n1234",
     "no-length-hint": b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n1234",
     "conflicting-cl": b"HTTP/1.1 200 OK\r\nContent-Length: 10, 4\r\nConnection: close\r\n\r\n1234",
+    # WebSocket upgrades that prove nothing (RFC 6455 §4.1: the client must fail each), each followed by a text
+    # frame "hi" that a client which took the upgrade would read: an accept computed from another key (the RFC's
+    # sample), none at all, and a 101 with neither Upgrade nor Connection.
+    "ws-wrong-accept": b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n\x81\x02hi",
+    "ws-no-accept": b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+    b"\x81\x02hi",
+    "ws-no-upgrade": b"HTTP/1.1 101 Switching Protocols\r\n\r\n\x81\x02hi",
 }
 RAW_UNKNOWN = b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n\r\n"
 

@@ -303,7 +303,8 @@ struct HARWebSocketTests {
         {"log":{"version":"1.2","creator":{"name":"WebInspector","version":"537.36"},"pages":[],"entries":[
           {"startedDateTime":"2026-03-01T10:00:00.000Z","time":5021.3,
            "request":{"method":"GET","url":"wss://stream.example/live?room=7","httpVersion":"HTTP/1.1",
-             "headers":[{"name":"Upgrade","value":"websocket"},{"name":"Sec-WebSocket-Version","value":"13"}],
+             "headers":[{"name":"Upgrade","value":"websocket"},{"name":"Sec-WebSocket-Version","value":"13"},
+               {"name":"Sec-WebSocket-Key","value":"dGhlIHNhbXBsZSBub25jZQ=="}],
              "queryString":[{"name":"room","value":"7"}],"cookies":[],"headersSize":412,"bodySize":0},
            "response":{"status":101,"statusText":"Switching Protocols","httpVersion":"HTTP/1.1",
              "headers":[{"name":"Upgrade","value":"websocket"},{"name":"Connection","value":"Upgrade"},
@@ -321,9 +322,12 @@ struct HARWebSocketTests {
              {"type":"send","time":1772359201.004,"opcode":2,"data":"3q2+7w=="},
              {"type":"receive","time":1772359201.007,"opcode":2,"data":"3q2+7w=="}]},
           {"startedDateTime":"2026-03-01T10:00:06.000Z","time":120,
-           "request":{"method":"GET","url":"wss://stream.example/once","httpVersion":"HTTP/1.1","headers":[],
+           "request":{"method":"GET","url":"wss://stream.example/once","httpVersion":"HTTP/1.1",
+             "headers":[{"name":"sec-websocket-key","value":"AQIDBAUGBwgJCgsMDQ4PEA=="}],
              "queryString":[],"cookies":[],"headersSize":300,"bodySize":0},
-           "response":{"status":101,"statusText":"Switching Protocols","httpVersion":"HTTP/1.1","headers":[],
+           "response":{"status":101,"statusText":"Switching Protocols","httpVersion":"HTTP/1.1",
+             "headers":[{"name":"upgrade","value":"websocket"},{"name":"connection","value":"Upgrade"},
+               {"name":"sec-websocket-accept","value":"\#(WebSocketHandshakeRule.accept(forKey: "AQIDBAUGBwgJCgsMDQ4PEA=="))"}],
              "cookies":[],"content":{"size":0,"mimeType":"x-unknown"},"redirectURL":"","headersSize":129,
              "bodySize":-129},
            "cache":{},"timings":{"send":0,"wait":120,"receive":0},"_resourceType":"websocket",
@@ -366,10 +370,18 @@ struct HARWebSocketTests {
 
     @Test("the client's close is answered as the server answered it in the recording")
     func recordedAnswer() async throws {
+        let key = WebSocketHandshakeRule.newKey()
         var entry = HARArchive.Entry(
             startedDateTime: "2026-03-01T10:00:00.000Z", time: 1,
-            request: HARArchive.Request(method: "GET", url: "ws://api.test/chat"),
-            response: HARArchive.Response(status: 101), timings: HARArchive.Timings())
+            request: HARArchive.Request(
+                method: "GET", url: "ws://api.test/chat", headers: [.init(name: "Sec-WebSocket-Key", value: key)]),
+            response: HARArchive.Response(
+                status: 101,
+                headers: [
+                    .init(name: "Upgrade", value: "websocket"), .init(name: "Connection", value: "Upgrade"),
+                    .init(name: "Sec-WebSocket-Accept", value: WebSocketHandshakeRule.accept(forKey: key)),
+                ]),
+            timings: HARArchive.Timings())
         entry.resourceType = "websocket"
         entry.webSocketMessages = [HARArchive.RecordedMessage(.text("welcome"), type: .receive, time: 1)]
         entry.webSocketClose = HARArchive.RecordedClose(
@@ -382,6 +394,29 @@ struct HARWebSocketTests {
         #expect(try await iterator.next() == nil)
         #expect(socket.closeCode == WebSocketCloseCode(4002))
         #expect(socket.closeReason == "see you")
+    }
+
+    @Test(
+        "a recorded 101 whose accept does not match its recorded key, or that has no key to match, fails the handshake")
+    func unprovenRecordedUpgrade() async throws {
+        for change in ["accept", "key"] {
+            var archive = try HARArchive(data: Data(Self.browser.utf8))
+            if change == "accept" {
+                archive.entries[0].response.headers[2].value = "AAAAAAAAAAAAAAAAAAAAAAAAAAA="
+            } else {
+                archive.entries[0].request.headers.removeAll { $0.name == "Sec-WebSocket-Key" }
+            }
+            let manager = ServerAPIManager(transport: try ReplayingTransport(archive: archive))
+            let error = await expectError {
+                try await manager.webSocket(ServerAPI(url: URL(string: "wss://stream.example/live?room=7")!))
+            }
+            #expect(error?.kind == .network, "\(change)")
+            #expect(
+                error?.message
+                    == "the WebSocket handshake's answer has a Sec-WebSocket-Accept that does not match the request's "
+                    + "key (RFC 6455 §4.1)", "\(change)")
+            #expect(manager.inFlight.isEmpty)
+        }
     }
 
     @Test("a binary message whose data is not base64 fails the handshake with decoding, naming the message")

@@ -44,6 +44,7 @@ extension RecordingTransport {
         let recording = RecordingWebSocketConnection(
             upstream: connection, recorder: recorder, index: index, redaction: redaction,
             secrets: redaction.secrets(handshake: request), now: now)
-        return WebSocketUpgrade(response: upgrade.response, connection: recording)
+        return WebSocketUpgrade(
+            response: upgrade.response, connection: recording, handshakeVerified: upgrade.handshakeVerified)
     }
 }

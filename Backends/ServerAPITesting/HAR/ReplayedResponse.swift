@@ -114,9 +114,24 @@ struct ReplayedResponse {
         let script = try WebSocketReplayScript(entry, describing: describing)
         return WebSocketUpgrade(
             response: TransportResponse(
-                status: 101, headers: headers, body: .data(Data()), url: url, metrics: metrics(received: 0)),
+                status: 101, headers: webSocketHeaders, body: .data(Data()), url: url, metrics: metrics(received: 0)),
             connection: ReplayedWebSocketConnection(
                 script: script, request: request, redaction: redaction, describing: describing))
+    }
+
+    /// The recorded 101's headers as the replayed server answers this handshake: a recorded
+    /// `Sec-WebSocket-Accept` that matches the recorded request's `Sec-WebSocket-Key` is answered for this
+    /// request's key, so that the core's check (RFC 6455 §4.1) holds the recording to what the server proved; one
+    /// that does not match, or that has no recorded key to match, is replayed as recorded, and the handshake fails.
+    private var webSocketHeaders: HTTPHeaders {
+        var headers = headers
+        let recordedKey = entry.request.headers.first { $0.name.lowercased() == "sec-websocket-key" }?.value
+        if let recordedKey, let liveKey = request.headers["Sec-WebSocket-Key"],
+            headers.values(for: "Sec-WebSocket-Accept") == [WebSocketHandshakeRule.accept(forKey: recordedKey)]
+        {
+            headers["Sec-WebSocket-Accept"] = WebSocketHandshakeRule.accept(forKey: liveKey)
+        }
+        return headers
     }
 
     /// The response as `stream` returns it: the head at once, the body in its recorded chunks, then the

@@ -15,7 +15,10 @@ extension ServerAPIManager {
     /// ```
     /// The handshake is a call like any other: the manager's default headers and cookies, the plugins'
     /// `prepare` and `willSend` (an auth header, a signature), and the call's `timeout`, which bounds the
-    /// handshake only. A refused upgrade (401, 404, …) throws `httpStatus` with an excerpt of the body. The
+    /// handshake only. A refused upgrade (401, 404, …) throws `httpStatus` with an excerpt of the body; an answer
+    /// that is not an upgrade to this WebSocket (no `Upgrade: websocket` or `Connection: Upgrade`, a
+    /// `Sec-WebSocket-Accept` that does not match the key the core sent, an extension or subprotocol not offered)
+    /// throws `network` before any message is read (RFC 6455 §4.1). The
     /// connection stays in `inFlight` while it is open, so `cancel(id:)`, `cancel(tag:)`, first, last and all
     /// close it and end its `messages` with `cancelled`; plugins' `didComplete` runs when it ends.
     ///
@@ -53,6 +56,7 @@ extension ServerAPIManager {
         var request = attemptRequest(call.request, number: 1, of: call)
         // A transport that frames bytes itself holds a frame to the message limit as it arrives.
         request.maxResponseSize = Int64(configuration.maxMessageSize)
+        let key = WebSocketHandshakeRule.newKey()
         let timedOut = Locked(false)
         let clock = self.configuration.clock
         let timeout = request.timeout
@@ -67,6 +71,9 @@ extension ServerAPIManager {
             defer { timer.cancel() }
             do {
                 if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
+                // The key is the core's, after the plugins, so that the answer can be checked against it whatever
+                // the transport (WebSocketHandshakeRule.check).
+                request.headers["Sec-WebSocket-Key"] = key
                 if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 if request.isCancelled { throw ServerAPIError.cancelled() }
@@ -81,7 +88,8 @@ extension ServerAPIManager {
             received(upgrade.response, request: request, call, api: api)
             do {
                 subprotocol = try WebSocketHandshakeRule.check(
-                    upgrade.response, offered: WebSocketHandshakeRule.offeredProtocols(request.headers),
+                    upgrade.response, key: upgrade.handshakeVerified ? nil : key,
+                    offered: WebSocketHandshakeRule.offeredProtocols(request.headers),
                     offeredExtensions: WebSocketHandshakeRule.offeredExtensions(request.headers))
                 guard upgrade.connection != nil else {
                     throw ServerAPIError(.network, "the transport returned no connection")

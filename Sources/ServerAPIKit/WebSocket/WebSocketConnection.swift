@@ -53,11 +53,22 @@ public struct WebSocketUpgrade: Sendable {
     public var response: TransportResponse
     /// The open connection; `nil` when the server refused the upgrade.
     public var connection: (any WebSocketConnection)?
+    /// The transport ran the handshake's proof itself: it sent a `Sec-WebSocket-Key` of its own, not the
+    /// request's, and checked the answer's `Upgrade`, `Connection` and `Sec-WebSocket-Accept` (Apple's URLSession
+    /// does). `false` (the default) when it sent the request's key: the core then checks the answer (RFC 6455 §4.1).
+    public var handshakeVerified: Bool
 
     /// Creates an answer.
-    public init(response: TransportResponse, connection: (any WebSocketConnection)?) {
+    /// - Parameters:
+    ///   - response: The handshake's response.
+    ///   - connection: The open connection; `nil` for a refusal.
+    ///   - handshakeVerified: Whether the transport checked the answer against a key of its own.
+    public init(
+        response: TransportResponse, connection: (any WebSocketConnection)?, handshakeVerified: Bool = false
+    ) {
         self.response = response
         self.connection = connection
+        self.handshakeVerified = handshakeVerified
     }
 }
 

@@ -179,6 +179,68 @@ struct WebSocketManagerTests {
         #expect(error?.message.contains("other") == true)
     }
 
+    @Test("the accept for RFC 6455's sample key is the RFC's, and every handshake sends a fresh key of the core's")
+    func acceptForKey() async throws {
+        #expect(WebSocketHandshakeRule.accept(forKey: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([]))
+        let manager = ServerAPIManager(transport: mock)
+        var keys: [String] = []
+        for _ in 0..<2 {
+            let socket = try await manager.webSocket(Self.chat.setHeader("Sec-WebSocket-Key", "chosen-by-the-caller"))
+            await socket.close()
+            keys.append(try #require(mock.requests.last?.headers["Sec-WebSocket-Key"]))
+        }
+        #expect(keys.allSatisfy { Data(base64Encoded: $0)?.count == 16 }, "\(keys)")
+        #expect(keys[0] != keys[1])
+    }
+
+    @Test(
+        "a 101 that does not prove the server read the key fails with network and leaves nothing in flight",
+        arguments: [
+            (
+                ["Sec-WebSocket-Accept": "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="],
+                "has a Sec-WebSocket-Accept that does not match"
+            ),
+            (["Sec-WebSocket-Accept": ""], "has a Sec-WebSocket-Accept that does not match"),
+            (["Upgrade": "h2c"], "has no \"Upgrade: websocket\""),
+            (["Connection": "keep-alive"], "has no \"Connection: Upgrade\""),
+        ] as [([String: String], String)])
+    func unprovenUpgrade(fields: [String: String], complaint: String) async throws {
+        var stub = MockStub.webSocket([.send(.text("read me"))])
+        if case .response(let status, var headers, let body) = stub.outcome {
+            for (name, value) in fields { headers[name] = value }
+            stub.outcome = .response(status: status, headers: headers, body: body)
+        }
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", stub)
+        let manager = ServerAPIManager(transport: mock)
+        let error = await expectError { try await manager.webSocket(Self.chat) }
+        #expect(error?.kind == .network)
+        #expect(error?.message.contains(complaint) == true, "\(String(describing: error))")
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("the rule: a missing accept, a second one, and a transport that verified the handshake itself")
+    func handshakeRule() async throws {
+        let key = "dGhlIHNhbXBsZSBub25jZQ=="
+        func answer(_ headers: HTTPHeaders) -> TransportResponse {
+            TransportResponse(status: 101, headers: headers, body: .data(Data()), url: URL(string: "http://a.test")!)
+        }
+        let upgrade: HTTPHeaders = ["Upgrade": "WebSocket", "Connection": "keep-alive, Upgrade"]
+        var good = upgrade
+        good.add(name: "Sec-WebSocket-Accept", value: "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(try WebSocketHandshakeRule.check(answer(good), key: key, offered: []) == nil)
+        var twice = good
+        twice.add(name: "Sec-WebSocket-Accept", value: "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        for headers in [upgrade, twice] {
+            let error = await expectError { try WebSocketHandshakeRule.check(answer(headers), key: key, offered: []) }
+            #expect(error?.kind == .network, "\(headers)")
+        }
+        // A transport that sent its own key and checked the answer (Apple's URLSession) may hand over no head at all.
+        #expect(try WebSocketHandshakeRule.check(answer([:]), key: nil, offered: []) == nil)
+    }
+
     @Test("an extension the call did not offer fails the handshake; one it offered is accepted")
     func unofferedExtension() async throws {
         var stub = MockStub.webSocket([])

@@ -1,0 +1,48 @@
+/// SHA-1 (FIPS 180-4), for the one place a WebSocket needs it: the handshake's `Sec-WebSocket-Accept`
+/// (RFC 6455 §4.1), which is SHA-1 by definition. Not for anything that must resist collisions.
+enum SHA1 {
+    /// The 20-byte digest of `bytes`.
+    static func digest(_ bytes: [UInt8]) -> [UInt8] {
+        var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (
+            0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0
+        )
+        var message = bytes
+        message.append(0x80)
+        while message.count % 64 != 56 { message.append(0) }
+        let bits = UInt64(bytes.count) &* 8
+        for shift in stride(from: 56, through: 0, by: -8) {
+            message.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
+        }
+        var w = [UInt32](repeating: 0, count: 80)
+        for block in stride(from: 0, to: message.count, by: 64) {
+            for i in 0..<16 {
+                let at = block + i * 4
+                w[i] =
+                    UInt32(message[at]) << 24 | UInt32(message[at + 1]) << 16 | UInt32(message[at + 2]) << 8
+                    | UInt32(message[at + 3])
+            }
+            for i in 16..<80 { w[i] = rotate(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1) }
+            var (a, b, c, d, e) = h
+            for i in 0..<80 {
+                let (f, k): (UInt32, UInt32) =
+                    switch i {
+                    case 0..<20: ((b & c) | (~b & d), 0x5A82_7999)
+                    case 20..<40: (b ^ c ^ d, 0x6ED9_EBA1)
+                    case 40..<60: ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
+                    default: (b ^ c ^ d, 0xCA62_C1D6)
+                    }
+                let temp = rotate(a, 5) &+ f &+ e &+ k &+ w[i]
+                (e, d, c, b, a) = (d, c, rotate(b, 30), a, temp)
+            }
+            h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e)
+        }
+        return [h.0, h.1, h.2, h.3, h.4].flatMap { word in
+            [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+                UInt8(truncatingIfNeeded: word),
+            ]
+        }
+    }
+
+    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { value << count | value >> (32 - count) }
+}
