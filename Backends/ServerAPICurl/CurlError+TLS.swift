@@ -37,6 +37,7 @@ extension ServerAPIError {
         }
         let lowercased = message.lowercased()
         if TLSFailure.isClientCertificateAlert(lowercased) { return .clientCertificateRejected }
+        if code == CURLE_SSL_CONNECT_ERROR, namesOldProtocol(lowercased) { return .protocolTooOld }
         switch code {
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
@@ -56,6 +57,14 @@ extension ServerAPIError {
             "target host name", "target hostname", "target ipv4 address", "target ipv6 address",
             "common name from peer certificate",
         ].contains { message.contains($0) }
+    }
+
+    /// Whether a failed handshake's message says that no protocol version was common: OpenSSL's "tlsv1 alert
+    /// protocol version" and "unsupported protocol" (the server's alert against our floor, or our refusal of its
+    /// hello), GnuTLS's "unsupported version". libcurl names no code for it.
+    static func namesOldProtocol(_ message: String) -> Bool {
+        ["alert protocol version", "unsupported protocol", "unsupported version", "no protocols available"]
+            .contains { message.contains($0) }
     }
 
     /// A TLS error: a sentence naming the failure, with libcurl's message kept in it.

@@ -16,6 +16,8 @@ struct CurlTLS {
     /// The value for every other host, when entries without hosts exist.
     var defaultPins: String?
     var clientCertificate: ClientCertificate?
+    /// The hosts allowed below TLS 1.2 (lower-cased).
+    var legacyProtocolHosts: Set<String> = []
 
     /// The prepared options, or why they cannot be used.
     typealias Prepared = Result<CurlTLS, ServerAPIError>
@@ -44,12 +46,19 @@ struct CurlTLS {
         }
         if let certificate = options.clientCertificate { try Self.check(certificate) }
         clientCertificate = options.clientCertificate
+        legacyProtocolHosts = Set(options.legacyProtocolHosts.map { $0.lowercased() })
     }
 
     /// Sets the pins that apply to `host` and the client certificate on `easy`.
     /// - Parameter host: The request's host, worked out only when some pins name hosts (a URL's host is
     ///   parsed again each time it is read).
     func apply(to easy: CurlEasyHandle, host: @autoclosure () -> String) throws(ServerAPIError) {
+        // TLS 1.2 is the floor (libcurl's own default takes 1.0), to the server and to an HTTPS proxy alike, unless
+        // the host is one the options let down.
+        let legacy = !legacyProtocolHosts.isEmpty && legacyProtocolHosts.contains(host().lowercased())
+        let floor = legacy ? CURL_SSLVERSION_TLSv1_0 : CURL_SSLVERSION_TLSv1_2
+        try easy.set(CURLOPT_SSLVERSION, floor)
+        try easy.set(CURLOPT_PROXY_SSLVERSION, CURL_SSLVERSION_TLSv1_2)
         if let pins = (pinsByHost.isEmpty ? nil : pinsByHost[host().lowercased()]) ?? defaultPins {
             try easy.set(CURLOPT_PINNEDPUBLICKEY, pins)
         }

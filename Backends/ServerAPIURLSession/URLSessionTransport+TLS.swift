@@ -33,6 +33,7 @@ extension URLSessionTransport {
         var asked: [String] = []
         if !tls.pins.allSatisfy(\.isEmpty) { asked.append("public-key pinning") }
         if tls.clientCertificate != nil { asked.append("client certificates") }
+        if !tls.legacyProtocolHosts.isEmpty { asked.append("TLS below 1.2 for some hosts") }
         guard !asked.isEmpty else { return nil }
         return .tls(
             .notSupported,

@@ -54,6 +54,12 @@ public final class URLSessionTransport: RequestPerforming {
         sessionConfiguration.httpShouldSetCookies = configuration.handlesCookies
         sessionConfiguration.httpCookieAcceptPolicy = configuration.handlesCookies ? .always : .never
         if !configuration.handlesCookies { sessionConfiguration.httpCookieStorage = nil }
+        // TLS 1.2 is the floor (TLSOptions.legacyProtocolHosts, which this transport refuses, would lower it).
+        // FoundationNetworking has no such setting: there the floor is the system libcurl's and OpenSSL's (the
+        // Choosing a transport article says what that lets through).
+        #if !canImport(FoundationNetworking)
+            sessionConfiguration.tlsMinimumSupportedProtocolVersion = .TLSv12
+        #endif
         // The transport enforces each request's total timeout itself; the session's limits stay out of the way.
         sessionConfiguration.timeoutIntervalForResource = TimeInterval(Self.resourceTimeout)
         if !configuration.additionalHeaders.isEmpty {

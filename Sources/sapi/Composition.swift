@@ -188,10 +188,15 @@ struct Composition {
         }
     }
 
-    /// `--pin`, `--cert`, `--key` and `--key-pass` as TLS options.
+    /// `--pin`, `--cert`, `--key`, `--key-pass` and `--legacy-tls` as TLS options.
     static func tlsOptions(_ options: Options) throws -> TLSOptions {
         var tls = TLSOptions()
         if !options.pins.isEmpty { tls.pins = [.sha256(options.pins)] }
+        if options.legacyTLS, let host = URL(string: RequestBuilder.expandURL(options.url))?.host {
+            tls.legacyProtocolHosts = [host]
+            FileHandle.standardError.write(
+                Data("sapi: warning: --legacy-tls: \(host) may use TLS 1.0 or 1.1 for this call\n".utf8))
+        }
         if let certificate = options.clientCertificate {
             tls.clientCertificate = ClientCertificate(
                 certificateFile: URL(fileURLWithPath: certificate),

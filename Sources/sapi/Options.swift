@@ -52,6 +52,15 @@ struct Options {
     var noProxy: [String] = []
     var stallTimeout: StallTimeout?
     var pins: [String] = []
+    /// `--max-ratio N|none`: how many times its encoded size a content-coded body may expand to; `nil` for the
+    /// library's default (100).
+    var maxRatio: MaxRatio?
+    enum MaxRatio: Equatable {
+        case ratio(Int)
+        case unlimited
+    }
+    /// `--legacy-tls`: the URL's host may use TLS 1.0 or 1.1.
+    var legacyTLS = false
     var clientCertificate: String?
     var clientKey: String?
     var keyPassphrase: String?
@@ -321,6 +330,10 @@ extension Options {
             $0.extraCA = $1
         },
         OptionSpec(
+            names: ["--legacy-tls"],
+            help: "let the URL's host use TLS 1.0 or 1.1 (below the 1.2 floor) for this call, with a warning (curl)"
+        ) { o, _ in o.legacyTLS = true },
+        OptionSpec(
             names: ["--proxy"], value: "URL|env",
             help: "send through this http(s) or socks proxy (socks5h://, socks5://, socks4a://, socks4://; "
                 + "user:password@ allowed); env: http_proxy/https_proxy/no_proxy"
@@ -368,6 +381,18 @@ extension Options {
                     message: "--max-body-size needs a size such as 1048576, 512K, 64M or 2G, not \"\($1)\"")
             }
             $0.maxBodySize = size
+        },
+        OptionSpec(
+            names: ["--max-ratio"], value: "N|none",
+            help: "how many times its compressed size a body may expand (a decompression bomb stops; default 100)"
+        ) {
+            if $1.lowercased() == "none" {
+                $0.maxRatio = .unlimited
+            } else if let ratio = Int($1), ratio >= 1 {
+                $0.maxRatio = .ratio(ratio)
+            } else {
+                throw UsageError(message: "--max-ratio needs a whole number of at least 1, or none, not \"\($1)\"")
+            }
         },
         OptionSpec(
             names: ["--follow", "-F"], help: "follow redirects: sapi's default (httpie needs it); see redirects below"
@@ -726,6 +751,8 @@ extension Options {
             "  must read whole (to indent or colour JSON, or for --key-path, --envelope or --cache) is held in",
             "  memory up to --max-body-size (64M by default; K, M and G suffixes): a larger one stops the call",
             "  with \"response too large\" (exit 7). Raise it, pipe the output (--pretty none), or use -d.",
+            "  A compressed body that expands more than --max-ratio times its size (100 by default) stops as a",
+            "  decompression bomb (exit 7), whatever --max-body-size says; --max-ratio none lifts that check.",
             "  ~/.config/sapi/config.json ($SAPI_CONFIG_DIR/config.json, or under $XDG_CONFIG_HOME) may hold",
             "  {\"default_options\": [\"--style\", \"light\"]}: options put before the command line's.",
             "",
@@ -769,6 +796,8 @@ extension Options {
             "TLS:",
             "  Certificates are verified. --verify CA_FILE trusts that file's CAs (as --insecure-ca); --verify no",
             "  turns verification off for the URL's host for this call only, with a warning (curl backend).",
+            "  TLS 1.2 is the floor: a server that offers only TLS 1.0 or 1.1 fails (exit 7) unless --legacy-tls",
+            "  lets the URL's host use them for this call, with a warning (curl backend).",
             "",
             "auth and sessions:",
             "  Credentials come from -a, else the --session, else $NETRC or ~/.netrc (machine HOST login U",

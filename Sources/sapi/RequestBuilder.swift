@@ -116,6 +116,11 @@ enum RequestBuilder {
         api = api.keyPath(options.keyPath)
         api = api.redirects(options.maxRedirects == 0 ? .none : .follow(max: options.maxRedirects))
         if let socket = options.unixSocket { api = api.unixSocket(socket) }
+        switch options.maxRatio {
+        case .ratio(let ratio)?: api = api.maxDecompressionRatio(ratio)
+        case .unlimited?: api = api.maxDecompressionRatio(nil)
+        case nil: break
+        }
         // Every status reaches the printer, except those a retry is for: they must fail the attempt.
         api = api.accept(
             options.retry > 0 ? .codes(Set(100...599).subtracting(api.retryPolicy.retryableStatuses)) : .any)

@@ -317,8 +317,12 @@ enum Sapi {
             text = "sapi: error: \(error.kind): \(error.message)"
             if let url = error.url { text += " [\(SecretRedaction.redact(url))]" }
         }
-        if error.kind == .responseTooLarge, webSocket {
+        if error.isDecompressionRatioExceeded {
+            text += "\n  try: --max-ratio N to allow bodies that expand more (100 by default), or --max-ratio none"
+        } else if error.kind == .responseTooLarge, webSocket {
             text += "\n  try: --max-message-size SIZE to receive larger messages"
+        } else if error.tlsFailure == .protocolTooOld {
+            text += "\n  try: upgrade the server; for a device that cannot be, --legacy-tls (curl backend)"
         } else if error.kind == .responseTooLarge {
             text +=
                 "\n  try: --max-body-size SIZE to read more, --pretty none to print it as it comes, or -d to save it"

@@ -36,6 +36,41 @@ struct TLSConformanceTests {
     }
 
     @Test(
+        "a server that offers only TLS 1.1 is refused as protocol too old; a host let down to it is answered",
+        arguments: TransportKind.allCases)
+    func protocolFloor(kind: TransportKind) async throws {
+        try await CurlTestServer.withTLS(certificate: "server-rsa", onlyTLS11: true) { server, certificates in
+            let known: KnownLimit? =
+                kind == .urlsession
+                ? .expectation(
+                    "floor",
+                    because: "FoundationNetworking has no protocol floor to set: its libcurl takes TLS 1.1 and fails "
+                        + "later, on the test CA it cannot be told to trust")
+                : nil
+            let transport = try kind.make(tls: TLSOptions(), caFile: certificates.file("ca.pem"))
+            let error = await expectError { try await transport.send(server.url("/echo")) }
+            #expect(error?.kind == .tls)
+            let check = {
+                #expect(error?.tlsFailure == .protocolTooOld, "floor")
+                #expect(error?.message.hasPrefix("protocol too old: ") == true, "floor")
+            }
+            if let known {
+                withKnownIssue(Comment(rawValue: known.reason)) {
+                    check()
+                } matching: {
+                    known.matches($0)
+                }
+            } else {
+                check()
+            }
+            guard kind != .urlsession else { return }
+            let legacy = try kind.make(
+                tls: TLSOptions(legacyProtocolHosts: ["127.0.0.1"]), caFile: certificates.file("ca.pem"))
+            #expect(try await legacy.send(server.url("/echo")).status == 200)
+        }
+    }
+
+    @Test(
         "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch",
         arguments: TransportKind.allCases)
     func wrongPin(kind: TransportKind) async throws {

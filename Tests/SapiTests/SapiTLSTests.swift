@@ -42,6 +42,20 @@ struct SapiTLSTests {
         }
     }
 
+    @Test("a server offering only TLS 1.1 exits 7 naming the old protocol; --legacy-tls lets its host in, warning")
+    func protocolFloor() async throws {
+        try await CurlTestServer.withTLS(certificate: "server-rsa", onlyTLS11: true) { server, certificates in
+            let ca = ["--insecure-ca", certificates.file("ca.pem").path]
+            let refused = try await SapiProcess.run(ca + ["\(server.base)/echo"])
+            #expect(refused.code == 7)
+            #expect(refused.stderr.hasPrefix("sapi: error: TLS protocol too old: "), "\(refused.stderr)")
+            #expect(refused.stderr.contains("legacyProtocolHosts") || refused.stderr.contains("--legacy-tls"))
+            let legacy = try await SapiProcess.run(ca + ["--legacy-tls", "\(server.base)/echo"])
+            #expect(legacy.code == 0, "\(legacy.stderr)")
+            #expect(legacy.stderr.contains("--legacy-tls: 127.0.0.1 may use TLS 1.0 or 1.1"), "\(legacy.stderr)")
+        }
+    }
+
     @Test("a missing --cert file and the urlsession backend's refusal exit 1 with a clear line")
     func refusals() async throws {
         let missing = try await SapiProcess.run(["--cert", "/nonexistent/client.pem", "https://127.0.0.1:9/"])

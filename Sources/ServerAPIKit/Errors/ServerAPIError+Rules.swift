@@ -70,10 +70,18 @@ extension ServerAPIError {
     {
         ServerAPIError(
             .responseTooLarge,
-            "the response body decompresses to \(decoded) bytes from \(encoded) encoded bytes, more than "
+            decompressionRatioPrefix + "\(decoded) bytes from \(encoded) encoded bytes, more than "
                 + "the decompression ratio limit of \(ratio) to 1",
             status: status > 0 ? status : nil)
     }
+
+    /// Whether this is the error of `decompressionRatioExceeded(ratio:encoded:decoded:status:)`: a body that
+    /// expanded past the ratio limit, which a larger size limit does not lift.
+    package var isDecompressionRatioExceeded: Bool {
+        kind == .responseTooLarge && message.hasPrefix(Self.decompressionRatioPrefix)
+    }
+
+    private static let decompressionRatioPrefix = "the response body decompresses to "
 
     /// The error for a redirect beyond the call's `RedirectPolicy.follow(max:)`.
     /// - Parameters:

@@ -189,6 +189,9 @@ extension ServerAPIError: LocalizedError {
                 "The server's key is not a pinned one: update the pins if it rotated its key, "
                     + "else the connection may be intercepted."
             case .hostnameMismatch?: "Call the host name the server's certificate was issued for."
+            case .protocolTooOld?:
+                "Upgrade the server to TLS 1.2 or later; for a device that cannot be, allow its host in "
+                    + "TLSOptions.legacyProtocolHosts."
             case .clientCertificateRejected?: "Present a client certificate signed by a CA the server trusts."
             case .clientCertificateProblem?: "Check the client certificate and key files, and the key's passphrase."
             case .notSupported?: "Use a transport that supports these TLS options, such as CurlTransport."
@@ -196,6 +199,9 @@ extension ServerAPIError: LocalizedError {
             }
         case .decoding: "Check that the response has the shape and key path the call expects."
         case .invalidRequest: "Fix the call's URL, headers or body."
+        case .responseTooLarge where isDecompressionRatioExceeded:
+            "Raise the call's maxDecompressionRatio (or set it to nil) if the server's bodies are legitimately that "
+                + "compressible; a larger maximum response size does not lift it."
         case .responseTooLarge: "Raise the call's maximum response size, or download to a file."
         case .fileSystem: "Check free disk space and permissions."
         case .unsupported: "Use a transport, or a version of its library, that supports what the call asks."

@@ -35,7 +35,10 @@ public struct TLSFailure: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// The local client certificate or key cannot be used: missing or unreadable file, wrong format,
     /// wrong passphrase, key not matching the certificate.
     public static let clientCertificateProblem = TLSFailure(rawValue: "client certificate problem")
-    /// The handshake failed for another reason (no common protocol version or cipher, a broken peer).
+    /// The server offers only a protocol older than the floor, TLS 1.2 (`TLSOptions.legacyProtocolHosts` lowers it
+    /// for a host).
+    public static let protocolTooOld = TLSFailure(rawValue: "protocol too old")
+    /// The handshake failed for another reason (no common cipher, a broken peer).
     public static let handshakeFailed = TLSFailure(rawValue: "handshake failed")
     /// The transport cannot do what its TLS options ask (pinning or a client certificate where the
     /// platform's networking cannot): it refuses when it is created, never silently.
@@ -54,6 +57,7 @@ extension TLSFailure {
         case .clientCertificateRejected:
             "client certificate rejected: the server requires a client certificate and did not accept one"
         case .clientCertificateProblem: "client certificate problem: the client certificate or key cannot be used"
+        case .protocolTooOld: "protocol too old: the server offers only TLS older than 1.2, the minimum"
         case .notSupported: "TLS options not supported by this transport"
         default: "TLS handshake failed"
         }

@@ -1,4 +1,5 @@
-/// What a transport does for TLS beyond verifying the server: public-key pins and a client certificate.
+/// What a transport does for TLS beyond verifying the server: public-key pins, a client certificate, and the hosts
+/// allowed below the TLS 1.2 floor.
 ///
 /// ```swift
 /// let tls = TLSOptions(
@@ -15,18 +16,31 @@ public struct TLSOptions: Sendable, Hashable {
     public var pins: [PublicKeyPins]
     /// The certificate the transport presents when a server asks for one; `nil` for none.
     public var clientCertificate: ClientCertificate?
+    /// The hosts (names or addresses, compared case-insensitively) that may speak TLS 1.0 or 1.1: none by default.
+    ///
+    /// TLS 1.2 is the floor for every other host: a server that offers only an older protocol fails with `tls`
+    /// and `TLSFailure.protocolTooOld`. Lower it only for a device you cannot upgrade (an old printer, a
+    /// controller on a private network): TLS 1.0 and 1.1 have known weaknesses and are deprecated (RFC 8996).
+    /// The certificate is still verified.
+    public var legacyProtocolHosts: Set<String>
 
     /// Creates TLS options.
     /// - Parameters:
     ///   - pins: The public keys servers must present, per host (none by default).
     ///   - clientCertificate: The certificate to present when a server asks for one.
-    public init(pins: [PublicKeyPins] = [], clientCertificate: ClientCertificate? = nil) {
+    ///   - legacyProtocolHosts: The hosts that may speak TLS 1.0 or 1.1 (none by default).
+    public init(
+        pins: [PublicKeyPins] = [], clientCertificate: ClientCertificate? = nil, legacyProtocolHosts: Set<String> = []
+    ) {
         self.pins = pins
         self.clientCertificate = clientCertificate
+        self.legacyProtocolHosts = legacyProtocolHosts
     }
 
     /// Whether these options ask for nothing beyond normal verification.
-    package var isEmpty: Bool { pins.allSatisfy(\.isEmpty) && clientCertificate == nil }
+    package var isEmpty: Bool {
+        pins.allSatisfy(\.isEmpty) && clientCertificate == nil && legacyProtocolHosts.isEmpty
+    }
 
     /// The pins that apply to `host`: those of every entry that names it; when no entry names it, those
     /// of the entries that name no host; `nil` when none apply (the host is verified normally).

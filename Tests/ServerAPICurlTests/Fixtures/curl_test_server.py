@@ -31,6 +31,7 @@ import json
 import select
 import socket
 import ssl
+import warnings
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -250,12 +251,22 @@ def main():
     parser.add_argument("--certfile")
     parser.add_argument("--keyfile")
     parser.add_argument("--client-ca")
+    parser.add_argument("--only-tls-1-1", action="store_true",
+                        help="offer TLS 1.1 alone, with a static-RSA suite (AES128-SHA), as an old device does")
     args = parser.parse_args()
     server_class = IPv6Server if ":" in args.host else Server
     server = server_class((args.host, args.port), Handler)
     if args.certfile:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.certfile, args.keyfile)
+        if args.only_tls_1_1:
+            # OpenSSL 3 needs security level 0 for TLS 1.1 at all; a static-RSA suite signs no key exchange, so a
+            # client's own OpenSSL at its default level 1 would take it: only the client's protocol floor refuses.
+            context.set_ciphers("AES128-SHA:@SECLEVEL=0")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                context.minimum_version = ssl.TLSVersion.TLSv1_1
+                context.maximum_version = ssl.TLSVersion.TLSv1_1
         if args.client_ca:
             context.load_verify_locations(args.client_ca)
             context.verify_mode = ssl.CERT_REQUIRED

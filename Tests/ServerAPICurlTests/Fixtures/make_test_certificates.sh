@@ -12,11 +12,17 @@
 #   client.pem, client.key         a client certificate it signed (CN=ServerAPIKit Test Client)
 #   client-encrypted.key           the same key encrypted with the passphrase "test-passphrase"
 #   stranger.pem, stranger.key     a client certificate signed by the server CA, not the client CA
+#   server-rsa.pem, server-rsa.key as server.pem, with an RSA key: what an old device's static-RSA suite needs
 set -euo pipefail
 command -v openssl >/dev/null || { echo "make_test_certificates.sh: openssl is not installed (scripts/test.sh installs it)" >&2; exit 1; }
 dir="$1"
 cd "$dir"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$1" 2>/dev/null; }
+key() {
+    case "$1" in
+        *-rsa.key) openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$1" 2>/dev/null ;;
+        *) openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$1" 2>/dev/null ;;
+    esac
+}
 ca() { # name subject
     key "$1.key"
     openssl req -x509 -key "$1.key" -out "$1.pem" -days 2 -subj "$2" 2>/dev/null
@@ -32,6 +38,7 @@ pin() { openssl pkey -in "$1" -pubout -outform der 2>/dev/null | openssl dgst -s
 
 ca ca "/CN=ServerAPIKit Test CA"
 leaf server "/CN=127.0.0.1" ca 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n'
+leaf server-rsa "/CN=127.0.0.1" ca 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n'
 leaf wrong-host "/CN=wrong-host.invalid" ca \
     'subjectAltName=DNS:wrong-host.invalid\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n'
 openssl pkey -in server.key -pubout -out server.pub.pem 2>/dev/null
