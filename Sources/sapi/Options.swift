@@ -186,7 +186,7 @@ extension Options {
         OptionSpec(names: ["--form", "-f"], help: "send name=value fields as a form, not JSON") { o, _ in
             o.form = true
         },
-        OptionSpec(names: ["--timeout"], value: "SECONDS", help: "give up on an attempt after this long (default 60)") {
+        OptionSpec(names: ["--timeout"], value: "SECONDS", help: "give up on an attempt after this long (default 60; given with -S, it bounds the whole stream)") {
             guard let seconds = Double($1), seconds > 0 else {
                 throw UsageError(message: "--timeout needs a positive number of seconds, not \"\($1)\"")
             }
@@ -735,6 +735,9 @@ extension Options {
             "  warning on stderr. Exit 9 when the key path found nothing in the whole body.",
             "  An application/json body whose first line is not a whole JSON value is one document: the",
             "  key path applies to it once it has arrived.",
+            "  Time: without --timeout, the default 60 s bounds the wait for the head and the stream then runs",
+            "  as long as it keeps coming (--stall-timeout ends one that stalls); --timeout N bounds the whole",
+            "  stream, as curl's -m does: at N seconds it stops, exit 2.",
             "  A 4xx or 5xx body is written as it came. Ctrl-C stops the stream and exits 130; a reader that",
             "  leaves (| head) stops it quietly. --download, the cache options and --envelope do not go with it.",
             "",

@@ -99,7 +99,7 @@ extension Printer {
 
     /// Runs `operation` on the body, stopping the body when `timeout` (counted from the attempt's start, as a
     /// whole response's timeout is) runs out; the call then fails with `timedOut`.
-    private static func withDeadline(
+    static func withDeadline(
         _ timeout: Duration, of response: StreamedResponse, _ operation: () async throws -> Void
     ) async throws {
         // The attempt's time so far: what a whole response's timeout would have counted up to the head.

@@ -231,8 +231,18 @@ enum Sapi {
             if let keyPath = options.keyPath { printer.keyPath = try JSONKeyPath(parsing: keyPath) }
             let response = try await manager.stream(api, progress: progress)
             bar?.finish()
-            let code = try await printer.print(
-                response, print: parts, keyPath: options.keyPath != nil, checkStatus: options.checkStatus)
+            var code = ExitCode.ok
+            // A --timeout given for a stream bounds all of it, as curl's -m does; without one, the default bounds
+            // the head only, and a stream runs as long as it keeps coming (--stall-timeout ends one that stops).
+            if options.timeout != nil {
+                try await Printer.withDeadline(api.timeout, of: response) {
+                    code = try await printer.print(
+                        response, print: parts, keyPath: options.keyPath != nil, checkStatus: options.checkStatus)
+                }
+            } else {
+                code = try await printer.print(
+                    response, print: parts, keyPath: options.keyPath != nil, checkStatus: options.checkStatus)
+            }
             return code.rawValue
         } catch {
             if let code = outputFailure(error) { return code }

@@ -249,6 +249,21 @@ struct SapiStreamTests {
         #expect(outcome.text == "id: 1\nretry: 50\nevent 1\n\nid: 2\nevent 2\n\nid: 3\nevent 3\n")
     }
 
+    @Test(
+        "-S --timeout N bounds the whole stream, as curl -m does: a body that trickles on stops with exit 2",
+        arguments: backends)
+    func timeoutBoundsTheStream(backend: String) async throws {
+        // One byte a second for 10 minutes: the stream is still coming when the process's own limit (3 minutes)
+        // would end it, so only --timeout can end it with sapi's exit code.
+        let started = try SapiProcess.start([
+            "--backend", backend, "-S", "--timeout", "3", "\(try SapiProcess.fixture)/drip?size=600&interval_ms=1000",
+        ])
+        let outcome = try await SapiProcess.finish(started, limit: .seconds(180))
+        #expect(outcome.code == 2, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("timed out"), "\(outcome.stderr)")
+        #expect(!outcome.stdout.isEmpty && outcome.stdout.count < 600, "\(outcome.stdout.count) bytes")
+    }
+
     private func slowState(_ fixture: String, _ key: String) async throws -> [String: Any] {
         let outcome = try await SapiProcess.run(["\(fixture)/sse/slow/state?key=\(key)"])
         return outcome.json as? [String: Any] ?? [:]

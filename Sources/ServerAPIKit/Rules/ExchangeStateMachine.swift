@@ -244,6 +244,15 @@ package struct ExchangeStateMachine: Sendable {
         return decision
     }
 
+    /// The encoded bytes a ratio is taken against: the encoded `Content-Length` when the response has one (a body
+    /// whose whole stays within the ratio never passes ratio × that length, and a bomb is stopped there), else the
+    /// library's running count. libcurl 8.x counts a read's bytes only after it has decoded them and handed them
+    /// over, so its count lags by one read (0 during the first).
+    private static func encodedSoFar(counted: Int64?, length: Int64?) -> Int64? {
+        guard let length else { return counted }
+        return max(length, counted ?? 0)
+    }
+
     /// The backend followed the redirect `redirectReceived` decided to follow: one more redirect counts.
     package mutating func redirectFollowed() {
         guard case .waitingForHead = state else { return }
@@ -254,7 +263,7 @@ package struct ExchangeStateMachine: Sendable {
     /// - Parameters:
     ///   - count: How many.
     ///   - encoded: The encoded body bytes received so far, these included, when the library counts them
-    ///     (only consulted when `isContentCoded`); `nil` falls back to the encoded `Content-Length`.
+    ///     (only consulted when `isContentCoded`, and only without an encoded `Content-Length`).
     /// - Returns: Where they go, or the failure when the body has become too large or expands too much.
     package mutating func bodyReceived(count: Int, encoded: Int64? = nil) -> BodyAction {
         let sink: Sink
@@ -272,7 +281,8 @@ package struct ExchangeStateMachine: Sendable {
         }
         if isContentCoded,
             let bomb = DecompressionRule.check(
-                decoded: receivedBytes, encoded: encoded ?? encodedLength, ratio: ratio, status: status)
+                decoded: receivedBytes, encoded: Self.encodedSoFar(counted: encoded, length: encodedLength),
+                ratio: ratio, status: status)
         {
             return .fail(fail(bomb))
         }

@@ -87,6 +87,20 @@ struct DecompressionRuleTests {
         #expect(Self.failed(machine.bodyReceived(count: 1_000)) != nil, "1,049,000 bytes from 10,000")
     }
 
+    @Test("with an encoded Content-Length, a count that lags behind (libcurl 8.x's 0 during the first read) is not used")
+    func exchangeWithLaggingCount() throws {
+        var machine = ExchangeStateMachine(download: false)
+        let headers: HTTPHeaders = ["Content-Encoding": "zstd", "Content-Length": "3219"]
+        _ = machine.headReceived(status: 200, headers: headers, request: Self.request())
+        let error = try #require(Self.failed(machine.bodyReceived(count: 1_064_960, encoded: 0)))
+        #expect(
+            error.message
+                == "the response body decompresses to 1064960 bytes from 3219 encoded bytes, more than the "
+                + "decompression ratio limit of 100 to 1")
+        #expect(error.isDecompressionRatioExceeded)
+        #expect(error.recoverySuggestion?.contains("maxDecompressionRatio") == true)
+    }
+
     @Test("a body that is not coded, or a request without a ratio, is not checked")
     func exchangeUnchecked() {
         var plain = ExchangeStateMachine(download: false)
