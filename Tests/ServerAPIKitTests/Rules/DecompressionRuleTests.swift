@@ -87,7 +87,7 @@ struct DecompressionRuleTests {
         #expect(Self.failed(machine.bodyReceived(count: 1_000)) != nil, "1,049,000 bytes from 10,000")
     }
 
-    @Test("with an encoded Content-Length, a count that lags behind (libcurl 8.x's 0 during the first read) is not used")
+    @Test("with an encoded Content-Length, a count that lags (libcurl 8.x: 0 during the first read) is not used")
     func exchangeWithLaggingCount() throws {
         var machine = ExchangeStateMachine(download: false)
         let headers: HTTPHeaders = ["Content-Encoding": "zstd", "Content-Length": "3219"]
