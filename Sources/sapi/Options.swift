@@ -186,7 +186,10 @@ extension Options {
         OptionSpec(names: ["--form", "-f"], help: "send name=value fields as a form, not JSON") { o, _ in
             o.form = true
         },
-        OptionSpec(names: ["--timeout"], value: "SECONDS", help: "give up on an attempt after this long (default 60; given with -S, it bounds the whole stream)") {
+        OptionSpec(
+            names: ["--timeout"], value: "SECONDS",
+            help: "give up on an attempt after this long (default 60; given with -S, it bounds the whole stream)"
+        ) {
             guard let seconds = Double($1), seconds > 0 else {
                 throw UsageError(message: "--timeout needs a positive number of seconds, not \"\($1)\"")
             }
