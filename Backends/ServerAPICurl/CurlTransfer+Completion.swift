@@ -63,8 +63,27 @@ extension CurlTransfer {
     /// The error for a transfer libcurl ended with `code` (not `CURLE_OK`).
     private func curlFailure(_ code: CURLcode) -> ServerAPIError {
         if let failure = proxyOrStallFailure(code) ?? totalTimeout(code) { return failure }
+        if let rejected = closedAfterHandshake(code) { return clientCertificateNamed(rejected) }
         return clientCertificateNamed(
             .curl(code, detail: easy.errorMessage, status: status, verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT)))
+    }
+
+    /// A connection the server closed right after the TLS handshake, before a byte of its answer: under TLS 1.3 a
+    /// server that requires a client certificate checks it after the handshake, and when it gets none or rejects
+    /// ours it sends its alert and closes. The request this client wrote meanwhile makes the server's kernel reset
+    /// the connection, and the reset often destroys the alert before libcurl reads it ("getpeername() failed",
+    /// "Connection reset by peer"): the same failure, which a reading of the alert would have named.
+    private func closedAfterHandshake(_ code: CURLcode) -> ServerAPIError? {
+        guard code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_GOT_NOTHING, status == 0,
+            (easy.offset(CURLINFO_APPCONNECT_TIME_T) ?? 0) > 0
+        else { return nil }
+        let underlying = CurlError(
+            code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: easy.errorMessage)
+        return .tls(
+            .clientCertificateRejected,
+            "client certificate rejected: the server closed the connection right after the TLS handshake, before "
+                + "answering, as a server that requires a client certificate does when it gets none or rejects "
+                + "ours (\(underlying.detail ?? underlying.summary))", underlying: underlying)
     }
 
     /// Names the client certificate's files in an error about them: libcurl's message does not always.

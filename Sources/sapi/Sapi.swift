@@ -333,6 +333,10 @@ enum Sapi {
             text += "\n  try: --max-message-size SIZE to receive larger messages"
         } else if error.tlsFailure == .protocolTooOld {
             text += "\n  try: upgrade the server; for a device that cannot be, --legacy-tls (curl backend)"
+        } else if error.tlsFailure == .handshakeFailed {
+            text += "\n  try: --cert FILE (and --key FILE) if the server requires a client certificate"
+        } else if error.tlsFailure == .clientCertificateRejected {
+            text += "\n  try: --cert FILE (and --key FILE) with a certificate signed by a CA the server trusts"
         } else if error.kind == .responseTooLarge {
             text +=
                 "\n  try: --max-body-size SIZE to read more, --pretty none to print it as it comes, or -d to save it"

@@ -225,6 +225,33 @@ struct CurlTLSTests {
         }
     }
 
+    @Test("a connection reset right after the handshake, the request unanswered, is a rejected client certificate")
+    func resetAfterHandshake() async throws {
+        // Under TLS 1.3 the server checks the client certificate after the handshake: when it drops the client, the
+        // reset often destroys its alert before libcurl reads it. The fixture resets without an alert, every time.
+        try await CurlTestServer.withTLS(resetAfterHandshake: true) { server, certificates in
+            for tls in [TLSOptions(), clientCertificate(certificates)] {
+                let transport = try CurlTransport(
+                    validating: .init(additionalTrustedCAFile: certificates.file("ca.pem"), tls: tls))
+                let error = await expectError { try await transport.perform(TransportRequest(url: server.url("/echo"))) }
+                #expect(error?.kind == .tls)
+                #expect(error?.tlsFailure == .clientCertificateRejected)
+                #expect(
+                    error?.message.hasPrefix(
+                        "client certificate rejected: the server closed the connection right after the TLS handshake"
+                    ) == true, "\(String(describing: error))")
+                #expect(error?.recoverySuggestion?.contains("client certificate") == true)
+            }
+        }
+    }
+
+    @Test("a handshake the server refused says what to try: a client certificate, not the server's certificate")
+    func handshakeFailedHint() {
+        let error = ServerAPIError.tls(.handshakeFailed, "TLS handshake failed (sslv3 alert handshake failure)")
+        #expect(error.recoverySuggestion?.contains("client certificate") == true)
+        #expect(error.recoverySuggestion?.contains("server's certificate") == false)
+    }
+
     @Test("with the client certificate the server answers and saw its subject")
     func clientCertificatePresented() async throws {
         try await CurlTestServer.withTLS(requiresClientCertificate: true) { server, certificates in

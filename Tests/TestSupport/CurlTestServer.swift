@@ -23,17 +23,20 @@ public struct CurlTestServer: Sendable {
     ///   - clientCA: With `tls`: the CA that client certificates must be signed by; the server then
     ///     requires one.
     ///   - onlyTLS11: With `tls`: the server offers TLS 1.1 alone, with a static-RSA suite (an old device).
+    ///   - resetAfterHandshake: With `tls`: the server resets each connection once the handshake is done and the
+    ///     request arrived, with no answer (as a server that drops a client whose certificate it rejects).
     ///   - body: Work that gets the running server.
     /// - Returns: What `body` returns.
     /// - Throws: `FixtureProcess.Failure` when the server did not start, or what `body` throws.
     public static func with<T>(
         host: String = "127.0.0.1", tls: (certificate: URL, key: URL)? = nil, clientCA: URL? = nil,
-        onlyTLS11: Bool = false, _ body: (CurlTestServer) async throws -> T
+        onlyTLS11: Bool = false, resetAfterHandshake: Bool = false, _ body: (CurlTestServer) async throws -> T
     ) async throws -> T {
         var arguments = ["--host", host]
         if let tls { arguments += ["--certfile", tls.certificate.path, "--keyfile", tls.key.path] }
         if let clientCA { arguments += ["--client-ca", clientCA.path] }
         if onlyTLS11 { arguments.append("--only-tls-1-1") }
+        if resetAfterHandshake { arguments.append("--reset-after-handshake") }
         let scheme = tls == nil ? "http" : "https"
         return try await FixtureProcess.withServer(script: FixtureScript.curlTestServer, arguments: arguments) { port in
             let address = host.contains(":") ? "[\(host)]" : host

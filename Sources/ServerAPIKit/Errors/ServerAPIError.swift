@@ -195,7 +195,11 @@ extension ServerAPIError: LocalizedError {
             case .clientCertificateRejected?: "Present a client certificate signed by a CA the server trusts."
             case .clientCertificateProblem?: "Check the client certificate and key files, and the key's passphrase."
             case .notSupported?: "Use a transport that supports these TLS options, such as CurlTransport."
-            default: "Check the server's certificate, or trust its CA explicitly for this host."
+            case .untrustedCertificate?, .expiredCertificate?, nil:
+                "Check the server's certificate, or trust its CA explicitly for this host."
+            default:
+                "The server refused the handshake: it may require a client certificate (TLSOptions.clientCertificate), "
+                    + "or share no protocol version or cipher with this client."
             }
         case .decoding: "Check that the response has the shape and key path the call expects."
         case .invalidRequest: "Fix the call's URL, headers or body."

@@ -31,9 +31,10 @@ import json
 import select
 import socket
 import ssl
-import warnings
+import struct
 import sys
 import time
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -200,6 +201,7 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512
     tls_context = None
+    reset_after_handshake = False
 
     def get_request(self):
         sock, address = super().get_request()
@@ -221,6 +223,13 @@ class Server(ThreadingHTTPServer):
                 drain(request)
                 return
             request.settimeout(None)
+            if self.reset_after_handshake:
+                # As a server that checks a client certificate after a TLS 1.3 handshake and drops the client
+                # at once: the request arrives, and the connection is reset without an answer or an alert.
+                select.select([request], [], [], 10)
+                request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                socket.socket.close(request)
+                return
         super().finish_request(request, client_address)
 
     def handle_error(self, request, client_address):
@@ -251,6 +260,8 @@ def main():
     parser.add_argument("--certfile")
     parser.add_argument("--keyfile")
     parser.add_argument("--client-ca")
+    parser.add_argument("--reset-after-handshake", action="store_true",
+                        help="reset each TLS connection once the handshake is done and the request has arrived")
     parser.add_argument("--only-tls-1-1", action="store_true",
                         help="offer TLS 1.1 alone, with a static-RSA suite (AES128-SHA), as an old device does")
     args = parser.parse_args()
@@ -271,6 +282,7 @@ def main():
             context.load_verify_locations(args.client_ca)
             context.verify_mode = ssl.CERT_REQUIRED
         server.tls_context = context
+        server.reset_after_handshake = args.reset_after_handshake
     print(f"PORT {server.server_address[1]}", flush=True)
     # End with the test process: stdin closes when the parent goes away.
     import threading
