@@ -233,7 +233,9 @@ struct CurlTLSTests {
             for tls in [TLSOptions(), clientCertificate(certificates)] {
                 let transport = try CurlTransport(
                     validating: .init(additionalTrustedCAFile: certificates.file("ca.pem"), tls: tls))
-                let error = await expectError { try await transport.perform(TransportRequest(url: server.url("/echo"))) }
+                let error = await expectError {
+                    try await transport.perform(TransportRequest(url: server.url("/echo")))
+                }
                 #expect(error?.kind == .tls)
                 #expect(error?.tlsFailure == .clientCertificateRejected)
                 #expect(
