@@ -14,7 +14,7 @@ struct MessagePrinter {
     /// Writes to standard output.
     var write: (Data) throws -> Void = { try StandardOutput.write($0) }
     /// Writes a line to standard error.
-    var warn: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    var warn: (String) -> Void = { StandardError.write($0 + "\n") }
     /// Messages received.
     private(set) var received = 0
 

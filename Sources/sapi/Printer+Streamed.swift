@@ -53,7 +53,7 @@ extension Printer {
             try output.write(Data((text + Self.metadata(metrics, style: style)).utf8))
         }
         if options.checkStatus, let code = ExitCode.status(response.status) {
-            FileHandle.standardError.write(Data(Self.statusWarning(response.status).utf8))
+            StandardError.write(Self.statusWarning(response.status))
             return code
         }
         return .ok

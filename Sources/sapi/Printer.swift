@@ -55,7 +55,7 @@ struct Printer {
         }
         FileHandle.standardOutput.write(out)
         if options.checkStatus, let code = ExitCode.status(result.status) {
-            FileHandle.standardError.write(Data(Self.statusWarning(result.status).utf8))
+            StandardError.write(Self.statusWarning(result.status))
             return code
         }
         return .ok

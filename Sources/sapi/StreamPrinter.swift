@@ -63,7 +63,7 @@ struct StreamPrinter {
     /// Writes to standard output.
     var write: (Data) throws -> Void = { try StandardOutput.write($0) }
     /// Writes a warning to standard error.
-    var warn: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    var warn: (String) -> Void = { StandardError.write($0 + "\n") }
 
     /// What was printed last ended a line (or nothing was printed).
     private(set) var atLineStart = true
