@@ -101,10 +101,8 @@ struct Composition {
                 configuration.tls = tls
                 if !verify.enabled, let host = URL(string: RequestBuilder.expandURL(options.url))?.host {
                     configuration.insecureHosts = [host]
-                    FileHandle.standardError.write(
-                        Data(
-                            "sapi: warning: --verify no: the TLS certificate of \(host) is not verified for this call\n"
-                                .utf8))
+                    StandardError.write(
+                        "sapi: warning: --verify no: the TLS certificate of \(host) is not verified for this call\n")
                 }
                 if let version = options.httpVersion { configuration.httpVersion = version }
                 do throws(ServerAPIError) {

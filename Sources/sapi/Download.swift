@@ -156,7 +156,7 @@ struct Download {
         let reason = HTTPStatus.reason(status)
         let line =
             "sapi: error: HTTP \(status)\(reason.isEmpty ? "" : " " + reason); nothing was saved [\(SecretRedaction.redact(url))]\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardError.write(line)
         return ExitCode.status(status) ?? .usage
     }
 
@@ -169,7 +169,7 @@ struct Download {
     }
 
     private func say(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardError.write(text + "\n")
     }
 }
 

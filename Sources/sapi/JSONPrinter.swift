@@ -9,6 +9,21 @@ import ServerAPIKit
 struct JSONPrinter {
     /// Colours, or `nil` for none.
     var palette: OutputStyle.Palette?
+    /// Show control characters in their visible form (`TerminalText`), as `OutputStyle.visibleControls` says. A
+    /// string can hold some raw (DEL, C1 controls, bidirectional overrides) and, read from a `JSONValue`, any
+    /// (`quote` escapes C0 controls only).
+    var visibleControls = false
+
+    /// A printer with a palette, and control characters as they are.
+    init(palette: OutputStyle.Palette?) {
+        self.palette = palette
+    }
+
+    /// A printer for output in `style`: its palette, and its control characters.
+    init(style: OutputStyle) {
+        palette = style.palette
+        visibleControls = style.visibleControls
+    }
 
     /// The value with its keys sorted: indented, or compact on one line with `pretty: false`.
     func render(_ value: JSONValue, pretty: Bool = true) -> String {
@@ -27,7 +42,8 @@ struct JSONPrinter {
         out.reserveCapacity(json.count + json.count / 2)
         // For each open container: is it an object, and is the next string in it a key?
         var containers: [(object: Bool, expectsKey: Bool)] = []
-        let bytes = [UInt8](json)
+        // Visible before a colour is added: the palette's escapes are the only ones in the output.
+        let bytes = [UInt8](visibleControls ? TerminalText.visible(json) : json)
         var index = 0
         func newline(_ depth: Int) {
             guard indent else { return }
@@ -100,10 +116,10 @@ struct JSONPrinter {
     }
 
     /// JSON text coloured, its whitespace kept as it came: how an item printed as it arrives (an event's data, a
-    /// WebSocket message) is shown. `nil` without a palette, or when `data` is not JSON.
-    static func coloured(_ data: Data, palette: OutputStyle.Palette?) -> Data? {
-        guard palette != nil, (try? JSONScanner.validate(data)) != nil else { return nil }
-        return JSONPrinter(palette: palette).format(data, indent: false)
+    /// WebSocket message) is shown in `style`. `nil` without a palette, or when `data` is not JSON.
+    static func coloured(_ data: Data, style: OutputStyle) -> Data? {
+        guard style.palette != nil, (try? JSONScanner.validate(data)) != nil else { return nil }
+        return JSONPrinter(style: style).format(data, indent: false)
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {

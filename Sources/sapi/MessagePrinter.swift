@@ -1,9 +1,9 @@
 import Foundation
 import ServerAPIKit
 
-/// Prints the messages of a WebSocket, one a line on standard output: text as it came, JSON coloured on a terminal
-/// (as `--stream` prints JSON), the value at `--key-path` in each JSON message; a binary message is not printed, a
-/// line on standard error gives its size.
+/// Prints the messages of a WebSocket, one a line on standard output: text as it came (its control characters visible
+/// on a terminal), JSON coloured on a terminal (as `--stream` prints JSON), the value at `--key-path` in each JSON
+/// message; a binary message is not printed, a line on standard error gives its size.
 struct MessagePrinter {
     var style: OutputStyle
     /// `--print` has `b`.
@@ -14,7 +14,7 @@ struct MessagePrinter {
     /// Writes to standard output.
     var write: (Data) throws -> Void = { try StandardOutput.write($0) }
     /// Writes a line to standard error.
-    var warn: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    var warn: (String) -> Void = { StandardError.write($0 + "\n") }
     /// Messages received.
     private(set) var received = 0
 
@@ -35,9 +35,9 @@ struct MessagePrinter {
                 guard let value = selection.value(in: data, describing: "message \(received)", warn: warn) else {
                     return
                 }
-                try write(Data((JSONPrinter(palette: style.palette).render(value, pretty: false) + "\n").utf8))
+                try write(Data((JSONPrinter(style: style).render(value, pretty: false) + "\n").utf8))
             } else {
-                try write((JSONPrinter.coloured(data, palette: style.palette) ?? data) + Data("\n".utf8))
+                try write((JSONPrinter.coloured(data, style: style) ?? style.shown(data)) + Data("\n".utf8))
             }
         case .binary(let data):
             warn("sapi: message \(received) is binary, \(data.count) byte\(data.count == 1 ? "" : "s"): not printed")

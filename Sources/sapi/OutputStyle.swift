@@ -1,8 +1,11 @@
-/// How `sapi` prints: colours (and in which theme), formatting (indentation, sorted keys and headers).
+import Foundation
+
+/// How `sapi` prints: colours (and in which theme), formatting (indentation, sorted keys and headers), and whether
+/// what came from the network shows its control characters.
 ///
 /// `--pretty all|colors|format|none` sets the first two as httpie does; the default is `all` on a
 /// terminal and `none` when piped, and `NO_COLOR` (set and not empty) turns colours off unless
-/// `--pretty` asks for them.
+/// `--pretty` asks for them. Control characters are visible on a terminal whatever `--pretty` says.
 struct OutputStyle: Sendable, Equatable {
     enum Pretty: String, CaseIterable, Sendable {
         case all, colors, format, none
@@ -52,6 +55,9 @@ struct OutputStyle: Sendable, Equatable {
     /// Sort JSON object keys and header fields (`--sorted`, httpie's default); `--unsorted` keeps them as
     /// they came.
     var sorted: Bool
+    /// Show the control characters of what came from the network in their visible form (`TerminalText`): the output
+    /// is a terminal. Otherwise bodies, messages and header fields are written exactly as received.
+    var visibleControls = false
 
     static let plain = OutputStyle(palette: nil, format: false, sorted: true)
 
@@ -64,7 +70,18 @@ struct OutputStyle: Sendable, Equatable {
         let colors = pretty == .all || pretty == .colors
         let format = pretty == .all || pretty == .format
         return OutputStyle(
-            palette: colors ? (theme ?? .dark).palette : nil, format: format, sorted: sorted ?? true)
+            palette: colors ? (theme ?? .dark).palette : nil, format: format, sorted: sorted ?? true,
+            visibleControls: terminal)
+    }
+
+    /// Text from the network as this output shows it: in its visible form on a terminal, else as it came.
+    func shown(_ text: String) -> String {
+        visibleControls ? TerminalText.visible(text) : text
+    }
+
+    /// Bytes from the network as this output shows them: in their visible form on a terminal, else as they came.
+    func shown(_ data: Data) -> Data {
+        visibleControls ? TerminalText.visible(data) : data
     }
 
     /// `text` in a colour of the palette (picked by `color`), or as it is without colours.

@@ -53,7 +53,7 @@ extension Printer {
             try output.write(Data((text + Self.metadata(metrics, style: style)).utf8))
         }
         if options.checkStatus, let code = ExitCode.status(response.status) {
-            FileHandle.standardError.write(Data(Self.statusWarning(response.status).utf8))
+            StandardError.write(Self.statusWarning(response.status))
             return code
         }
         return .ok
@@ -75,19 +75,29 @@ extension Printer {
             try output.write(body(whole, contentType: contentType))
             return
         }
-        var text = TextCheck()
+        guard terminal else {
+            // Piped: the bytes exactly as they came.
+            var chunk: Data? = first
+            while let bytes = chunk {
+                try output.write(bytes)
+                chunk = try await iterator.next()
+            }
+            return
+        }
+        var text = TerminalText.Chunks()
         var chunk: Data? = first
         while let bytes = chunk {
-            if terminal, !text.accepts(bytes) {
+            guard let shown = text.visible(bytes) else {
                 // As a whole body is shown on a terminal: binary data is not printed (what came before is).
                 if !output.atLineStart { try output.write(Data("\n".utf8)) }
                 try output.write(Data(Self.binaryNote.utf8))
                 response.cancel()
                 return
             }
-            try output.write(bytes)
+            try output.write(shown)
             chunk = try await iterator.next()
         }
+        try output.write(text.finish())
     }
 
     private static func tooLarge(_ limit: Int64, _ response: StreamedResponse) -> ServerAPIError {
@@ -140,29 +150,5 @@ struct StreamedOutput {
         try StandardOutput.write(data)
         wrote = true
         atLineStart = last == UInt8(ascii: "\n")
-    }
-}
-
-/// Whether the chunks of a body are text (UTF-8 without NUL) so far, chunk by chunk: a character split
-/// between two chunks is checked once its end has arrived.
-struct TextCheck {
-    private var carried = Data()
-
-    mutating func accepts(_ chunk: Data) -> Bool {
-        let bytes = carried + chunk
-        if bytes.contains(0) { return false }
-        // Where an incomplete sequence at the end starts: its lead byte is among the last three bytes.
-        var cut = bytes.endIndex
-        var index = bytes.endIndex
-        while index > bytes.startIndex, bytes.endIndex - index < 4 {
-            index -= 1
-            let byte = bytes[index]
-            if byte & 0xC0 == 0x80 { continue }
-            let needed = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
-            if bytes.endIndex - index < needed { cut = index }
-            break
-        }
-        carried = Data(bytes[cut...])
-        return String(validating: bytes[..<cut], as: UTF8.self) != nil
     }
 }

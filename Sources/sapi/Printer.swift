@@ -37,10 +37,9 @@ struct Printer {
             case .data(let data):
                 out.append(body(data, contentType: result.headers["Content-Type"]))
             case .string(let text):
-                out.append(contentsOf: text.utf8)
+                out.append(contentsOf: style.shown(text).utf8)
             case .json(let json):
-                out.append(
-                    contentsOf: (JSONPrinter(palette: style.palette).render(json, pretty: style.format) + "\n").utf8)
+                out.append(contentsOf: (JSONPrinter(style: style).render(json, pretty: style.format) + "\n").utf8)
             }
         }
         // On a terminal, the prompt that follows starts on a line of its own.
@@ -55,7 +54,7 @@ struct Printer {
         }
         FileHandle.standardOutput.write(out)
         if options.checkStatus, let code = ExitCode.status(result.status) {
-            FileHandle.standardError.write(Data(Self.statusWarning(result.status).utf8))
+            StandardError.write(Self.statusWarning(result.status))
             return code
         }
         return .ok
@@ -64,7 +63,7 @@ struct Printer {
     /// The part of a body `--key-path` or `--envelope` selects, formatted. Without `--envelope` and with
     /// `--unsorted`, the value's own bytes are formatted, so that its keys keep the body's order.
     private func selected(_ data: Data, result: ServerResult, api: ServerAPI) throws -> Data {
-        let printer = JSONPrinter(palette: style.palette)
+        let printer = JSONPrinter(style: style)
         if !options.envelope, !style.sorted, let keyPath = api.keyPath,
             let range = try? JSONScanner.range(of: JSONKeyPath(parsing: keyPath), in: data)
         {
@@ -75,13 +74,14 @@ struct Printer {
         let value = try formatter.format(response, for: api.format(.json))
         switch value {
         case .json(let json): return Data((printer.render(json, pretty: style.format) + "\n").utf8)
-        case .string(let text): return Data((text + "\n").utf8)
-        case .data(let data): return data + Data("\n".utf8)
+        case .string(let text): return Data((style.shown(text) + "\n").utf8)
+        case .data(let data): return style.shown(data) + Data("\n".utf8)
         case .file(let url): return Data((url.path + "\n").utf8)
         }
     }
 
-    /// A body as it came, or formatted when it is JSON and the style formats or colours.
+    /// A body as it came, or formatted when it is JSON and the style formats or colours; on a terminal, with its
+    /// control characters visible, or the binary note when it is not text.
     func body(_ data: Data, contentType: String?) -> Data {
         guard !data.isEmpty else { return Data() }
         let looksJSON =
@@ -93,13 +93,13 @@ struct Printer {
         if terminal, String(validating: data, as: UTF8.self) == nil || data.contains(0) {
             return Data(Self.binaryNote.utf8)
         }
-        // Piped: the body exactly as it came, binary included.
-        return data
+        // Piped: the body exactly as it came, binary included; on a terminal, text with its controls visible.
+        return style.shown(data)
     }
 
     /// JSON text formatted as the style says (a last newline added when indented); `nil` when it is not JSON.
     static func formatJSON(_ data: Data, style: OutputStyle) -> Data? {
-        let printer = JSONPrinter(palette: style.palette)
+        let printer = JSONPrinter(style: style)
         if style.format && style.sorted {
             guard let json = try? JSONValue(parsing: data) else { return nil }
             return Data((printer.render(json) + "\n").utf8)
@@ -113,7 +113,8 @@ struct Printer {
         "+-----------------------------------------+\n| NOTE: binary data not shown in terminal |\n+-----------------------------------------+\n"
 
     /// The status line and the header fields, one a line: `HTTP/1.1 200 OK` (the version when the transport
-    /// reports it), bold status and coloured names with colours, sorted by name when the style sorts.
+    /// reports it), bold status and coloured names with colours, sorted by name when the style sorts. The reason is
+    /// the standard one for the status, never the server's.
     static func head(status: Int, headers: HTTPHeaders, version: String?, style: OutputStyle) -> String {
         let reason = HTTPStatus.reason(status)
         let protocolName = version.map { "HTTP/\($0)" } ?? "HTTP"
@@ -122,7 +123,8 @@ struct Printer {
         return head
     }
 
-    /// Header fields, one a line, sorted by name (stable) when the style formats and sorts.
+    /// Header fields, one a line, sorted by name (stable) when the style formats and sorts; names and values as the
+    /// style shows network text.
     static func fields(_ fields: [(name: String, value: String)], style: OutputStyle) -> String {
         var ordered = fields
         if style.format && style.sorted {
@@ -131,7 +133,8 @@ struct Printer {
                 return left == right ? $0.offset < $1.offset : left < right
             }.map(\.element)
         }
-        return ordered.map { style.paint($0.name, \.fieldName) + ": \($0.value)\n" }.joined()
+        return ordered.map { style.paint(style.shown($0.name), \.fieldName) + ": " + style.shown($0.value) + "\n" }
+            .joined()
     }
 
     /// What the cache did for a result, with `--cache`: `hit, age N s` (answered from storage), `revalidated,

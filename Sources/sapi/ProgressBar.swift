@@ -23,6 +23,8 @@ final class ProgressBar: Sendable {
     private let write: @Sendable (String) -> Void
 
     /// Creates a bar that writes through `write` (standard error by default).
+    // Not through `StandardError`, which would show the carriage returns that redraw the line: the bar quotes nothing
+    // from the network.
     init(write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) {
         self.write = write
     }

@@ -35,7 +35,7 @@ enum Sapi {
             api = try RequestBuilder.build(options, stdin: readStandardInput(options))
             (session, commandLineAuth) = try authorize(&api, options: options)
         } catch PasswordPrompt.Failure.interrupted {
-            FileHandle.standardError.write(Data("sapi: interrupted\n".utf8))
+            StandardError.write("sapi: interrupted\n")
             return ExitCode.interrupted.rawValue
         } catch {
             report(error)
@@ -175,8 +175,7 @@ enum Sapi {
         switch error as? StandardOutput.Failure {
         case .closed: return ExitCode.ok.rawValue
         case .failed(let number):
-            FileHandle.standardError.write(
-                Data("sapi: error: cannot write the output: \(String(cString: strerror(number)))\n".utf8))
+            StandardError.write("sapi: error: cannot write the output: \(String(cString: strerror(number)))\n")
             return ExitCode.usage.rawValue
         case nil: return nil
         }
@@ -213,9 +212,9 @@ enum Sapi {
         do {
             try next.save()
         } catch let error as PrivateFile.Failure {
-            FileHandle.standardError.write(Data("sapi: warning: the session was not saved to \(error)\n".utf8))
+            StandardError.write("sapi: warning: the session was not saved to \(error)\n")
         } catch {
-            FileHandle.standardError.write(Data("sapi: warning: the session was not saved: \(error)\n".utf8))
+            StandardError.write("sapi: warning: the session was not saved: \(error)\n")
         }
     }
 
@@ -275,11 +274,12 @@ enum Sapi {
         return try? FileHandle.standardInput.readToEnd()
     }
 
+    /// Reports an error on standard error: a `UsageError` as its message and hint, any other as `reportError` does.
     static func report(_ error: any Error) {
         if let usage = error as? UsageError {
             var text = "sapi: error: \(SecretRedaction.redact(text: usage.message))\n"
             if let hint = usage.hint { text += "  try: \(SecretRedaction.redact(text: hint))\n" }
-            FileHandle.standardError.write(Data(text.utf8))
+            StandardError.write(text)
         } else {
             reportError(ServerAPIError.wrap(error))
         }
@@ -300,7 +300,8 @@ enum Sapi {
 
     /// Reports an error on standard error; `download` names the file whose partial download was kept; `webSocket`:
     /// the error is a WebSocket's, whose size limit is `--max-message-size`. A URL's password and the values of
-    /// secret query keys are redacted (`SecretRedaction`), in the message as in the URL.
+    /// secret query keys are redacted (`SecretRedaction`), in the message as in the URL; what the message quotes from
+    /// the server (a `Location`, a reason, a body's first bytes) shows its control characters (`StandardError`).
     static func reportError(_ error: ServerAPIError, download: String? = nil, webSocket: Bool = false) {
         var error = error
         error.message = SecretRedaction.redact(text: error.message)
@@ -346,6 +347,6 @@ enum Sapi {
         if let download, error.kind != .cancelled {
             text += "\n  try: sapi -d -c -o \(download) URL (the partial download is kept as \(download).part)"
         }
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardError.write(text + "\n")
     }
 }

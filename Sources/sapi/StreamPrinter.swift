@@ -53,7 +53,8 @@ struct StreamPrinter {
     }
 
     var style: OutputStyle
-    /// Standard output is a terminal: a body that stops mid-line gets a newline, binary data is not shown.
+    /// Standard output is a terminal: a body that stops mid-line gets a newline, and one that is not text (not
+    /// UTF-8, or with a NUL) is not shown.
     var terminal: Bool
     /// `--key-path`, applied to each event's data or line.
     var keyPath: JSONKeyPath {
@@ -63,7 +64,7 @@ struct StreamPrinter {
     /// Writes to standard output.
     var write: (Data) throws -> Void = { try StandardOutput.write($0) }
     /// Writes a warning to standard error.
-    var warn: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    var warn: (String) -> Void = { StandardError.write($0 + "\n") }
 
     /// What was printed last ended a line (or nothing was printed).
     private(set) var atLineStart = true
@@ -129,17 +130,22 @@ struct StreamPrinter {
         self.mode = mode
         switch mode {
         case .bytes:
+            var text = TerminalText.Chunks()
             for try await chunk in body {
-                if terminal && chunk.contains(0) {
+                guard terminal else {
+                    try emit(chunk)
+                    continue
+                }
+                guard let shown = text.visible(chunk) else {
+                    // As `Printer` shows a body that is not text on a terminal (what came before it stays).
                     try endLine()
-                    try emit(
-                        "+-----------------------------------------+\n| NOTE: binary data not shown in terminal |\n+-----------------------------------------+\n"
-                    )
+                    try emit(Printer.binaryNote)
                     body.cancel()
                     return
                 }
-                try emit(chunk)
+                try emit(shown)
             }
+            try emit(text.finish())
         case .events, .eventValues:
             for try await event in ServerSentEvents(body) {
                 if mode == .events { try printEvent(event) } else { try printValue(of: event) }
@@ -164,19 +170,19 @@ struct StreamPrinter {
         events += 1
         let style = style
         let name = { (field: String) in style.paint(field, \.fieldName) + ": " }
-        if event.type != "message" { text += name("event") + event.type + "\n" }
+        if event.type != "message" { text += name("event") + style.shown(event.type) + "\n" }
         if event.id != lastID {
-            text += name("id") + event.id + "\n"
+            text += name("id") + style.shown(event.id) + "\n"
             lastID = event.id
         }
         if let retry = event.retry {
             let (seconds, attoseconds) = retry.components
             text += name("retry") + "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)\n"
         }
-        if let coloured = JSONPrinter.coloured(Data(event.data.utf8), palette: style.palette) {
+        if let coloured = JSONPrinter.coloured(Data(event.data.utf8), style: style) {
             text += String(decoding: coloured, as: UTF8.self)
         } else {
-            text += event.data
+            text += style.shown(event.data)
         }
         try emit(text + "\n")
     }
@@ -190,7 +196,7 @@ struct StreamPrinter {
         guard let value = value(in: Data(data.utf8), describing: described) else { return }
         if case .string(let text) = value {
             // A text fragment of one answer: printed as it is, joined to the next one.
-            try emit(text)
+            try emit(style.shown(text))
         } else {
             try endLine()
             try emit(render(value, pretty: false) + "\n")
@@ -270,7 +276,7 @@ struct StreamPrinter {
     }
 
     private func render(_ value: JSONValue, pretty: Bool) -> String {
-        JSONPrinter(palette: style.palette).render(value, pretty: pretty)
+        JSONPrinter(style: style).render(value, pretty: pretty)
     }
 
     /// The end of a body: a last newline where sapi's text or a terminal needs one, and exit 9 when the

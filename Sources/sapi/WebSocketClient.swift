@@ -186,7 +186,7 @@ final class WebSocketClient: Sendable {
 
     /// A line on standard error.
     private static func status(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardError.write(line + "\n")
     }
 
     /// The connection's URL as a WebSocket's (`ws://`, `wss://`): the handshake is sent to its `http(s)://` form.

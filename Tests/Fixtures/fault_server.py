@@ -504,6 +504,8 @@ class Handler(BaseHTTPRequestHandler):
             return {"/peer/request": self.peer_request, "/peer/echo": self.peer_echo,
                     "/peer/speak": self.peer_speak}[path]()
         self.drain_body()
+        if path.startswith("/hostile/"):
+            return hostile(self, path[len("/hostile/"):])
         routes = {
             "/health": lambda: self.send_text(200, "ok"),
             "/resource": self.resource,
@@ -1405,6 +1407,38 @@ def coding_encode(name, plain):
             raise LookupError("zstd needs the Python package zstandard (scripts/requirements-test.txt)")
         return zstandard.ZstdCompressor().compress(plain), "zstd"
     raise LookupError("")
+
+
+# --- Hostile bytes: terminal escapes where a client may print what the server sent -----------------------------------
+# For sapi's terminal tests (Tests/SapiTests/SapiTerminalEscapeTests.swift, which expects these exact bytes): ESC ] 0 ;
+# ... BEL sets a terminal's title, ESC [ 2 J clears its screen, U+009B is an 8-bit CSI to some terminals, U+202E
+# reverses the text after it, DEL, and a lone CR that lets what follows overwrite the line.
+#
+#   /hostile/text       200 text/plain: HOSTILE_TEXT as its body, HOSTILE_HEADER as the value of X-Hostile
+#   /hostile/json       200 application/json: HOSTILE_JSON, U+009B, U+202E and DEL raw in its strings (valid JSON)
+#   /hostile/sse        text/event-stream: one event whose type, id and data carry HOSTILE_HEADER
+#   /hostile/redirect   302 to an ftp:// Location carrying HOSTILE_HEADER (a client's error quotes it)
+HOSTILE_HEADER = "\x1b]0;PWNED\x07\x1b[2J"
+HOSTILE_TEXT = "title \x1b]0;PWNED\x07 clear \x1b[2J csi \u009b2J rlo \u202eevil del \x7f cr \r end\n".encode()
+HOSTILE_JSON = '{"csi": "\u009b2J", "escaped": "\\u001b]0;PWNED\\u0007", "rlo": "\u202eevil\x7f"}'.encode()
+
+
+def hostile(handler, name):
+    if name == "text":
+        handler.send_bytes(200, HOSTILE_TEXT,
+                           [("Content-Type", "text/plain; charset=utf-8"), ("X-Hostile", HOSTILE_HEADER)])
+    elif name == "json":
+        handler.send_bytes(200, HOSTILE_JSON, [("Content-Type", "application/json")])
+    elif name == "sse":
+        if handler.begin_event_stream():
+            event = "event: %s\nid: %s\ndata: %s\n\n" % ((HOSTILE_HEADER,) * 3)
+            handler.write_piece(event.encode(), True)
+            handler.end_chunks()
+    elif name == "redirect":
+        handler.redirect("ftp://example.invalid/" + HOSTILE_HEADER)
+    else:
+        handler.send_text(404, "no route /hostile/%s\n" % name)
+# --- end of the hostile bytes ----------------------------------------------------------------------------------------
 
 
 class Server(ThreadingHTTPServer):

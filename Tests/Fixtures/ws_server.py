@@ -34,6 +34,9 @@ Paths (a query's `id=X` records the close code the client sent, which `/report?o
                          /received?of=X then sends as one text message (the messages joined by newlines)
   /stream                sends "tick N" messages of 1 KiB without end, as fast as the client reads
   /refuse/CODE           refuses the handshake with status CODE and the body "refused with CODE"
+  /hostile?code=C        sends HOSTILE_MESSAGE (terminal escapes: a title set, a screen cleared, an 8-bit CSI), then
+                         closes with code C (4000 by default) and HOSTILE_REASON, escapes too: a client that prints
+                         them raw lets the server drive the user's terminal (sapi's SapiTerminalEscapeTests)
   /report?of=X           sends the close code (and reason) the connection with id X received, as "CODE REASON",
                          or "none"; then closes
   any path, with Sec-WebSocket-Protocol: the first of chat.v1, chat.v2 the client offers is chosen
@@ -54,6 +57,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 
 SUBPROTOCOLS = ["chat.v1", "chat.v2"]
+HOSTILE_MESSAGE = "message \x1b]0;PWNED\x07\x1b[2J\u009b2J end"
+HOSTILE_REASON = "reason \x1b]0;PWNED\x07\x1b[2J end"
 closes = {}
 close_events = {}
 # What the client sent on each /flood connection, by its id.
@@ -212,6 +217,9 @@ async def route(ws, path, query):
     elif path == "/received":
         await ws.send("\n".join(received.get(query.get("of", ""), [])))
         await ws.close()
+    elif path == "/hostile":
+        await ws.send(HOSTILE_MESSAGE)
+        await ws.close(int(query.get("code", "4000")), HOSTILE_REASON)
     elif path == "/report":
         key = query.get("of", "")
         event = close_events.setdefault(key, asyncio.Event())

@@ -63,6 +63,11 @@ struct Terminal {
         try await tmux(["capture-pane", "-p", "-t", "t"] + (escapes ? ["-e"] : []))
     }
 
+    /// The pane's title: the host's name until a program in the pane sets it (OSC 0 or 2).
+    func title() async throws -> String {
+        try await tmux(["display-message", "-p", "-t", "t", "#{pane_title}"]).trimmingCharacters(in: .newlines)
+    }
+
     /// Polls the pane until `condition` holds for what it shows.
     func waitFor(escapes: Bool = false, _ condition: (String) -> Bool) async throws -> String {
         var text = ""
