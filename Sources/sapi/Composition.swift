@@ -192,8 +192,7 @@ struct Composition {
         if !options.pins.isEmpty { tls.pins = [.sha256(options.pins)] }
         if options.legacyTLS, let host = URL(string: RequestBuilder.expandURL(options.url))?.host {
             tls.legacyProtocolHosts = [host]
-            FileHandle.standardError.write(
-                Data("sapi: warning: --legacy-tls: \(host) may use TLS 1.0 or 1.1 for this call\n".utf8))
+            StandardError.write("sapi: warning: --legacy-tls: \(host) may use TLS 1.0 or 1.1 for this call\n")
         }
         if let certificate = options.clientCertificate {
             tls.clientCertificate = ClientCertificate(
