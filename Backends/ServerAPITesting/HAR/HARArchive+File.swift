@@ -15,17 +15,50 @@ extension HARArchive {
         try self.init(data: data, name: file.lastPathComponent)
     }
 
-    /// Reads an archive from HAR JSON.
+    /// Reads an archive from HAR JSON, and checks every number and encoding in it (`validate(name:)`).
     /// - Parameters:
     ///   - data: The JSON.
     ///   - name: What to call it in errors.
-    /// - Throws: `decoding` when it is not a HAR archive.
+    /// - Throws: `decoding` when it is not a HAR archive, or when a number or an encoding in it is not one a replay
+    ///   can use; the message names the entry (counted from 1) and the field.
     public init(data: Data, name: String = "the HAR archive") throws(ServerAPIError) {
         do {
             self = try JSONDecoder().decode(HARArchive.self, from: data)
+        } catch let error as DecodingError {
+            throw ServerAPIError(
+                .decoding, "\(name) is not a HAR 1.2 archive: \(Self.describe(error))", underlying: error)
         } catch {
             throw ServerAPIError(.decoding, "\(name) is not a HAR 1.2 archive: \(error)", underlying: error)
         }
+        try validate(name: name)
+    }
+
+    /// What a decoding error says, with where: "entry 3: response.status is 1e+300, not an integer …".
+    private static func describe(_ error: DecodingError) -> String {
+        let codingPath: [any CodingKey]
+        let problem: String
+        switch error {
+        case .keyNotFound(let key, let context):
+            (codingPath, problem) = (context.codingPath + [key], "is missing")
+        case .valueNotFound(_, let context):
+            (codingPath, problem) = (context.codingPath, "is null")
+        case .typeMismatch(_, let context), .dataCorrupted(let context):
+            (codingPath, problem) = (context.codingPath, context.debugDescription)
+        @unknown default:
+            return "\(error)"
+        }
+        var path = codingPath[...]
+        var entry: String?
+        if path.count >= 3, path[0].stringValue == "log", path[1].stringValue == "entries",
+            let index = path[2].intValue
+        {
+            entry = "entry \(index + 1)"
+            path = path.dropFirst(3)
+        }
+        let field = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().drop { $0 == "." }
+        let place = [entry, field.isEmpty ? nil : String(field)].compactMap { $0 }.joined(separator: ": ")
+        if place.isEmpty { return problem }
+        return problem.hasPrefix("is ") ? "\(place) \(problem)" : "\(place): \(problem)"
     }
 
     /// The archive as HAR JSON: indented, keys sorted, so that a re-recorded file diffs well.

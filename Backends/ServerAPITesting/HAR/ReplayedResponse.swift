@@ -127,7 +127,8 @@ struct ReplayedResponse {
         var chunks: [(Data, Duration)] = []
         var offset = 0
         for chunk in response.chunks ?? [] where offset < bytes.count {
-            let end = min(bytes.count, offset + max(0, chunk.size))
+            // What is left bounds the size first: a recorded size adds to the offset without overflowing.
+            let end = offset + min(bytes.count - offset, max(0, chunk.size))
             chunks.append((bytes.subdata(in: offset..<end), HARArchive.duration(milliseconds: chunk.time)))
             offset = end
         }

@@ -123,13 +123,16 @@ public final class ReplayingTransport: RequestPerforming {
 
     /// Answers from an archive in memory; the record modes record into memory (see `recorded`).
     /// - Parameters:
-    ///   - archive: The entries to answer from.
+    ///   - archive: The entries to answer from; checked as a file's are (`HARArchive.init(data:name:)`).
     ///   - configuration: The mode, matching, redaction and timing.
     ///   - upstream: The transport the record modes send through; ignored in `.replay`.
-    /// - Throws: `invalidRequest` when a record mode has no upstream transport.
+    /// - Throws: `decoding` when a number or an encoding of an entry is not one a replay can use (outside
+    ///   `.recordAll`, which answers from none of them), and `invalidRequest` when a record mode has no upstream
+    ///   transport.
     public convenience init(
         archive: HARArchive, configuration: Configuration = Configuration(), upstream: (any RequestPerforming)? = nil
     ) throws(ServerAPIError) {
+        if configuration.mode != .recordAll { try archive.validate(name: "the HAR archive") }
         try self.init(archive: archive, file: nil, configuration: configuration, upstream: upstream)
     }
 
