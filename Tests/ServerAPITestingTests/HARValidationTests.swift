@@ -231,4 +231,46 @@ struct HARValidationTests {
         #expect(error?.kind == .network)
         #expect(error?.message.contains("status 0") == true)
     }
+
+    @Test("a file larger than the limit is refused from its size, before it is read")
+    func sizeLimit() async throws {
+        let scratch = try Scratch()
+        // A sparse file: 300 MiB long, no block written, so the test stays cheap; reading it would find zeros.
+        let sparse = scratch.file("huge.har")
+        #expect(FileManager.default.createFile(atPath: sparse.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: sparse)
+        try handle.truncate(atOffset: 300 << 20)
+        try handle.close()
+        let error = await expectError { try HARArchive(contentsOf: sparse) }
+        #expect(error?.kind == .fileSystem)
+        #expect(error?.message.contains("huge.har is 314572800 bytes") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("268435456") == true)
+        let replay = await expectError { try ReplayingTransport(file: sparse) }
+        #expect(replay?.kind == .fileSystem)
+        #expect(replay?.message == error?.message)
+    }
+
+    @Test("the limit is configurable where the archive is opened, and bounds what is read from a device too")
+    func configuredLimit() async throws {
+        let scratch = try Scratch()
+        let file = scratch.file("small.har")
+        try Self.archive(with: BadValue("time", "1")).write(to: file)
+        let size = try #require(scratch.size(file))
+        #expect(try HARArchive(contentsOf: file, maximumFileSize: size).entries.count == 3)
+        let oneLess = await expectError { try HARArchive(contentsOf: file, maximumFileSize: size - 1) }
+        #expect(oneLess?.kind == .fileSystem)
+        #expect(oneLess?.message.contains("the limit of \(size - 1) bytes") == true, "\(String(describing: oneLess))")
+        let configured = await expectError {
+            try ReplayingTransport(file: file, configuration: .init(maximumFileSize: 64))
+        }
+        #expect(configured?.kind == .fileSystem)
+        #expect(configured?.message.contains("the limit of 64 bytes") == true)
+        // A device has no size to check first: the read itself stops past the limit.
+        let device = await expectError {
+            try HARArchive(contentsOf: URL(fileURLWithPath: "/dev/zero"), maximumFileSize: 1 << 20)
+        }
+        #expect(device?.kind == .fileSystem)
+        #expect(
+            device?.message.contains("more than the limit of 1048576 bytes") == true, "\(String(describing: device))")
+    }
 }

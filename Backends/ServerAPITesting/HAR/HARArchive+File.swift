@@ -2,17 +2,60 @@ import Foundation
 import ServerAPIKit
 
 extension HARArchive {
-    /// Reads an archive from a HAR file.
-    /// - Parameter file: The file.
-    /// - Throws: `fileSystem` when it cannot be read; `decoding` when it is not a HAR file.
-    public init(contentsOf file: URL) throws(ServerAPIError) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: file)
-        } catch {
-            throw ServerAPIError(.fileSystem, "cannot read the HAR file \(file.path)", underlying: error)
+    /// The largest HAR file `init(contentsOf:maximumFileSize:)` and `ReplayingTransport` read unless told
+    /// otherwise: 256 MiB (268,435,456 bytes).
+    // Decoded, a file takes several times its size in memory (its strings, then a body's bytes as it is replayed);
+    // 256 MiB keeps that within what a test machine has, and is far above what a recording for tests holds.
+    public static let defaultMaximumFileSize: Int64 = 256 << 20
+
+    /// Reads an archive from a HAR file, and checks every number and encoding in it (`init(data:name:)`).
+    ///
+    /// A regular file larger than `maximumFileSize` is refused from its size, before any of it is read; from
+    /// anything else (a pipe, a device) at most `maximumFileSize` bytes are read.
+    /// - Parameters:
+    ///   - file: The file.
+    ///   - maximumFileSize: The most bytes it may have: `defaultMaximumFileSize` (256 MiB) unless told otherwise.
+    /// - Throws: `fileSystem` when it cannot be read or is larger than `maximumFileSize`; `decoding` when it is not
+    ///   a HAR file, or a number or an encoding in it is not one a replay can use.
+    public init(
+        contentsOf file: URL, maximumFileSize: Int64 = HARArchive.defaultMaximumFileSize
+    ) throws(ServerAPIError) {
+        try self.init(data: Self.read(file, maximumFileSize: maximumFileSize), name: file.lastPathComponent)
+    }
+
+    /// The file's bytes, at most `maximumFileSize` of them: read once, into one buffer.
+    private static func read(_ file: URL, maximumFileSize: Int64) throws(ServerAPIError) -> Data {
+        let limit = max(0, maximumFileSize)
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw fileError("cannot read the HAR file \(file.path)") }
+        defer { _ = close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw fileError("cannot read the HAR file \(file.path)") }
+        let regular = (info.st_mode & S_IFMT) == S_IFREG
+        if regular, Int64(info.st_size) > limit {
+            throw ServerAPIError(
+                .fileSystem,
+                "the HAR file \(file.path) is \(info.st_size) bytes, larger than the limit of \(limit) bytes "
+                    + "(maximumFileSize)")
         }
-        try self.init(data: data, name: file.lastPathComponent)
+        var data = Data()
+        if regular { data.reserveCapacity(Int(info.st_size)) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw fileError("cannot read the HAR file \(file.path)")
+            }
+            // A file that grew since `fstat`, or one with no size to check first (a pipe, a device), stops here.
+            guard Int64(data.count) + Int64(count) <= limit else {
+                throw ServerAPIError(
+                    .fileSystem,
+                    "the HAR file \(file.path) is more than the limit of \(limit) bytes (maximumFileSize)")
+            }
+            data.append(contentsOf: buffer[..<count])
+        }
     }
 
     /// Reads an archive from HAR JSON, and checks every number and encoding in it (`validate(name:)`).

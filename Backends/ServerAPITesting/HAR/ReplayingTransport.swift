@@ -50,6 +50,9 @@ public final class ReplayingTransport: RequestPerforming {
         public var redaction: HARRedaction
         /// How streamed chunks are timed.
         public var streamTiming: StreamTiming
+        /// The largest HAR file read, in bytes: `HARArchive.defaultMaximumFileSize` (256 MiB) by default. A larger
+        /// file is refused from its size, before it is read (`fileSystem`).
+        public var maximumFileSize: Int64
         /// The wall clock for recorded entries' start times.
         public var now: @Sendable () -> Date
 
@@ -57,7 +60,7 @@ public final class ReplayingTransport: RequestPerforming {
         public init(
             mode: HARMode = .replay, matchesBody: Bool = false, ignoredQueryParameters: Set<String> = [],
             repeatsLastAnswer: Bool = true, redaction: HARRedaction = .default, streamTiming: StreamTiming = .immediate,
-            now: @escaping @Sendable () -> Date = { Date() }
+            maximumFileSize: Int64 = HARArchive.defaultMaximumFileSize, now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.mode = mode
             self.matchesBody = matchesBody
@@ -65,6 +68,7 @@ public final class ReplayingTransport: RequestPerforming {
             self.repeatsLastAnswer = repeatsLastAnswer
             self.redaction = redaction
             self.streamTiming = streamTiming
+            self.maximumFileSize = maximumFileSize
             self.now = now
         }
     }
@@ -97,8 +101,10 @@ public final class ReplayingTransport: RequestPerforming {
     ///   - file: The HAR file. It must exist in `.replay`; in the record modes it is created (folders too).
     ///   - configuration: The mode, matching, redaction and timing.
     ///   - upstream: The transport the record modes send through; ignored in `.replay`.
-    /// - Throws: `fileSystem` when `.replay` has no file to read, `decoding` when it is not HAR, and
-    ///   `invalidRequest` when a record mode has no upstream transport.
+    /// - Throws: `fileSystem` when `.replay` has no file to read or the file is larger than
+    ///   `Configuration.maximumFileSize`, `decoding` when it is not HAR or a number or an encoding in it is not one a
+    ///   replay can use (the message names the entry and the field), and `invalidRequest` when a record mode has no
+    ///   upstream transport.
     public convenience init(
         file: URL, configuration: Configuration = Configuration(), upstream: (any RequestPerforming)? = nil
     ) throws(ServerAPIError) {
@@ -112,9 +118,9 @@ public final class ReplayingTransport: RequestPerforming {
                     "there is no HAR file at \(file.path) to replay: record it with the mode .recordMissing "
                         + "(or \(HARMode.environmentVariable)=record-missing)")
             }
-            archive = try HARArchive(contentsOf: file)
+            archive = try HARArchive(contentsOf: file, maximumFileSize: configuration.maximumFileSize)
         case .recordMissing:
-            if exists { archive = try HARArchive(contentsOf: file) }
+            if exists { archive = try HARArchive(contentsOf: file, maximumFileSize: configuration.maximumFileSize) }
         case .recordAll:
             break
         }
