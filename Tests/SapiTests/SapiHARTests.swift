@@ -106,6 +106,28 @@ struct SapiHARTests {
         let missing = try await SapiProcess.run(["--replay", scratch.file("none.har").path, "\(httpbin)/get"])
         #expect(missing.code == 1)
         #expect(missing.stderr.contains("no HAR file"))
+        #expect(missing.stderr.contains("sapi --har"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("SAPI_HAR_MODE"), "\(missing.stderr)")
+    }
+
+    @Test("the advice for a request the file lacks is what works for sapi: record it with --har, then it replays")
+    func recordingAdvice() async throws {
+        let scratch = try Scratch()
+        let har = scratch.file("one.har")
+        let httpbin = try SapiProcess.httpbin
+        #expect(try await SapiProcess.run(["--har", har.path, "\(httpbin)/get"]).code == 0)
+        let asked = ["POST", "\(httpbin)/post", "a=1"]
+        let unmatched = try await SapiProcess.run(["--replay", har.path] + asked)
+        #expect(unmatched.stderr.contains("not recorded"), "\(unmatched.stderr)")
+        // SAPI_HAR_MODE is read by ServerAPIManager.replaying in a test, never by sapi.
+        #expect(!unmatched.stderr.contains("SAPI_HAR_MODE"), "\(unmatched.stderr)")
+        let advice = "Record it with sapi --har NEW.har and the same arguments"
+        #expect(unmatched.stderr.contains(advice), "\(unmatched.stderr)")
+
+        let recorded = scratch.file("NEW.har")
+        #expect(try await SapiProcess.run(["--har", recorded.path] + asked).code == 0)
+        let replayed = try await SapiProcess.run(["--replay", recorded.path] + asked)
+        #expect(replayed.code == 0, "\(replayed.stderr)")
     }
 }
 

@@ -273,4 +273,29 @@ struct HARValidationTests {
         #expect(
             device?.message.contains("more than the limit of 1048576 bytes") == true, "\(String(describing: device))")
     }
+
+    @Test("a request the file lacks says how to record it with what was used: the mode, or SAPI_HAR_MODE")
+    func recordingAdvice() async throws {
+        let scratch = try Scratch()
+        let file = scratch.file("Recordings/advice.har")
+        try await HARReplayTests.record(file, [ServerAPI(host: "https://api.test", path: "/one")]) {
+            $0.stub(.get, "/one", .text("1"))
+        }
+        let direct = ServerAPIManager(transport: try ReplayingTransport(file: file))
+        let unmatched = await expectError { try await direct.send(ServerAPI(host: "https://api.test", path: "/two")) }
+        #expect(unmatched?.kind == .notRecorded)
+        #expect(unmatched?.message.contains("the mode .recordMissing") == true, "\(String(describing: unmatched))")
+        // ReplayingTransport reads no environment variable: its message does not name one.
+        #expect(unmatched?.message.contains(HARMode.environmentVariable) == false)
+
+        let helper = try ServerAPIManager.replaying("advice", filePath: scratch.file("AdviceTests.swift").path)
+        let viaHelper = await expectError { try await helper.send(ServerAPI(host: "https://api.test", path: "/two")) }
+        #expect(viaHelper?.kind == .notRecorded)
+        #expect(viaHelper?.message.contains("SAPI_HAR_MODE=record-missing") == true)
+
+        let missing = await expectError { try ReplayingTransport(file: scratch.file("none.har")) }
+        #expect(missing?.kind == .fileSystem)
+        #expect(missing?.message.contains("the mode .recordMissing") == true)
+        #expect(missing?.message.contains(HARMode.environmentVariable) == false)
+    }
 }

@@ -118,8 +118,8 @@ struct HARWebSocketTests {
             error?.message
                 == "the WebSocket of entry 1 of 1 in chat.har (GET ws://api.test/chat) did not record the client's "
                 + #"message 1: it sent text "hola", where the recording has text "hello". The replayed server closed "#
-                + "the connection with 1008. Record the session again with the mode .recordAll "
-                + "(SAPI_HAR_MODE=record-all).")
+                + "the connection with 1008. Record the session again with the mode .recordAll and an upstream "
+                + "transport.")
         #expect(try await iterator.next() == nil)
         #expect(socket.closeCode == .policyViolation)
         #expect(socket.closeReason == "not recorded: message 1 differs")

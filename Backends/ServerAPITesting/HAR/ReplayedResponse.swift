@@ -100,8 +100,11 @@ struct ReplayedResponse {
     /// plays the recorded session; any other status is the refusal, with its headers and body.
     /// - Parameters:
     ///   - redaction: The recording's redaction, applied to the client's text messages before they are compared.
+    ///   - recordingAdvice: How to record the session again, for a client message the recording does not have.
     ///   - describing: The entry, for errors.
-    func webSocket(redaction: HARRedaction, describing: String) throws(ServerAPIError) -> WebSocketUpgrade {
+    func webSocket(
+        redaction: HARRedaction, recordingAdvice: String, describing: String
+    ) throws(ServerAPIError) -> WebSocketUpgrade {
         try checkHead()
         guard response.status == 101 else {
             let bytes = response.content.bytes
@@ -116,7 +119,8 @@ struct ReplayedResponse {
             response: TransportResponse(
                 status: 101, headers: headers, body: .data(Data()), url: url, metrics: metrics(received: 0)),
             connection: ReplayedWebSocketConnection(
-                script: script, request: request, redaction: redaction, describing: describing))
+                script: script, request: request, redaction: redaction, recordingAdvice: recordingAdvice,
+                describing: describing))
     }
 
     /// The response as `stream` returns it: the head at once, the body in its recorded chunks, then the

@@ -27,6 +27,7 @@ extension ReplayingTransport {
             return try await upstreamRecording(request).webSocket(request)
         }
         return try ReplayedResponse(entry: entry, request: request, transport: self.name).webSocket(
-            redaction: configuration.redaction, describing: "\(name) (\(entry.request.method) \(entry.request.url))")
+            redaction: configuration.redaction, recordingAdvice: configuration.recordingAdvice.again,
+            describing: "\(name) (\(entry.request.method) \(entry.request.url))")
     }
 }

@@ -55,6 +55,9 @@ public final class ReplayingTransport: RequestPerforming {
         public var maximumFileSize: Int64
         /// The wall clock for recorded entries' start times.
         public var now: @Sendable () -> Date
+        /// What the errors say to do to record what the file lacks: the modes, unless what made the transport
+        /// records otherwise (`ServerAPIManager.replaying` also reads `SAPI_HAR_MODE`; `sapi` records with `--har`).
+        package var recordingAdvice = RecordingAdvice.modes
 
         /// Creates a configuration.
         public init(
@@ -71,6 +74,35 @@ public final class ReplayingTransport: RequestPerforming {
             self.maximumFileSize = maximumFileSize
             self.now = now
         }
+    }
+
+    /// What a replay's errors say to do to record what its file lacks: the words after "record it with".
+    package struct RecordingAdvice: Sendable, Hashable {
+        /// For a request the file has no entry for, and a file that does not exist.
+        package var missing: String
+        /// For a WebSocket session whose client did not send what the recording has.
+        package var again: String
+
+        /// Advice in these words.
+        /// - Parameters:
+        ///   - missing: For a request the file has no entry for, and a file that does not exist.
+        ///   - again: For a WebSocket session whose client did not send what the recording has.
+        package init(missing: String, again: String) {
+            self.missing = missing
+            self.again = again
+        }
+
+        /// A `ReplayingTransport`'s own: its modes, which read no environment variable.
+        package static let modes = RecordingAdvice(
+            missing: "the mode .recordMissing and an upstream transport",
+            again: "the mode .recordAll and an upstream transport")
+
+        /// `ServerAPIManager.replaying`'s: the modes, and the environment variable it reads as well.
+        package static let environment = RecordingAdvice(
+            missing: "the mode .recordMissing (\(HARMode.environmentVariable)=record-missing in the environment) "
+                + "and an upstream transport",
+            again: "the mode .recordAll (\(HARMode.environmentVariable)=record-all in the environment) "
+                + "and an upstream transport")
     }
 
     private struct Recorded: Sendable {
@@ -115,8 +147,8 @@ public final class ReplayingTransport: RequestPerforming {
             guard exists else {
                 throw ServerAPIError(
                     .fileSystem,
-                    "there is no HAR file at \(file.path) to replay: record it with the mode .recordMissing "
-                        + "(or \(HARMode.environmentVariable)=record-missing)")
+                    "there is no HAR file at \(file.path) to replay: record it with "
+                        + configuration.recordingAdvice.missing)
             }
             archive = try HARArchive(contentsOf: file, maximumFileSize: configuration.maximumFileSize)
         case .recordMissing:
@@ -268,7 +300,7 @@ public final class ReplayingTransport: RequestPerforming {
                     + differences.joined(separator: ", ")
             }
         }
-        message += ". Record it with the mode .recordMissing (\(HARMode.environmentVariable)=record-missing)."
+        message += ". Record it with \(configuration.recordingAdvice.missing)."
         return ServerAPIError(.notRecorded, message, requestID: request.id, url: request.url)
     }
 }
