@@ -73,13 +73,29 @@ struct Composition {
         return RecordingTransport(recording: transport, to: file, redaction: options.showCredentials ? .none : .default)
     }
 
+    /// What `--replay`'s errors say to do to record what the file lacks: `sapi` has no record modes and reads no
+    /// `SAPI_HAR_MODE`; it records with `--har`, which writes a new file.
+    static let recordingAdvice = ReplayingTransport.RecordingAdvice(
+        missing: "sapi --har NEW.har and the same arguments (--har writes a new file with that run's exchanges)",
+        again: "sapi --har NEW.har and the same arguments (--har writes a new file with that run's exchanges)")
+
+    /// What to try when the `--replay` file cannot be used.
+    static let replayHint =
+        "give --replay a HAR 1.2 file of at most \(HARArchive.defaultMaximumFileSize >> 20) MiB, as sapi --har FILE URL "
+        + "writes one"
+
     static func transport(_ options: Options) throws -> any RequestPerforming {
         if let replay = options.replay {
             // `--replay`: answers from the file; nothing is sent, so no backend setting applies.
+            var configuration = ReplayingTransport.Configuration()
+            configuration.recordingAdvice = Self.recordingAdvice
             do throws(ServerAPIError) {
-                return try ReplayingTransport(file: URL(fileURLWithPath: (replay as NSString).expandingTildeInPath))
+                return try ReplayingTransport(
+                    file: URL(fileURLWithPath: (replay as NSString).expandingTildeInPath), configuration: configuration)
             } catch {
-                throw UsageError(message: "--replay: \(error.message)")
+                var error = error
+                error.message = "--replay: \(error.message)"
+                throw error
             }
         }
         var extraCA: URL?

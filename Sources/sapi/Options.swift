@@ -803,6 +803,8 @@ extension Options {
             "  Set-Cookie values are redacted unless --show-credentials. --replay FILE answers from such a file",
             "  (or one a browser exported) and never touches the network: a request is matched by method and",
             "  URL (query in any order); one the file lacks fails, naming the closest entry and what differed.",
+            "  The file is read whole, at most 256 MiB, and checked: a number out of range or text that is not",
+            "  the base64 it says it is fails at once (exit 9), naming the entry and the field.",
             "",
             "TLS:",
             "  Certificates are verified. --verify CA_FILE trusts that file's CAs (as --insecure-ca); --verify no",

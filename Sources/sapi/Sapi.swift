@@ -68,8 +68,11 @@ enum Sapi {
             report(error)
             return ExitCode.usage.rawValue
         } catch {
-            reportError(ServerAPIError.wrap(error))
-            return ExitCode(ServerAPIError.wrap(error)).rawValue
+            // Reading the --replay file is what throws a ServerAPIError here: its exit code is its kind's (9 for a
+            // file that is not a HAR archive a replay can use), and what to try is about the file, not a response.
+            let failure = ServerAPIError.wrap(error)
+            reportError(failure, hint: options.replay == nil ? nil : Composition.replayHint)
+            return ExitCode(failure).rawValue
         }
         if options.offline {
             // The request printer runs as the call is handed to the offline transport, which sends nothing.
@@ -299,10 +302,13 @@ enum Sapi {
     }
 
     /// Reports an error on standard error; `download` names the file whose partial download was kept; `webSocket`:
-    /// the error is a WebSocket's, whose size limit is `--max-message-size`. A URL's password and the values of
-    /// secret query keys are redacted (`SecretRedaction`), in the message as in the URL; what the message quotes from
-    /// the server (a `Location`, a reason, a body's first bytes) shows its control characters (`StandardError`).
-    static func reportError(_ error: ServerAPIError, download: String? = nil, webSocket: Bool = false) {
+    /// the error is a WebSocket's, whose size limit is `--max-message-size`; `hint`, when given, is what to try
+    /// instead of the kind's own suggestion. A URL's password and the values of secret query keys are redacted
+    /// (`SecretRedaction`), in the message as in the URL; what the message quotes from the server (a `Location`, a
+    /// reason, a body's first bytes) shows its control characters (`StandardError`).
+    static func reportError(
+        _ error: ServerAPIError, download: String? = nil, webSocket: Bool = false, hint: String? = nil
+    ) {
         var error = error
         error.message = SecretRedaction.redact(text: error.message)
         var text: String
@@ -341,7 +347,7 @@ enum Sapi {
         } else if error.kind == .responseTooLarge {
             text +=
                 "\n  try: --max-body-size SIZE to read more, --pretty none to print it as it comes, or -d to save it"
-        } else if let hint = error.recoverySuggestion, error.kind != .cancelled {
+        } else if let hint = hint ?? error.recoverySuggestion, error.kind != .cancelled {
             text += "\n  try: \(hint)"
         }
         if let download, error.kind != .cancelled {

@@ -106,6 +106,107 @@ struct SapiHARTests {
         let missing = try await SapiProcess.run(["--replay", scratch.file("none.har").path, "\(httpbin)/get"])
         #expect(missing.code == 1)
         #expect(missing.stderr.contains("no HAR file"))
+        #expect(missing.stderr.contains("sapi --har"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("SAPI_HAR_MODE"), "\(missing.stderr)")
+    }
+
+    @Test("the advice for a request the file lacks is what works for sapi: record it with --har, then it replays")
+    func recordingAdvice() async throws {
+        let scratch = try Scratch()
+        let har = scratch.file("one.har")
+        let httpbin = try SapiProcess.httpbin
+        #expect(try await SapiProcess.run(["--har", har.path, "\(httpbin)/get"]).code == 0)
+        let asked = ["POST", "\(httpbin)/post", "a=1"]
+        let unmatched = try await SapiProcess.run(["--replay", har.path] + asked)
+        #expect(unmatched.stderr.contains("not recorded"), "\(unmatched.stderr)")
+        // SAPI_HAR_MODE is read by ServerAPIManager.replaying in a test, never by sapi.
+        #expect(!unmatched.stderr.contains("SAPI_HAR_MODE"), "\(unmatched.stderr)")
+        let advice = "Record it with sapi --har NEW.har and the same arguments"
+        #expect(unmatched.stderr.contains(advice), "\(unmatched.stderr)")
+
+        let recorded = scratch.file("NEW.har")
+        #expect(try await SapiProcess.run(["--har", recorded.path] + asked).code == 0)
+        let replayed = try await SapiProcess.run(["--replay", recorded.path] + asked)
+        #expect(replayed.code == 0, "\(replayed.stderr)")
+    }
+
+    /// A crafted file: what `sapi --replay` is given, what it is asked, and what its error must name.
+    struct CraftedFile: Sendable, CustomTestStringConvertible {
+        var name: String
+        var arguments: [String] = []
+        var time = "12"
+        var wait = "10"
+        var status = "200"
+        var content = #"{"size": 2, "mimeType": "text/plain", "text": "hi"}"#
+        var chunks = "null"
+        var field: String
+
+        var testDescription: String { name }
+
+        /// The HAR file: one entry that answers `GET url`.
+        func json(_ url: String) -> String {
+            """
+            {"log": {"version": "1.2", "creator": {"name": "crafted", "version": "1"}, "entries": [
+              {"startedDateTime": "2026-01-01T00:00:00.000Z", "time": \(time), "cache": {},
+               "request": {"method": "GET", "url": "\(url)", "httpVersion": "HTTP/1.1", "cookies": [], "headers": [],
+                 "queryString": [], "headersSize": -1, "bodySize": 0},
+               "response": {"status": \(status), "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+                 "headers": [{"name": "Content-Type", "value": "text/plain"}], "content": \(content),
+                 "redirectURL": "", "headersSize": -1, "bodySize": -1, "_chunks": \(chunks)},
+               "timings": {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1, "send": 0, "wait": \(wait),
+                 "receive": 2}}]}}
+            """
+        }
+    }
+
+    static let craftedFiles = [
+        CraftedFile(name: "time 1e300", time: "1e300", field: "time is 1e+300"),
+        CraftedFile(name: "timings.wait 1e300", wait: "1e300", field: "timings.wait is 1e+300"),
+        CraftedFile(
+            name: "a streamed chunk at 1e16 ms", arguments: ["-S"], chunks: #"[{"size": 1, "time": 1e16}]"#,
+            field: "the time of chunk 1 in response._chunks is 1e+16"),
+        CraftedFile(
+            name: "chunk sizes past Int64.max", arguments: ["-S"],
+            chunks: #"[{"size": 1, "time": 0}, {"size": 9223372036854775807, "time": 0}]"#,
+            field: "the sizes of response._chunks add up past"),
+        CraftedFile(name: "status -1", status: "-1", field: "response.status is -1"),
+        CraftedFile(
+            name: "a body that is not base64",
+            content: #"{"size": 4, "mimeType": "text/plain", "text": "*not base64*", "encoding": "base64"}"#,
+            field: "response.content.text is not base64"),
+    ]
+
+    @Test(
+        "--replay of a file with an absurd number or a bad encoding is a decoding error naming the entry and field",
+        arguments: craftedFiles)
+    func craftedFile(_ crafted: CraftedFile) async throws {
+        let scratch = try Scratch()
+        let file = scratch.file("crafted.har")
+        let url = "http://127.0.0.1:\(try closedPort())/x"
+        try Data(crafted.json(url).utf8).write(to: file)
+        let outcome = try await SapiProcess.run(crafted.arguments + ["--replay", file.path, url])
+        // A trap (SIGILL, SIGABRT, SIGSEGV) is reported as its signal's number, and says so on standard error.
+        let crashed = outcome.stderr.contains("Fatal error") || outcome.stderr.contains("crashed")
+        #expect(!crashed, "sapi crashed: \(outcome.code) \(outcome.stderr)")
+        #expect(outcome.code == 9, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("entry 1 of 1 in crafted.har: \(crafted.field)"), "\(outcome.stderr)")
+        #expect(outcome.stdout.isEmpty)
+    }
+
+    @Test("--replay of a file over 256 MiB fails at once, from its size, without reading it")
+    func oversizedFile() async throws {
+        let scratch = try Scratch()
+        let file = scratch.file("huge.har")
+        // Sparse: 300 MiB long with no block written, so the test stays cheap.
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 300 << 20)
+        try handle.close()
+        let outcome = try await SapiProcess.run(["--replay", file.path, "http://127.0.0.1:\(try closedPort())/x"])
+        #expect(outcome.code == 1, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("huge.har is 314572800 bytes"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("268435456"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("try: give --replay a HAR 1.2 file of at most 256 MiB"), "\(outcome.stderr)")
     }
 }
 

@@ -154,7 +154,7 @@ struct HARReplayTests {
             try ReplayingTransport(file: URL(fileURLWithPath: "/nonexistent/recording.har"))
         }
         #expect(error?.kind == .fileSystem)
-        #expect(error?.message.contains("record-missing") == true)
+        #expect(error?.message.contains("record it with the mode .recordMissing") == true)
     }
 
     @Test("recorded timing: chunks arrive after their recorded delays on a TestClock, in their recorded boundaries")

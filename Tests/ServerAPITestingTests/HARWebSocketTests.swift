@@ -118,8 +118,8 @@ struct HARWebSocketTests {
             error?.message
                 == "the WebSocket of entry 1 of 1 in chat.har (GET ws://api.test/chat) did not record the client's "
                 + #"message 1: it sent text "hola", where the recording has text "hello". The replayed server closed "#
-                + "the connection with 1008. Record the session again with the mode .recordAll "
-                + "(SAPI_HAR_MODE=record-all).")
+                + "the connection with 1008. Record the session again with the mode .recordAll and an upstream "
+                + "transport.")
         #expect(try await iterator.next() == nil)
         #expect(socket.closeCode == .policyViolation)
         #expect(socket.closeReason == "not recorded: message 1 differs")
@@ -419,18 +419,15 @@ struct HARWebSocketTests {
         }
     }
 
-    @Test("a binary message whose data is not base64 fails the handshake with decoding, naming the message")
+    @Test("a binary message whose data is not base64 is refused with the archive, naming the entry and the message")
     func badBinary() async throws {
         var archive = try HARArchive(data: Data(Self.browser.utf8))
         archive.entries[0].webSocketMessages?[3].data = "not base64!"
-        let manager = ServerAPIManager(transport: try ReplayingTransport(archive: archive))
-        let error = await expectError {
-            try await manager.webSocket(ServerAPI(url: URL(string: "wss://stream.example/live?room=7")!))
-        }
+        let error = await expectError { try ReplayingTransport(archive: archive) }
         #expect(error?.kind == .decoding)
         #expect(
             error?.message
-                == "message 4 of entry 1 of 2 in the HAR archive (GET wss://stream.example/live?room=7) is binary "
-                + "(opcode 2) but its data is not base64")
+                == "entry 1 of 2 in the HAR archive: the data of message 4 in _webSocketMessages is not base64, as its "
+                + "opcode 2 says it is")
     }
 }

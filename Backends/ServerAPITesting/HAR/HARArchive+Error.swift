@@ -46,7 +46,7 @@ extension HARArchive {
                 kind: try container.decode(.kind, default: ServerAPIError.Kind.network.rawValue),
                 message: try container.decode(.message, default: ""),
                 tlsFailure: try container.decodeIfPresent(.tlsFailure),
-                status: try container.decodeIfPresent(.status))
+                status: try container.decodeInteger(.status))
         }
 
         /// The error to throw: same kind, message, status and TLS failure.

@@ -159,14 +159,19 @@ extension HARArchive {
         return parts.count == 4 && parts.allSatisfy({ UInt8($0) != nil }) ? bare : nil
     }
 
+    /// A duration as HAR writes one, in milliseconds to the microsecond; at most a day, the longest a file may give
+    /// (`maximumMilliseconds`), so that a recording always replays.
     static func milliseconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
-        return ((Double(seconds) * 1000 + Double(attoseconds) / 1e15) * 1000).rounded() / 1000
+        let milliseconds = ((Double(seconds) * 1000 + Double(attoseconds) / 1e15) * 1000).rounded() / 1000
+        return min(max(0, milliseconds), maximumMilliseconds)
     }
 
+    /// A HAR duration as a `Duration`: 0 for a negative one (-1: not applicable), at most a day
+    /// (`maximumMilliseconds`), so that no number converts past what an `Int64` holds.
     static func duration(milliseconds: Double) -> Duration {
-        guard milliseconds.isFinite, milliseconds > 0 else { return .zero }
-        return .microseconds(Int64((milliseconds * 1000).rounded()))
+        guard milliseconds > 0 else { return .zero }
+        return .microseconds(Int64((min(milliseconds, maximumMilliseconds) * 1000).rounded()))
     }
 
     /// HAR timings from a transport's metrics: connect up to `connected`, wait up to `firstByte`, receive after.

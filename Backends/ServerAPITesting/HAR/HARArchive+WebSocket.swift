@@ -65,7 +65,7 @@ extension HARArchive {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             type = try container.decode(.type, default: Direction(rawValue: ""))
             time = try container.decode(.time, default: 0)
-            opcode = try container.decode(.opcode, default: 1)
+            opcode = try container.decodeInteger(.opcode, default: 1)
             data = try container.decode(.data, default: "")
         }
 
@@ -74,7 +74,7 @@ extension HARArchive {
         public var message: WebSocketMessage? {
             switch opcode {
             case 1: return .text(data)
-            case 2: return Data(base64Encoded: data, options: .ignoreUnknownCharacters).map { .binary($0) }
+            case 2: return HARArchive.base64Bytes(data).map { .binary($0) }
             default: return nil
             }
         }
@@ -105,7 +105,7 @@ extension HARArchive {
 
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
-                code = try container.decodeIfPresent(.code)
+                code = try container.decodeInteger(.code)
                 reason = try container.decode(.reason, default: "")
             }
         }
@@ -152,7 +152,7 @@ extension HARArchive {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             type = try container.decode(.type, default: .receive)
             time = try container.decode(.time, default: 0)
-            code = try container.decodeIfPresent(.code)
+            code = try container.decodeInteger(.code)
             reason = try container.decode(.reason, default: "")
             dropped = try container.decode(.dropped, default: false)
             error = try container.decodeIfPresent(.error)

@@ -200,8 +200,8 @@ public struct HARArchive: Codable, Sendable, Hashable {
             headers = try container.decode(.headers, default: [])
             queryString = try container.decode(.queryString, default: [])
             postData = try container.decodeIfPresent(.postData)
-            headersSize = try container.decode(.headersSize, default: -1)
-            bodySize = try container.decode(.bodySize, default: -1)
+            headersSize = try container.decodeInteger(.headersSize, default: -1)
+            bodySize = try container.decodeInteger(.bodySize, default: -1)
         }
     }
 
@@ -315,15 +315,15 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            status = try container.decode(.status, default: 0)
+            status = try container.decodeInteger(.status, default: 0)
             statusText = try container.decode(.statusText, default: "")
             httpVersion = try container.decode(.httpVersion, default: "")
             cookies = try container.decode(.cookies, default: [])
             headers = try container.decode(.headers, default: [])
             content = try container.decode(.content, default: Content())
             redirectURL = try container.decode(.redirectURL, default: "")
-            headersSize = try container.decode(.headersSize, default: -1)
-            bodySize = try container.decode(.bodySize, default: -1)
+            headersSize = try container.decodeInteger(.headersSize, default: -1)
+            bodySize = try container.decodeInteger(.bodySize, default: -1)
             chunks = try container.decodeIfPresent(.chunks)
             error = try container.decodeIfPresent(.error)
             finalURL = try container.decodeIfPresent(.finalURL)
@@ -360,20 +360,20 @@ public struct HARArchive: Codable, Sendable, Hashable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            size = try container.decode(.size, default: -1)
-            compression = try container.decodeIfPresent(.compression)
+            size = try container.decodeInteger(.size, default: -1)
+            compression = try container.decodeInteger(.compression)
             mimeType = try container.decode(.mimeType, default: "")
             text = try container.decodeIfPresent(.text)
             encoding = try container.decodeIfPresent(.encoding)
             comment = try container.decodeIfPresent(.comment)
         }
 
-        /// The body's bytes: `text` decoded from base64 when `encoding` says so, else its UTF-8.
+        /// The body's bytes: `text` decoded from base64 when `encoding` says so (line breaks allowed), else its
+        /// UTF-8; empty when `text` is not base64, which an archive read from a file never has (`init(data:name:)`
+        /// refuses it).
         public var bytes: Data {
             guard let text else { return Data() }
-            if encoding?.lowercased() == "base64" {
-                return Data(base64Encoded: text, options: .ignoreUnknownCharacters) ?? Data()
-            }
+            if encoding?.lowercased() == "base64" { return HARArchive.base64Bytes(text) ?? Data() }
             return Data(text.utf8)
         }
     }
@@ -481,6 +481,12 @@ public struct HARArchive: Codable, Sendable, Hashable {
         public init(size: Int, time: Double) {
             self.size = size
             self.time = time
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            size = try container.decodeInteger(.size, default: 0)
+            time = try container.decode(.time, default: 0)
         }
     }
 }

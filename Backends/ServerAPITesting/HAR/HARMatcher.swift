@@ -29,9 +29,8 @@ struct HARRequestKey: Sendable, Hashable {
         var body = Data()
         if let postData = request.postData {
             if let text = postData.text {
-                body =
-                    postData.encoding?.lowercased() == "base64"
-                    ? Data(base64Encoded: text, options: .ignoreUnknownCharacters) ?? Data() : Data(text.utf8)
+                let base64 = postData.encoding?.lowercased() == "base64"
+                body = base64 ? HARArchive.base64Bytes(text) ?? Data() : Data(text.utf8)
             } else if let params = postData.params {
                 var components = URLComponents()
                 components.queryItems = params.map { URLQueryItem(name: $0.name, value: $0.value ?? "") }

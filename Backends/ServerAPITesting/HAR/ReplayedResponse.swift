@@ -100,8 +100,11 @@ struct ReplayedResponse {
     /// plays the recorded session; any other status is the refusal, with its headers and body.
     /// - Parameters:
     ///   - redaction: The recording's redaction, applied to the client's text messages before they are compared.
+    ///   - recordingAdvice: How to record the session again, for a client message the recording does not have.
     ///   - describing: The entry, for errors.
-    func webSocket(redaction: HARRedaction, describing: String) throws(ServerAPIError) -> WebSocketUpgrade {
+    func webSocket(
+        redaction: HARRedaction, recordingAdvice: String, describing: String
+    ) throws(ServerAPIError) -> WebSocketUpgrade {
         try checkHead()
         guard response.status == 101 else {
             let bytes = response.content.bytes
@@ -116,7 +119,8 @@ struct ReplayedResponse {
             response: TransportResponse(
                 status: 101, headers: webSocketHeaders, body: .data(Data()), url: url, metrics: metrics(received: 0)),
             connection: ReplayedWebSocketConnection(
-                script: script, request: request, redaction: redaction, describing: describing))
+                script: script, request: request, redaction: redaction, recordingAdvice: recordingAdvice,
+                describing: describing))
     }
 
     /// The recorded 101's headers as the replayed server answers this handshake: a recorded
@@ -142,7 +146,8 @@ struct ReplayedResponse {
         var chunks: [(Data, Duration)] = []
         var offset = 0
         for chunk in response.chunks ?? [] where offset < bytes.count {
-            let end = min(bytes.count, offset + max(0, chunk.size))
+            // What is left bounds the size first: a recorded size adds to the offset without overflowing.
+            let end = offset + min(bytes.count - offset, max(0, chunk.size))
             chunks.append((bytes.subdata(in: offset..<end), HARArchive.duration(milliseconds: chunk.time)))
             offset = end
         }

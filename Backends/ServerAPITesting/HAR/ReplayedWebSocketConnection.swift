@@ -38,6 +38,7 @@ final class ReplayedWebSocketConnection: WebSocketConnection {
     private let redaction: HARRedaction
     private let secrets: [String]
     private let describing: String
+    private let recordingAdvice: String
     private let state = Locked(State())
 
     /// Plays a recorded session.
@@ -46,12 +47,18 @@ final class ReplayedWebSocketConnection: WebSocketConnection {
     ///   - request: The handshake as it was asked (its secrets are scrubbed from the client's text messages
     ///     before they are compared, as they were when the session was recorded).
     ///   - redaction: The recording's redaction.
+    ///   - recordingAdvice: How to record the session again (`ReplayingTransport.RecordingAdvice.again`), for the
+    ///     error of a client message the recording does not have.
     ///   - describing: The entry, for errors: "entry 2 of 3 in chat.har (GET ws://chat.test/room)".
-    init(script: WebSocketReplayScript, request: TransportRequest, redaction: HARRedaction, describing: String) {
+    init(
+        script: WebSocketReplayScript, request: TransportRequest, redaction: HARRedaction, recordingAdvice: String,
+        describing: String
+    ) {
         self.script = script
         self.request = request
         self.redaction = redaction
         self.secrets = redaction.secrets(handshake: request)
+        self.recordingAdvice = recordingAdvice
         self.describing = describing
         state.withLock { release(&$0) }
     }
@@ -174,8 +181,8 @@ final class ReplayedWebSocketConnection: WebSocketConnection {
             ServerAPIError(
                 .notRecorded,
                 "the WebSocket of \(describing) did not record the client's message \(state.sent): it sent \(what). "
-                    + "The replayed server closed the connection with 1008. Record the session again with the mode "
-                    + ".recordAll (\(HARMode.environmentVariable)=record-all).",
+                    + "The replayed server closed the connection with 1008. Record the session again with "
+                    + "\(recordingAdvice).",
                 requestID: request.id, url: request.url))
     }
 

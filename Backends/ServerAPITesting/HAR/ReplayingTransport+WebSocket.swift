@@ -19,14 +19,15 @@ extension ReplayingTransport {
     /// handshake's answer, with its status, headers and body; a recorded failure is thrown.
     /// - Parameter request: The handshake.
     /// - Returns: The recorded answer, or the upstream's in the record modes.
-    /// - Throws: `notRecorded` when no entry matches in `.replay`; the recorded failure; `decoding` for a binary
-    ///   message whose data is not base64.
+    /// - Throws: `notRecorded` when no entry matches in `.replay`; the recorded failure. (A binary message whose data
+    ///   is not base64 was refused with the file, `decoding`.)
     public func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
         let (request, body) = try await prepare(request)
         guard let (entry, name) = try match(request, body: body) else {
             return try await upstreamRecording(request).webSocket(request)
         }
         return try ReplayedResponse(entry: entry, request: request, transport: self.name).webSocket(
-            redaction: configuration.redaction, describing: "\(name) (\(entry.request.method) \(entry.request.url))")
+            redaction: configuration.redaction, recordingAdvice: configuration.recordingAdvice.again,
+            describing: "\(name) (\(entry.request.method) \(entry.request.url))")
     }
 }

@@ -50,14 +50,20 @@ public final class ReplayingTransport: RequestPerforming {
         public var redaction: HARRedaction
         /// How streamed chunks are timed.
         public var streamTiming: StreamTiming
+        /// The largest HAR file read, in bytes: `HARArchive.defaultMaximumFileSize` (256 MiB) by default. A larger
+        /// file is refused from its size, before it is read (`fileSystem`).
+        public var maximumFileSize: Int64
         /// The wall clock for recorded entries' start times.
         public var now: @Sendable () -> Date
+        /// What the errors say to do to record what the file lacks: the modes, unless what made the transport
+        /// records otherwise (`ServerAPIManager.replaying` also reads `SAPI_HAR_MODE`; `sapi` records with `--har`).
+        package var recordingAdvice = RecordingAdvice.modes
 
         /// Creates a configuration.
         public init(
             mode: HARMode = .replay, matchesBody: Bool = false, ignoredQueryParameters: Set<String> = [],
             repeatsLastAnswer: Bool = true, redaction: HARRedaction = .default, streamTiming: StreamTiming = .immediate,
-            now: @escaping @Sendable () -> Date = { Date() }
+            maximumFileSize: Int64 = HARArchive.defaultMaximumFileSize, now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.mode = mode
             self.matchesBody = matchesBody
@@ -65,8 +71,38 @@ public final class ReplayingTransport: RequestPerforming {
             self.repeatsLastAnswer = repeatsLastAnswer
             self.redaction = redaction
             self.streamTiming = streamTiming
+            self.maximumFileSize = maximumFileSize
             self.now = now
         }
+    }
+
+    /// What a replay's errors say to do to record what its file lacks: the words after "record it with".
+    package struct RecordingAdvice: Sendable, Hashable {
+        /// For a request the file has no entry for, and a file that does not exist.
+        package var missing: String
+        /// For a WebSocket session whose client did not send what the recording has.
+        package var again: String
+
+        /// Advice in these words.
+        /// - Parameters:
+        ///   - missing: For a request the file has no entry for, and a file that does not exist.
+        ///   - again: For a WebSocket session whose client did not send what the recording has.
+        package init(missing: String, again: String) {
+            self.missing = missing
+            self.again = again
+        }
+
+        /// A `ReplayingTransport`'s own: its modes, which read no environment variable.
+        package static let modes = RecordingAdvice(
+            missing: "the mode .recordMissing and an upstream transport",
+            again: "the mode .recordAll and an upstream transport")
+
+        /// `ServerAPIManager.replaying`'s: the modes, and the environment variable it reads as well.
+        package static let environment = RecordingAdvice(
+            missing: "the mode .recordMissing (\(HARMode.environmentVariable)=record-missing in the environment) "
+                + "and an upstream transport",
+            again: "the mode .recordAll (\(HARMode.environmentVariable)=record-all in the environment) "
+                + "and an upstream transport")
     }
 
     private struct Recorded: Sendable {
@@ -97,8 +133,10 @@ public final class ReplayingTransport: RequestPerforming {
     ///   - file: The HAR file. It must exist in `.replay`; in the record modes it is created (folders too).
     ///   - configuration: The mode, matching, redaction and timing.
     ///   - upstream: The transport the record modes send through; ignored in `.replay`.
-    /// - Throws: `fileSystem` when `.replay` has no file to read, `decoding` when it is not HAR, and
-    ///   `invalidRequest` when a record mode has no upstream transport.
+    /// - Throws: `fileSystem` when `.replay` has no file to read or the file is larger than
+    ///   `Configuration.maximumFileSize`, `decoding` when it is not HAR or a number or an encoding in it is not one a
+    ///   replay can use (the message names the entry and the field), and `invalidRequest` when a record mode has no
+    ///   upstream transport.
     public convenience init(
         file: URL, configuration: Configuration = Configuration(), upstream: (any RequestPerforming)? = nil
     ) throws(ServerAPIError) {
@@ -109,12 +147,12 @@ public final class ReplayingTransport: RequestPerforming {
             guard exists else {
                 throw ServerAPIError(
                     .fileSystem,
-                    "there is no HAR file at \(file.path) to replay: record it with the mode .recordMissing "
-                        + "(or \(HARMode.environmentVariable)=record-missing)")
+                    "there is no HAR file at \(file.path) to replay: record it with "
+                        + configuration.recordingAdvice.missing)
             }
-            archive = try HARArchive(contentsOf: file)
+            archive = try HARArchive(contentsOf: file, maximumFileSize: configuration.maximumFileSize)
         case .recordMissing:
-            if exists { archive = try HARArchive(contentsOf: file) }
+            if exists { archive = try HARArchive(contentsOf: file, maximumFileSize: configuration.maximumFileSize) }
         case .recordAll:
             break
         }
@@ -123,13 +161,16 @@ public final class ReplayingTransport: RequestPerforming {
 
     /// Answers from an archive in memory; the record modes record into memory (see `recorded`).
     /// - Parameters:
-    ///   - archive: The entries to answer from.
+    ///   - archive: The entries to answer from; checked as a file's are (`HARArchive.init(data:name:)`).
     ///   - configuration: The mode, matching, redaction and timing.
     ///   - upstream: The transport the record modes send through; ignored in `.replay`.
-    /// - Throws: `invalidRequest` when a record mode has no upstream transport.
+    /// - Throws: `decoding` when a number or an encoding of an entry is not one a replay can use (outside
+    ///   `.recordAll`, which answers from none of them), and `invalidRequest` when a record mode has no upstream
+    ///   transport.
     public convenience init(
         archive: HARArchive, configuration: Configuration = Configuration(), upstream: (any RequestPerforming)? = nil
     ) throws(ServerAPIError) {
+        if configuration.mode != .recordAll { try archive.validate(name: "the HAR archive") }
         try self.init(archive: archive, file: nil, configuration: configuration, upstream: upstream)
     }
 
@@ -259,7 +300,7 @@ public final class ReplayingTransport: RequestPerforming {
                     + differences.joined(separator: ", ")
             }
         }
-        message += ". Record it with the mode .recordMissing (\(HARMode.environmentVariable)=record-missing)."
+        message += ". Record it with \(configuration.recordingAdvice.missing)."
         return ServerAPIError(.notRecorded, message, requestID: request.id, url: request.url)
     }
 }

@@ -35,6 +35,7 @@ extension ServerAPIManager {
     ) throws -> ServerAPIManager {
         var configuration = configuration
         configuration.mode = try HARMode.resolve(mode ?? configuration.mode)
+        configuration.recordingAdvice = .environment
         let transport = try ReplayingTransport(
             file: HARMode.recordingFile(name, filePath: filePath), configuration: configuration, upstream: upstream)
         return ServerAPIManager(transport: transport, formatter: formatter, configuration: managerConfiguration)

@@ -22,7 +22,7 @@ struct WebSocketReplayScript: Sendable, Hashable {
 
         /// A browser's close row: the payload (two bytes of code, then the reason) in base64.
         init(browserData data: String) {
-            let payload = Data(base64Encoded: data, options: .ignoreUnknownCharacters) ?? Data()
+            let payload = HARArchive.base64Bytes(data) ?? Data()
             let start = payload.startIndex
             self.init(
                 code: payload.count >= 2 ? Int(payload[start]) << 8 | Int(payload[start + 1]) : nil,
@@ -53,7 +53,8 @@ struct WebSocketReplayScript: Sendable, Hashable {
     /// close frames, opcode 8, taken as the end when `_webSocketClose` is missing; other opcodes and "error" rows
     /// skipped) and its `_webSocketClose`.
     /// - Parameter describing: What to call the entry in errors.
-    /// - Throws: `decoding` for a binary message whose data is not base64.
+    /// - Throws: `decoding` for a binary message whose data is not base64 (which `HARArchive.validate(name:)` refuses
+    ///   first, for every archive a `ReplayingTransport` answers from).
     init(_ entry: HARArchive.Entry, describing: String) throws(ServerAPIError) {
         steps = []
         var browserClose: (direction: HARArchive.RecordedMessage.Direction, frame: CloseFrame, answer: CloseFrame?)?
