@@ -63,9 +63,13 @@ extension CurlTransfer {
     /// The error for a transfer libcurl ended with `code` (not `CURLE_OK`).
     private func curlFailure(_ code: CURLcode) -> ServerAPIError {
         if let failure = proxyOrStallFailure(code) ?? totalTimeout(code) { return failure }
-        if let rejected = closedAfterHandshake(code) { return clientCertificateNamed(rejected) }
-        return clientCertificateNamed(
-            .curl(code, detail: easy.errorMessage, status: status, verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT)))
+        var error =
+            closedAfterHandshake(code)
+            ?? .curl(
+                code, detail: easy.errorMessage, status: status, verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))
+        // After a redirect, the URL that failed is the hop's, not the caller's (a TLS error names the host it met).
+        if exchange.redirects > 0 { error.url = request.url }
+        return clientCertificateNamed(error)
     }
 
     /// A connection the server closed right after the TLS handshake, before a byte of its answer: under TLS 1.3 a

@@ -71,6 +71,21 @@ struct TLSConformanceTests {
     }
 
     @Test(
+        "a TLS error after a redirect names the URL whose host failed, not the first one",
+        arguments: TransportKind.allCases)
+    func tlsErrorAfterRedirect(kind: TransportKind) async throws {
+        try await CurlTestServer.withTLS { server, _ in
+            let target = server.url("/echo").absoluteString
+            let first = try kind.fixture(
+                "/redirect-to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+            let error = await expectError { try await kind.make().send(first) }
+            #expect(error?.kind == .tls)
+            #expect(error?.tlsFailure == .untrustedCertificate)
+            #expect(error?.url?.absoluteString == target, "\(String(describing: error))")
+        }
+    }
+
+    @Test(
         "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch",
         arguments: TransportKind.allCases)
     func wrongPin(kind: TransportKind) async throws {

@@ -159,6 +159,21 @@ struct SapiWebSocketTests {
         #expect(big.stderr.contains("try: --max-message-size SIZE to receive larger messages"))
     }
 
+    @Test("a 101 that does not prove the server read the key is exit 7, with nothing printed as received")
+    func unprovenUpgrade() async throws {
+        let environment = try Self.withWebSockets
+        for route in ["ws-wrong-accept", "ws-no-accept", "ws-no-upgrade"] {
+            let outcome = try await SapiProcess.run(
+                ["-I", "--ws", "\(try SapiProcess.fixture)/raw/\(route)"], environment: environment)
+            #expect(outcome.code == 7, "\(route): \(outcome.stderr)")
+            #expect(outcome.text.isEmpty, "\(route): \(outcome.text)")
+            #expect(
+                outcome.stderr.hasPrefix("sapi: error: network: the WebSocket handshake's answer "), "\(outcome.stderr)"
+            )
+            #expect(!outcome.stderr.contains("connected"), "\(outcome.stderr)")
+        }
+    }
+
     @Test("--timeout bounds the handshake: a server that never answers is exit 2")
     func handshakeTimeout() async throws {
         let listener = try UnansweredListener()
