@@ -64,12 +64,25 @@ extension CurlTransfer {
     private func curlFailure(_ code: CURLcode) -> ServerAPIError {
         if let failure = proxyOrStallFailure(code) ?? totalTimeout(code) { return failure }
         var error =
-            closedAfterHandshake(code)
+            closedAfterHandshake(code) ?? pausedBomb(code)
             ?? .curl(
                 code, detail: easy.errorMessage, status: status, verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))
         // After a redirect, the URL that failed is the hop's, not the caller's (a TLS error names the host it met).
         if exchange.redirects > 0 { error.url = request.url }
         return clientCertificateNamed(error)
+    }
+
+    /// A content-coded body that libcurl gave up on: while a reader is behind (the transfer paused), libcurl keeps
+    /// what one read decodes to in a buffer of its own, up to 64 MiB, and fails past that (7.x: out of memory; 8.x:
+    /// `CURLE_TOO_LARGE`, 100, which 7.x's headers do not name). Only a body that expands that much from one read
+    /// does so: a decompression bomb, under a ratio limit turned off.
+    private func pausedBomb(_ code: CURLcode) -> ServerAPIError? {
+        guard code == CURLE_OUT_OF_MEMORY || code.rawValue == 100, exchange.isContentCoded else { return nil }
+        return ServerAPIError(
+            .responseTooLarge,
+            "the response body expands past what libcurl holds for a paused reader (64 MiB from one read of encoded "
+                + "bytes): a decompression bomb (libcurl: \(easy.errorMessage ?? String(cString: curl_easy_strerror(code))))",
+            status: status > 0 ? status : nil)
     }
 
     /// A connection the server closed right after the TLS handshake, before a byte of its answer: under TLS 1.3 a

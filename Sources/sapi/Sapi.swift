@@ -336,6 +336,8 @@ enum Sapi {
         }
         if error.isDecompressionRatioExceeded {
             text += "\n  try: --max-ratio N to allow bodies that expand more (100 by default), or --max-ratio none"
+        } else if error.kind == .responseTooLarge, error.message.contains("a decompression bomb") {
+            text += "\n  try: -d to save it as it arrives, or --max-ratio N to stop such a body early (100 by default)"
         } else if error.kind == .responseTooLarge, webSocket {
             text += "\n  try: --max-message-size SIZE to receive larger messages"
         } else if error.tlsFailure == .protocolTooOld {

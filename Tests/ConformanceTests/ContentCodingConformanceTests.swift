@@ -127,6 +127,25 @@ struct ContentCodingConformanceTests {
         }
     }
 
+    @Test("a bomb streamed to a reader that is behind, with no ratio limit, is responseTooLarge, never out of memory")
+    func pausedBomb() async throws {
+        // 100 MiB of zeros in about 3 KiB of zstd: one read decodes to all of it. The reader takes nothing until the
+        // head is back, so the transfer pauses at once, and libcurl 7.x holds what the read decodes to (up to 64 MiB,
+        // then "out of memory"). libcurl 8.x may hold it all and deliver it: then every byte must arrive.
+        let manager = ServerAPIManager(transport: TransportKind.curl.make())
+        let api = ServerAPI(url: try TransportKind.curl.fixture("/coding/zstd?size=104857600&fill=zero"))
+            .maxDecompressionRatio(nil)
+        do {
+            let response = try await manager.stream(api)
+            var count = 0
+            for try await chunk in response.body { count += chunk.count }
+            #expect(count == 104_857_600, "libcurl \(CurlTransport.libcurlVersion)")
+        } catch let error as ServerAPIError {
+            #expect(error.kind == .responseTooLarge, "\(error)")
+            #expect(error.message.contains("decompression bomb"), "\(error)")
+        }
+    }
+
     @Test("without a ratio limit the bomb is decoded whole", arguments: TransportKind.allCases)
     func bombWithoutLimit(kind: TransportKind) async throws {
         let response = try await kind.make().send(try kind.fixture("/coding/bomb")) {

@@ -17,7 +17,8 @@ struct LoadedLibcurlTests {
     func loadedVersion() {
         let loaded = CurlTransport.libcurlVersion
         guard let expected = Self.expected else {
-            Issue.record("SAPI_EXPECTED_LIBCURL is not set: a CI run must say which libcurl it tests (loaded \(loaded))")
+            Issue.record(
+                "SAPI_EXPECTED_LIBCURL is not set: a CI run must say which libcurl it tests (loaded \(loaded))")
             return
         }
         #expect(
