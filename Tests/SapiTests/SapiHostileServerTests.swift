@@ -57,6 +57,32 @@ struct SapiHostileServerTests {
         }
     }
 
+    @Test("a decompression bomb is exit 7 naming the ratio, and the hint names --max-ratio, not --max-body-size")
+    func decompressionBomb() async throws {
+        let bomb = "\(try SapiProcess.fixture)/coding/zstd?size=104857600&fill=zero"
+        for backend in Self.backends {
+            let outcome = try await SapiProcess.run(["--backend", backend, bomb])
+            #expect(outcome.code == 7, "\(outcome.stderr)")
+            #expect(outcome.stderr.contains("decompression ratio limit of 100 to 1"), "\(outcome.stderr)")
+            #expect(outcome.stderr.contains("try: --max-ratio N"), "\(outcome.stderr)")
+            #expect(!outcome.stderr.contains("--max-body-size"), "\(outcome.stderr)")
+        }
+        // Lifted, the same body is read whole: the ratio was what stopped it.
+        let saved = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-bomb-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: saved) }
+        let lifted = try await SapiProcess.run(["--max-ratio", "none", "-d", "-o", saved.path, bomb])
+        #expect(lifted.code == 0, "\(lifted.stderr)")
+        #expect((try? FileManager.default.attributesOfItem(atPath: saved.path)[.size] as? Int) == 104_857_600)
+        // With the ratio off, printed as it arrives: libcurl gives up on what one read decodes to while sapi's reader
+        // is behind, which is the bomb's error too, with its own hint.
+        let paused = try await SapiProcess.run(["--max-ratio", "none", bomb])
+        #expect(paused.code == 7 || paused.code == 0, "\(paused.stderr)")
+        if paused.code == 7 {
+            #expect(paused.stderr.contains("a decompression bomb"), "\(paused.stderr)")
+            #expect(paused.stderr.contains("try: -d to save it as it arrives"), "\(paused.stderr)")
+        }
+    }
+
     @Test("--max-body-size takes bytes or K, M, G; anything else is a usage error")
     func maxBodySizeOption() async throws {
         #expect(Options.parseSize("1048576") == 1_048_576)
