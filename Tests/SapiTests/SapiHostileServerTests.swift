@@ -63,9 +63,15 @@ struct SapiHostileServerTests {
         for backend in Self.backends {
             let outcome = try await SapiProcess.run(["--backend", backend, bomb])
             #expect(outcome.code == 7, "\(outcome.stderr)")
-            #expect(outcome.stderr.contains("decompression ratio limit of 100 to 1"), "\(outcome.stderr)")
-            #expect(outcome.stderr.contains("try: --max-ratio N"), "\(outcome.stderr)")
             #expect(!outcome.stderr.contains("--max-body-size"), "\(outcome.stderr)")
+            // Which check stops it depends on whether sapi's reader was behind when the first decoded bytes came (a
+            // busy machine): the ratio, or, on libcurl, what it holds for a paused reader. Both say it is a bomb.
+            if outcome.stderr.contains("decompression ratio limit of 100 to 1") {
+                #expect(outcome.stderr.contains("try: --max-ratio N"), "\(outcome.stderr)")
+            } else {
+                #expect(backend == "curl", "\(outcome.stderr)")
+                #expect(outcome.stderr.contains("a decompression bomb"), "\(outcome.stderr)")
+            }
         }
         // Lifted, the same body is read whole: the ratio was what stopped it.
         let saved = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-bomb-\(UUID().uuidString)")
