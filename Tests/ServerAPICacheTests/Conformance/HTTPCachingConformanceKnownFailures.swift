@@ -29,9 +29,6 @@ enum KnownConformanceFailures {
         "headers-omit-headers-listed-in-Cache-Control-no-cache": qualifiedNoCache,
         "stale-close": staleOnError,
         "stale-503": staleOnError,
-        "stale-sie-503":
-            "a 503 the call accepts is an answer, not a failure: stale-if-error serves a stored response when the "
-            + "call fails (no connection, timeout, TLS, or a 5xx it does not accept)",
         "stale-warning-stored": staleOnError,
         "stale-warning-become": staleOnError,
         "heuristic-delta-5": shortHeuristic,
