@@ -105,12 +105,15 @@ enum HTTPCacheRules {
         control.maxAge != nil || headers.contains("Expires")
     }
 
-    /// The fields a stored response keeps: all but the hop-by-hop ones and those `Connection` names.
+    /// The fields a stored response keeps: all but the hop-by-hop ones, those `Connection` names, and those a
+    /// qualified `no-cache` names (RFC 9111 §5.2.2.4: they may not be reused without revalidation, so the rest of
+    /// the response is stored without them and may be reused as it is).
     static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
         var excluded = hopByHop
         for value in headers.values(for: "Connection") {
             for name in value.split(separator: ",") { excluded.insert(HTTPSyntax.trimmed(name).lowercased()) }
         }
+        if headers.contains("Cache-Control") { excluded.formUnion(CacheControl(headers).noCacheFields) }
         guard headers.contains(where: { excluded.contains($0.name.lowercased()) }) else { return headers }
         return HTTPHeaders(headers.filter { !excluded.contains($0.name.lowercased()) })
     }

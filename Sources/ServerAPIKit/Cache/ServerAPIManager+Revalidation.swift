@@ -59,7 +59,7 @@ extension ServerAPIManager {
     ) async {
         guard let (update, receivedAt) = revalidation.notModified.value else { return }
         var entry = revalidation.entry
-        entry.headers = HTTPCacheRules.merge(entry.headers, update)
+        entry.headers = HTTPCacheRules.storedHeaders(HTTPCacheRules.merge(entry.headers, update))
         entry.storedAt = receivedAt
         entry.initialAge = .seconds(
             HTTPCacheRules.initialAge(headers: update, requestTime: requestTime, responseTime: receivedAt))

@@ -25,8 +25,6 @@ enum KnownConformanceFailures {
         "freshness-max-age-decimal-five": invalidMaxAge,
         "freshness-max-age-a100": invalidMaxAge,
         "freshness-max-age-100a": invalidMaxAge,
-        "headers-omit-headers-listed-in-Cache-Control-no-cache-single": qualifiedNoCache,
-        "headers-omit-headers-listed-in-Cache-Control-no-cache": qualifiedNoCache,
         "stale-close": staleOnError,
         "stale-503": staleOnError,
         "stale-warning-stored": staleOnError,
@@ -64,8 +62,6 @@ enum KnownConformanceFailures {
         "of two max-age directives the first counts (RFC 9111 §4.2.1 allows the first, or stale)"
     static let invalidMaxAge =
         "an invalid max-age makes the response stale (RFC 9111 §4.2.1), where some caches read its leading digits"
-    static let qualifiedNoCache =
-        "no-cache with field names is taken as plain no-cache: the response is revalidated before each use"
     static let staleOnError =
         "a stale response answers a failed call only within stale-if-error (or in the offline modes), and no "
         + "Warning is added (RFC 9111 retired it)"
