@@ -175,6 +175,21 @@ import Testing
         #expect(stored.map(\.name).sorted() == ["B", "Cache-Control"])
     }
 
+    @Test("a HEAD describes a stored GET when its ETag, else its Last-Modified, and its Content-Length agree")
+    func headDescribes() {
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+        #expect(HTTPCacheRules.headDescribes(stored: ["A": "1"], bodyLength: 3, head: ["B": "2"]))
+        #expect(HTTPCacheRules.headDescribes(stored: ["ETag": "\"x\""], bodyLength: 3, head: ["ETag": "\"x\""]))
+        #expect(!HTTPCacheRules.headDescribes(stored: ["ETag": "\"x\""], bodyLength: 3, head: ["ETag": "\"y\""]))
+        #expect(!HTTPCacheRules.headDescribes(stored: ["ETag": "\"x\""], bodyLength: 3, head: [:]))
+        #expect(!HTTPCacheRules.headDescribes(stored: [:], bodyLength: 3, head: ["ETag": "\"x\""]))
+        #expect(
+            HTTPCacheRules.headDescribes(stored: ["Last-Modified": date], bodyLength: 3, head: ["Last-Modified": date]))
+        #expect(!HTTPCacheRules.headDescribes(stored: ["Last-Modified": date], bodyLength: 3, head: [:]))
+        #expect(HTTPCacheRules.headDescribes(stored: [:], bodyLength: 3, head: ["Content-Length": "3"]))
+        #expect(!HTTPCacheRules.headDescribes(stored: [:], bodyLength: 3, head: ["Content-Length": "4"]))
+    }
+
     @Test("a 304 updates the stored fields but the body's framing")
     func merge() {
         let merged = HTTPCacheRules.merge(

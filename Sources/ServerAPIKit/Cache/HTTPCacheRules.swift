@@ -187,6 +187,28 @@ enum HTTPCacheRules {
         return merged
     }
 
+    /// Whether a `200` to a `HEAD` describes the same representation as a stored `GET` response (RFC 9111 §4.3.5):
+    /// the same `ETag` when either has one, else the same `Last-Modified` when either has one, and the body's length
+    /// when the HEAD gives a `Content-Length`.
+    /// - Parameters:
+    ///   - stored: The stored response's fields.
+    ///   - bodyLength: The stored body's length in bytes.
+    ///   - head: The HEAD response's fields.
+    static func headDescribes(stored: HTTPHeaders, bodyLength: Int, head: HTTPHeaders) -> Bool {
+        if stored.contains("ETag") || head.contains("ETag") {
+            guard let etag = head["ETag"], HTTPSyntax.trimmed(etag) == stored["ETag"].map({ HTTPSyntax.trimmed($0) })
+            else {
+                return false
+            }
+        } else if stored.contains("Last-Modified") || head.contains("Last-Modified") {
+            guard let modified = head["Last-Modified"].flatMap({ HTTPDate.parse($0) }),
+                modified == stored["Last-Modified"].flatMap({ HTTPDate.parse($0) })
+            else { return false }
+        }
+        guard let length = head["Content-Length"] else { return true }
+        return Int(HTTPSyntax.trimmed(length)) == bodyLength
+    }
+
     /// The URLs an unsafe request's non-error response invalidates (RFC 9111 §4.4): the target URL, and the
     /// `Location` and `Content-Location` URLs of the same origin. Empty for a safe method or an error status.
     static func invalidatedURLs(method: HTTPMethod, status: Int, url: URL, headers: HTTPHeaders) -> [URL] {

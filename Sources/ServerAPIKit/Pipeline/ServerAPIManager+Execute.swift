@@ -195,6 +195,12 @@ extension ServerAPIManager {
             call.stampStatus(processed.status)
             source = .cache(storedAt: now, age: .zero)
         }
+        if case .network = source, request.method == .head, processed.status == 200, let cache, call.cacheKey != nil,
+            let updated = await updateStoredGET(
+                after: processed, to: request, api: api, requestTime: requestTime, in: cache)
+        {
+            processed.headers = updated
+        }
         let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
         if case .network = source, let cache, let key = call.cacheKey {
             await store(processed, request: request, api: api, requestTime: requestTime, in: cache, key: key)
