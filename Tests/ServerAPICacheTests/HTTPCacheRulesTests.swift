@@ -24,7 +24,11 @@ import Testing
         #expect(quoted.maxAge == 1)
         #expect(CacheControl(["Cache-Control": "foo=\"max-age=3600\""]).maxAge == nil)
         let fields = CacheControl(["Cache-Control": "no-cache=\"Set-Cookie, X-A\""])
-        #expect(fields.noCache && fields.noCacheFields == ["set-cookie", "x-a"])
+        #expect(!fields.noCache && fields.noCacheFields == ["set-cookie", "x-a"])
+        // A plain no-cache anywhere makes the whole response need revalidation; in a request it is always plain.
+        let both = CacheControl(["Cache-Control": "no-cache=\"a\", max-age=60, no-cache"])
+        #expect(both.noCache && both.noCacheFields == ["a"])
+        #expect(CacheControl(["Cache-Control": "no-cache=\"a\""], isRequest: true).noCache)
         // In a request, an invalid max-age is ignored rather than meaning "stale".
         #expect(CacheControl(["Cache-Control": "max-age=soon"], isRequest: true).maxAge == nil)
         let request = CacheControl(["Cache-Control": "max-stale, min-fresh=5, only-if-cached"], isRequest: true)
@@ -161,6 +165,29 @@ import Testing
             "Proxy-Connection": "close", "Set-Cookie": "x=1", "Content-Length": "3",
         ])
         #expect(stored.map(\.name).sorted() == ["C", "Content-Length", "Set-Cookie"])
+    }
+
+    @Test("the fields a qualified no-cache names are not stored; the rest of the response is")
+    func qualifiedNoCacheFields() {
+        let stored = HTTPCacheRules.storedHeaders([
+            "Cache-Control": "no-cache=\"Set-Cookie, a\", max-age=60", "Set-Cookie": "s=1", "A": "1", "B": "2",
+        ])
+        #expect(stored.map(\.name).sorted() == ["B", "Cache-Control"])
+    }
+
+    @Test("a HEAD describes a stored GET when its ETag, else its Last-Modified, and its Content-Length agree")
+    func headDescribes() {
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+        #expect(HTTPCacheRules.headDescribes(stored: ["A": "1"], bodyLength: 3, head: ["B": "2"]))
+        #expect(HTTPCacheRules.headDescribes(stored: ["ETag": "\"x\""], bodyLength: 3, head: ["ETag": "\"x\""]))
+        #expect(!HTTPCacheRules.headDescribes(stored: ["ETag": "\"x\""], bodyLength: 3, head: ["ETag": "\"y\""]))
+        #expect(!HTTPCacheRules.headDescribes(stored: ["ETag": "\"x\""], bodyLength: 3, head: [:]))
+        #expect(!HTTPCacheRules.headDescribes(stored: [:], bodyLength: 3, head: ["ETag": "\"x\""]))
+        #expect(
+            HTTPCacheRules.headDescribes(stored: ["Last-Modified": date], bodyLength: 3, head: ["Last-Modified": date]))
+        #expect(!HTTPCacheRules.headDescribes(stored: ["Last-Modified": date], bodyLength: 3, head: [:]))
+        #expect(HTTPCacheRules.headDescribes(stored: [:], bodyLength: 3, head: ["Content-Length": "3"]))
+        #expect(!HTTPCacheRules.headDescribes(stored: [:], bodyLength: 3, head: ["Content-Length": "4"]))
     }
 
     @Test("a 304 updates the stored fields but the body's framing")

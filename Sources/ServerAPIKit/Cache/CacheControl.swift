@@ -16,10 +16,11 @@ public struct CacheControl: Sendable, Hashable {
     /// The response must not be stored (`no-store`; in a request: neither stored nor the response to it).
     public var noStore = false
     /// A stored response must be revalidated before each use (`no-cache`); in a request, the cache
-    /// revalidates instead of answering from storage. Field names given to it (`no-cache="Set-Cookie"`)
-    /// are kept in `noCacheFields`; this cache treats the qualified form like the plain one.
+    /// revalidates instead of answering from storage. In a response, the qualified form
+    /// (`no-cache="Set-Cookie"`) sets `noCacheFields` instead: only those fields need revalidation.
     public var noCache = false
-    /// The field names of a qualified `no-cache`, lower-cased.
+    /// The field names of a qualified `no-cache` in a response, lower-cased: the manager's cache stores the
+    /// response without them.
     public var noCacheFields: [String] = []
     /// Seconds the response stays fresh from when it was generated (`max-age`); in a request, the
     /// oldest stored response the client accepts.
@@ -65,6 +66,11 @@ public struct CacheControl: Sendable, Hashable {
         var seen: [String] = []
         for value in headers.values(for: "Cache-Control") {
             Self.forEachDirective(in: value) { name, argument in
+                // Every `no-cache` counts: a plain one anywhere wins over field names, which add up.
+                if name == "no-cache" {
+                    applyNoCache(argument, isRequest: isRequest)
+                    return
+                }
                 guard !seen.contains(name) else { return }
                 seen.append(name)
                 apply(name, argument, isRequest: isRequest)
@@ -78,12 +84,6 @@ public struct CacheControl: Sendable, Hashable {
     private mutating func apply(_ name: String, _ argument: Argument?, isRequest: Bool) {
         switch name {
         case "no-store": noStore = true
-        case "no-cache":
-            noCache = true
-            if let text = argument?.text {
-                noCacheFields = text.split(separator: ",").map { HTTPSyntax.trimmed($0).lowercased() }
-                    .filter { !$0.isEmpty }
-            }
         case "max-age":
             let seconds = Self.seconds(argument)
             maxAge = isRequest ? seconds : (seconds ?? 0)
@@ -100,6 +100,18 @@ public struct CacheControl: Sendable, Hashable {
         case "min-fresh": minFresh = Self.seconds(argument)
         case "only-if-cached": onlyIfCached = true
         default: break
+        }
+    }
+
+    /// `no-cache`: plain (or in a request, or with no field name) the whole response; with field names, those.
+    private mutating func applyNoCache(_ argument: Argument?, isRequest: Bool) {
+        let fields =
+            argument?.text.split(separator: ",").map { HTTPSyntax.trimmed($0).lowercased() }.filter { !$0.isEmpty }
+            ?? []
+        if isRequest || fields.isEmpty {
+            noCache = true
+        } else {
+            for field in fields where !noCacheFields.contains(field) { noCacheFields.append(field) }
         }
     }
 

@@ -105,12 +105,15 @@ enum HTTPCacheRules {
         control.maxAge != nil || headers.contains("Expires")
     }
 
-    /// The fields a stored response keeps: all but the hop-by-hop ones and those `Connection` names.
+    /// The fields a stored response keeps: all but the hop-by-hop ones, those `Connection` names, and those a
+    /// qualified `no-cache` names (RFC 9111 §5.2.2.4: they may not be reused without revalidation, so the rest of
+    /// the response is stored without them and may be reused as it is).
     static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
         var excluded = hopByHop
         for value in headers.values(for: "Connection") {
             for name in value.split(separator: ",") { excluded.insert(HTTPSyntax.trimmed(name).lowercased()) }
         }
+        if headers.contains("Cache-Control") { excluded.formUnion(CacheControl(headers).noCacheFields) }
         guard headers.contains(where: { excluded.contains($0.name.lowercased()) }) else { return headers }
         return HTTPHeaders(headers.filter { !excluded.contains($0.name.lowercased()) })
     }
@@ -182,6 +185,28 @@ enum HTTPCacheRules {
             for value in update.values(for: name) { merged.add(name: name, value: value) }
         }
         return merged
+    }
+
+    /// Whether a `200` to a `HEAD` describes the same representation as a stored `GET` response (RFC 9111 §4.3.5):
+    /// the same `ETag` when either has one, else the same `Last-Modified` when either has one, and the body's length
+    /// when the HEAD gives a `Content-Length`.
+    /// - Parameters:
+    ///   - stored: The stored response's fields.
+    ///   - bodyLength: The stored body's length in bytes.
+    ///   - head: The HEAD response's fields.
+    static func headDescribes(stored: HTTPHeaders, bodyLength: Int, head: HTTPHeaders) -> Bool {
+        if stored.contains("ETag") || head.contains("ETag") {
+            guard let etag = head["ETag"], HTTPSyntax.trimmed(etag) == stored["ETag"].map({ HTTPSyntax.trimmed($0) })
+            else {
+                return false
+            }
+        } else if stored.contains("Last-Modified") || head.contains("Last-Modified") {
+            guard let modified = head["Last-Modified"].flatMap({ HTTPDate.parse($0) }),
+                modified == stored["Last-Modified"].flatMap({ HTTPDate.parse($0) })
+            else { return false }
+        }
+        guard let length = head["Content-Length"] else { return true }
+        return Int(HTTPSyntax.trimmed(length)) == bodyLength
     }
 
     /// The URLs an unsafe request's non-error response invalidates (RFC 9111 §4.4): the target URL, and the

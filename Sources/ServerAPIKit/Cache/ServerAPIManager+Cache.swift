@@ -35,9 +35,13 @@ extension ServerAPIManager {
     /// (`deliverFromCache(_:_:_:range:)`), never as the whole.
     @inline(never)
     func storedEntry(for call: Call) async -> CacheEntry? {
-        guard let cache, let key = call.cacheKey else { return nil }
-        guard let primary = try? await cache.lookup(key) else { return nil }
-        let headers = variantHeaders(of: call.request)
+        guard let key = call.cacheKey else { return nil }
+        return await storedEntry(key: key, headers: variantHeaders(of: call.request))
+    }
+
+    /// The stored response under `key` whose variant the request `headers` select; `nil` when there is none.
+    func storedEntry(key: CacheKey, headers: HTTPHeaders) async -> CacheEntry? {
+        guard let cache, let primary = try? await cache.lookup(key) else { return nil }
         if primary.variant.matches(headers) { return primary }
         guard let group = primary.variantGroup else { return nil }
         let variantKey = key.variant(group: group, CacheVariant(names: primary.variant.names, request: headers))

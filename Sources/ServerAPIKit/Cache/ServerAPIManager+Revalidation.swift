@@ -59,7 +59,7 @@ extension ServerAPIManager {
     ) async {
         guard let (update, receivedAt) = revalidation.notModified.value else { return }
         var entry = revalidation.entry
-        entry.headers = HTTPCacheRules.merge(entry.headers, update)
+        entry.headers = HTTPCacheRules.storedHeaders(HTTPCacheRules.merge(entry.headers, update))
         entry.storedAt = receivedAt
         entry.initialAge = .seconds(
             HTTPCacheRules.initialAge(headers: update, requestTime: requestTime, responseTime: receivedAt))
@@ -70,6 +70,45 @@ extension ServerAPIManager {
         }
         entry.expiresAt = expiry(of: entry, control: control, api: api)
         await store(entry, requestHeaders: variantHeaders(of: revalidation.base), api: api, in: cache, key: key)
+    }
+
+    /// After a `200` to a `HEAD` (RFC 9111 §4.3.5): the stored `GET` response of the same URL and variant, when the
+    /// HEAD describes it (`HTTPCacheRules.headDescribes`), gets the HEAD's fields and a freshness computed anew from
+    /// them, as after a 304; when it does not, the stored response is made stale, so that its next use
+    /// revalidates.
+    /// - Returns: The updated stored fields, which the HEAD's caller gets (those the HEAD did not carry included);
+    ///   `nil` when nothing was updated.
+    func updateStoredGET(
+        after response: TransportResponse, to request: TransportRequest, api: ServerAPI, requestTime: Date,
+        in cache: any CacheStorage
+    ) async -> HTTPHeaders? {
+        var get = request
+        get.method = .get
+        get.body = .empty
+        let key = CacheKey(request: get)
+        let requestHeaders = variantHeaders(of: request)
+        guard var entry = await storedEntry(key: key, headers: requestHeaders), entry.status == 200 else { return nil }
+        var asGet = api
+        asGet.method = .get
+        guard HTTPCacheRules.headDescribes(stored: entry.headers, bodyLength: entry.body.count, head: response.headers)
+        else {
+            entry.expiresAt = entry.storedAt.addingTimeInterval(-entry.initialAge.seconds)
+            await store(entry, requestHeaders: requestHeaders, api: asGet, in: cache, key: key)
+            return nil
+        }
+        let now = configuration.now()
+        entry.headers = HTTPCacheRules.storedHeaders(HTTPCacheRules.merge(entry.headers, response.headers))
+        entry.storedAt = now
+        entry.initialAge = .seconds(
+            HTTPCacheRules.initialAge(headers: response.headers, requestTime: requestTime, responseTime: now))
+        let control = CacheControl(entry.headers)
+        if control.noStore && !control.mustUnderstand {
+            try? await cache.remove(key)
+            return nil
+        }
+        entry.expiresAt = expiry(of: entry, control: control, api: asGet)
+        await store(entry, requestHeaders: requestHeaders, api: asGet, in: cache, key: key)
+        return entry.headers
     }
 
     /// Revalidates a stored response in the background, for a call it answered stale within

@@ -47,8 +47,14 @@ extension ServerAPIManager {
         {
             revalidation = self.revalidation(of: stored, for: api, base: call.request)
         }
+        // A stored response that may stand in for a failed call (`stale-if-error`, the offline fallback) stands in for
+        // a 5xx too, even one the call accepts: RFC 5861 counts 500, 502, 503 and 504 as errors.
+        let fallsBack =
+            stored != nil
+            && usage.map { api.cacheMode == .loadElseReturnCache ? $0.mayAnswerOffline : $0.answersOnError } == true
         do {
-            let value = try await attempts(call, revalidation: revalidation, finisher, record: record)
+            let value = try await attempts(
+                call, revalidation: revalidation, finisher, record: record, refusesServerErrors: fallsBack)
             if let revalidation, let cache, let key = call.cacheKey {
                 await refresh(revalidation, api: api, requestTime: requestTime, in: cache, key: key)
             }
@@ -112,11 +118,15 @@ extension ServerAPIManager {
     /// cancelled: each attempt runs the plugins' `prepare` and `willSend` and then `attempt`; a failure asks
     /// the retry policy and the plugins whether to try again, and waits on the manager's clock
     /// (`retryOrEnd`). A cancellation, or a failure not retried, completes the call (`didComplete`) and is
-    /// thrown. A conditional call (`revalidation`) accepts 304 and carries the stored entry's validators.
+    /// thrown. A conditional call (`revalidation`) accepts 304 and carries the stored entry's validators; with
+    /// `refusesServerErrors`, a 5xx is an `httpStatus` error whatever the call accepts, so that a stored response
+    /// can answer instead.
     private func attempts<F: CallFinishing>(
-        _ call: Call, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?
+        _ call: Call, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?,
+        refusesServerErrors: Bool = false
     ) async throws -> F.Value {
-        let api = revalidation?.api ?? call.api
+        var api = revalidation?.api ?? call.api
+        if refusesServerErrors { api.acceptableStatus = api.acceptableStatus.refusingServerErrors }
         let base = revalidation?.base ?? call.request
         var number = 0
         var pluginRetries = 0
@@ -184,6 +194,12 @@ extension ServerAPIManager {
             processed = revalidation.refreshedResponse(processed)
             call.stampStatus(processed.status)
             source = .cache(storedAt: now, age: .zero)
+        }
+        if case .network = source, request.method == .head, processed.status == 200, let cache, call.cacheKey != nil,
+            let updated = await updateStoredGET(
+                after: processed, to: request, api: api, requestTime: requestTime, in: cache)
+        {
+            processed.headers = updated
         }
         let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
         if case .network = source, let cache, let key = call.cacheKey {

@@ -270,4 +270,13 @@ public enum StatusValidation: Sendable, Hashable {
         case .codes(let codes): codes.contains(status)
         }
     }
+
+    /// The same validation without the 5xx statuses.
+    package var refusingServerErrors: StatusValidation {
+        switch self {
+        case .successful: self
+        case .any: .codes(Set(100..<500).union(600..<1000))
+        case .codes(let codes): .codes(codes.filter { !(500..<600).contains($0) })
+        }
+    }
 }

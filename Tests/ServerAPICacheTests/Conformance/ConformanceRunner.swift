@@ -8,9 +8,12 @@ struct ConformanceFailure: Sendable, CustomStringConvertible {
     var step: Int
     /// The check only prepared the case (the step is a setup step, or lists the check as setup-only).
     var isSetup: Bool
+    /// The check that did not hold, as the script names it (`type`, `status`, `header`, `no-header`, `text`,
+    /// `sent`, `not-sent`, `method`), or `echo` for a field the origin sent that the caller did not get.
+    var check: String
     var message: String
 
-    var description: String { "step \(step)\(isSetup ? " (setup)" : ""): \(message)" }
+    var description: String { "step \(step)\(isSetup ? " (setup)" : "") \(check): \(message)" }
 }
 
 /// Runs conformance cases against a `ServerAPIManager` configured as the Caching article says for HTTP
@@ -105,7 +108,8 @@ enum ConformanceRunner {
         func fail(_ check: String, _ message: String) {
             failures.append(
                 ConformanceFailure(
-                    step: number, isSetup: step.isSetup || step.setupChecks.contains(check), message: message))
+                    step: number, isSetup: step.isSetup || step.setupChecks.contains(check), check: check,
+                    message: message))
         }
         let request = reached.first
 
@@ -253,7 +257,7 @@ enum ConformanceRunner {
                 if got != sent.value {
                     failures.append(
                         ConformanceFailure(
-                            step: number, isSetup: false,
+                            step: number, isSetup: false, check: "echo",
                             message:
                                 "response \(sent.name) is \(got.map { "\"\($0)\"" } ?? "absent"), the origin sent \"\(sent.value)\""
                         ))
