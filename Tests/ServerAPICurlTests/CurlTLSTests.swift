@@ -187,7 +187,9 @@ struct CurlTLSTests {
     @Test("a malformed pin is refused when the transport is created")
     func malformedPin() async throws {
         let tls = TLSOptions(pins: [.sha256(["not-a-digest"])])
-        #expect(throws: ServerAPIError.self) { try CurlTransport(validating: .init(tls: tls)) }
+        let validating = #expect(throws: ServerAPIError.self) { try CurlTransport(validating: .init(tls: tls)) }
+        #expect(validating?.kind == .invalidRequest)
+        #expect(validating?.message.contains("not-a-digest") == true)
         let error = await expectError {
             try await CurlTransport(configuration: .init(tls: tls)).perform(
                 TransportRequest(url: URL(string: "https://127.0.0.1:9/")!))

@@ -155,7 +155,8 @@ struct MetricsTests {
         mock.stub(.get, "/x", .status(500))
         let capture = Capture()
         let manager = ServerAPIManager(transport: mock, plugins: [capture])
-        _ = await expectError { try await manager.send(.test()) }
+        let error = await expectError { try await manager.send(.test()) }
+        #expect(error?.kind == .httpStatus && error?.status == 500)
         #expect(capture.log.all == ["1 mock 1"])
     }
 }

@@ -172,7 +172,8 @@ struct AuthRefreshPluginTests {
         #expect(auth.refreshCount == 2 && mock.requestCount == 4)
 
         clock.advance(by: .seconds(61))
-        _ = await expectError { try await manager.send(.test()) }
+        let third = await expectError { try await manager.send(.test()) }
+        #expect(third?.kind == .httpStatus && third?.status == 401)
         #expect(auth.refreshCount == 4)
     }
 

@@ -386,7 +386,8 @@ struct ResilienceManagerTests {
         var policies = ResiliencePolicies.none
         policies.origins[Self.origin] = ResiliencePolicies(circuitBreaker: .consecutiveFailures(1))
         let manager = ServerAPIManager.resilient(policies, transport: mock)
-        _ = await expectError { try await manager.send(ServerAPI.test()) }
+        let opening = await expectError { try await manager.send(ServerAPI.test()) }
+        #expect(opening?.kind == .httpStatus && opening?.status == 503)
         #expect(await expectError { try await manager.send(ServerAPI.test()) }?.kind == .circuitOpen)
         let other = ServerAPI(host: "https://other.test", path: "/x")
         #expect(await expectError { try await manager.send(other) }?.status == 503)
