@@ -170,6 +170,7 @@ struct StreamingConformanceTests {
         let error = await #expect(throws: ServerAPIError.self) {
             try await manager(kind).stream(ServerAPI(url: try kind.fixture("/status/503")))
         }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 503)
         #expect(error?.bodyExcerpt?.isEmpty == false)
     }
