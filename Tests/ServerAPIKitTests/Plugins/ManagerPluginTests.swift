@@ -104,6 +104,7 @@ struct ManagerPluginTests {
         let manager = ServerAPIManager(
             transport: mock, plugins: [AlwaysRetry()], configuration: .init(maxPluginRetries: 2))
         let error = await expectError { try await manager.send(.test()) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 401)
         #expect(mock.requestCount == 3)
     }
