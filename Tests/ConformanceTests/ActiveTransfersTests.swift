@@ -45,12 +45,14 @@ struct ActiveTransfersTests {
         try await poll("the hanging call to be counted") { await counted.active() > 0 }
 
         _ = try await manager.send(ServerAPI(url: try TestServers.fixture("/health")).format(.data))
-        await #expect(throws: ServerAPIError.self) {
+        let refused = await #expect(throws: ServerAPIError.self) {
             _ = try await manager.send(ServerAPI(url: URL(string: "http://127.0.0.1:\(try closedPort())/")!))
         }
-        await #expect(throws: ServerAPIError.self) {
+        #expect(refused?.kind == .cannotConnect)
+        let dropped = await #expect(throws: ServerAPIError.self) {
             _ = try await manager.send(ServerAPI(url: try TestServers.fixture("/close-mid-body?size=2000&after=1000")))
         }
+        #expect(dropped?.kind == .network)
         #expect(manager.cancel(id: hang.id).count == 1)
         let ending = await waiting.result
         #expect((ending.error as? ServerAPIError)?.kind == .cancelled)

@@ -75,8 +75,7 @@ struct CancellationConformanceTests {
         if point == .afterCompletion {
             #expect(try outcome.get().0.status == 200)
         } else {
-            #expect(throws: ServerAPIError.self) { try outcome.get() }
-            let error = outcome.failure as? ServerAPIError
+            let error = #expect(throws: ServerAPIError.self) { try outcome.get() }
             #expect(error?.kind == .cancelled)
             #expect(error?.requestID == request.id)
             let latency = ContinuousClock.now - cancelledAt

@@ -161,6 +161,7 @@ struct ContentCodingConformanceTests {
             let response = try await manager.stream(ServerAPI(url: try kind.fixture("/coding/bomb")))
             for try await _ in response.body {}
         }
+        #expect(streamError?.kind == .responseTooLarge)
         #expect(streamError?.message.contains("decompression ratio") == true, "\(String(describing: streamError))")
         let scratch = try Scratch()
         let downloadError = await #expect(throws: ServerAPIError.self) {
@@ -168,6 +169,7 @@ struct ContentCodingConformanceTests {
                 $0.download = DownloadTarget(destination: scratch.file("bomb.bin"))
             }
         }
+        #expect(downloadError?.kind == .responseTooLarge)
         #expect(downloadError?.message.contains("decompression ratio") == true, "\(String(describing: downloadError))")
     }
 

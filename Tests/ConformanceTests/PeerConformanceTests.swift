@@ -112,7 +112,13 @@ struct PeerConformanceTests {
 
     @Test("testNotHTTP: a response that is not HTTP is an error", arguments: TransportKind.allCases)
     func testNotHTTP(kind: TransportKind) async throws {
-        await #expect(throws: ServerAPIError.self) { try await manager(kind).send(try raw("not-http")) }
+        let error = await #expect(throws: ServerAPIError.self) { try await manager(kind).send(try raw("not-http")) }
+        // The server is at fault, not the call. libcurl fails "FOOBAR" as CURLE_UNSUPPORTED_PROTOCOL ("Received
+        // HTTP/0.9 when not allowed") and FoundationNetworking, over libcurl, as unsupportedURL: both backends map
+        // these to invalidRequest (CurlError.classify, URLErrorMapping), whose hint says to fix the call.
+        withKnownIssue("a response that is not HTTP is reported as invalidRequest on every transport") {
+            #expect(error?.kind == .network)
+        }
     }
 
     @Test(
@@ -124,7 +130,10 @@ struct PeerConformanceTests {
                 "refused", because: "FoundationNetworking takes 'Http/1.1 200 OK' as an empty 200")
         ]
         try await limited(kind, limits) {
-            await #expect(throws: ServerAPIError.self, "refused") { try await manager(kind).send(try raw("http-case")) }
+            let error = await #expect(throws: ServerAPIError.self, "refused") {
+                try await manager(kind).send(try raw("http-case"))
+            }
+            #expect(error?.kind == .network, "refused")
         }
     }
 
@@ -161,7 +170,10 @@ struct PeerConformanceTests {
 
     @Test("testIncompleteBody: a body shorter than its Content-Length is an error", arguments: TransportKind.allCases)
     func testIncompleteBody(kind: TransportKind) async throws {
-        await #expect(throws: ServerAPIError.self) { try await manager(kind).send(try raw("incomplete-body")) }
+        let error = await #expect(throws: ServerAPIError.self) {
+            try await manager(kind).send(try raw("incomplete-body"))
+        }
+        #expect(error?.kind == .network)
     }
 
     @Test("testNoLengthHint: a body delimited by the connection's close is whole", arguments: TransportKind.allCases)
@@ -173,7 +185,10 @@ struct PeerConformanceTests {
 
     @Test("testConflictingContentLength: 'Content-Length: 10, 4' is an error", arguments: TransportKind.allCases)
     func testConflictingContentLength(kind: TransportKind) async throws {
-        await #expect(throws: ServerAPIError.self) { try await manager(kind).send(try raw("conflicting-cl")) }
+        let error = await #expect(throws: ServerAPIError.self) {
+            try await manager(kind).send(try raw("conflicting-cl"))
+        }
+        #expect(error?.kind == .network)
     }
 
     // MARK: Well-formed exchanges
@@ -381,9 +396,10 @@ struct PeerConformanceTests {
 
     @Test("testInfiniteRedirect: a redirect loop is an error", arguments: TransportKind.allCases)
     func testInfiniteRedirect(kind: TransportKind) async throws {
-        await #expect(throws: ServerAPIError.self) {
+        let error = await #expect(throws: ServerAPIError.self) {
             try await manager(kind).send(try peer(kind, "/peer/redirect-ping"))
         }
+        #expect(error?.kind == .tooManyRedirects)
     }
 
     @Test("testHeadWithContentLength: a HEAD's Content-Length announces no body", arguments: TransportKind.allCases)

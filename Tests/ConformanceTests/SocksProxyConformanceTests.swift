@@ -126,6 +126,7 @@ struct SocksProxyConformanceTests {
         var configuration = CurlTransport.Configuration(proxy: refused)
         configuration.additionalTrustedCAFile = try TestServers.h2CAFile()
         let error = await expectError { try await CurlTransport(configuration: configuration).send(url) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 407)
     }
 

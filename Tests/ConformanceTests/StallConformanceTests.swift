@@ -45,6 +45,7 @@ struct StallConformanceTests {
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await make(kind, stall: Self.limit).send(url, timeout: .seconds(60))
         }
+        #expect(error?.kind == .timedOut)
         #expect(error?.isStalled == true)
         #expect(error?.stallTimeout == Self.limit)
     }
@@ -94,6 +95,7 @@ struct StallConformanceTests {
                 $0.stallTimeout = Self.limit
             }
         }
+        #expect(error?.kind == .timedOut)
         #expect(error?.isStalled == true)
         #expect(!scratch.exists(target.destination))
         let kept = scratch.size(target.partialURL) ?? 0

@@ -20,17 +20,65 @@ struct StreamingConformanceTests {
         return try JSONSerialization.jsonObject(with: result.data ?? Data())
     }
 
-    /// The events a fixture route's `expected` document lists, as (type, data, id).
+    /// The events a fixture route's `expected` document lists, as (type, data, id, retry): `retry` is its
+    /// `retry_ms`, the reconnection time in force when the event is dispatched, in milliseconds; "" when none.
     private func expectedEvents(_ kind: TransportKind, _ manager: ServerAPIManager, _ path: String) async throws
         -> [[String]]
     {
         let list = try await json(kind, manager, path) as? [[String: Any]] ?? []
-        return list.map { [$0["type"] as? String ?? "", $0["data"] as? String ?? "", $0["id"] as? String ?? ""] }
+        return list.map {
+            [
+                $0["type"] as? String ?? "", $0["data"] as? String ?? "", $0["id"] as? String ?? "",
+                ($0["retry_ms"] as? NSNumber).map { "\($0.int64Value)" } ?? "",
+            ]
+        }
     }
 
-    private func events(_ response: StreamedResponse) async throws -> [[String]] {
+    private static func milliseconds(_ duration: Duration?) -> String {
+        duration.map { "\($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)" } ?? ""
+    }
+
+    /// The events of `response.events`, as (type, data, id, retry): `retry` is the event's own, the time a
+    /// `retry:` among its lines asked for ("" when none did). `reconnection` is the parser's reconnection time
+    /// once the stream has ended: the last valid `retry:` of the whole stream.
+    private func events(_ response: StreamedResponse) async throws -> (events: [[String]], reconnection: String) {
         var events: [[String]] = []
-        for try await event in response.events { events.append([event.type, event.data, event.id]) }
+        var iterator = response.events.makeAsyncIterator()
+        while let event = try await iterator.next() {
+            events.append([event.type, event.data, event.id, Self.milliseconds(event.retry)])
+        }
+        return (events, Self.milliseconds(iterator.parser.retry))
+    }
+
+    /// Checks `response.events` against the fixture's `expected`: type, data and id exactly; an event's own
+    /// `retry`, when it has one, is the one in force at its dispatch (the fixture's `retry_ms`); and the
+    /// reconnection time the stream leaves is the last event's `retry_ms` (no fixture stream sets one after it).
+    private func expectEvents(
+        _ response: StreamedResponse, _ expected: [[String]], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let (received, reconnection) = try await events(response)
+        #expect(received.map { $0.prefix(3) } == expected.map { $0.prefix(3) }, sourceLocation: sourceLocation)
+        for (event, wanted) in zip(received, expected) where !event[3].isEmpty {
+            #expect(event[3] == wanted[3], "the own retry of \(event)", sourceLocation: sourceLocation)
+        }
+        #expect(reconnection == expected.last?[3], sourceLocation: sourceLocation)
+    }
+
+    /// The events of a streamed body as (type, data, id, retry in force), parsed one byte at a time: after a
+    /// byte at most one line has ended, so the parser's reconnection time right after an event is dispatched
+    /// is the one in force at its dispatch, which is what the fixture's `retry_ms` is. (`response.events`
+    /// parses a chunk at a time, and by the end of a chunk a later `retry:` may have been read.)
+    private func eventsWithRetryInForce(_ response: StreamedResponse) async throws -> [[String]] {
+        var parser = ServerSentEventParser()
+        var events: [[String]] = []
+        for try await chunk in response.body {
+            for byte in chunk {
+                for event in try parser.feed([byte]) {
+                    events.append([event.type, event.data, event.id, Self.milliseconds(parser.retry)])
+                }
+            }
+        }
+        parser.finish()
         return events
     }
 
@@ -95,8 +143,9 @@ struct StreamingConformanceTests {
         let expected = try await expectedEvents(kind, manager, "/sse/basic/expected")
         let response = try await manager.stream(ServerAPI(url: try kind.fixture("/sse/basic")))
         #expect(response.headers["Content-Type"]?.hasPrefix("text/event-stream") == true)
-        #expect(try await events(response) == expected)
+        try await expectEvents(response, expected)
         #expect(expected.count == 5)
+        #expect(expected.map { $0[3] } == ["", "", "1500", "1500", "1500"])
     }
 
     @Test(
@@ -106,7 +155,7 @@ struct StreamingConformanceTests {
         let manager = manager(kind)
         let expected = try await expectedEvents(kind, manager, "/sse/lineends/expected")
         let response = try await manager.stream(ServerAPI(url: try kind.fixture("/sse/lineends?style=\(style)")))
-        #expect(try await events(response) == expected)
+        try await expectEvents(response, expected)
     }
 
     @Test(
@@ -116,7 +165,44 @@ struct StreamingConformanceTests {
         let manager = manager(kind)
         let expected = try await expectedEvents(kind, manager, "/sse/malformed/expected?case=\(name)")
         let response = try await manager.stream(ServerAPI(url: try kind.fixture("/sse/malformed?case=\(name)")))
-        #expect(try await events(response) == expected)
+        try await expectEvents(response, expected)
+    }
+
+    @Test(
+        "the reconnection time in force at each event is the last valid retry: field before it",
+        arguments: TransportKind.allCases,
+        ["/sse/basic", "/sse/lineends?style=lf", "/sse/lineends?style=crlf", "/sse/lineends?style=cr"])
+    func retryInForce(kind: TransportKind, path: String) async throws {
+        let manager = manager(kind)
+        // `/sse/lineends/expected` lists the same events for every style.
+        let route = path.split(separator: "?", maxSplits: 1)[0]
+        let expected = try await expectedEvents(kind, manager, "\(route)/expected")
+        #expect(expected.contains { !$0[3].isEmpty })
+        let response = try await manager.stream(ServerAPI(url: try kind.fixture(path)))
+        #expect(try await eventsWithRetryInForce(response) == expected)
+    }
+
+    @Test(
+        "an absurd retry: (negative, not digits, past 64 bits) is ignored and the last valid one stays",
+        arguments: TransportKind.allCases)
+    func absurdRetry(kind: TransportKind) async throws {
+        let manager = manager(kind)
+        let list = try await json(kind, manager, "/sse/malformed/expected?case=absurd-retry") as? [[String: Any]]
+        // The fixture allows a parser to clamp the value past 64 bits instead; ours ignores it, like any other
+        // value that is not a number of milliseconds it can hold (ServerSentEventParser.milliseconds).
+        #expect(list?.last?["retry_ms_may_be_clamped"] as? Bool == true)
+        let expected = try await expectedEvents(kind, manager, "/sse/malformed/expected?case=absurd-retry")
+        #expect(
+            expected == [
+                ["message", "first", "", "1000"], ["message", "second", "", "1000"],
+                ["message", "normal", "", "1000"],
+            ])
+        let url = try kind.fixture("/sse/malformed?case=absurd-retry")
+        #expect(try await eventsWithRetryInForce(manager.stream(ServerAPI(url: url))) == expected)
+        // Through the manager's own sequence: only the first event's lines carry a valid retry:.
+        let (received, reconnection) = try await events(manager.stream(ServerAPI(url: url)))
+        #expect(received.map { $0[3] } == ["1000", "", ""])
+        #expect(reconnection == "1000")
     }
 
     @Test("a line longer than the limit ends the events with responseTooLarge", arguments: TransportKind.allCases)
@@ -143,6 +229,9 @@ struct StreamingConformanceTests {
         }
         #expect(events.map(\.data) == (1...5).map { "event \($0)" })
         #expect(events.map(\.id) == (1...5).map { "\($0)" })
+        // "retry: 50" is among event 1's lines; it stays in force (the fixture's retry_ms) but is no later
+        // event's own.
+        #expect(events.map(\.retry) == [.milliseconds(50), nil, nil, nil, nil])
         let log = try await json(kind, manager, "/sse/reconnect/log?key=\(key)") as? [String: Any]
         #expect(log?["connections"] as? Int == 3)
         #expect((log?["last_event_ids"] as? [Any])?.map { $0 as? String } == [nil, "3", "5"])
@@ -170,6 +259,7 @@ struct StreamingConformanceTests {
         let error = await #expect(throws: ServerAPIError.self) {
             try await manager(kind).stream(ServerAPI(url: try kind.fixture("/status/503")))
         }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 503)
         #expect(error?.bodyExcerpt?.isEmpty == false)
     }

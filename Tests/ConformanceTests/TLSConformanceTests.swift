@@ -108,6 +108,7 @@ struct TLSConformanceTests {
             let error = await #expect(throws: ServerAPIError.self) {
                 _ = try await transport.send(server.url("/echo"))
             }
+            #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .pinMismatch)
             // The same transport without the pin reaches the server: the failure is the pin's.
             let unpinned = try kind.make(tls: TLSOptions(), caFile: certificates.file("ca.pem"))

@@ -73,7 +73,8 @@ struct URLSessionProxyTests {
             #expect(error?.message.contains("hunter22") == false)
         #else
             // Apple platforms take a proxy without credentials through connectionProxyDictionary.
-            #expect(throws: ServerAPIError.self) { try URLSessionTransport(proxy: proxy) }
+            let error = #expect(throws: ServerAPIError.self) { try URLSessionTransport(proxy: proxy) }
+            #expect(error?.kind == .unsupported)
         #endif
     }
 

@@ -237,9 +237,10 @@ import Testing
             }
             clock.advance(by: .seconds(60))
             for path in ["/no-cache", "/must", "/secret"] {
-                await #expect(throws: ServerAPIError.self, "\(path)") {
+                let offline = await #expect(throws: ServerAPIError.self, "\(path)") {
                     try await manager.send(Self.items.path(path).cache(.loadElseReturnCache))
                 }
+                #expect(offline?.kind == .cannotConnect, "\(path)")
                 let error = await #expect(throws: ServerAPIError.self, "\(path)") {
                     try await manager.send(Self.items.path(path).cache(.cacheOnly))
                 }

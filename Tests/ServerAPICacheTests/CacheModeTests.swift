@@ -118,6 +118,15 @@ import Testing
             case .serverError: .status(503)
             }
         }
+        /// The error a call sees when no cached entry stands in.
+        var kind: ServerAPIError.Kind {
+            switch self {
+            case .timeout: .timedOut
+            case .cannotConnect: .cannotConnect
+            case .serverError: .httpStatus
+            }
+        }
+        var status: Int? { self == .serverError ? 503 : nil }
     }
 
     @Test(
@@ -147,7 +156,9 @@ import Testing
 
             // Without an entry, the failure is the caller's.
             try await cache.removeAll()
-            await #expect(throws: ServerAPIError.self) { try await manager.send(api) }
+            let error = await #expect(throws: ServerAPIError.self) { try await manager.send(api) }
+            #expect(error?.kind == outage.kind)
+            #expect(error?.status == outage.status)
         }
     }
 
@@ -160,6 +171,7 @@ import Testing
             let api = Self.items.cache(.loadElseReturnCache)
             _ = try await manager.send(api)
             let error = await #expect(throws: ServerAPIError.self) { try await manager.send(api) }
+            #expect(error?.kind == .httpStatus)
             #expect(error?.status == 404)
         }
     }

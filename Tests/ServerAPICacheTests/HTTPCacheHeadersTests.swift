@@ -186,6 +186,7 @@ import Testing
             let error = await #expect(throws: ServerAPIError.self) {
                 try await manager.send(api.setHeader("If-None-Match", "\"mine\""))
             }
+            #expect(error?.kind == .httpStatus)
             #expect(error?.status == 304)
             #expect(mock.requests.last?.headers.values(for: "If-None-Match") == ["\"mine\""])
         }

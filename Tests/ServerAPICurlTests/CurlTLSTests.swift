@@ -72,6 +72,7 @@ struct CurlTLSTests {
             let error = await expectError {
                 try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
             }
+            #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .hostnameMismatch, "\(String(describing: error))")
             #expect(error?.message.contains("hostname mismatch") == true)
         }
@@ -167,6 +168,7 @@ struct CurlTLSTests {
             let error = await expectError {
                 try await transport.perform(TransportRequest(url: server.otherHostURL("/echo")))
             }
+            #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .pinMismatch)
         }
     }
@@ -180,6 +182,7 @@ struct CurlTLSTests {
                 try await CurlTransport(configuration: .init(tls: tls)).perform(
                     TransportRequest(url: server.url("/echo")))
             }
+            #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .untrustedCertificate)
         }
     }
@@ -187,7 +190,9 @@ struct CurlTLSTests {
     @Test("a malformed pin is refused when the transport is created")
     func malformedPin() async throws {
         let tls = TLSOptions(pins: [.sha256(["not-a-digest"])])
-        #expect(throws: ServerAPIError.self) { try CurlTransport(validating: .init(tls: tls)) }
+        let validating = #expect(throws: ServerAPIError.self) { try CurlTransport(validating: .init(tls: tls)) }
+        #expect(validating?.kind == .invalidRequest)
+        #expect(validating?.message.contains("not-a-digest") == true)
         let error = await expectError {
             try await CurlTransport(configuration: .init(tls: tls)).perform(
                 TransportRequest(url: URL(string: "https://127.0.0.1:9/")!))
@@ -278,6 +283,7 @@ struct CurlTLSTests {
             let error = await expectError {
                 try await transport(certificates, tls: tls).perform(TransportRequest(url: server.url("/whoami")))
             }
+            #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .clientCertificateRejected)
         }
     }
@@ -325,6 +331,7 @@ struct CurlTLSTests {
                 try await CurlTransport(configuration: .init(tls: missing)).perform(
                     TransportRequest(url: URL(string: "https://127.0.0.1:9/")!))
             }
+            #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .clientCertificateProblem)
             #expect(error?.message.contains("absent.pem") == true)
         }

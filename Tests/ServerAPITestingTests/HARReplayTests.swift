@@ -71,6 +71,7 @@ struct HARReplayTests {
         let wrongQuery = await #expect(throws: ServerAPIError.self) {
             try await manager.send(ServerAPI(host: Self.host, path: "/items").query("page", "3").query("size", "10"))
         }
+        #expect(wrongQuery?.kind == .notRecorded)
         #expect(wrongQuery?.message.contains("entry 1 of 2") == true)
         #expect(wrongQuery?.message.contains("query (recorded page=2; not recorded page=3)") == true)
     }
@@ -95,6 +96,7 @@ struct HARReplayTests {
             try await manager.send(
                 ServerAPI(host: Self.host, path: "/search", method: .post).body(.data(Data(#"{"a":2}"#.utf8))))
         }
+        #expect(other?.kind == .notRecorded)
         #expect(other?.message.contains("body (recorded") == true)
     }
 
@@ -143,9 +145,10 @@ struct HARReplayTests {
         #expect(rerecorded.entries.first?.response.content.text == "live known")
 
         // A record mode without an upstream cannot record.
-        #expect(throws: ServerAPIError.self) {
+        let noUpstream = #expect(throws: ServerAPIError.self) {
             try ReplayingTransport(file: file, configuration: .init(mode: .recordAll))
         }
+        #expect(noUpstream?.kind == .invalidRequest)
     }
 
     @Test("replaying a file that does not exist fails at once and says how to record it")
@@ -233,9 +236,11 @@ struct HARReplayTests {
         #expect(HARMode.recordingFile("/abs/x.har", filePath: "/src/T.swift").path == "/abs/x.har")
         #expect(try HARMode.resolve(.replay, environment: ["SAPI_HAR_MODE": "record-all"]) == .recordAll)
         #expect(try HARMode.resolve(.recordMissing, environment: [:]) == .recordMissing)
-        #expect(throws: ServerAPIError.self) {
+        let unknownMode = #expect(throws: ServerAPIError.self) {
             try HARMode.resolve(.replay, environment: ["SAPI_HAR_MODE": "sometimes"])
         }
+        #expect(unknownMode?.kind == .invalidRequest)
+        #expect(unknownMode?.message.contains("sometimes") == true)
     }
 
     @Test("a replayed download is written to its file; an error status writes nothing")
@@ -262,9 +267,11 @@ struct HARReplayTests {
         #expect(result.fileURL == target)
         #expect(try Data(contentsOf: target) == bytes)
         let gone = scratch.file("gone.bin")
-        await #expect(throws: ServerAPIError.self) {
+        let goneError = await #expect(throws: ServerAPIError.self) {
             try await manager.send(ServerAPI(host: Self.host, path: "/gone").download(to: gone))
         }
+        #expect(goneError?.kind == .httpStatus)
+        #expect(goneError?.status == 404)
         #expect(!scratch.exists(gone))
     }
 }

@@ -24,9 +24,10 @@ struct HARSecretsTests {
         let recording = RecordingTransport(recording: mock, to: file)
         // A request as a transport may get it directly, user-info still in its URL.
         _ = try await recording.perform(TransportRequest(url: URL(string: "http://user:S3CRETPW@api.test/ok")!))
-        _ = await expectError {
+        let down = await expectError {
             try await recording.perform(TransportRequest(url: URL(string: "http://user:S3CRETPW@api.test/down")!))
         }
+        #expect(down?.kind == .cannotConnect)
         // Through a manager: the user-info is sent as Authorization, which is redacted.
         _ = try await ServerAPIManager(transport: recording).send(
             try #require(ServerAPI(urlString: "http://user:S3CRETPW@api.test/ok")).format(.data))

@@ -32,6 +32,7 @@ struct BusinessRulesTests {
         #expect(expired.message == "token expired")
         #expect(expired.isSilent == false)
         let other = await expectError { try await manager.send(.test("/other")) }
+        #expect(other?.kind == .business)
         #expect(other?.userMessage == "Something went wrong (3001).")
     }
 
@@ -39,11 +40,14 @@ struct BusinessRulesTests {
     func silent() async {
         let manager = ServerAPIManager(
             transport: Self.mock(), formatter: TestEnvelopeFormatter(), configuration: .init(businessRules: Self.rules))
-        #expect(await expectError { try await manager.send(.test("/in-cart")) }?.isSilent == true)
-        #expect(await expectError { try await manager.send(.test("/other")) }?.isSilent == false)
+        let inCart = await expectError { try await manager.send(.test("/in-cart")) }
+        #expect(inCart?.kind == .business && inCart?.isSilent == true)
+        let other = await expectError { try await manager.send(.test("/other")) }
+        #expect(other?.kind == .business && other?.isSilent == false)
         // The rules apply to the decoding API as well.
         struct Item: Decodable, Sendable { var id: Int }
-        #expect(await expectError { try await manager.send(.test("/in-cart"), decoding: Item.self) }?.isSilent == true)
+        let decoded = await expectError { try await manager.send(.test("/in-cart"), decoding: Item.self) }
+        #expect(decoded?.kind == .business && decoded?.isSilent == true)
     }
 
     @Test("a call's rules override the manager's: messages code by code, silence both ways, or none at all")
@@ -53,12 +57,15 @@ struct BusinessRulesTests {
         let expired = await expectError {
             try await manager.send(.test("/expired").businessMessages(["1001": "Your session ended."]))
         }
+        #expect(expired?.kind == .business)
         #expect(expired?.userMessage == "Your session ended.")
-        #expect(
-            await expectError { try await manager.send(.test("/other").silentBusinessCodes("3001")) }?.isSilent == true)
+        let silenced = await expectError { try await manager.send(.test("/other").silentBusinessCodes("3001")) }
+        #expect(silenced?.kind == .business && silenced?.isSilent == true)
         let audible = await expectError { try await manager.send(.test("/in-cart").audibleBusinessCodes("2001")) }
+        #expect(audible?.kind == .business)
         #expect(audible?.isSilent == false)
         let raw = await expectError { try await manager.send(.test("/in-cart").businessRules(.none)) }
+        #expect(raw?.kind == .business)
         #expect(raw?.isSilent == false && raw?.userMessage == nil && raw?.code == "2001")
     }
 
@@ -84,7 +91,8 @@ struct BusinessRulesTests {
         // The call's interceptor replaced the manager's, so an empty payload now passes.
         _ = try await manager.send(.test("/empty").successInterceptor { _, _ in })
         // A business failure never reaches the interceptor.
-        #expect(await expectError { try await manager.send(.test("/expired")) }?.code == "1001")
+        let expired = await expectError { try await manager.send(.test("/expired")) }
+        #expect(expired?.kind == .business && expired?.code == "1001")
     }
 
     @Test("business errors raised by a plugin, not the formatter, get the same treatment")
@@ -100,6 +108,7 @@ struct BusinessRulesTests {
         let manager = ServerAPIManager(
             transport: mock, plugins: [Maintenance()], configuration: .init(businessRules: rules))
         let error = await expectError { try await manager.send(.test()) }
+        #expect(error?.kind == .business)
         #expect(error?.userMessage == "We'll be back soon." && error?.isSilent == true)
     }
 

@@ -247,6 +247,7 @@ struct CoalescingTests {
         clock.advance(by: .seconds(1))
         for (call, task) in zip(calls, tasks) {
             let error = await expectError { try await task.value }
+            #expect(error?.kind == .httpStatus)
             #expect(error?.status == 503 && error?.requestID == call.id)
         }
         #expect(mock.requestCount == 1)

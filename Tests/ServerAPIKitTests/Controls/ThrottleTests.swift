@@ -76,7 +76,8 @@ struct ThrottleTests {
         let feed = ServerAPI.test("/feed").minimumInterval(.seconds(2), onThrottle: .returnPrevious)
         _ = try await manager.send(feed)
         clock.advance(by: .seconds(3))
-        #expect(await expectError { try await manager.send(feed) }?.status == 500)
+        let failed = await expectError { try await manager.send(feed) }
+        #expect(failed?.kind == .httpStatus && failed?.status == 500)
         // The 500 was the last send: its window has no result, so the first result is not replayed.
         #expect(await expectError { try await manager.send(feed) }?.kind == .throttled)
     }

@@ -28,6 +28,7 @@ struct BatchChainTests {
         mock.stub(.get, "/bad", .status(500))
         let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.send(BatchRequest([.test("/slow"), .test("/bad")])) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 500)
         let all = await manager.results(of: BatchRequest([.test("/slow"), .test("/bad")]))
         #expect((try? all[0].get()) == nil)
@@ -87,6 +88,7 @@ struct BatchChainTests {
         mock.stub(.get, "/a", .status(403))
         let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.send(ChainRequest(.test("/a")).then { _ in .test("/b") }) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 403 && mock.requestCount == 1)
 
         let entered = EventCounter()

@@ -66,10 +66,12 @@ struct MetricsTests {
 
         let retried = ServerAPI.test("/status").retry(2, policy: .immediate)
         let status = try #require(await expectError { try await manager.send(retried) })
+        #expect(status.kind == .httpStatus)
         #expect(status.metrics?.attempts == 3)
         #expect(status.metrics?.transportName == "mock" && status.metrics?.bytesReceived == 4)
 
         let down = try #require(await expectError { try await manager.send(.test("/down")) })
+        #expect(down.kind == .cannotConnect)
         #expect(down.metrics?.attempts == 1 && down.metrics?.transportName == "mock")
         #expect(down.metrics?.attemptStartedAt != nil && down.metrics?.bytesReceived == 0)
 
@@ -86,7 +88,8 @@ struct MetricsTests {
         #expect(error.kind == .throttled && error.metrics?.attempts == 0)
 
         // Only a call rejected before it starts has none.
-        #expect(await expectError { try await manager.send(ServerAPI(host: "")) }?.metrics == nil)
+        let invalid = await expectError { try await manager.send(ServerAPI(host: "")) }
+        #expect(invalid?.kind == .invalidRequest && invalid?.metrics == nil)
     }
 
     @Test("a cached result names the cache as its transport, with no attempt")
@@ -123,12 +126,13 @@ struct MetricsTests {
 
         #expect(try await manager.send(.test("/created").format(.data)).metrics.status == 201)
         #expect(try await manager.send(.test("/retried").retry(1, policy: .immediate)).metrics.status == 200)
-        #expect(await expectError { try await manager.send(.test("/missing")) }?.metrics?.status == 404)
+        let missing = await expectError { try await manager.send(.test("/missing")) }
+        #expect(missing?.kind == .httpStatus && missing?.metrics?.status == 404)
         // The last attempt got no response: the first one's 503 does not describe how the call ended.
-        #expect(
-            await expectError { try await manager.send(.test("/dropped").retry(1, policy: .immediate)) }?.metrics?
-                .status == nil)
-        #expect(await expectError { try await manager.send(.test("/down")) }?.metrics?.status == nil)
+        let dropped = await expectError { try await manager.send(.test("/dropped").retry(1, policy: .immediate)) }
+        #expect(dropped?.kind == .cannotConnect && dropped?.metrics?.status == nil)
+        let down = await expectError { try await manager.send(.test("/down")) }
+        #expect(down?.kind == .cannotConnect && down?.metrics?.status == nil)
         let cachedCall = ServerAPI.test("/cached").cache(.returnCacheElseLoad)
         _ = try await manager.send(cachedCall)
         let cached = try await manager.send(cachedCall)
@@ -155,7 +159,8 @@ struct MetricsTests {
         mock.stub(.get, "/x", .status(500))
         let capture = Capture()
         let manager = ServerAPIManager(transport: mock, plugins: [capture])
-        _ = await expectError { try await manager.send(.test()) }
+        let error = await expectError { try await manager.send(.test()) }
+        #expect(error?.kind == .httpStatus && error?.status == 500)
         #expect(capture.log.all == ["1 mock 1"])
     }
 }

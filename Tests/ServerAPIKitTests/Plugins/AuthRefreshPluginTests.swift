@@ -132,18 +132,21 @@ struct AuthRefreshPluginTests {
             for index in 0..<4 {
                 group.addTask {
                     let error = await expectError { try await manager.send(.test("/fast/\(index)")) }
+                    #expect(error?.kind == .httpStatus)
                     #expect(error?.underlying as? RefreshFailed == RefreshFailed())
                     fastDone.fire()
                 }
             }
         }
         let lateError = await late.value
-        #expect(lateError?.status == 401 && lateError?.underlying as? RefreshFailed == RefreshFailed())
+        #expect(lateError?.kind == .httpStatus && lateError?.status == 401)
+        #expect(lateError?.underlying as? RefreshFailed == RefreshFailed())
         #expect(auth.refreshCount == 1)
         #expect(mock.requestCount == 5)
 
         // A call sent after that wave ended is a new wave: it may refresh again.
         let next = await expectError { try await manager.send(.test("/next")) }
+        #expect(next?.kind == .httpStatus)
         #expect(next?.underlying as? RefreshFailed == RefreshFailed())
         #expect(auth.refreshCount == 2)
     }
@@ -161,6 +164,7 @@ struct AuthRefreshPluginTests {
             transport: mock, plugins: [auth], configuration: .init(maxPluginRetries: 10))
 
         let first = await expectError { try await manager.send(.test()) }
+        #expect(first?.kind == .httpStatus)
         #expect(first?.status == 401)
         #expect(first?.message.contains("after 2 token refreshes") == true)
         #expect(auth.refreshCount == 2)
@@ -168,11 +172,13 @@ struct AuthRefreshPluginTests {
 
         // Within the window, a rejected call fails at once, without another refresh.
         let second = await expectError { try await manager.send(.test()) }
+        #expect(second?.kind == .httpStatus)
         #expect(second?.message.contains("not refreshing again") == true)
         #expect(auth.refreshCount == 2 && mock.requestCount == 4)
 
         clock.advance(by: .seconds(61))
-        _ = await expectError { try await manager.send(.test()) }
+        let third = await expectError { try await manager.send(.test()) }
+        #expect(third?.kind == .httpStatus && third?.status == 401)
         #expect(auth.refreshCount == 4)
     }
 
@@ -182,7 +188,8 @@ struct AuthRefreshPluginTests {
         mock.stub(handler: { _ in .status(401) })
         let auth = AuthRefreshPlugin(token: "a") { _ in UUID().uuidString }
         let manager = ServerAPIManager(transport: mock, plugins: [auth])
-        #expect(await expectError { try await manager.send(.test()) }?.status == 401)
+        let error = await expectError { try await manager.send(.test()) }
+        #expect(error?.kind == .httpStatus && error?.status == 401)
         #expect(mock.requestCount == 3)  // the first attempt and maxPluginRetries (2) retries
         // The plugin cannot know the manager has no retry left for the third rejection, so it refreshes once more.
         #expect(auth.refreshCount == 3)
@@ -227,6 +234,7 @@ struct AuthRefreshPluginTests {
         mock.stub(.post, "/login", .status(401))
         valid.withLock { $0 = "never" }
         let error = await expectError { try await manager.send(.test("/data")) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.message.contains("refreshing the token failed") == true)
         #expect((error?.underlying as? ServerAPIError)?.status == 401)
     }
@@ -237,6 +245,7 @@ struct AuthRefreshPluginTests {
         let auth = AuthRefreshPlugin(token: "old") { _ in "new" }
         let manager = ServerAPIManager(transport: mock, plugins: [auth])
         let error = await expectError { try await manager.send(.test().setHeader("Authorization", "Basic dTpw")) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 401)
         #expect(auth.refreshCount == 0)
         #expect(mock.requests.map { $0.headers["Authorization"] } == ["Basic dTpw"])

@@ -71,7 +71,7 @@ struct LoggingPluginTests {
         mock.stub(.get, "/down", .cannotConnect())
         let log = Recorder<String>()
         let manager = ServerAPIManager(transport: mock, plugins: [LoggingPlugin(sink: log.append)])
-        _ = await expectError { try await manager.send(.test("/down")) }
+        #expect(await expectError { try await manager.send(.test("/down")) }?.kind == .cannotConnect)
         #expect(log.all.contains { $0.hasPrefix("← failed GET https://api.test/down") && $0.contains("connect") })
         #expect(log.all.last?.hasPrefix("✗ GET https://api.test/down") == true)
         #expect(log.all.last?.contains("1 attempt: cannot connect: could not connect (stub)") == true)
@@ -92,7 +92,7 @@ struct LoggingPluginTests {
             .setHeader("Authorization", "Bearer SECRET-1").setHeader("Cookie", "sid=SECRET-2")
             .query("token", "SECRET-3").query("Password", "SECRET-4").query("q", "visible-query")
         _ = try await manager.send(api)
-        _ = await expectError { try await manager.send(.test("/fail")) }
+        #expect(await expectError { try await manager.send(.test("/fail")) }?.kind == .invalidRequest)
         let text = log.all.joined(separator: "\n")
         #expect(!text.contains("SECRET"))
         for visible in [

@@ -104,6 +104,7 @@ struct ManagerPluginTests {
         let manager = ServerAPIManager(
             transport: mock, plugins: [AlwaysRetry()], configuration: .init(maxPluginRetries: 2))
         let error = await expectError { try await manager.send(.test()) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 401)
         #expect(mock.requestCount == 3)
     }
@@ -118,7 +119,8 @@ struct ManagerPluginTests {
         let mock = MockTransport()
         mock.stub(.get, "/x", .status(503))
         let manager = ServerAPIManager(transport: mock, plugins: [Veto()])
-        _ = await expectError { try await manager.send(.test().retry(3, policy: .immediate)) }
+        let error = await expectError { try await manager.send(.test().retry(3, policy: .immediate)) }
+        #expect(error?.kind == .httpStatus && error?.status == 503)
         #expect(mock.requestCount == 1)
     }
 

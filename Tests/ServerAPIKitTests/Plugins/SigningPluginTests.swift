@@ -128,7 +128,8 @@ struct SigningPluginTests {
         let failing = ServerAPIManager(
             transport: mock,
             plugins: [SigningPlugin { _ in throw ServerAPIError(.invalidRequest, "no signing key") }])
-        #expect(await expectError { try await failing.send(.test()) }?.message == "no signing key")
+        let unsigned = await expectError { try await failing.send(.test()) }
+        #expect(unsigned?.kind == .invalidRequest && unsigned?.message == "no signing key")
         let badHeader = ServerAPIManager(transport: mock, plugins: [SigningPlugin { _ in ["X-Sig": "a\r\nb"] }])
         #expect(await expectError { try await badHeader.send(.test()) }?.kind == .invalidRequest)
         #expect(mock.requestCount == 0)

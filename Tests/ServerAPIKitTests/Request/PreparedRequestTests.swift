@@ -36,11 +36,15 @@ import Testing
         var request = TransportRequest(url: URL(string: "https://api.test/x")!)
         request.headers.add(name: "X-Bad", value: "a\r\nInjected: 1")
         #expect(!request.isPrepared)
-        #expect(throws: ServerAPIError.self) { try request.validateForSending(defaultStallTimeout: nil) }
+        let injected = #expect(throws: ServerAPIError.self) { try request.validateForSending(defaultStallTimeout: nil) }
+        #expect(injected?.kind == .invalidRequest)
         let prepared = try ServerAPI(host: "api.test", path: "/x").transportRequest()
         try prepared.validateForSending(defaultStallTimeout: nil)
         let badStall = StallTimeout(bytesPerSecond: 0, duration: .seconds(1))
-        #expect(throws: ServerAPIError.self) { try prepared.validateForSending(defaultStallTimeout: badStall) }
+        let stall = #expect(throws: ServerAPIError.self) {
+            try prepared.validateForSending(defaultStallTimeout: badStall)
+        }
+        #expect(stall?.kind == .invalidRequest)
     }
 
     @Test("A header with a line break added by a plugin is refused before the transport sees the call")

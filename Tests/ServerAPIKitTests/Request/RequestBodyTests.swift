@@ -102,14 +102,17 @@ struct RequestBodyTests {
 
     @Test("a bad boundary or a missing file is a typed error")
     func multipartErrors() {
-        #expect(throws: ServerAPIError.self) {
+        let boundary = #expect(throws: ServerAPIError.self) {
             try MultipartForm([.field("a", "b")], boundary: "").encodedSegments()
         }
+        #expect(boundary?.kind == .invalidRequest)
         let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)")
-        #expect(throws: ServerAPIError.self) {
+        let file = #expect(throws: ServerAPIError.self) {
             try ServerAPI(host: "https://a.test").method(.post).body(.file(missing)).transportRequest().body
                 .makeReader()
         }
+        #expect(file?.kind == .invalidRequest)
+        #expect(file?.message.contains(missing.path) == true)
     }
 
     @Test("a file body streams the file in bounded chunks")

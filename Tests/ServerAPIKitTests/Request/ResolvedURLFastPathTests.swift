@@ -20,7 +20,8 @@ import Testing
     @Test("A blank host, or a scheme found after a colon that is not http(s), is an invalid request")
     func rejected() {
         for host in [" \t ", "a:b:://api.test", "ftp://api.test", "https:://api.test"] {
-            #expect(throws: ServerAPIError.self) { try ServerAPI(host: host, path: "/x").resolvedURL() }
+            let error = #expect(throws: ServerAPIError.self) { try ServerAPI(host: host, path: "/x").resolvedURL() }
+            #expect(error?.kind == .invalidRequest, "\(host)")
         }
     }
 }
@@ -42,7 +43,8 @@ import Testing
     @Test("A full URL that is not http(s), or has no host, is an invalid request")
     func refused() {
         for url in ["ftp://api.test/x", "file:///etc/passwd", "https:///nohost"] {
-            #expect(throws: ServerAPIError.self) { try ServerAPI(url: URL(string: url)!).resolvedURL() }
+            let error = #expect(throws: ServerAPIError.self) { try ServerAPI(url: URL(string: url)!).resolvedURL() }
+            #expect(error?.kind == .invalidRequest, "\(url)")
         }
     }
 }

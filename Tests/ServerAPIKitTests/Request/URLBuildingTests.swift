@@ -72,7 +72,8 @@ struct URLBuildingTests {
             ServerAPI(host: "https://", path: "x"), ServerAPI(host: "http://exa mple.test"),
         ])
     func invalidURL(api: ServerAPI) {
-        #expect(throws: ServerAPIError.self) { try api.resolvedURL() }
+        let error = #expect(throws: ServerAPIError.self) { try api.resolvedURL() }
+        #expect(error?.kind == .invalidRequest)
         do {
             _ = try api.transportRequest()
             Issue.record("expected an error")
@@ -90,7 +91,8 @@ struct URLBuildingTests {
             ServerAPI(host: "https://api.test").header("Bad Name", "v"),
             ServerAPI(host: "https://api.test").header("X-Inject", "v\r\nEvil: 1"),
         ] {
-            #expect(throws: ServerAPIError.self) { try bad.transportRequest() }
+            let error = #expect(throws: ServerAPIError.self) { try bad.transportRequest() }
+            #expect(error?.kind == .invalidRequest)
         }
     }
 
@@ -127,6 +129,9 @@ struct URLBuildingTests {
 
     @Test("a non-positive timeout is rejected")
     func badTimeout() {
-        #expect(throws: ServerAPIError.self) { try ServerAPI(host: "https://a.test").timeout(.zero).transportRequest() }
+        let error = #expect(throws: ServerAPIError.self) {
+            try ServerAPI(host: "https://a.test").timeout(.zero).transportRequest()
+        }
+        #expect(error?.kind == .invalidRequest)
     }
 }

@@ -36,6 +36,7 @@ struct ManagerRetryTests {
         mock.stub(.get, "/x", .status(status))
         let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.send(.test().retry(3, policy: .immediate)) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == status)
         #expect(mock.requestCount == 1)
     }
@@ -67,6 +68,7 @@ struct ManagerRetryTests {
         mock.stub(.post, "/x", .status(503), .json("{}"))
         let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.send(.test().method(.post).retry(2, policy: .immediate)) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 503 && mock.requestCount == 1)
 
         mock.reset()
@@ -133,6 +135,7 @@ struct ManagerRetryTests {
         mock.stub(.get, "/x", .status(503, headers: ["Retry-After": "3600"]), .json("{}"))
         let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.send(.test().retry(3)) }
+        #expect(error?.kind == .httpStatus)
         #expect(error?.status == 503 && mock.requestCount == 1)
     }
 }

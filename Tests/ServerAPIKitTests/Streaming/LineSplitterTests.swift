@@ -111,9 +111,11 @@ import Testing
     @Test("After a line over the limit the splitter keeps failing until finish()")
     func overflowIsSticky() throws {
         var splitter = LineSplitter(maximumLineLength: 2)
-        #expect(throws: ServerAPIError.self) { try splitter.feed(Array("abc".utf8)) }
+        let long = #expect(throws: ServerAPIError.self) { try splitter.feed(Array("abc".utf8)) }
+        #expect(long?.kind == .responseTooLarge)
         // The tail of the long line must not come out as a line of its own.
-        #expect(throws: ServerAPIError.self) { try splitter.feed(Array("\nok\n".utf8)) }
+        let tail = #expect(throws: ServerAPIError.self) { try splitter.feed(Array("\nok\n".utf8)) }
+        #expect(tail?.kind == .responseTooLarge)
         #expect(splitter.finish() == nil)
         #expect(try splitter.feedText(Array("ok\n".utf8)) == ["ok"])
     }

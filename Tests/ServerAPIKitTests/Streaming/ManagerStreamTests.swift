@@ -288,6 +288,7 @@ struct StreamDecodingTests {
     @Test("an event's data decodes as JSON")
     func eventData() throws {
         #expect(try ServerSentEvent(data: #"{"id":7}"#).decode(Item.self) == Item(id: 7))
-        #expect(throws: ServerAPIError.self) { try ServerSentEvent(data: "[DONE]").decode(Item.self) }
+        let error = #expect(throws: ServerAPIError.self) { try ServerSentEvent(data: "[DONE]").decode(Item.self) }
+        #expect(error?.kind == .decoding)
     }
 }

@@ -49,7 +49,8 @@ struct ResponseBodyStreamTests {
         source.finish(throwing: ServerAPIError(.network, "dropped"), metrics: nil)
         var chunks = stream.makeAsyncIterator()
         #expect(try await chunks.next() == bytes("a"))
-        await #expect(throws: ServerAPIError.self) { try await chunks.next() }
+        let error = await #expect(throws: ServerAPIError.self) { try await chunks.next() }
+        #expect(error?.kind == .network)
         #expect(try await chunks.next() == nil)
     }
 
@@ -129,7 +130,8 @@ struct ResponseBodyStreamTests {
         let stream = ResponseBodyStream(chunks: [Data("a".utf8)])
         var first = stream.makeAsyncIterator()
         var second = stream.makeAsyncIterator()
-        await #expect(throws: ServerAPIError.self) { try await second.next() }
+        let error = await #expect(throws: ServerAPIError.self) { try await second.next() }
+        #expect(error?.kind == .invalidRequest)
         #expect(try await first.next() == Data("a".utf8))
     }
 

@@ -224,9 +224,10 @@ struct DownloadFileWriterTests {
         writer.prepare(&req)
         #expect(!req.headers.contains("Range"))
         // Only one restart: a second unusable partial answer is an error, not a loop.
-        #expect(throws: ServerAPIError.self) {
+        let error = #expect(throws: ServerAPIError.self) {
             try writer.receiveHead(status: 206, headers: headers(("Content-Range", "bytes 10-99/100")))
         }
+        #expect(error?.kind == .network)
     }
 
     @Test("an interrupted download keeps its partial file and validator for a resume")
@@ -332,7 +333,8 @@ struct DownloadFileWriterTests {
     func finishWithoutHead() throws {
         let scratch = try Scratch()
         let writer = DownloadFileWriter(target: scratch.target(), requestID: RequestID.next(), url: url)
-        #expect(throws: ServerAPIError.self) { try writer.finish() }
+        let error = #expect(throws: ServerAPIError.self) { try writer.finish() }
+        #expect(error?.kind == .network)
     }
 
     @Test(

@@ -152,7 +152,10 @@ struct WebSocketManagerTests {
         #expect(log.withLock { $0 }.isEmpty)
         await socket.close()
         try await poll("the socket's call to end") { !log.withLock { $0 }.isEmpty }
-        _ = await expectError { _ = try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/refused")) }
+        let refused = await expectError {
+            _ = try await manager.webSocket(ServerAPI(host: "ws://api.test", path: "/refused"))
+        }
+        #expect(refused?.kind == .httpStatus && refused?.status == 401)
         #expect(log.withLock { $0 } == ["ok attempts 1 ended true", "HTTP status attempts 1 ended true"])
     }
 
