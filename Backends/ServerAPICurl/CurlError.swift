@@ -34,6 +34,13 @@ extension ServerAPIError {
         if let failure = tlsFailure(code, message: detail ?? "", verifyResult: verifyResult) {
             return curlTLS(failure, underlying: underlying, status: status)
         }
+        // libcurl names an answer that is not HTTP (no status line: HTTP/0.9, or bytes that are no protocol at all)
+        // "unsupported protocol", the code it also gives a URL scheme it lacks: the server is at fault here.
+        if code == CURLE_UNSUPPORTED_PROTOCOL, detail?.contains("HTTP/0.9") == true {
+            return ServerAPIError(
+                .network, "the server's answer is not HTTP (\(detail ?? underlying.summary))",
+                status: status > 0 ? status : nil, underlying: underlying)
+        }
         let (kind, sentence) = classify(code)
         return ServerAPIError(
             kind, "\(sentence) (\(underlying.detail ?? underlying.summary))", status: status > 0 ? status : nil,

@@ -23,6 +23,17 @@ enum URLErrorMapping {
             tls = tls.with(requestID: request.id, url: request.url)
             return tls
         }
+        // The core validated the URL (an http or https URL with a host) before this transport saw it: an
+        // unsupportedURL from FoundationNetworking is then its libcurl refusing the server's answer (an HTTP/0.9 or
+        // non-HTTP reply is libcurl's "unsupported protocol"), the server's fault, not the call's.
+        if code == .unsupportedURL, ["http", "https"].contains(request.url.scheme?.lowercased() ?? ""),
+            request.url.host?.isEmpty == false
+        {
+            return ServerAPIError(
+                .network,
+                "the server's answer is not HTTP (URLError \(code.rawValue): \(nsError.localizedDescription))",
+                requestID: request.id, url: request.url, underlying: error)
+        }
         if contentCoded, code == .unknown || code == .cannotDecodeContentData {
             return ServerAPIError(
                 .network, "the response's content coding could not be decoded (URLError \(code.rawValue))",

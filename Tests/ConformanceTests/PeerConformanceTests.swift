@@ -113,12 +113,11 @@ struct PeerConformanceTests {
     @Test("testNotHTTP: a response that is not HTTP is an error", arguments: TransportKind.allCases)
     func testNotHTTP(kind: TransportKind) async throws {
         let error = await #expect(throws: ServerAPIError.self) { try await manager(kind).send(try raw("not-http")) }
-        // The server is at fault, not the call. libcurl fails "FOOBAR" as CURLE_UNSUPPORTED_PROTOCOL ("Received
-        // HTTP/0.9 when not allowed") and FoundationNetworking, over libcurl, as unsupportedURL: both backends map
-        // these to invalidRequest (CurlError.classify, URLErrorMapping), whose hint says to fix the call.
-        withKnownIssue("a response that is not HTTP is reported as invalidRequest on every transport") {
-            #expect(error?.kind == .network)
-        }
+        // The server is at fault, not the call: libcurl fails "FOOBAR" as CURLE_UNSUPPORTED_PROTOCOL ("Received
+        // HTTP/0.9 when not allowed") and FoundationNetworking, over libcurl, as unsupportedURL; neither is the call's
+        // invalidRequest, whose hint says to fix the call.
+        #expect(error?.kind == .network)
+        #expect(error?.message.hasPrefix("the server's answer is not HTTP") == true, "\(String(describing: error))")
     }
 
     @Test(
