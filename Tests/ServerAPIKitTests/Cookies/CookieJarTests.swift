@@ -110,6 +110,16 @@ struct CookieJarTests {
         #expect(request.headers["Cookie"] == "own=2; jar=1")
     }
 
+    @Test("a UTF-8 cookie from the jar leaves the request valid, its bytes as they came")
+    func utf8RequestHook() throws {
+        let storage = MemoryCookieStorage()
+        storage.store(setCookieLines: ["春节回=家路·春运"], from: Self.url("https://example.com/"))
+        var request = TransportRequest(url: Self.url("https://example.com/x"))
+        request.attachCookies(storage)
+        try request.prepare()
+        #expect(request.headers["Cookie"].map { Array($0.utf8) } == Array("春节回=家路·春运".utf8))
+    }
+
     @Test("a redirect stores its cookies and sends them on; another site gets neither jar nor caller cookies")
     func redirects() throws {
         let storage = MemoryCookieStorage()
