@@ -74,6 +74,9 @@ struct SessionFile: Equatable {
                 let bytes = try? JSONSerialization.data(withJSONObject: cookies),
                 let list = try? decoder.decode([Cookie].self, from: bytes)
             else { throw invalid("\"cookies\" is not a list of cookies") }
+            for (index, cookie) in list.enumerated() {
+                if let defect = cookie.defect { throw invalid("cookie \(index + 1) cannot be sent: \(defect)") }
+            }
             session.cookies = list
         }
         return session

@@ -207,4 +207,20 @@ struct SapiSessionStoreTests {
         #expect(
             session.needsSaving(session.updated(headers: [], auth: AuthSetting(kind: .bearer, raw: "t"), cookies: [])))
     }
+
+    @Test("a session file cookie that no response could have set is refused, naming it")
+    func cookieDefects() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("s.json")
+        let cookie: [String: Any] = [
+            "name": "sid", "value": "1\r\nX-Injected: yes", "domain": "example.com", "hostOnly": true, "path": "/",
+            "secure": false, "httpOnly": false, "created": 0,
+        ]
+        let good = cookie.merging(["value": "春节"]) { $1 }
+        try JSONSerialization.data(withJSONObject: ["cookies": [good, cookie]]).write(to: file)
+        let error = #expect(throws: UsageError.self) { try SessionFile.load(file) }
+        #expect(error?.message.contains("cookie 2 cannot be sent: its name or value contains") == true)
+        try JSONSerialization.data(withJSONObject: ["cookies": [good]]).write(to: file)
+        #expect(try SessionFile.load(file).cookies.map(\.value) == ["春节"])
+    }
 }

@@ -61,6 +61,21 @@ public struct Cookie: Sendable, Hashable, Codable {
         return expires <= now
     }
 
+    /// What makes the cookie unfit to store and send, or `nil`: the checks `SetCookie.parse` makes, for
+    /// cookies read from a file (a jar file, a session file is input from outside, like a response).
+    package var defect: String? {
+        if name.isEmpty { return "its name is empty" }
+        if name.contains("=") { return "its name contains \"=\"" }
+        if !SetCookie.isCookieText(name) || !SetCookie.isCookieText(value) {
+            return "its name or value contains a control character, \";\" or U+FFFD"
+        }
+        if domain.isEmpty || !SetCookie.isASCIICookieText(domain) { return "its domain is empty or not ASCII" }
+        if !path.hasPrefix("/") || !SetCookie.isASCIICookieText(path) {
+            return "its path does not start with \"/\" or is not ASCII"
+        }
+        return nil
+    }
+
     /// Whether two cookies are the same slot in a jar (name, domain, path): the later replaces the earlier.
     package func sameSlot(as other: Cookie) -> Bool {
         name == other.name && domain == other.domain && path == other.path

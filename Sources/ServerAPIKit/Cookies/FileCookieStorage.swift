@@ -17,7 +17,9 @@
 /// The file is read once, when the storage is created, and written again after each change: to a
 /// temporary file in the same folder, created with permissions 0600, then renamed over the old one, so
 /// that a reader never sees half a file. A file that cannot be read as a jar (corrupt, truncated, another
-/// format) is treated as empty and replaced at once, never read back as valid.
+/// format) is treated as empty and replaced at once, never read back as valid; a cookie in it that a
+/// response could not have set (an empty name, a control character) is dropped. Names and values beyond
+/// ASCII are kept as UTF-8 text.
 public final class FileCookieStorage: CookieStorage {
     /// The file the cookies are saved to after each change and read from at start.
     public let url: URL
@@ -48,7 +50,9 @@ public final class FileCookieStorage: CookieStorage {
             if let contents = try? decoder.decode(Contents.self, from: data), contents.format == Self.format,
                 contents.version == 1
             {
-                for cookie in contents.cookies { jar.store(cookie, now: now()) }
+                // A cookie a response could not have set (a control character, an empty name) is dropped,
+                // so the file never puts into a header what the parser would refuse.
+                for cookie in contents.cookies where cookie.defect == nil { jar.store(cookie, now: now()) }
                 // Written back when loading dropped something, so the file holds what the jar holds.
                 replace = jar.cookies.count != contents.cookies.count
             } else {

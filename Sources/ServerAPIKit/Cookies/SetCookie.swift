@@ -12,15 +12,16 @@ package enum SetCookie {
     ///   - url: The URL of the response that carried it (its host and path are the defaults).
     ///   - now: The time of receipt, for `Max-Age` and the creation time.
     /// - Returns: The cookie, or `nil` when the line is malformed or not acceptable from `url`
-    ///   (no `=`, an empty name, a `Domain` the host does not match or that is a public suffix, a
-    ///   `Secure` cookie from http). An expired cookie is returned: storing it deletes the one it replaces.
+    ///   (no `=`, an empty name, a control character or `;` in the name or value, a `Domain` the host
+    ///   does not match or that is a public suffix, a `Secure` cookie from http). An expired cookie is
+    ///   returned: storing it deletes the one it replaces.
     package static func parse(_ line: String, from url: URL, now: Date) -> Cookie? {
         guard let host = CookieRules.canonicalHost(of: url) else { return nil }
         let parts = line.split(separator: ";", omittingEmptySubsequences: false)
         guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { return nil }
         let name = String(HTTPSyntax.trimmed(pair[..<equals]))
         let value = String(HTTPSyntax.trimmed(pair[pair.index(after: equals)...]))
-        guard !name.isEmpty, isCookieText(name), !name.contains("="), isCookieText(value) else { return nil }
+        guard !name.isEmpty, isCookieText(name), isCookieText(value) else { return nil }
 
         var expires: Date?
         var maxAge: Date?
@@ -55,10 +56,11 @@ package enum SetCookie {
                     maxAge = .distantPast
                 }
             case "domain":
-                var domain = argument
-                while domain.first == "." { domain = domain.dropFirst() }
-                while domain.last == "." { domain = domain.dropLast() }
-                if !domain.isEmpty { domainAttribute = domain.lowercased() }
+                // §5.2.3: an empty value is ignored; one leading "." is dropped, no more, and a trailing
+                // "." stays, so "..example.org" and "example.org." never domain-match and the cookie is
+                // refused (http-state domain0010, domain0014, domain0015). The last Domain wins.
+                guard !argument.isEmpty else { break }
+                domainAttribute = String(argument.first == "." ? argument.dropFirst() : argument).lowercased()
             case "path":
                 path = argument.first == "/" ? String(argument) : nil
             case "secure":
@@ -75,7 +77,7 @@ package enum SetCookie {
 
         var domain = host
         var hostOnly = true
-        if let attribute = domainAttribute {
+        if let attribute = domainAttribute, !attribute.isEmpty {
             if CookieRules.isPublicSuffix(attribute) || CookieRules.isIPAddress(attribute) {
                 // A public suffix (or an IP) is acceptable only as the request's own host, as host-only.
                 guard attribute == host else { return nil }
@@ -85,7 +87,7 @@ package enum SetCookie {
                 hostOnly = false
             }
         }
-        guard isCookieText(domain), path.map(isCookieText) ?? true else { return nil }
+        guard isASCIICookieText(domain), path.map(isASCIICookieText) ?? true else { return nil }
         return Cookie(
             name: name, value: value, domain: domain, hostOnly: hostOnly,
             path: path ?? CookieRules.defaultPath(of: url), secure: secure, httpOnly: httpOnly,
@@ -118,8 +120,18 @@ package enum SetCookie {
         return !name.isEmpty && !name.contains(where: { $0 == ";" || $0 == "," || $0 == " " || $0 == "\t" })
     }
 
-    /// Whether text may go into a `Cookie` header: visible ASCII and spaces, no `;` and no control bytes.
-    static func isCookieText<S: StringProtocol>(_ text: S) -> Bool {
+    /// Whether a cookie's name or value may go into a `Cookie` header: no `;` and no control bytes
+    /// (RFC 6265 §5.2 keeps every other octet as it came, as browsers do). Text beyond ASCII is kept and
+    /// sent back as the UTF-8 it arrived as, so the server gets the same bytes; text with U+FFFD is
+    /// refused, because a transport puts it where the bytes were not UTF-8, and those bytes are lost.
+    package static func isCookieText<S: StringProtocol>(_ text: S) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F && $0 != UInt8(ascii: ";") }
+            && !text.unicodeScalars.contains("\u{FFFD}")
+    }
+
+    /// Whether a cookie's domain or path may be stored: visible ASCII and spaces, no `;` (a request's host
+    /// and percent-encoded path are ASCII, so nothing else could ever match).
+    package static func isASCIICookieText<S: StringProtocol>(_ text: S) -> Bool {
         text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ";") }
     }
 

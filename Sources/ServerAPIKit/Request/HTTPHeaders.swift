@@ -105,11 +105,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
     }
 
-    /// Checks that every name is an RFC 9110 token and every value is visible ASCII, spaces and tabs.
+    /// Checks that every name is an RFC 9110 token and every value is visible ASCII, spaces and tabs;
+    /// a `Cookie` value may also hold UTF-8.
     ///
     /// Non-ASCII values are rejected rather than encoded, the same way by every transport:
     /// servers read header bytes as Latin-1 or reject them, so the caller chooses an encoding
-    /// (percent-encoding, or RFC 8187's `name*=UTF-8''…` for parameters).
+    /// (percent-encoding, or RFC 8187's `name*=UTF-8''…` for parameters). `Cookie` is the exception:
+    /// it carries cookies back to the server that set them, as the UTF-8 bytes that server sent
+    /// (`SetCookie.isCookieText`), and refusing it would fail every later call to a site that sets one.
     /// - Throws: `ServerAPIError` of kind `invalidRequest` naming the bad field.
     package func validate() throws(ServerAPIError) {
         for field in fields {
@@ -120,7 +123,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
                 throw ServerAPIError(
                     .invalidRequest, "header \"\(field.name)\" has a line break or NUL in its value")
             }
-            if field.value.utf8.contains(where: { $0 >= 0x80 }) {
+            if field.value.utf8.contains(where: { $0 >= 0x80 }), !Self.sameName(field.name, "Cookie") {
                 throw ServerAPIError(
                     .invalidRequest,
                     "header \"\(field.name)\" has a non-ASCII character in its value; header values are ASCII: "

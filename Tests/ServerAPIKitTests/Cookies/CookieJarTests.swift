@@ -110,6 +110,16 @@ struct CookieJarTests {
         #expect(request.headers["Cookie"] == "own=2; jar=1")
     }
 
+    @Test("a UTF-8 cookie from the jar leaves the request valid, its bytes as they came")
+    func utf8RequestHook() throws {
+        let storage = MemoryCookieStorage()
+        storage.store(setCookieLines: ["春节回=家路·春运"], from: Self.url("https://example.com/"))
+        var request = TransportRequest(url: Self.url("https://example.com/x"))
+        request.attachCookies(storage)
+        try request.prepare()
+        #expect(request.headers["Cookie"].map { Array($0.utf8) } == Array("春节回=家路·春运".utf8))
+    }
+
     @Test("a redirect stores its cookies and sends them on; another site gets neither jar nor caller cookies")
     func redirects() throws {
         let storage = MemoryCookieStorage()
@@ -189,6 +199,36 @@ struct CookieJarTests {
         #expect(rewritten.contains("serverapikit-cookies"))
         storage.store(setCookieLines: ["a=1"], from: Self.url("http://example.com/"))
         #expect(FileCookieStorage(url: file).allCookies.map(\.name) == ["a"])
+    }
+
+    @Test("file storage: UTF-8 values round-trip; a cookie no response could set is dropped on load")
+    func fileChecksCookies() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jar-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("jar.json")
+        let origin = Self.url("http://example.com/")
+        FileCookieStorage(url: file).store(setCookieLines: ["名=春节 回家"], from: origin)
+        #expect(FileCookieStorage(url: file).cookieHeader(for: origin) == "名=春节 回家")
+
+        func entry(_ name: String, _ value: String, domain: String = "example.com", path: String = "/") -> String {
+            let fields: [String: Any] = [
+                "name": name, "value": value, "domain": domain, "hostOnly": true, "path": path,
+                "secure": false, "httpOnly": false, "created": 0,
+            ]
+            let data = try! JSONSerialization.data(withJSONObject: fields)
+            return String(decoding: data, as: UTF8.self)
+        }
+        let entries = [
+            entry("good", "1"), entry("a", "1\r\nX-Injected: yes"), entry("", "1"), entry("b=c", "1"),
+            entry("c", "1;d=2"), entry("d", "1", domain: ""), entry("e", "1", path: "relative"),
+            entry("f", "1", domain: "exämple.com"), entry("g", "\u{FFFD}"),
+        ]
+        let list = entries.joined(separator: ",")
+        let contents = "{\"format\":\"serverapikit-cookies\",\"version\":1,\"cookies\":[\(list)]}"
+        try Data(contents.utf8).write(to: file)
+        let storage = FileCookieStorage(url: file)
+        #expect(storage.allCookies.map(\.name) == ["good"])
+        #expect(FileCookieStorage(url: file).allCookies.map(\.name) == ["good"], "the file was rewritten")
     }
 
     @Test("file storage: expired cookies are dropped on load")

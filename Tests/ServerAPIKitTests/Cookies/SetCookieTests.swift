@@ -27,7 +27,7 @@ struct SetCookieTests {
         arguments: [
             "a=b; SECURE; HTTPONLY; PATH=/x; DOMAIN=Example.COM; SAMESITE=Lax",
             "a=b; secure; httponly; path=/x; domain=.example.com; samesite=lax",
-            "a=b;Secure;HttpOnly;Path=/x;Domain=example.com.;SameSite=LAX",
+            "a=b;Secure;HttpOnly;Path=/x;Domain=EXAMPLE.com;SameSite=LAX",
         ])
     func caseInsensitive(line: String) throws {
         let cookie = try #require(Self.parse(line))
@@ -41,10 +41,21 @@ struct SetCookieTests {
     @Test(
         "malformed lines are ignored",
         arguments: [
-            "", ";", "novalue", "=value", " =value", "; a=b", "a\u{01}=b", "a=b\u{7F}", "a=é",
+            "", ";", "novalue", "=value", " =value", "; a=b", "a\u{01}=b", "a=b\u{7F}", "a=b\u{0}c", "a=\u{FFFD}",
         ])
     func malformed(line: String) {
         #expect(Self.parse(line) == nil)
+    }
+
+    @Test("UTF-8 names and values are kept, and go back as the bytes they came as")
+    func utf8() throws {
+        let cookie = try #require(Self.parse("春节回=家路·春运; 完全手册"))
+        #expect(cookie.name == "春节回")
+        #expect(cookie.value == "家路·春运")
+        let storage = MemoryCookieStorage(now: { Self.now })
+        storage.store(setCookieLines: ["é=\"ü ñ\""], from: Self.url)
+        let header = try #require(storage.cookieHeader(for: Self.url))
+        #expect(Array(header.utf8) == [0xC3, 0xA9, 0x3D, 0x22, 0xC3, 0xBC, 0x20, 0xC3, 0xB1, 0x22])
     }
 
     @Test(
@@ -104,6 +115,14 @@ struct SetCookieTests {
             ("a=b; Domain=com", false),
             ("a=b; Domain=.com", false),
             ("a=b; Domain=sub.www.example.com", false),
+            // One leading "." is dropped, no more; a trailing "." never domain-matches (RFC 6265 §5.2.3).
+            ("a=b; Domain=.example.com", true),
+            ("a=b; Domain=..example.com", false),
+            ("a=b; Domain=example.com.", false),
+            ("a=b; Domain=example.com..", false),
+            ("a=b; Domain=.", true),
+            ("a=b; Domain=other.com; Domain=example.com", true),
+            ("a=b; Domain=example.com; Domain=other.com", false),
         ])
     func domainAttribute(line: String, accepted: Bool) {
         #expect((Self.parse(line) != nil) == accepted)

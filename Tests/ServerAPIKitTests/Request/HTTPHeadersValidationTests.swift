@@ -23,6 +23,14 @@ struct HTTPHeadersValidationTests {
         #expect(error?.message.contains("X-Bad") == true)
     }
 
+    @Test("a Cookie value may hold UTF-8: cookies go back as the bytes their server sent")
+    func cookieUTF8() throws {
+        try HTTPHeaders([("Cookie", "春节回=家路·春运; a=b")]).validate()
+        try HTTPHeaders([("cookie", "a=Zoë")]).validate()
+        let error = #expect(throws: ServerAPIError.self) { try HTTPHeaders([("Cookie", "a=b\r\nX: y")]).validate() }
+        #expect(error?.kind == .invalidRequest)
+    }
+
     @Test("a name that is not a token is rejected", arguments: ["", "Bad Name", "Bad:Name", "Ünicode"])
     func invalidName(name: String) {
         let error = #expect(throws: ServerAPIError.self) { try HTTPHeaders([(name, "x")]).validate() }
