@@ -210,18 +210,27 @@ struct WebSocketManagerTests {
             (["Connection": "keep-alive"], "has no \"Connection: Upgrade\""),
         ] as [([String: String], String)])
     func unprovenUpgrade(fields: [String: String], complaint: String) async throws {
-        var stub = MockStub.webSocket([.send(.text("read me"))])
-        if case .response(let status, var headers, let body) = stub.outcome {
+        let manager = Self.manager(answering: [.send(.text("read me"))]) { headers in
             for (name, value) in fields { headers[name] = value }
-            stub.outcome = .response(status: status, headers: headers, body: body)
         }
-        let mock = MockTransport()
-        mock.stub(.get, "/chat", stub)
-        let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.webSocket(Self.chat) }
         #expect(error?.kind == .network)
         #expect(error?.message.contains(complaint) == true, "\(String(describing: error))")
         #expect(manager.inFlight.isEmpty)
+    }
+
+    /// A manager over a mock whose `/chat` accepts the upgrade and plays `steps`, its 101's fields changed by `edit`.
+    private static func manager(
+        answering steps: [MockWebSocketScript.Step], edit: (inout HTTPHeaders) -> Void
+    ) -> ServerAPIManager {
+        var stub = MockStub.webSocket(steps)
+        if case .response(let status, var headers, let body) = stub.outcome {
+            edit(&headers)
+            stub.outcome = .response(status: status, headers: headers, body: body)
+        }
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", stub)
+        return ServerAPIManager(transport: mock)
     }
 
     @Test("the rule: a missing accept, a second one, and a transport that verified the handshake itself")
@@ -246,14 +255,9 @@ struct WebSocketManagerTests {
 
     @Test("an extension the call did not offer fails the handshake; one it offered is accepted")
     func unofferedExtension() async throws {
-        var stub = MockStub.webSocket([])
-        if case .response(let status, var headers, let body) = stub.outcome {
+        let manager = Self.manager(answering: []) { headers in
             headers.add(name: "Sec-WebSocket-Extensions", value: "permessage-deflate; client_max_window_bits=15")
-            stub.outcome = .response(status: status, headers: headers, body: body)
         }
-        let mock = MockTransport()
-        mock.stub(.get, "/chat", stub)
-        let manager = ServerAPIManager(transport: mock)
         let error = await expectError { try await manager.webSocket(Self.chat) }
         #expect(error?.kind == .network)
         #expect(error?.message.contains("permessage-deflate") == true, "\(String(describing: error))")
