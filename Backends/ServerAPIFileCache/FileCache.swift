@@ -6,7 +6,7 @@ import ServerAPIKit
     import Foundation
 #endif
 
-/// A `CacheStorage` on disk: one file per entry, written atomically, with a time to live and a
+/// A `CachePolicy` on disk: one file per entry, written atomically, with a time to live and a
 /// total size limit kept by evicting the least recently used entries.
 ///
 /// ```swift
@@ -33,7 +33,7 @@ import ServerAPIKit
 /// than `Configuration.maxStaleAge`.
 /// - Important: Safe to use from any number of tasks at once. Operations do blocking file I/O
 ///   on the calling task's thread; a store waits for `fsync` unless that is turned off.
-public final class FileCache: CacheStorage {
+public final class FileCache: CachePolicy {
     /// The limits and lifetimes of a `FileCache`.
     public struct Configuration: Sendable, Hashable {
         /// The most bytes the entry files may take; the least recently used go first.
@@ -160,7 +160,7 @@ public final class FileCache: CacheStorage {
         URL(fileURLWithPath: path(of: fileName(for: key)), isDirectory: false)
     }
 
-    // MARK: CacheStorage
+    // MARK: CachePolicy
 
     /// The entry of a key, fresh or stale; `nil` when there is none, when its file is damaged or
     /// foreign (it is then removed), or when it expired more than `maxStaleAge` ago (removed too).

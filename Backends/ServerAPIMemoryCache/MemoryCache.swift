@@ -6,7 +6,7 @@ import ServerAPIKit
     import Foundation
 #endif
 
-/// An in-memory `CacheStorage`: least-recently-used eviction by entry count and by bytes, and a
+/// An in-memory `CachePolicy`: least-recently-used eviction by entry count and by bytes, and a
 /// time to live per entry.
 ///
 /// ```swift
@@ -20,7 +20,7 @@ import ServerAPIKit
 /// evicted, removed by `removeExpired()`, or older than `Configuration.maxStaleAge`.
 /// - Important: Safe to use from any number of tasks at once; every operation takes one lock
 ///   for a few hash-map and list updates, never across I/O.
-public final class MemoryCache: CacheStorage {
+public final class MemoryCache: CachePolicy {
     /// The limits and lifetimes of a `MemoryCache`.
     public struct Configuration: Sendable, Hashable {
         /// The most entries kept; the least recently used go first.

@@ -26,7 +26,7 @@ struct Composition {
         } else {
             formatter = PlainFormatter()
         }
-        let cache: (any CacheStorage)?
+        let cache: (any CachePolicy)?
         switch options.cache {
         case .none: cache = nil
         case .memory: cache = MemoryCache()

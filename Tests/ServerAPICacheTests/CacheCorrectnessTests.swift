@@ -11,7 +11,7 @@ import Testing
     static let items = ServerAPI(host: "https://api.test", path: "/items").format(.string)
 
     static func manager(
-        _ mock: MockTransport, _ cache: any CacheStorage, clock: TestClock, honoring: Bool = true
+        _ mock: MockTransport, _ cache: any CachePolicy, clock: TestClock, honoring: Bool = true
     ) -> ServerAPIManager {
         var configuration = ServerAPIManager.Configuration(defaultCacheTTL: .zero)
         configuration.honorsHTTPCacheHeaders = honoring

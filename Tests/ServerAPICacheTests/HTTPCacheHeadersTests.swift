@@ -11,7 +11,7 @@ import Testing
         CacheKey(request: try api.transportRequest(), varying: api.varyingHeaders)
     }
 
-    static func manager(_ mock: MockTransport, _ cache: any CacheStorage, honoring: Bool = true) -> ServerAPIManager {
+    static func manager(_ mock: MockTransport, _ cache: any CachePolicy, honoring: Bool = true) -> ServerAPIManager {
         var configuration = ServerAPIManager.Configuration()
         configuration.honorsHTTPCacheHeaders = honoring
         // Time stands still: a stored response's age does not grow while a test runs.

@@ -14,7 +14,7 @@ enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a fresh cache of this kind (a file cache in a scratch directory).
     func with<T>(
-        clock: TestClock? = nil, _ body: (any CacheStorage) async throws -> T
+        clock: TestClock? = nil, _ body: (any CachePolicy) async throws -> T
     ) async throws -> T {
         let now: @Sendable () -> Date
         if let clock { now = clock.dateSource } else { now = { Date() } }

@@ -124,7 +124,7 @@ extension ServerAPIManager {
     ///   - requestTime: When the request was sent (for the response's age).
     func store(
         _ response: TransportResponse, request: TransportRequest, api: ServerAPI, requestTime: Date,
-        in cache: any CacheStorage, key: CacheKey
+        in cache: any CachePolicy, key: CacheKey
     ) async {
         guard case .data(let body) = response.body, api.isCacheableMethod, api.cacheMode.writesCache,
             configuration.honorsHTTPCacheHeaders || (200..<300).contains(response.status)
@@ -151,7 +151,7 @@ extension ServerAPIManager {
     /// Stores an entry under the URL's key and, when it varies, under its variant's key too, in the URL's
     /// group of variants (kept while the fields it varies on stay the same).
     func store(
-        _ entry: CacheEntry, requestHeaders: HTTPHeaders, api: ServerAPI, in cache: any CacheStorage, key: CacheKey
+        _ entry: CacheEntry, requestHeaders: HTTPHeaders, api: ServerAPI, in cache: any CachePolicy, key: CacheKey
     ) async {
         var entry = entry
         var names = Set(Vary(entry.headers).names)

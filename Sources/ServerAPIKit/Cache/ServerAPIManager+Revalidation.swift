@@ -55,7 +55,7 @@ extension ServerAPIManager {
     /// After a 304: stores the entry again as just received, with the 304's fields merged in, its age and
     /// freshness computed anew from them.
     func refresh(
-        _ revalidation: Revalidation, api: ServerAPI, requestTime: Date, in cache: any CacheStorage, key: CacheKey
+        _ revalidation: Revalidation, api: ServerAPI, requestTime: Date, in cache: any CachePolicy, key: CacheKey
     ) async {
         guard let (update, receivedAt) = revalidation.notModified.value else { return }
         var entry = revalidation.entry
@@ -80,7 +80,7 @@ extension ServerAPIManager {
     ///   `nil` when nothing was updated.
     func updateStoredGET(
         after response: TransportResponse, to request: TransportRequest, api: ServerAPI, requestTime: Date,
-        in cache: any CacheStorage
+        in cache: any CachePolicy
     ) async -> HTTPHeaders? {
         var get = request
         get.method = .get

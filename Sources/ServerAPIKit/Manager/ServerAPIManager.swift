@@ -80,7 +80,7 @@ public final class ServerAPIManager: Sendable {
     /// The formatter that turns responses into results.
     public let formatter: any ResponseFormatting
     /// The cache, if any.
-    public let cache: (any CacheStorage)?
+    public let cache: (any CachePolicy)?
     /// The plugins, in the order they run.
     public let plugins: [any ServerAPIPlugin]
     /// The settings.
@@ -100,7 +100,7 @@ public final class ServerAPIManager: Sendable {
     public init(
         transport: some RequestPerforming,
         formatter: some ResponseFormatting = PlainFormatter(),
-        cache: (any CacheStorage)? = nil,
+        cache: (any CachePolicy)? = nil,
         plugins: [any ServerAPIPlugin] = [],
         configuration: Configuration = Configuration()
     ) {

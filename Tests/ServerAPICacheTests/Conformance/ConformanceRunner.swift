@@ -37,7 +37,7 @@ enum ConformanceRunner {
         }
     }
 
-    static func run(_ testCase: ConformanceCase, cache: any CacheStorage, clock: TestClock) async throws
+    static func run(_ testCase: ConformanceCase, cache: any CachePolicy, clock: TestClock) async throws
         -> [ConformanceFailure]
     {
         let path = "/case/\(testCase.id)"

@@ -6,7 +6,7 @@ import Testing
 /// The conformance suite's own machinery: its script notation, its dates, and that its checks can fail.
 @Suite struct ConformanceRunnerTests {
     /// A cache that keeps nothing: every lookup misses.
-    struct ForgetfulCache: CacheStorage {
+    struct ForgetfulCache: CachePolicy {
         func lookup(_ key: CacheKey) async throws -> CacheEntry? { nil }
         func store(_ entry: CacheEntry, for key: CacheKey) async throws {}
         func remove(_ key: CacheKey) async throws {}

@@ -8,7 +8,7 @@ import Testing
 @Suite("Logging", .timeLimit(.minutes(1)))
 struct LoggingPluginTests {
     /// A cache with one entry per key, for the "from cache" line.
-    final class TinyCache: CacheStorage {
+    final class TinyCache: CachePolicy {
         private let entries = Locked<[CacheKey: CacheEntry]>([:])
         func lookup(_ key: CacheKey) async throws -> CacheEntry? { entries.withLock { $0[key] } }
         func store(_ entry: CacheEntry, for key: CacheKey) async throws { entries.withLock { $0[key] = entry } }

@@ -3,5 +3,5 @@ import ServerAPIMemoryCache
 
 /// A fresh memory cache per test.
 enum MemoryCacheForTests {
-    static func make() -> any CacheStorage { MemoryCache() }
+    static func make() -> any CachePolicy { MemoryCache() }
 }

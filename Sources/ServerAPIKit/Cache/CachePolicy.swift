@@ -4,15 +4,13 @@
     import Foundation
 #endif
 
-/// Where the manager keeps responses: a store of `CacheEntry` values by `CacheKey`, as `CookieStorage` is
-/// for cookies.
+/// The cache's protocol: where the manager keeps responses, a store of `CacheEntry` values by `CacheKey`.
 ///
-/// `MemoryCache` and `FileCache` conform; pass one as `ServerAPIManager(cache:)`. The store decides nothing
-/// about freshness: the manager applies HTTP's caching rules and each call's `CacheMode` over it. The
-/// policies (`RetryPolicy`, `CircuitBreakerPolicy`, …) are values that configure a behaviour; a cache store
-/// is not one of them.
+/// `MemoryCache` and `FileCache` conform; pass one as `ServerAPIManager(cache:)`, or write your own. The
+/// conformer stores, finds and evicts; what may be reused, when to revalidate and what to store are decided by
+/// the manager, by HTTP's caching rules and each call's `CacheMode`.
 /// - Important: Conformers must be safe to call from many tasks at once.
-public protocol CacheStorage: Sendable {
+public protocol CachePolicy: Sendable {
     /// The entry stored for a key, or `nil`. Expired entries are returned too: the caller
     /// decides (an offline fallback may use a stale entry); check `CacheEntry.isFresh`.
     func lookup(_ key: CacheKey) async throws -> CacheEntry?
@@ -24,9 +22,9 @@ public protocol CacheStorage: Sendable {
     func removeAll() async throws
 }
 
-/// The former name of `CacheStorage`.
-@available(*, deprecated, renamed: "CacheStorage")
-public typealias CachePolicy = CacheStorage
+/// The name `CachePolicy` had in 2.x releases before this one.
+@available(*, deprecated, renamed: "CachePolicy")
+public typealias CacheStorage = CachePolicy
 
 /// How one call uses the manager's cache.
 public enum CacheMode: Sendable, Hashable {
