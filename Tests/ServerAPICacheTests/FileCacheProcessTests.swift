@@ -147,9 +147,7 @@ final class Child: Sendable {
         let reader = pipe.fileHandleForReading
         let (output, lines) = (output, lines.continuation)
         Thread {
-            while true {
-                let data = reader.availableData
-                if data.isEmpty { break }
+            while let data = FixtureProcess.readChunk(reader) {
                 output.withLock { $0.append(data) }
                 lines.yield()
             }

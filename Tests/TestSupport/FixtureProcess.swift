@@ -219,13 +219,22 @@ public final class FixtureProcess: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             Thread {
                 var data = Data()
-                while !data.contains(UInt8(ascii: "\n")) {
-                    let chunk = reader.availableData
-                    if chunk.isEmpty { break }
-                    data.append(chunk)
-                }
+                while !data.contains(UInt8(ascii: "\n")), let chunk = readChunk(reader) { data.append(chunk) }
                 continuation.resume(returning: String(decoding: data, as: UTF8.self))
             }.start()
+        }
+    }
+
+    /// What a blocking read of a pipe returns next, or `nil` at its end (or on an error other than `EINTR`).
+    ///
+    /// `read(2)` is retried on `EINTR`: a signal to the test process (a child's exit) interrupts a blocked read,
+    /// and `FileHandle.availableData` ends the whole test process on that error instead of reading again.
+    public static func readChunk(_ reader: FileHandle) -> Data? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(reader.fileDescriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            return count > 0 ? Data(buffer[..<count]) : nil
         }
     }
 
