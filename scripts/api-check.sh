@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Checks that the public API of the library products is the one recorded in api/<module>.txt, so that every change
 # to it is deliberate: a removed or changed declaration breaks the code of users, an added one is API kept from then
-# on. scripts/test.sh runs it right after the first build; it reads that build's modules (.build/debug/Modules)
-# with the toolchain's swift-api-digester (-dump-sdk) and compiles nothing: a few seconds.
+# on. scripts/test.sh runs it right after the first build; it reads that build's modules (.build/debug/Modules, or
+# those of another debug build folder) with the toolchain's swift-api-digester (-dump-sdk) and compiles nothing: a
+# few seconds.
 #
-#   scripts/api-check.sh           # compare; on a difference, print it and fail
-#   scripts/api-check.sh --update  # rewrite api/*.txt from the current build (after `swift build`)
+#   scripts/api-check.sh                          # compare; on a difference, print it and fail
+#   scripts/api-check.sh --update                 # rewrite api/*.txt from the current build (after `swift build`)
+#   scripts/api-check.sh --scratch-path .build-tsan  # read the modules of that build folder (scripts/test.sh's first)
 #
 # api/<module>.txt has one line per public declaration (scripts/api-list.py): the signature, demangled from its
 # mangled name (generic requirements, async, throws, @Sendable), then in brackets the kind and what the mangled name
@@ -14,11 +16,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 UPDATE=""
-for argument in "$@"; do
-    case "$argument" in
+SCRATCH=()
+while [ $# -gt 0 ]; do
+    case "$1" in
         --update) UPDATE=1 ;;
-        *) echo "api-check.sh: unknown option $argument (try --update)" >&2; exit 1 ;;
+        --scratch-path) [ $# -ge 2 ] || { echo "api-check.sh: --scratch-path needs a folder" >&2; exit 1; }
+            SCRATCH=(--scratch-path "$2"); shift ;;
+        *) echo "api-check.sh: unknown option $1 (try --update, --scratch-path DIR)" >&2; exit 1 ;;
     esac
+    shift
 done
 
 # The library products of Package.swift (scripts/docs.sh documents the same six).
@@ -30,7 +36,7 @@ DEMANGLE="$TOOLS/swift-demangle"
 for tool in "$DIGESTER" "$DEMANGLE"; do
     [ -x "$tool" ] || { echo "api-check.sh: no $(basename "$tool") next to swift ($tool)" >&2; exit 1; }
 done
-BIN=$(swift build --show-bin-path)
+BIN=$(swift build "${SCRATCH[@]}" --show-bin-path)
 TRIPLE=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
 for module in "${MODULES[@]}"; do
     [ -f "$BIN/Modules/$module.swiftmodule" ] || {

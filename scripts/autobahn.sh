@@ -263,9 +263,9 @@ cmd_client() {
     local transport=curl libdir=""
     alive "$STATE/server.pid" || { log "not running: run scripts/autobahn.sh start"; exit 1; }
     [ "${1:-}" = "--transport" ] && transport=${2:-curl}
-    # SAPI_AUTOBAHN_NO_BUILD=1: the release build is there already (scripts/test.sh builds it with flags of its own,
-    # which a plain build here would compile everything again for).
-    [ -n "${SAPI_AUTOBAHN_NO_BUILD:-}" ] || swift build -c release --product serverapi-autobahn >&2
+    # The release build scripts/test.sh makes (scripts/build-flags.sh): after it, nothing is left to build.
+    source "$ROOT/scripts/build-flags.sh"
+    swift build --package-path "$ROOT" "${RELEASE_BUILD[@]}" --product serverapi-autobahn >&2
     if [ "$transport" = curl ]; then
         libdir=${SAPI_LIBCURL_WS_DIR:-$("$ROOT/scripts/libcurl-backports.sh")}
     fi

@@ -38,7 +38,8 @@ swift build -c release --static-swift-stdlib --product sapi --scratch-path .buil
 STATIC_SAPI=.build-static/release/sapi
 DYNAMIC_SAPI=""
 if [[ $DYNAMIC == 1 ]]; then
-    swift build -c release --product sapi >&2
+    source scripts/build-flags.sh
+    swift build "${RELEASE_BUILD[@]}" --product sapi >&2
     DYNAMIC_SAPI=.build/release/sapi
 fi
 

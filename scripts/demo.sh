@@ -17,10 +17,11 @@ if [ -t 1 ]; then BOLD=$'\033[1m' DIM=$'\033[2m' OFF=$'\033[0m'; else BOLD="" DI
 say() { printf '\n%s== %s%s\n' "$BOLD" "$1" "$OFF"; }
 note() { printf '%s%s%s\n' "$DIM" "$1" "$OFF"; }
 
-echo "demo: building sapi (the first build takes a few minutes)"
-# The same flags as scripts/test.sh, so that the two share one build.
-swift build --product sapi -Xswiftc -warnings-as-errors
-SAPI="$(swift build --show-bin-path)/sapi"
+echo "demo: building sapi in release (the first build takes a few minutes)"
+# The release build scripts/test.sh makes (scripts/build-flags.sh), so that the two share one build.
+source scripts/build-flags.sh
+swift build "${RELEASE_BUILD[@]}" --product sapi
+SAPI="$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)/sapi"
 
 WORK=$(mktemp -d)
 STARTED=""

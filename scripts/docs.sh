@@ -11,6 +11,7 @@
 #   scripts/docs.sh               # build the site
 #   scripts/docs.sh --coverage    # also print which public symbols have no summary (docc's experimental coverage)
 #   scripts/docs.sh --skip-build  # use the existing debug build as it is
+#   scripts/docs.sh --skip-build --scratch-path .build-tsan  # or that of another build folder (scripts/test.sh's)
 #
 # To look at the site: python3 -m http.server -d .build-docs/site 8000, then open
 # http://127.0.0.1:8000/documentation/serverapikit/
@@ -19,12 +20,16 @@ cd "$(dirname "$0")/.."
 
 COVERAGE=""
 BUILD=1
-for argument in "$@"; do
-    case "$argument" in
+SCRATCH=()
+while [ $# -gt 0 ]; do
+    case "$1" in
         --coverage) COVERAGE=1 ;;
         --skip-build) BUILD="" ;;
-        *) echo "docs.sh: unknown option $argument (try --coverage, --skip-build)" >&2; exit 1 ;;
+        --scratch-path) [ $# -ge 2 ] || { echo "docs.sh: --scratch-path needs a folder" >&2; exit 1; }
+            SCRATCH=(--scratch-path "$2"); shift ;;
+        *) echo "docs.sh: unknown option $1 (try --coverage, --skip-build, --scratch-path DIR)" >&2; exit 1 ;;
     esac
+    shift
 done
 
 # The library products, each with its catalog.
@@ -41,7 +46,7 @@ fi
 [ -x "$DOCC" ] || { echo "docs.sh: no docc next to swift ($DOCC)" >&2; exit 1; }
 
 if [ -n "$BUILD" ]; then swift build --build-tests -Xswiftc -warnings-as-errors; fi
-BIN=$(swift build --show-bin-path)
+BIN=$(swift build "${SCRATCH[@]}" --show-bin-path)
 TRIPLE=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
 
 rm -rf "$OUT/symbol-graphs" "$OUT/archives" "$OUT/site"

@@ -69,8 +69,17 @@ case "${1:-}" in
     --smoke | "")
         if [ "${1:-}" = --smoke ]; then seconds=${2:-5}; else seconds=${FUZZ_SECONDS:-600}; fi
         build
+        # One harness per core at a time; each writes its status to a file of its own.
+        jobs=$(nproc 2>/dev/null || echo 1)
+        statuses=$(mktemp -d)
+        for name in $harnesses; do
+            while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+            (run "$name" "$seconds" && echo 0 >"$statuses/$name" || echo 1 >"$statuses/$name") &
+        done
+        wait
         failed=()
-        for name in $harnesses; do run "$name" "$seconds" || failed+=("$name"); done
+        for name in $harnesses; do [ "$(cat "$statuses/$name" 2>/dev/null)" = 0 ] || failed+=("$name"); done
+        rm -rf "$statuses"
         if [ ${#failed[@]} -gt 0 ]; then
             echo "fuzz.sh: crashes in: ${failed[*]} (inputs in Fuzz/artifacts/)" >&2
             exit 1

@@ -8,7 +8,7 @@
 # not return to their baseline, or when resident memory keeps growing after the first round.
 #
 #   scripts/soak.sh                          # both backends, 6 rounds of 10,000 calls, release build
-#   scripts/soak.sh --short                  # both backends, 3 rounds of 400 calls, debug build (CI)
+#   scripts/soak.sh --short                  # both backends, 3 rounds of 400 calls (CI)
 #   scripts/soak.sh --backend curl --calls 20000 --rounds 8
 #   scripts/soak.sh --backend urlsession --emulate-url-fix   # an experiment: see below
 #
@@ -24,7 +24,6 @@ BACKENDS=(curl urlsession)
 CALLS=10000
 ROUNDS=6
 CONCURRENCY=48
-CONFIGURATION=release
 EMULATE_URL_FIX=0
 usage() {
     echo "usage: scripts/soak.sh [--short] [--backend curl|urlsession|both] [--calls N] [--rounds R] [--concurrency C] [--emulate-url-fix]" >&2
@@ -32,8 +31,7 @@ usage() {
 }
 while [ $# -gt 0 ]; do
     case "$1" in
-        # Debug: CI has just built it with the tests, and a release build of the library costs minutes.
-        --short) CALLS=400; ROUNDS=3; CONFIGURATION=debug ;;
+        --short) CALLS=400; ROUNDS=3 ;;
         --backend)
             [ $# -ge 2 ] || usage
             case "$2" in
@@ -51,12 +49,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-echo "soak: building serverapi-soak ($CONFIGURATION)…" >&2
-# The debug build uses the flags of scripts/test.sh's, so that after it there is nothing left to build.
-FLAGS=()
-if [ "$CONFIGURATION" = debug ]; then FLAGS=(-Xswiftc -warnings-as-errors); fi
-swift build -c "$CONFIGURATION" --product serverapi-soak "${FLAGS[@]}" >&2
-BIN="$(swift build -c "$CONFIGURATION" "${FLAGS[@]}" --show-bin-path)/serverapi-soak"
+echo "soak: building serverapi-soak (release)…" >&2
+# The release build that scripts/test.sh makes (scripts/build-flags.sh): after CI's, nothing is left to build.
+source scripts/build-flags.sh
+swift build "${RELEASE_BUILD[@]}" --product serverapi-soak >&2
+BIN="$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)/serverapi-soak"
 
 if ! scripts/test-server.sh status >/dev/null 2>&1; then
     trap 'scripts/test-server.sh stop' EXIT
@@ -66,7 +63,7 @@ eval "$(scripts/test-server.sh env)"
 
 PRELOAD=""
 if [ "$EMULATE_URL_FIX" = 1 ]; then
-    PRELOAD="$(swift build -c "$CONFIGURATION" "${FLAGS[@]}" --show-bin-path)/curlu_cleanup_preload.so"
+    PRELOAD="$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)/curlu_cleanup_preload.so"
     cc -shared -fPIC -O2 -o "$PRELOAD" Benchmarks/reference/curlu_cleanup_preload.c -ldl -lcurl
 fi
 

@@ -4,9 +4,11 @@
 # test servers (httpbin, the fault fixture and their HTTP/2 front, see scripts/test-server.sh), runs every test with
 # their URLs in the environment, and always stops the servers again.
 #
-#   scripts/test.sh                       # everything (debug, ThreadSanitizer, release), a short run of every fuzzer
-#                                         # (scripts/fuzz.sh --smoke), then the README's first command (scripts/demo.sh)
-#   scripts/test.sh --filter Conformance  # arguments go to `swift test` (of the main package only)
+#   scripts/test.sh                       # everything (a debug build with ThreadSanitizer, a release build), a short
+#                                         # run of every fuzzer (scripts/fuzz.sh --smoke), then the README's first
+#                                         # command (scripts/demo.sh)
+#   scripts/test.sh --filter Conformance  # arguments go to `swift test` (of the main package only, ThreadSanitizer
+#                                         # build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,10 +43,14 @@ ensure_test_server_packages
 if ! command -v tmux >/dev/null 2>&1; then apt_install tmux; fi
 # -----------------------------------------------------------------------------------------------
 
-step swift build --build-tests -Xswiftc -warnings-as-errors
+# Two builds of the library and its tests, each tested: debug with ThreadSanitizer (.build-tsan), then release
+# (.build/release, scripts/build-flags.sh), where users' code runs. A plain debug build would repeat the first without
+# the race detector: the debug-only checks (assertions, exclusivity) run in the instrumented one. The first build's
+# modules give the public API check and the documentation below, so a mistake there fails in the first minutes.
+step swift build --build-tests --sanitize=thread --scratch-path .build-tsan -Xswiftc -warnings-as-errors
 # The public API of the library products against the one recorded in api/ (scripts/api-check.sh: the toolchain's
 # swift-api-digester on the modules just built, a few seconds): a change to it must be recorded on purpose.
-step scripts/api-check.sh
+step scripts/api-check.sh --scratch-path .build-tsan
 # No tuple literal holds an `await`: Swift 6.3 drops part of such an async result in release builds
 # (notes/compiler-async-tuple-result.md).
 step python3 scripts/check-async-tuples.py
@@ -54,7 +60,7 @@ step python3 -m unittest discover -s Tests/Autobahn
 # --- Documentation ---------------------------------------------------------------------------------
 # The DocC site (scripts/docs.sh), from the modules of the build above, with warnings as errors: a broken
 # symbol or article link fails CI. A few seconds: nothing is compiled again.
-step scripts/docs.sh --skip-build
+step scripts/docs.sh --skip-build --scratch-path .build-tsan
 # -----------------------------------------------------------------------------------------------
 
 # Integration and conformance tests fail (never skip) without these servers. Servers that
@@ -85,54 +91,50 @@ with_websocket_libcurl() {
     fi
 }
 
+source scripts/build-flags.sh
 if [ $# -gt 0 ]; then
-    step swift test --skip-build "$@"
+    # The tests asked for, from the first build (instrumented: a data race fails them too).
+    SAPI_TEST_TIME_SCALE=10 TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt" \
+        step swift test --skip-build --sanitize=thread --scratch-path .build-tsan "$@"
 else
-    # Three processes, one after the other. The conformance suite checks cancellation promptness
-    # (DESIGN.md: 100 ms) and timeouts against real servers: it runs one test at a time, so that a
-    # latency it measures is the transport's, not two cores shared with 400 other requests.
-    # The 200 MB transfers measure this process's memory.
-    # The library's other suites run in the ThreadSanitizer pass (debug, instrumented) and the release pass below;
-    # here only what those leave out: sapi's end-to-end tests and the slow read of a large body.
-    step swift test --skip-build --filter 'SapiTests|largeBodyWithBackpressure'
-    SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
-        step swift test --skip-build --filter ConformanceTests --skip LargeTransferTests --no-parallel
-    # The conformance suite on the second libcurl (above), loaded in place of the system's, runs in the
-    # ThreadSanitizer and release passes below: what a transfer can do is decided by the library loaded at run time
-    # (CurlTransport.libcurlVersion), so the same build is tested against both. A plain debug pass on it would repeat
-    # them. Without it (not Debian 12) those passes fall back to the system's libcurl; under CI that is a failure.
-    if [ "$backports_status" != 0 ]; then
-        skipped "the conformance runs on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
-    fi
-    step swift test --skip-build --filter LargeTransferTests
-    # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
-    step bash scripts/soak.sh --short
-    # ThreadSanitizer: the library's suites again, instrumented, in a build folder of their own; a data race
-    # fails the run (TSan's exit code). Left to the plain pass above: sapi's end-to-end tests (they run the CLI as
-    # processes), the 200 MB transfers and the 64 MiB slow read (memory and volume, not concurrency). The bounds
-    # of the tests that check that something ends are scaled (Tests/TestSupport/TestTiming.swift): instrumented
-    # code on two busy cores runs many times slower.
-    step swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+    # ThreadSanitizer: the library's suites, instrumented; a data race fails the run (TSan's exit code). Left to the
+    # release pass below: sapi's end-to-end tests (they run the CLI as processes), the 200 MB transfers and the 64 MiB
+    # slow read (memory and volume, not concurrency). The bounds of the tests that check that something ends are
+    # scaled (Tests/TestSupport/TestTiming.swift): instrumented code on two busy cores runs many times slower.
     export SAPI_TEST_TIME_SCALE=10
     # One false positive of the toolchain's, on a continuation's own memory (scripts/tsan-suppressions.txt says
     # which and why); every other report fails the run.
     export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
     step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
         --skip ConformanceTests --skip SapiTests --skip largeBodyWithBackpressure
-    # The conformance suite instrumented on the libcurl with WebSockets when there is one, so that the WebSocket
-    # connections (a thread each, sends and receives crossing it) run under ThreadSanitizer too; 7.88 has its plain
-    # pass above.
+    # The conformance suite checks cancellation promptness (DESIGN.md: 100 ms) and timeouts against real servers:
+    # it runs one test at a time, so that a latency it measures is the transport's, not two cores shared with 400
+    # other requests. Instrumented on the libcurl with WebSockets when there is one, so that the WebSocket
+    # connections run under ThreadSanitizer too.
     with_websocket_libcurl step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
         --filter ConformanceTests --skip LargeTransferTests --no-parallel
     unset SAPI_TEST_TIME_SCALE TSAN_OPTIONS
-    # Release configuration, where users' code runs: the optimizer has changed behaviour before (a batch's results
-    # lost, notes/compiler-async-tuple-result.md) while every debug test passed. The same suites as the first pass
-    # but the 200 MB transfers (memory and volume, checked above). `swift build` enables testable imports only in
-    # debug; the tests' `@testable import`s need them here too.
-    step swift build -c release --build-tests -Xswiftc -enable-testing -Xswiftc -warnings-as-errors
-    step swift test -c release --skip-build --skip ConformanceTests
-    with_websocket_libcurl step swift test -c release --skip-build --filter ConformanceTests --skip LargeTransferTests \
+    # Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
+    # notes/compiler-async-tuple-result.md) while every debug test passed. Every suite, sapi's end to end included.
+    # `swift build` enables testable imports only in debug; the tests' `@testable import`s need them here too.
+    step swift build --build-tests "${RELEASE_BUILD[@]}"
+    step swift test --skip-build "${RELEASE_BUILD[@]}" --skip ConformanceTests
+    # The conformance suite on each libcurl: what a transfer can do is decided by the library loaded at run time
+    # (CurlTransport.libcurlVersion), so the same build is tested against the system's (Debian 12: 7.88) and the
+    # second one (above). Without the second (not Debian 12) only the first; under CI that is a failure.
+    SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
+        step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests --skip LargeTransferTests \
         --no-parallel
+    if [ "$backports_status" = 0 ]; then
+        with_websocket_libcurl step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests \
+            --skip LargeTransferTests --no-parallel
+    else
+        skipped "the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
+    fi
+    # The 200 MB transfers measure this process's memory: alone.
+    step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
+    # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
+    step bash scripts/soak.sh --short
     # The WebSocket protocol's peer suite, Autobahn|Testsuite (scripts/autobahn.sh; Tests/Autobahn/README.md): its
     # client cases 1-7, 9 and 10 against our runner's release build over CurlTransport on the libcurl with WebSockets.
     # A case that fails and scripts/autobahn-expected-failures.txt does not allow fails CI.
@@ -140,7 +142,7 @@ else
         (
             trap 'scripts/autobahn.sh stop' EXIT
             step scripts/autobahn.sh start
-            SAPI_AUTOBAHN_NO_BUILD=1 step scripts/autobahn.sh client --quiet
+            step scripts/autobahn.sh client --quiet
             step scripts/autobahn.sh report
         )
     else
