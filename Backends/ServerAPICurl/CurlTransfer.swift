@@ -60,8 +60,8 @@ final class CurlTransfer {
     //
     // `@exclusivity(unchecked)` on these and on `request` and `exchange`: the transfer lives on its loop thread
     // alone, and every access to them is a read or a mutation that calls nothing that touches the transfer,
-    // so the runtime's exclusivity check (a thread-local access set, about 80 instructions a time) can never
-    // fire; the header and body callbacks made some 40 such accesses per call.
+    // so the runtime's exclusivity check (a thread-local access set, paid at every access of the header and body
+    // callbacks) can never fire.
     @exclusivity(unchecked) var status = 0
     @exclusivity(unchecked) var headers = HTTPHeaders()
     @exclusivity(unchecked) var body = Data()
@@ -93,9 +93,8 @@ final class CurlTransfer {
 
     /// libcurl's receive buffer for a streamed body: a quarter of the stream's buffer, between libcurl's
     /// default (16 KB) and its maximum (512 KB). Each piece is a hand-off to the reader, so larger pieces
-    /// cost less CPU per megabyte, but the buffer is allocated for every streamed call in flight: half the
-    /// stream's buffer (512 KB by default) was tried and kept out, since a thousand event streams would hold
-    /// 512 MB of it, and its gain on the fixture's stream did not show on a busy machine.
+    /// cost less CPU per megabyte, but the buffer is allocated for every streamed call in flight: a quarter keeps
+    /// a thousand event streams (512 KB stream buffers by default) at 128 MB of it.
     static func receiveBufferSize(forStreamBuffer bufferSize: Int) -> Int {
         min(max(bufferSize / 4, 16 << 10), 512 << 10)
     }
@@ -211,8 +210,8 @@ final class CurlTransfer {
         // time waking its reader than moving bytes; a small stream buffer keeps many streams small.
         // Other calls keep libcurl's 16 KB buffer, so many at once stay small. Never set a buffer smaller
         // than that: `curl_easy_reset` puts the handle back to 16 KB without resizing a buffer libcurl
-        // 7.88 may still hold, so the handle's next transfer would write past a smaller one (a 4 KB
-        // buffer for small responses was tried, and the soak run crashed with a corrupted heap).
+        // 7.88 may still hold, so the handle's next transfer would write past a smaller one and corrupt the
+        // heap.
         if download != nil {
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
         } else if let streaming = job.streaming {

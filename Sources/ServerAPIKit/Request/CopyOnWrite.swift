@@ -2,9 +2,9 @@
 /// holding it stays small when it is copied.
 ///
 /// The pipeline's `async` functions keep the values they hold across a suspension in the call's async
-/// frames, which stay allocated for as long as the call is in flight; every copy of a `ServerAPI`
-/// (912 bytes before its groups were boxed), a `TransportRequest` or a `ServerAPIError` made such a frame
-/// larger. Boxed, a copy is one reference. Reading is one load; writing copies the box only when it is
+/// frames, which stay allocated for as long as the call is in flight; every inline copy of a large value
+/// (a `ServerAPI`, a `TransportRequest`, a `ServerAPIError`) would make such a frame larger. Boxed, a copy is
+/// one reference. Reading is one load; writing copies the box only when it is
 /// shared (`isKnownUniquelyReferenced`), so a chain of modifiers on a fresh value writes in place.
 ///
 /// The property stays public through a computed property over a private stored one:

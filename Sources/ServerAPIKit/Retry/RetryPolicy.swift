@@ -4,14 +4,6 @@
     import Foundation
 #endif
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// When a failed attempt is retried, and how long to wait before the next one.
 ///
 /// Delays grow exponentially from `baseDelay` by `multiplier`, are capped at `maxDelay`,
@@ -80,18 +72,15 @@ public struct RetryPolicy: Sendable, Hashable {
         return retryableKinds.contains(error.kind)
     }
 
+    /// The waits between retries.
+    var backoff: Backoff { Backoff(initial: baseDelay, multiplier: multiplier, maximum: maxDelay, jitter: jitter) }
+
     /// The delay before retry number `retry` (1 for the first retry), without jitter.
-    package func baseDelay(forRetry retry: Int) -> Duration {
-        let factor = pow(multiplier, Double(max(retry - 1, 0)))
-        let seconds = min(baseDelay.seconds * factor, maxDelay.seconds)
-        return .seconds(seconds)
-    }
+    package func baseDelay(forRetry retry: Int) -> Duration { backoff.nominal(afterSteps: retry - 1) }
 
     /// The delay before retry number `retry`, with jitter drawn from `random` (a number in 0..<1).
     package func delay(forRetry retry: Int, random: Double = Double.random(in: 0..<1)) -> Duration {
-        let base = baseDelay(forRetry: retry).seconds
-        let spread = base * jitter
-        return .seconds(max(0, base - spread + 2 * spread * random))
+        backoff.delay(afterSteps: retry - 1, random: random)
     }
 
     /// The wait a `Retry-After` header asks for, if it is present and readable.

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Reads HTTP/1.1's chunked transfer coding (RFC 9112 §7.1) as it arrives, byte by byte: the data, the
 /// trailer fields, and where the body ends.
 ///

@@ -4,14 +4,6 @@
     import Foundation
 #endif
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A server-sent event stream that reconnects, as a browser's `EventSource` does: what
 /// `ServerAPIManager.eventSource(_:configuration:)` returns.
 ///
@@ -172,11 +164,10 @@ public struct EventSource: AsyncSequence, Sendable {
         /// Waits before the next connection: the server's `retry:` or the default, longer after each
         /// failure in a row, capped. Registered under the call's id and tag, so the registry cancels it.
         private mutating func waitToReconnect(isolation actor: isolated (any Actor)?) async throws(ServerAPIError) {
-            var delay = serverRetry ?? configuration.retry
-            if failures > 1 {
-                delay = delay * pow(configuration.backoffMultiplier, Double(failures - 1))
-            }
-            delay = Swift.min(delay, configuration.maximumRetry)
+            let delay = Backoff(
+                initial: serverRetry ?? configuration.retry, multiplier: configuration.backoffMultiplier,
+                maximum: configuration.maximumRetry
+            ).nominal(afterSteps: failures - 1)
             do {
                 try await manager.waitRegistered(delay, for: api)
             } catch {

@@ -64,13 +64,8 @@ extension WebSocket {
         /// The wait before an attempt, after `failures` failed handshakes in a row.
         /// - Parameter random: A number in 0...1 that picks the jitter.
         package func delay(afterFailures failures: Int, random: Double = .random(in: 0...1)) -> Duration {
-            var delay = Swift.min(retry, maximumRetry)
-            for _ in 0..<failures where delay < maximumRetry {
-                delay = Swift.min(delay * backoffMultiplier, maximumRetry)
-            }
-            let spread = Swift.max(0, Swift.min(1, jitter))
-            guard spread > 0 else { return delay }
-            return delay * (1 - spread + 2 * spread * Swift.max(0, Swift.min(1, random)))
+            Backoff(initial: retry, multiplier: backoffMultiplier, maximum: maximumRetry, jitter: jitter)
+                .delay(afterSteps: failures, random: random)
         }
 
         /// Whether a server's close code asks the client to come back later.
