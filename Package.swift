@@ -109,7 +109,8 @@ let package = Package(
             name: "ServerAPICacheTests",
             dependencies: [
                 "ServerAPIKit", "ServerAPITesting", "ServerAPIMemoryCache", "ServerAPIFileCache",
-                "ServerAPITestSupport",
+                "ServerAPITestSupport", "ServerAPIURLSession",
+                .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
             ],
             path: "Tests/ServerAPICacheTests"
         ),

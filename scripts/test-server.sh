@@ -251,6 +251,12 @@ http {
             add_trailer X-Trailer-Two second-value;
             add_trailer X-Checksum abc123;
         }
+        # The caching conformance origin (Tests/Fixtures/cache_origin.py) scripts its Date: passed on, not
+        # replaced by the front's own.
+        location /cache/ {
+            proxy_pass http://127.0.0.1:$FIXTURE_PORT;
+            proxy_pass_header Date;
+        }
     }
     server {
         listen 127.0.0.1:$H2_LIMITED_PORT ssl http2;

@@ -81,6 +81,12 @@ Routes (GET unless said; every route also answers HEAD where that makes sense):
                                    answers them all 200 (JSON: arrived); 504 for a request still
                                    waiting after BARRIER_LIMIT_SECONDS (the calls were not side by side)
 
+The scripted origin of the HTTP caching conformance cases (cache_origin.py says how):
+
+  PUT|DELETE /cache/script?key=K   a case run's script (JSON): the responses of its steps
+  ANY /cache/case/K[/...]          the origin, answering the step its Conformance-Step header names
+  /cache/log?key=K                 JSON: the requests that reached the origin, with what it sent back
+
 Server-sent events: Content-Type text/event-stream, Cache-Control: no-cache, chunked, one block of
 lines per chunk (each sent as written). The events a conforming parser dispatches from each stream
 are listed in comments next to SSE_BASIC_CHUNKS and below it.
@@ -194,6 +200,8 @@ except ImportError:
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, parse_qsl, urlsplit
+
+import cache_origin
 
 BLOCK = 65536
 MASK64 = (1 << 64) - 1
@@ -500,6 +508,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.echo(keep_body=(path == "/echo"))
         if path.startswith("/raw/"):
             return self.raw(path[len("/raw/"):])
+        if path.startswith("/cache/") and cache_origin.handle(self, path):
+            return
         if path in ("/peer/request", "/peer/echo", "/peer/speak"):
             return {"/peer/request": self.peer_request, "/peer/echo": self.peer_echo,
                     "/peer/speak": self.peer_speak}[path]()
@@ -1439,6 +1449,10 @@ def hostile(handler, name):
     else:
         handler.send_text(404, "no route /hostile/%s\n" % name)
 # --- end of the hostile bytes ----------------------------------------------------------------------------------------
+
+
+# A method that is not a Python name (the caching cases' M-SEARCH, an unsafe extension method).
+setattr(Handler, "do_M-SEARCH", Handler.do_GET)
 
 
 class Server(ThreadingHTTPServer):

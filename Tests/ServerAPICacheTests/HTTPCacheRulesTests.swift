@@ -248,7 +248,8 @@ import Testing
         #expect(!use([:], lifetime: 10, age: 10).answersFresh)
         #expect(!use(["Cache-Control": "no-cache"], lifetime: 10, age: 0).answersFresh)
         #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "no-cache"]).answersFresh)
-        #expect(!use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache"]).answersFresh)
+        // Pragma is deprecated (RFC 9111 §5.4): a call says `Cache-Control: no-cache`.
+        #expect(use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache"]).answersFresh)
         #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "no-store"]).answersFresh)
         #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"]).answersFresh)
         #expect(
@@ -273,5 +274,23 @@ import Testing
         #expect(!use(["Cache-Control": "must-revalidate"], lifetime: 1, age: 100).mayAnswerOffline)
         #expect(use(["Cache-Control": "must-revalidate"], lifetime: 10, age: 1).mayAnswerOffline)
         #expect(!use(["Cache-Control": "no-cache"], lifetime: 10, age: 1).mayAnswerOffline)
+    }
+
+    @Test("Accept-Language selects a variant by meaning: case, order within a weight, the language weighed highest")
+    func acceptLanguageVariants() {
+        let stored = CacheVariant(names: ["accept-language"], request: ["Accept-Language": "en, de;q=0.5"])
+        #expect(stored.matches(["Accept-Language": "EN, De;q=0.5"]))
+        #expect(stored.matches(["Accept-Language": "de;q=0.50, en"]))
+        #expect(!stored.matches(["Accept-Language": "de, en;q=0.5"]))
+        #expect(!stored.matches(["Accept-Language": "en"]))
+        let both = CacheVariant(names: ["accept-language"], request: ["Accept-Language": "en, de"])
+        #expect(both.matches(["Accept-Language": "de, en"]))
+        // The stored response's Content-Language, when the request weighs it highest.
+        #expect(both.matches(["Accept-Language": "fr;q=0.5, de"], stored: ["Content-Language": "de"]))
+        #expect(!both.matches(["Accept-Language": "fr, de;q=0.5"], stored: ["Content-Language": "de"]))
+        #expect(!both.matches(["Accept-Language": "fr;q=0.5, de"]))
+        // Another field is matched as sent.
+        let encoding = CacheVariant(names: ["accept-encoding"], request: ["Accept-Encoding": "gzip, br"])
+        #expect(!encoding.matches(["Accept-Encoding": "br, gzip"]))
     }
 }

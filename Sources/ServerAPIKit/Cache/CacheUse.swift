@@ -31,14 +31,9 @@ struct CacheUse {
         lifetime =
             entry.expiresAt.map { $0.timeIntervalSince(entry.storedAt) + entry.initialAge.seconds } ?? .infinity
         response = CacheControl(entry.headers)
-        var request = CacheControl(headers, isRequest: true)
-        // `Pragma: no-cache` counts only when the request has no `Cache-Control` (RFC 9111 §5.4).
-        if !headers.contains("Cache-Control"),
-            headers.values(for: "Pragma").contains(where: { $0.lowercased().contains("no-cache") })
-        {
-            request.noCache = true
-        }
-        self.request = request
+        // `Pragma` is not read: RFC 9111 §5.4 deprecates it and defines no cache behaviour for it (a call that wants
+        // the origin's answer says `Cache-Control: no-cache`); it still goes on the wire, for HTTP/1.0 caches.
+        request = CacheControl(headers, isRequest: true)
         self.honorsHTTP = honorsHTTP
     }
 

@@ -247,32 +247,103 @@ struct Vary: Equatable {
 
 extension CacheVariant {
     /// The variant of a request for the given field names: each name with the request's value (its field
-    /// lines joined by ", "), or none when the request does not carry it.
+    /// lines joined by ", ", normalized as `normalized(_:name:)` says), or none when the request does not carry it.
     init(names: [String], request: HTTPHeaders) {
         self.init(
             fields: names.map { name in
                 let values = request.values(for: name)
-                return Field(name: name, value: values.isEmpty ? nil : Self.normalized(values))
+                return Field(name: name, value: values.isEmpty ? nil : Self.normalized(values, name: name))
             })
     }
 
     /// The field names this variant depends on.
     var names: [String] { fields.map(\.name) }
 
-    /// Whether a request selects this variant (RFC 9111 §4.1): every field has the same value, or is absent
-    /// from both. Values are compared with whitespace around list members removed.
-    func matches(_ request: HTTPHeaders) -> Bool {
+    /// Whether a request selects this variant (RFC 9111 §4.1): every field has the same normalized value, or is
+    /// absent from both; or, for `Accept-Language`, the stored response's `Content-Language` is a language the
+    /// request prefers most (the selection RFC 9111 §4.1 allows "using knowledge of the semantics of the header
+    /// field").
+    /// - Parameters:
+    ///   - request: The request's headers.
+    ///   - stored: The stored response's headers (for its `Content-Language`).
+    func matches(_ request: HTTPHeaders, stored: HTTPHeaders = [:]) -> Bool {
         fields.allSatisfy { field in
             let values = request.values(for: field.name)
-            guard let stored = field.value else { return values.isEmpty }
+            guard let value = field.value else { return values.isEmpty }
             // The same text as stored needs no normalizing (the common case, checked on every hit).
-            if values.count == 1, values[0] == stored { return true }
-            return !values.isEmpty && Self.normalized(values) == stored
+            if values.count == 1, values[0] == value { return true }
+            guard !values.isEmpty else { return false }
+            if Self.normalized(values, name: field.name) == value { return true }
+            guard field.name == "accept-language", let language = stored["Content-Language"] else { return false }
+            return Self.prefers(values, language: language)
         }
     }
 
-    static func normalized(_ values: [String]) -> String {
-        values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { HTTPSyntax.trimmed($0) }.joined(separator: ", ")
+    /// A field's value as variants compare it: list members trimmed; for `Accept-Language`, its language ranges
+    /// lower-cased (they are case-insensitive, RFC 4647 §2) with their weights, most preferred first and ranges of
+    /// one weight in alphabetical order (RFC 9110 §12.5.4 gives them no order), so that `en, de` and `De, EN`
+    /// select the same variant.
+    static func normalized(_ values: [String], name: String = "") -> String {
+        let members = values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { HTTPSyntax.trimmed($0) }
+        guard name == "accept-language", let ranges = languageRanges(members) else {
+            return members.joined(separator: ", ")
+        }
+        return ranges.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.range < $1.range }
+            .map { $0.weight == 1000 ? $0.range : "\($0.range);q=\(Self.weightText($0.weight))" }
+            .joined(separator: ", ")
+    }
+
+    /// Whether `language` (a `Content-Language` value naming one language) is among the ranges an
+    /// `Accept-Language` weighs highest.
+    static func prefers(_ values: [String], language: String) -> Bool {
+        let members = values.flatMap { $0.split(separator: ",") }.map { HTTPSyntax.trimmed($0) }
+        let tag = HTTPSyntax.trimmed(Substring(language)).lowercased()
+        guard !tag.isEmpty, !tag.contains(","), let ranges = languageRanges(members),
+            let best = ranges.map(\.weight).max(), best > 0
+        else { return false }
+        return ranges.contains { $0.weight == best && $0.range == tag }
+    }
+
+    /// The language ranges of an `Accept-Language`'s members, lower-cased, with their weights in thousandths
+    /// (RFC 9110 §12.4.2); `nil` when a member is not `range` or `range;q=weight`.
+    private static func languageRanges(_ members: [Substring]) -> [(range: String, weight: Int)]? {
+        var ranges: [(range: String, weight: Int)] = []
+        for member in members where !member.isEmpty {
+            let parts = member.split(separator: ";").map { HTTPSyntax.trimmed($0) }
+            let range = parts[0].lowercased()
+            guard !range.isEmpty,
+                range.utf8.allSatisfy({
+                    $0 == 45 || $0 == 42 || (48...57).contains($0)
+                        || (97...122).contains($0)
+                })
+            else { return nil }
+            var weight = 1000
+            if parts.count == 2, parts[1].lowercased().hasPrefix("q=") {
+                guard let parsed = qualityValue(parts[1].dropFirst(2)) else { return nil }
+                weight = parsed
+            } else if parts.count != 1 {
+                return nil
+            }
+            ranges.append((range, weight))
+        }
+        return ranges
+    }
+
+    /// A weight `0`, `0.d`, `0.dd`, `0.ddd`, `1`, `1.0`… (RFC 9110 §12.4.2), in thousandths.
+    private static func qualityValue(_ text: Substring) -> Int? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, parts[0] == "0" || parts[0] == "1" else { return nil }
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard fraction.count <= 3, fraction.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        while fraction.count < 3 { fraction += "0" }
+        let value = (parts[0] == "1" ? 1000 : 0) + (Int(fraction) ?? 0)
+        return value <= 1000 ? value : nil
+    }
+
+    private static func weightText(_ weight: Int) -> String {
+        var digits = String(1000 + weight).dropFirst()
+        while digits.hasSuffix("0") { digits = digits.dropLast() }
+        return digits.isEmpty ? "0" : "0.\(digits)"
     }
 }

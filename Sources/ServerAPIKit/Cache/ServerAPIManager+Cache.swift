@@ -42,11 +42,11 @@ extension ServerAPIManager {
     /// The stored response under `key` whose variant the request `headers` select; `nil` when there is none.
     func storedEntry(key: CacheKey, headers: HTTPHeaders) async -> CacheEntry? {
         guard let cache, let primary = try? await cache.lookup(key) else { return nil }
-        if primary.variant.matches(headers) { return primary }
+        if primary.variant.matches(headers, stored: primary.headers) { return primary }
         guard let group = primary.variantGroup else { return nil }
         let variantKey = key.variant(group: group, CacheVariant(names: primary.variant.names, request: headers))
         guard let entry = try? await cache.lookup(variantKey), entry.variantGroup == group,
-            entry.variant.matches(headers)
+            entry.variant.matches(headers, stored: entry.headers)
         else { return nil }
         return entry
     }

@@ -49,32 +49,52 @@ enum ConformanceRunner {
         configuration.defaultCacheTTL = .zero
         configuration.now = clock.dateSource
         let manager = ServerAPIManager(transport: transport, cache: cache, configuration: configuration)
+        return try await run(
+            testCase, manager: manager, host: host, path: path,
+            begin: { origin.begin(step: $0) },
+            received: { origin.received },
+            pause: { clock.advance(by: pause) })
+    }
 
+    /// Runs `testCase`'s calls through `manager` to the origin at `host` + `path`, and returns every check that
+    /// failed.
+    /// - Parameters:
+    ///   - begin: Tells the origin that a step begins (numbered from 1).
+    ///   - received: Every request that reached the origin so far, in order.
+    ///   - pause: Lets the time of a `pause` step pass.
+    static func run(
+        _ testCase: ConformanceCase, manager: ServerAPIManager, host: String, path: String,
+        begin: (Int) async throws -> Void,
+        received: () async throws -> [ConformanceOrigin.Received],
+        pause: () async throws -> Void
+    ) async throws -> [ConformanceFailure] {
         var failures: [ConformanceFailure] = []
         var previous: ServerResult?
         for (index, step) in testCase.steps.enumerated() {
             let number = index + 1
-            origin.begin(step: number)
-            let before = origin.received.count
-            let api = try call(step, number: number, path: path, previous: previous)
+            try await begin(number)
+            let before = try await received().count
+            let api = try call(step, number: number, host: host, path: path, previous: previous)
             let delivered: Result<ServerResult, any Error>
             do {
                 delivered = .success(try await manager.send(api))
             } catch {
                 delivered = .failure(error)
             }
-            let reached = origin.received[before...].filter { $0.step == number }
+            let reached = try await received().dropFirst(before).filter { $0.step == number }
             failures += check(step, number: number, delivered: delivered, reached: Array(reached), testCase: testCase)
             previous = try? delivered.get()
             // What the cache does in the background for this step (stale-while-revalidate) ends before time moves.
             await manager.backgroundRevalidationsFinished()
-            if step.pauseAfter { clock.advance(by: pause) }
+            if step.pauseAfter { try await pause() }
         }
         return failures
     }
 
     /// The call a step makes: a user's call with the step's method, headers and body, and its step number.
-    static func call(_ step: ConformanceStep, number: Int, path: String, previous: ServerResult?) throws -> ServerAPI {
+    static func call(
+        _ step: ConformanceStep, number: Int, host: String = host, path: String, previous: ServerResult?
+    ) throws -> ServerAPI {
         var api = ServerAPI(host: host, path: path + (step.pathSuffix.map { "/\($0)" } ?? ""))
             .method(HTTPMethod(rawValue: step.method))
             .format(.data)

@@ -24,20 +24,7 @@ import Testing
     @Test("a case of the HTTP WG cache suite, on each cache", arguments: ConformanceCase.all, CacheKind.allCases)
     func conformance(testCase: ConformanceCase, kind: CacheKind) async throws {
         let failures = try await ConformanceRunner.run(testCase, on: kind)
-        guard let known = KnownConformanceFailures.entry(for: testCase.id, on: kind) else {
-            Self.record(failures)
-            return
-        }
-        for expected in known.expected where !failures.contains(where: expected.matches) {
-            Issue.record("the known failure \(expected) no longer happens: update KnownConformanceFailures")
-        }
-        // Matched by the recorded text, so that a failure the entry does not name stays a failure.
-        let expectedTexts = Set(failures.filter { known.matches($0) }.map(\.description))
-        withKnownIssue(Comment(rawValue: known.reason)) {
-            Self.record(failures)
-        } matching: { issue in
-            issue.comments.contains { expectedTexts.contains($0.rawValue) }
-        }
+        Self.record(failures, known: KnownConformanceFailures.entry(for: testCase.id, on: kind))
     }
 
     @Test(
@@ -49,9 +36,11 @@ import Testing
             var total: [ConformanceCase.Kind: Int] = [:]
             var failing: Set<String> = []
             var unexpectedFailures: [String] = []
+            var results: [(ConformanceCase, [ConformanceFailure])] = []
             for testCase in ConformanceCase.all {
                 total[testCase.kind, default: 0] += 1
                 let failures = try await ConformanceRunner.run(testCase, on: kind)
+                results.append((testCase, failures))
                 if failures.isEmpty {
                     passed[testCase.kind, default: 0] += 1
                 } else {
@@ -67,6 +56,7 @@ import Testing
             }
             let counts = ConformanceCase.Kind.allCases.map { "\($0.rawValue) \(passed[$0] ?? 0) of \(total[$0] ?? 0)" }
             print("conformance: \(kind.rawValue) cache: \(counts.joined(separator: ", "))")
+            print("conformance: \(kind.rawValue) cache: \(SuiteCount.line(results))")
             for caseKind in ConformanceCase.Kind.allCases {
                 let ids = ConformanceCase.all.filter { $0.kind == caseKind && failing.contains($0.id) }.map(\.id)
                 print(
@@ -94,7 +84,27 @@ import Testing
         #expect(unnamed.isEmpty, "listed without the failures they record: \(unnamed)")
     }
 
-    static func record(_ failures: [ConformanceFailure]) {
-        for failure in failures { Issue.record(Comment(rawValue: failure.description)) }
+    /// Records `failures` as issues: those `known` expects as a known issue, any other as a failure; and an
+    /// expected failure that did not happen as a failure too.
+    /// - Parameter prefix: Put before each failure's text (which case, where a test runs several).
+    static func record(_ failures: [ConformanceFailure], known: KnownConformanceFailure?, prefix: String = "") {
+        guard let known else {
+            record(failures, prefix: prefix)
+            return
+        }
+        for expected in known.expected where !failures.contains(where: expected.matches) {
+            Issue.record("\(prefix)the known failure \(expected) no longer happens: update the known-failure list")
+        }
+        // Matched by the recorded text, so that a failure the entry does not name stays a failure.
+        let expectedTexts = Set(failures.filter { known.matches($0) }.map { prefix + $0.description })
+        withKnownIssue(Comment(rawValue: known.reason)) {
+            record(failures, prefix: prefix)
+        } matching: { issue in
+            issue.comments.contains { expectedTexts.contains($0.rawValue) }
+        }
+    }
+
+    static func record(_ failures: [ConformanceFailure], prefix: String = "") {
+        for failure in failures { Issue.record(Comment(rawValue: prefix + failure.description)) }
     }
 }
