@@ -111,8 +111,11 @@ else
     # it runs one test at a time, so that a latency it measures is the transport's, not two cores shared with 400
     # other requests. Instrumented on the libcurl with WebSockets when there is one, so that the WebSocket
     # connections run under ThreadSanitizer too.
+    # The caching cases through the real transports (RealTransportCachingConformanceTests, about a minute of real
+    # pauses) run once, in the release pass on the system's libcurl below: the cache's rules are the core's, tested
+    # here under ThreadSanitizer over MockTransport with the other unit suites.
     with_websocket_libcurl step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
-        --filter ConformanceTests --skip LargeTransferTests --no-parallel
+        --filter ConformanceTests --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
     unset SAPI_TEST_TIME_SCALE TSAN_OPTIONS
     # Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
     # notes/compiler-async-tuple-result.md) while every debug test passed. Every suite, sapi's end to end included.
@@ -127,7 +130,7 @@ else
         --no-parallel
     if [ "$backports_status" = 0 ]; then
         with_websocket_libcurl step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests \
-            --skip LargeTransferTests --no-parallel
+            --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
     else
         skipped "the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
     fi
