@@ -92,7 +92,8 @@ enum RealTransportConformance {
             func add() -> Bool {
                 guard let (run, testCase) = next.next() else { return false }
                 group.addTask {
-                    (run, testCase, try await ConformanceRunner.run(testCase, through: run.transport, on: run.cache))
+                    let failures = try await ConformanceRunner.run(testCase, through: run.transport, on: run.cache)
+                    return (run, testCase, failures)
                 }
                 return true
             }
