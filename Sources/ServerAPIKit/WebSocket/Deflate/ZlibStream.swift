@@ -80,6 +80,9 @@ final class ZlibInflater {
                         return .consumed
                     }
                 default:
+                    // What the step made before the bad data counts first: a message past its limit fails as such,
+                    // wherever its frames were cut.
+                    guard produced <= limit - output.count else { return .overLimit }
                     let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
                     return .invalid(message)
                 }
