@@ -17,7 +17,15 @@ let package = Package(
         .executable(name: "sapi", targets: ["sapi"]),
     ],
     targets: [
-        .target(name: "ServerAPIKit", path: "Sources/ServerAPIKit"),
+        // zlib, for WebSocket compression (permessage-deflate): a system library, so the core keeps no package
+        // dependency. Debian's zlib1g-dev; the Apple SDKs carry zlib.
+        .target(name: "ServerAPIKit", dependencies: ["CZlib"], path: "Sources/ServerAPIKit"),
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         .target(
             name: "ServerAPITesting",
             dependencies: ["ServerAPIKit"],

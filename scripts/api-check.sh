@@ -50,7 +50,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT" api
 changed=()
 for module in "${MODULES[@]}"; do
-    "$DIGESTER" -dump-sdk -module "$module" -target "$TRIPLE" -I "$BIN/Modules" -I Backends/CCurl \
+    "$DIGESTER" -dump-sdk -module "$module" -target "$TRIPLE" -I "$BIN/Modules" -I Backends/CCurl -I Sources/CZlib \
         -avoid-location -avoid-tool-args -abort-on-module-fail -o "$OUT/$module.json"
     python3 scripts/api-list.py "$OUT/$module.json" "$DEMANGLE" >"$OUT/$module.txt"
     if [ -n "$UPDATE" ]; then

@@ -41,6 +41,7 @@ command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light
 command -v curl >/dev/null || missing+=(curl)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
+pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
 if ((${#missing[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -46,6 +46,7 @@ command -v nginx >/dev/null || missing+=(nginx-light)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
+pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
 command -v openssl >/dev/null || missing+=(openssl)
 if ((${#missing[@]})); then
     apt-get update -qq

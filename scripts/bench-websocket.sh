@@ -64,6 +64,7 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 missing=()
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
+pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
 if ((${#PROFILE[@]})) && ! command -v perf >/dev/null; then missing+=(linux-perf); fi
 if ((${#missing[@]})); then
     apt-get update -qq

@@ -55,7 +55,7 @@ for module in "${MODULES[@]}"; do
     # Public API only; members synthesized by the compiler (Equatable's !=, default implementations
     # re-listed on conforming types) are left out on purpose: they carry no documentation of ours.
     mkdir -p "$OUT/symbol-graphs/$module"
-    swift symbolgraph-extract -module-name "$module" -target "$TRIPLE" -I "$BIN/Modules" -I Backends/CCurl \
+    swift symbolgraph-extract -module-name "$module" -target "$TRIPLE" -I "$BIN/Modules" -I Backends/CCurl -I Sources/CZlib \
         -minimum-access-level public -skip-synthesized-members -output-dir "$OUT/symbol-graphs/$module"
 done
 

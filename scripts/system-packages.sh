@@ -14,10 +14,12 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
 
-# What building the package needs: the curl backend (Backends/CCurl) builds against libcurl found through pkg-config.
+# What building the package needs: the curl backend (Backends/CCurl) builds against libcurl, and the core's WebSocket
+# compression (Sources/CZlib) against zlib, both found through pkg-config.
 ensure_build_packages() {
     if ! command -v pkg-config >/dev/null 2>&1; then apt_install pkg-config; fi
     if ! pkg-config --exists libcurl; then apt_install libcurl4-openssl-dev; fi
+    if ! pkg-config --exists zlib; then apt_install zlib1g-dev; fi
 }
 
 # What scripts/test-server.sh needs: openssl makes the HTTP/2 front's certificates (and the curl backend's TLS

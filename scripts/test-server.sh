@@ -15,7 +15,7 @@
 # README's set-up does for its `sapi :8765/...` examples); their URLs are written to
 # .build/test-servers.env as SAPI_HTTPBIN_URL=… and SAPI_FIXTURE_URL=…, the HTTP/2 front's as
 # SAPI_HTTPBIN_H2_URL=…, SAPI_FIXTURE_H2_URL=…, SAPI_H2_LIMITED_URL=… and its CA as SAPI_H2_CA_FILE=…,
-# the WebSocket peer's as SAPI_WS_URL=ws://… and SAPI_WSS_URL=wss://…, the SOCKS proxies' as SAPI_SOCKS5_URL=socks5://… and SAPI_SOCKS5_AUTH_URL=socks5://USER:PASSWORD@…
+# the WebSocket peer's as SAPI_WS_URL=ws://…, SAPI_WSS_URL=wss://… and SAPI_WS_DEFLATE_URL=ws://… (compressing), the SOCKS proxies' as SAPI_SOCKS5_URL=socks5://… and SAPI_SOCKS5_AUTH_URL=socks5://USER:PASSWORD@…
 # (with the test credentials it needs), and the addresses they connect from as SAPI_SOCKS5_SOURCE=… and
 # SAPI_SOCKS5_AUTH_SOURCE=….
 #
@@ -145,8 +145,8 @@ start_fixture() {
     wait_for "the fault fixture server" "$FIXTURE_URL/health" "$pidfile"
 }
 
-# The WebSocket peer (Tests/Fixtures/ws_server.py, the `websockets` package): plain, and over TLS with the HTTP/2
-# front's certificate (start_h2 makes it), so that SAPI_H2_CA_FILE trusts both.
+# The WebSocket peer (Tests/Fixtures/ws_server.py, the `websockets` package): plain, over TLS with the HTTP/2
+# front's certificate (start_h2 makes it), so that SAPI_H2_CA_FILE trusts both, and plain with permessage-deflate.
 start_ws() {
     local log_file="$STATE/ws.log" pidfile="$STATE/ws.pid" port_file="$STATE/ws.port" deadline ports
     rm -f "$port_file"
@@ -162,6 +162,7 @@ start_ws() {
     read -r -a ports <"$port_file"
     WS_URL="ws://127.0.0.1:${ports[0]}"
     WSS_URL="wss://127.0.0.1:${ports[1]}"
+    WS_DEFLATE_URL="ws://127.0.0.1:${ports[2]}"
 }
 
 free_port() {
@@ -367,10 +368,10 @@ cmd_start() {
     printf 'SAPI_HTTPBIN_H2_URL=https://127.0.0.1:%s\nSAPI_FIXTURE_H2_URL=https://127.0.0.1:%s\n' \
         "$H2_HTTPBIN_PORT" "$H2_FIXTURE_PORT" >>"$ENV_FILE"
     printf 'SAPI_H2_LIMITED_URL=https://127.0.0.1:%s\nSAPI_H2_CA_FILE=%s\n' "$H2_LIMITED_PORT" "$H2_CA_FILE" >>"$ENV_FILE"
-    printf 'SAPI_WS_URL=%s\nSAPI_WSS_URL=%s\n' "$WS_URL" "$WSS_URL" >>"$ENV_FILE"
+    printf 'SAPI_WS_URL=%s\nSAPI_WSS_URL=%s\nSAPI_WS_DEFLATE_URL=%s\n' "$WS_URL" "$WSS_URL" "$WS_DEFLATE_URL" >>"$ENV_FILE"
     printf 'SAPI_SOCKS5_URL=%s\nSAPI_SOCKS5_AUTH_URL=%s\n' "$SOCKS5_URL" "$SOCKS5_AUTH_URL" >>"$ENV_FILE"
     printf 'SAPI_SOCKS5_SOURCE=%s\nSAPI_SOCKS5_AUTH_SOURCE=%s\n' "$SOCKS_SOURCE" "$SOCKS_AUTH_SOURCE" >>"$ENV_FILE"
-    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, WebSocket peer at $WS_URL and $WSS_URL, SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
+    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, WebSocket peer at $WS_URL, $WSS_URL and $WS_DEFLATE_URL (deflate), SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
 }
 
 cmd_env() {

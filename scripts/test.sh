@@ -138,8 +138,9 @@ else
     step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
     # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
     step bash scripts/soak.sh --short
-    # The WebSocket protocol's peer suite, Autobahn|Testsuite (scripts/autobahn.sh; Tests/Autobahn/README.md): its
-    # client cases 1-7, 9 and 10 against our runner's release build over CurlTransport on the libcurl with WebSockets.
+    # The WebSocket protocol's peer suite, Autobahn|Testsuite (scripts/autobahn.sh; Tests/Autobahn/README.md): all its
+    # client cases (1-7, 9, 10, and 12 and 13, compression) against our runner's release build over CurlTransport on
+    # the libcurl with WebSockets.
     # A case that fails and scripts/autobahn-expected-failures.txt does not allow fails CI.
     if [ "$backports_status" = 0 ] && scripts/autobahn.sh can-run; then
         (

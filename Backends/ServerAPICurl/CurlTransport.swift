@@ -67,6 +67,9 @@ public final class CurlTransport: RequestPerforming {
     /// `true`: a `BodySource.stream` body is sent as it is read.
     public var sendsStreamedRequestBodies: Bool { true }
 
+    /// `true`: WebSockets run in libcurl's raw mode, framed by the core, so the core offers permessage-deflate.
+    public var carriesWebSocketExtensions: Bool { true }
+
     /// The settings the transport was made with.
     public let configuration: Configuration
 

@@ -26,9 +26,17 @@ extension MockTransport {
             if response.headers["Sec-WebSocket-Accept"] == nil, let key = request.headers["Sec-WebSocket-Key"] {
                 response.headers["Sec-WebSocket-Accept"] = WebSocketHandshakeRule.accept(forKey: key)
             }
+            // The server takes a permessage-deflate offer as the script says, and compresses as its answer agreed.
+            var deflate: WebSocketDeflateParameters?
+            if let answer = script.compression,
+                WebSocketHandshakeRule.offeredExtensions(request.headers).contains(WebSocketDeflateNegotiation.name)
+            {
+                response.headers.add(name: "Sec-WebSocket-Extensions", value: answer)
+                deflate = WebSocketDeflateNegotiation.answered(response.headers)
+            }
             let connection = MockWebSocketConnection()
             let server = MockWebSocketServer(
-                connection: connection, script: script, clock: clock,
+                connection: connection, script: script, deflate: deflate, clock: clock,
                 mismatch: { [weak self] in self?.recordWebSocketMismatch($0) },
                 closed: { [weak self] in self?.recordWebSocketClose($0) })
             Task { await server.run() }

@@ -58,6 +58,9 @@ public final class MockTransport: RequestPerforming {
     /// `true`: a `BodySource.stream` body is sent as it is read.
     public var sendsStreamedRequestBodies: Bool { true }
 
+    /// `true`: the core offers permessage-deflate; a script's `compression` says whether the mock server takes it.
+    public var carriesWebSocketExtensions: Bool { true }
+
     /// Creates a mock with no stubs.
     /// - Parameters:
     ///   - name: The name reported in metrics.

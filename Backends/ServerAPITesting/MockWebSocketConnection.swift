@@ -78,20 +78,32 @@ final class MockWebSocketConnection: WebSocketConnection {
 struct MockWebSocketServer: Sendable {
     let connection: MockWebSocketConnection
     let script: MockWebSocketScript
+    /// What the handshake agreed for permessage-deflate; `nil` for none.
+    let deflate: WebSocketDeflateParameters?
     let clock: any Clock<Duration>
     let mismatch: @Sendable (String) -> Void
     let closed: @Sendable (WebSocketCloseCode?) -> Void
 
     /// Plays the script, then answers pings and the client's close until the connection ends.
     func run() async {
+        // A server that agreed on compression compresses every message it sends, as the agreement says.
+        var sender = deflate.map {
+            WebSocketDeflateSender(windowBits: $0.serverMaxWindowBits, noContextTakeover: $0.serverNoContextTakeover)
+        }
+        var receiver = WebSocketDeflateReceiver(
+            windowBits: deflate?.clientMaxWindowBits, noContextTakeover: deflate?.clientNoContextTakeover ?? false,
+            maxMessageSize: .max)
+        func frame(_ message: WebSocketMessage) -> WebSocketFrame {
+            (try? sender?.frame(for: message)) ?? WebSocketFrame(message)
+        }
         for step in script.steps {
             switch step {
             case .send(let message):
-                connection.toClient.push(WebSocketFrame(message))
+                connection.toClient.push(frame(message))
             case .sendFrame(let frame):
                 connection.toClient.push(frame)
             case .expect(let expected):
-                guard let message = await nextMessage() else { return }
+                guard let message = await nextMessage(&receiver) else { return }
                 if message != expected {
                     mismatch("expected \(expected), the client sent \(message)")
                     connection.toClient.push(.close(.policyViolation, reason: "unexpected message"))
@@ -100,8 +112,8 @@ struct MockWebSocketServer: Sendable {
                 }
             case .echo(let count):
                 for _ in 0..<count {
-                    guard let message = await nextMessage() else { return }
-                    connection.toClient.push(WebSocketFrame(message))
+                    guard let message = await nextMessage(&receiver) else { return }
+                    connection.toClient.push(frame(message))
                 }
             case .wait(let duration):
                 do { try await clock.sleep(for: duration) } catch { return }
@@ -121,7 +133,7 @@ struct MockWebSocketServer: Sendable {
                 return
             }
         }
-        while await nextMessage() != nil {}
+        while await nextMessage(&receiver) != nil {}
     }
 
     private static func code(_ payload: Data) -> WebSocketCloseCode? {
@@ -129,9 +141,15 @@ struct MockWebSocketServer: Sendable {
         return WebSocketCloseCode(UInt16(payload[payload.startIndex]) << 8 | UInt16(payload[payload.startIndex + 1]))
     }
 
-    /// The client's next message; pings are answered, and a close frame is answered and ends the session.
-    private func nextMessage() async -> WebSocketMessage? {
-        while let frame = await connection.toServer.next() {
+    /// The client's next message (inflated when it came compressed); pings are answered, and a close frame is
+    /// answered and ends the session. Each message is one frame: the core sends no fragments.
+    private func nextMessage(_ receiver: inout WebSocketDeflateReceiver) async -> WebSocketMessage? {
+        while let received = await connection.toServer.next() {
+            guard case .success(let frame) = receiver.receive(received) else {
+                connection.toClient.push(.close(.protocolError, reason: "a frame that does not inflate"))
+                connection.toClient.end()
+                return nil
+            }
             switch frame.opcode {
             case .ping: connection.toClient.push(WebSocketFrame(.pong, payload: frame.payload))
             case .close:

@@ -18,7 +18,8 @@ import ServerAPIKit
 /// ]))
 /// ```
 /// Throughout, the mock server answers the client's pings with pongs and its close frame with a close frame
-/// (echoing the code), as a real server does. Once the steps are played, it keeps the connection open until
+/// (echoing the code), as a real server does. With `compression`, it accepts the client's permessage-deflate offer
+/// with that answer, compresses every message it sends and inflates those the client compresses. Once the steps are played, it keeps the connection open until
 /// the client closes it. A message that does not match an `expect` step is recorded in
 /// `MockTransport.webSocketMismatches` and closes the connection with 1008.
 public struct MockWebSocketScript: Sendable {
@@ -45,11 +46,21 @@ public struct MockWebSocketScript: Sendable {
     public var steps: [Step]
     /// The subprotocol the server accepts, sent back in `Sec-WebSocket-Protocol`.
     public var subprotocol: String?
+    /// The `Sec-WebSocket-Extensions` the server answers a permessage-deflate offer with, such as
+    /// `"permessage-deflate"` or `"permessage-deflate; server_no_context_takeover"`; `nil` (the default) declines
+    /// compression, as does a handshake that offers none. Sent as it is: an answer a client must refuse (RFC 7692
+    /// §7.1) tests that it does.
+    public var compression: String?
 
     /// Creates a script.
-    public init(_ steps: [Step], subprotocol: String? = nil) {
+    /// - Parameters:
+    ///   - steps: The steps, in order.
+    ///   - subprotocol: The subprotocol the server accepts.
+    ///   - compression: The answer to a permessage-deflate offer; `nil` declines it.
+    public init(_ steps: [Step], subprotocol: String? = nil, compression: String? = nil) {
         self.steps = steps
         self.subprotocol = subprotocol
+        self.compression = compression
     }
 }
 
@@ -58,14 +69,17 @@ extension MockStub {
     /// - Parameters:
     ///   - steps: The server's script.
     ///   - subprotocol: The subprotocol the server chooses, if any.
+    ///   - compression: The answer to the client's permessage-deflate offer (`"permessage-deflate"` accepts it);
+    ///     `nil` declines it.
     ///   - delay: How long the handshake takes, on the mock's clock.
     public static func webSocket(
-        _ steps: [MockWebSocketScript.Step], subprotocol: String? = nil, delay: Duration = .zero
+        _ steps: [MockWebSocketScript.Step], subprotocol: String? = nil, compression: String? = nil,
+        delay: Duration = .zero
     ) -> MockStub {
         var headers: HTTPHeaders = ["Upgrade": "websocket", "Connection": "Upgrade"]
         if let subprotocol { headers.add(name: "Sec-WebSocket-Protocol", value: subprotocol) }
         var stub = MockStub(.response(status: 101, headers: headers, body: Data()), delay: delay)
-        stub.webSocket = MockWebSocketScript(steps, subprotocol: subprotocol)
+        stub.webSocket = MockWebSocketScript(steps, subprotocol: subprotocol, compression: compression)
         return stub
     }
 }

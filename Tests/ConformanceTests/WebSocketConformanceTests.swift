@@ -22,6 +22,16 @@ struct WebSocketConformanceTests {
         var description: String { rawValue }
     }
 
+    /// The peer a case runs against: the plain one declines the client's permessage-deflate offer (messages go
+    /// uncompressed), the other takes it (every message compressed, both ways, fragments too). The cases that are the
+    /// protocol's run against both; those about the transport (proxies, TLS, refusals) against the plain one.
+    enum Peer: String, CaseIterable, CustomStringConvertible {
+        case plain
+        case deflate
+
+        var description: String { rawValue }
+    }
+
     private struct Header: ServerAPIPlugin {
         func prepare(_ request: TransportRequest, for api: ServerAPI) async throws -> TransportRequest {
             var request = request
@@ -41,9 +51,12 @@ struct WebSocketConformanceTests {
         return ServerAPIManager(transport: transport, plugins: plugins, configuration: .init(cookies: cookies))
     }
 
-    private static func api(_ path: String, secure: Bool = false) throws -> ServerAPI {
-        ServerAPI(
-            url: try TestServers.url(base: secure ? TestServers.webSocketSecure() : TestServers.webSocket(), path))
+    private static func api(_ path: String, secure: Bool = false, peer: Peer = .plain) throws -> ServerAPI {
+        let base =
+            secure
+            ? try TestServers.webSocketSecure()
+            : peer == .deflate ? try TestServers.webSocketDeflate() : try TestServers.webSocket()
+        return ServerAPI(url: try TestServers.url(base: base, path))
     }
 
     /// Opens a WebSocket when the transport has them; otherwise checks the `unsupported` error and returns `nil`.
@@ -71,7 +84,14 @@ struct WebSocketConformanceTests {
             )
             return nil
         }
-        return try await manager.webSocket(api, configuration: configuration)
+        let socket = try await manager.webSocket(api, configuration: configuration)
+        // The deflate peer takes the offer the core makes by default; the others decline it.
+        let compressing = try URL(string: TestServers.webSocketDeflate())?.port == api.url?.port
+        let offered = configuration.compression != nil && manager.transport.carriesWebSocketExtensions
+        #expect(
+            (socket.compression != nil) == (compressing && offered),
+            "compression agreed: \(String(describing: socket.compression)), against \(api.url?.absoluteString ?? "")")
+        return socket
     }
 
     /// A key for the peer's `/report` that no earlier run used: the peer outlives a test run, and a key it already
@@ -94,11 +114,13 @@ struct WebSocketConformanceTests {
         #expect(CurlTransport.supportsWebSockets == official, "libcurl \(CurlTransport.libcurlVersion)")
     }
 
-    @Test("text and binary messages echo, and a clean close leaves nothing in flight", arguments: Kind.allCases)
-    func echo(kind: Kind) async throws {
+    @Test(
+        "text and binary messages echo, and a clean close leaves nothing in flight", arguments: Kind.allCases,
+        Peer.allCases)
+    func echo(kind: Kind, peer: Peer) async throws {
         let key = Self.key("echo")
         let manager = try Self.manager(kind)
-        guard let socket = try await Self.open(manager, try Self.api("/echo?id=\(key)")) else { return }
+        guard let socket = try await Self.open(manager, try Self.api("/echo?id=\(key)", peer: peer)) else { return }
         try await socket.send(.text("héllo 👋"))
         try await socket.send(.binary(Data([0, 1, 2, 255])))
         try await socket.send(.text(""))
@@ -112,10 +134,10 @@ struct WebSocketConformanceTests {
         #expect(try await Self.report(manager, key) == "4001 client done")
     }
 
-    @Test("a 16 MiB message arrives whole, and one as large echoes back")
-    func bigMessage() async throws {
+    @Test("a 16 MiB message arrives whole, and one as large echoes back", arguments: Peer.allCases)
+    func bigMessage(peer: Peer) async throws {
         let manager = try Self.manager()
-        guard let socket = try await Self.open(manager, try Self.api("/big")) else { return }
+        guard let socket = try await Self.open(manager, try Self.api("/big", peer: peer)) else { return }
         var iterator = socket.messages.makeAsyncIterator()
         guard case .binary(let big)? = try await iterator.next() else {
             Issue.record("no binary message")
@@ -129,11 +151,13 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("a reader that falls behind pauses the transfer, and every message arrives, in order, once it reads")
-    func backpressure() async throws {
+    @Test(
+        "a reader that falls behind pauses the transfer, and every message arrives, in order, once it reads",
+        arguments: Peer.allCases)
+    func backpressure(peer: Peer) async throws {
         guard
             let socket = try await Self.open(
-                try Self.manager(), try Self.api("/stream"), configuration: .init(receiveBufferSize: 4096))
+                try Self.manager(), try Self.api("/stream", peer: peer), configuration: .init(receiveBufferSize: 4096))
         else { return }
         let session = try #require(socket.transportConnection as? CurlWebSocketSession)
         try await poll("the transfer paused") { session.isReceivePaused }
@@ -152,13 +176,16 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("a message sent while receiving is paused (the reader is behind) goes out without waiting for the reader")
-    func sendWhilePaused() async throws {
+    @Test(
+        "a message sent while receiving is paused (the reader is behind) goes out without waiting for the reader",
+        arguments: Peer.allCases)
+    func sendWhilePaused(peer: Peer) async throws {
         let manager = try Self.manager()
         let key = Self.key("paused")
         guard
             let socket = try await Self.open(
-                manager, try Self.api("/flood?id=\(key)&size=64"), configuration: .init(receiveBufferSize: 4096))
+                manager, try Self.api("/flood?id=\(key)&size=64", peer: peer),
+                configuration: .init(receiveBufferSize: 4096))
         else { return }
         let session = try #require(socket.transportConnection as? CurlWebSocketSession)
         try await poll("the transfer paused") { session.isReceivePaused }
@@ -172,18 +199,22 @@ struct WebSocketConformanceTests {
         _ = manager.cancelAll()
     }
 
-    @Test("fragmented messages are reassembled", arguments: Kind.allCases)
-    func fragmented(kind: Kind) async throws {
-        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/fragmented")) else { return }
+    @Test("fragmented messages are reassembled", arguments: Kind.allCases, Peer.allCases)
+    func fragmented(kind: Kind, peer: Peer) async throws {
+        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/fragmented", peer: peer)) else {
+            return
+        }
         var iterator = socket.messages.makeAsyncIterator()
         #expect(try await iterator.next() == .text("fragmented"))
         #expect(try await iterator.next() == .binary(Data([0, 1, 2, 3])))
         await socket.close()
     }
 
-    @Test("the client answers the server's ping, and its own ping gets a pong", arguments: Kind.allCases)
-    func pingPong(kind: Kind) async throws {
-        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/ping")) else { return }
+    @Test("the client answers the server's ping, and its own ping gets a pong", arguments: Kind.allCases, Peer.allCases)
+    func pingPong(kind: Kind, peer: Peer) async throws {
+        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/ping", peer: peer)) else {
+            return
+        }
         var iterator = socket.messages.makeAsyncIterator()
         #expect(try await iterator.next() == .text("pong received"))
         try await socket.ping(timeout: .seconds(10))
@@ -210,11 +241,14 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("the server's close code and reason reach the client, which echoes the code", arguments: Kind.allCases)
-    func serverCloses(kind: Kind) async throws {
+    @Test(
+        "the server's close code and reason reach the client, which echoes the code", arguments: Kind.allCases,
+        Peer.allCases)
+    func serverCloses(kind: Kind, peer: Peer) async throws {
         let key = Self.key("server-close")
         let manager = try Self.manager(kind)
-        guard let socket = try await Self.open(manager, try Self.api("/close?code=4000&reason=bye&id=\(key)"))
+        guard
+            let socket = try await Self.open(manager, try Self.api("/close?code=4000&reason=bye&id=\(key)", peer: peer))
         else { return }
         let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("closing")])
@@ -226,24 +260,28 @@ struct WebSocketConformanceTests {
 
     @Test(
         "a server that drops the connection without a close frame fails the messages with network",
-        arguments: Kind.allCases)
-    func abrupt(kind: Kind) async throws {
-        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/abrupt")) else { return }
+        arguments: Kind.allCases, Peer.allCases)
+    func abrupt(kind: Kind, peer: Peer) async throws {
+        guard let socket = try await Self.open(try Self.manager(kind), try Self.api("/abrupt", peer: peer)) else {
+            return
+        }
         let (messages, error) = await socket.collectMessages()
         #expect(messages == [.text("bye")])
         #expect(error?.kind == .network)
         #expect(socket.closeCode == nil)
     }
 
-    @Test("with a reconnection policy, a connection the server drops is made again and messages go on")
-    func reconnects() async throws {
+    @Test(
+        "with a reconnection policy, a connection the server drops is made again and messages go on",
+        arguments: Peer.allCases)
+    func reconnects(peer: Peer) async throws {
         let manager = try Self.manager()
         let policy = WebSocket.Reconnection(retry: .milliseconds(50), jitter: 0, maximumReconnects: 3)
         guard CurlTransport.supportsWebSockets else {
-            _ = try await Self.open(manager, try Self.api("/abrupt"))
+            _ = try await Self.open(manager, try Self.api("/abrupt", peer: peer))
             return
         }
-        let socket = try await manager.webSocket(try Self.api("/abrupt").tag("flaky"), reconnection: policy)
+        let socket = try await manager.webSocket(try Self.api("/abrupt", peer: peer).tag("flaky"), reconnection: policy)
         var iterator = socket.messages.makeAsyncIterator()
         // The peer sends "bye" and drops the connection, each time.
         for _ in 0..<3 { #expect(try await iterator.next() == .text("bye")) }
@@ -293,11 +331,13 @@ struct WebSocketConformanceTests {
         }
     }
 
-    @Test("text that is not UTF-8 fails the connection, closed with 1007")
-    func invalidUTF8() async throws {
+    @Test("text that is not UTF-8 fails the connection, closed with 1007", arguments: Peer.allCases)
+    func invalidUTF8(peer: Peer) async throws {
         let key = Self.key("utf8")
         let manager = try Self.manager()
-        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8?id=\(key)")) else { return }
+        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8?id=\(key)", peer: peer)) else {
+            return
+        }
         let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
         #expect(error?.kind == .network)
@@ -305,11 +345,13 @@ struct WebSocketConformanceTests {
         #expect(try await Self.report(manager, key).hasPrefix("1007 "))
     }
 
-    @Test("text that stops being UTF-8 in the middle of a message fails at once, not at the message's end")
-    func invalidUTF8FailsFast() async throws {
+    @Test(
+        "text that stops being UTF-8 in the middle of a message fails at once, not at the message's end",
+        arguments: Peer.allCases)
+    func invalidUTF8FailsFast(peer: Peer) async throws {
         let key = Self.key("fast")
         let manager = try Self.manager()
-        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8-fragments?id=\(key)"))
+        guard let socket = try await Self.open(manager, try Self.api("/invalid-utf8-fragments?id=\(key)", peer: peer))
         else { return }
         let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
@@ -319,9 +361,11 @@ struct WebSocketConformanceTests {
         #expect(try await Self.report(manager, key).hasPrefix("1007 "))
     }
 
-    @Test("a message in 65,536 frames of 64 bytes arrives whole, and echoes back")
-    func manyFragments() async throws {
-        guard let socket = try await Self.open(try Self.manager(), try Self.api("/many-fragments")) else { return }
+    @Test("a message in 65,536 frames of 64 bytes arrives whole, and echoes back", arguments: Peer.allCases)
+    func manyFragments(peer: Peer) async throws {
+        guard let socket = try await Self.open(try Self.manager(), try Self.api("/many-fragments", peer: peer)) else {
+            return
+        }
         var iterator = socket.messages.makeAsyncIterator()
         guard case .binary(let message)? = try await iterator.next() else {
             Issue.record("no binary message")
@@ -336,13 +380,13 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("a message over the limit fails with responseTooLarge, closed with 1009")
-    func oversize() async throws {
+    @Test("a message over the limit fails with responseTooLarge, closed with 1009", arguments: Peer.allCases)
+    func oversize(peer: Peer) async throws {
         let key = Self.key("oversize")
         let manager = try Self.manager()
         guard
             let socket = try await Self.open(
-                manager, try Self.api("/big?id=\(key)"), configuration: .init(maxMessageSize: 1 << 20))
+                manager, try Self.api("/big?id=\(key)", peer: peer), configuration: .init(maxMessageSize: 1 << 20))
         else { return }
         let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
@@ -350,12 +394,15 @@ struct WebSocketConformanceTests {
         #expect(try await Self.report(manager, key).hasPrefix("1009 "))
     }
 
-    @Test("cancelling mid-message ends the messages with cancelled and leaves nothing in flight")
-    func cancelMidMessage() async throws {
+    @Test(
+        "cancelling mid-message ends the messages with cancelled and leaves nothing in flight", arguments: Peer.allCases
+    )
+    func cancelMidMessage(peer: Peer) async throws {
         let manager = try Self.manager()
         guard
             let socket = try await Self.open(
-                manager, try Self.api("/big?size=67108864").tag("big"), configuration: .init(maxMessageSize: 64 << 20))
+                manager, try Self.api("/big?size=67108864", peer: peer).tag("big"),
+                configuration: .init(maxMessageSize: 64 << 20))
         else { return }
         let reader = Task { await socket.collectMessages() }
         _ = manager.cancel(tag: "big")
@@ -366,10 +413,12 @@ struct WebSocketConformanceTests {
         #expect(socket.isClosed)
     }
 
-    @Test("cancel by tag closes a streaming connection with cancelled", arguments: Kind.allCases)
-    func cancelByTag(kind: Kind) async throws {
+    @Test("cancel by tag closes a streaming connection with cancelled", arguments: Kind.allCases, Peer.allCases)
+    func cancelByTag(kind: Kind, peer: Peer) async throws {
         let manager = try Self.manager(kind)
-        guard let socket = try await Self.open(manager, try Self.api("/stream").tag("ticks")) else { return }
+        guard let socket = try await Self.open(manager, try Self.api("/stream", peer: peer).tag("ticks")) else {
+            return
+        }
         var iterator = socket.messages.makeAsyncIterator()
         guard case .text(let first)? = try await iterator.next() else {
             Issue.record("no first tick")
@@ -425,11 +474,11 @@ struct WebSocketConformanceTests {
         }
     }
 
-    @Test("the subprotocol the server chose is the socket's", arguments: Kind.allCases)
-    func subprotocol(kind: Kind) async throws {
+    @Test("the subprotocol the server chose is the socket's", arguments: Kind.allCases, Peer.allCases)
+    func subprotocol(kind: Kind, peer: Peer) async throws {
         guard
             let socket = try await Self.open(
-                try Self.manager(kind), try Self.api("/echo").webSocketProtocols("chat.v2", "chat.v1"))
+                try Self.manager(kind), try Self.api("/echo", peer: peer).webSocketProtocols("chat.v2", "chat.v1"))
         else { return }
         #expect(socket.subprotocol == "chat.v2")
         await socket.close()
@@ -444,9 +493,9 @@ struct WebSocketConformanceTests {
         await socket.close()
     }
 
-    @Test("a plugin's header and the jar's cookies reach the handshake", arguments: Kind.allCases)
-    func pluginHeader(kind: Kind) async throws {
-        let api = try Self.api("/headers")
+    @Test("a plugin's header and the jar's cookies reach the handshake", arguments: Kind.allCases, Peer.allCases)
+    func pluginHeader(kind: Kind, peer: Peer) async throws {
+        let api = try Self.api("/headers", peer: peer)
         let jar = MemoryCookieStorage()
         jar.store(setCookieLines: ["session=s1; Path=/"], from: try #require(api.url))
         guard let socket = try await Self.open(try Self.manager(kind, plugins: [Header()], cookies: jar), api) else {

@@ -6,7 +6,8 @@ import ServerAPITesting
 import Testing
 
 /// A WebSocket session with the WebSocket peer (Tests/Fixtures/ws_server.py), recorded to HAR through
-/// `CurlTransport` and replayed with no server.
+/// `CurlTransport` and replayed with no server; with the peer that declines compression and with the one that takes
+/// permessage-deflate (the file holds the messages inflated, as the application saw them, either way).
 ///
 /// On a libcurl with WebSockets (8.11 or later, such as bookworm-backports' 8.14) it records and replays; on one
 /// without (Debian 12's 7.88) it checks the typed `unsupported` error, and that the recording kept no entry for
@@ -50,11 +51,13 @@ struct WebSocketHARConformanceTests {
             refusal: "\(refusal?.kind.rawValue ?? "-") \(refusal?.status ?? 0) \(refusal?.message ?? "-")")
     }
 
-    @Test("a session with /echo is recorded as a HAR entry, then replayed with no server: the same echoes and close")
-    func recordThenReplay() async throws {
+    @Test(
+        "a session with /echo is recorded as a HAR entry, then replayed with no server: the same echoes and close",
+        arguments: [false, true])
+    func recordThenReplay(compressed: Bool) async throws {
         let scratch = try Scratch()
         let file = scratch.file("echo.har")
-        let base = try TestServers.webSocket()
+        let base = compressed ? try TestServers.webSocketDeflate() : try TestServers.webSocket()
         let recording = RecordingTransport(recording: CurlTransport(), to: file)
         let manager = ServerAPIManager(transport: recording)
         guard CurlTransport.supportsWebSockets else {
@@ -83,6 +86,15 @@ struct WebSocketHARConformanceTests {
         #expect(entry.response.status == 101)
         #expect(entry.webSocketMessages?.map(\.type) == Array(repeating: [.send, .receive], count: 4).flatMap { $0 })
         #expect(entry.webSocketMessages?.map(\.opcode) == [1, 1, 2, 2, 1, 1, 2, 2])
+        // Inflated: the 200,000 bytes sent and echoed, whole, as the application saw them.
+        #expect(
+            entry.webSocketMessages?.last?.data
+                == Self.sent.last.map { message -> String in
+                    guard case .binary(let bytes) = message else { return "" }
+                    return bytes.base64EncodedString()
+                })
+        let agreed = entry.response.headers.contains { $0.name.lowercased() == "sec-websocket-extensions" }
+        #expect(agreed == compressed)
         #expect(entry.webSocketClose?.type == .send)
         #expect(entry.webSocketClose?.code == 4001)
         #expect(entry.webSocketClose?.reason == "client done")

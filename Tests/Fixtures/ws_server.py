@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The WebSocket peer of ServerAPIKit's conformance tests, on loopback (the `websockets` package, pinned in
-scripts/requirements-test.txt). scripts/test-server.sh starts it on two ports: plain (SAPI_WS_URL) and TLS with
-the test CA's certificate (SAPI_WSS_URL, trusted through SAPI_H2_CA_FILE).
+scripts/requirements-test.txt). scripts/test-server.sh starts it on three ports: plain (SAPI_WS_URL), TLS with
+the test CA's certificate (SAPI_WSS_URL, trusted through SAPI_H2_CA_FILE), and plain with permessage-deflate
+(SAPI_WS_DEFLATE_URL: it accepts a client's offer, as websockets does by default, and compresses every message it
+sends; the first two decline compression). The port file lists them in that order (without --cert: plain, deflate).
 
     python3 ws_server.py --port-file /tmp/ports [--cert server.pem --key server.key]
 
@@ -257,6 +259,11 @@ async def main():
         secure = await serve(handler, args.host, 0, ssl=context, **options)
         ports.append(secure.sockets[0].getsockname()[1])
         servers.append(secure)
+    # The same routes with permessage-deflate: websockets' default offer answer (context takeover both ways, windows
+    # of 15 bits), every message compressed, fragments of a message too.
+    compressed = await serve(handler, args.host, 0, **dict(options, compression="deflate"))
+    ports.append(compressed.sockets[0].getsockname()[1])
+    servers.append(compressed)
     with open(args.port_file, "w") as file:
         file.write(" ".join(str(port) for port in ports) + "\n")
     await asyncio.Future()

@@ -103,6 +103,56 @@ struct HARWebSocketTests {
         #expect(replay.unusedEntries.isEmpty)
     }
 
+    @Test(
+        """
+        a compressed session (permessage-deflate) is recorded as the application saw it, inflated, and replays to a \
+        client with compression on or off
+        """)
+    func compressedSession() async throws {
+        let scratch = try Scratch()
+        let file = scratch.file("chat.har")
+        let long = String(repeating: "a long answer that compresses well; ", count: 20)
+        let script: [MockWebSocketScript.Step] = [
+            .send(.text("welcome")), .expect(.text("hello")), .send(.text(long)), .expect(.binary(Data([1, 2, 3]))),
+            .send(.binary(Data(count: 4096))), .close(WebSocketCloseCode(4000), reason: "bye"),
+        ]
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket(script, compression: "permessage-deflate"))
+        let recording = RecordingTransport(
+            upstream: mock, recorder: HARRecorder(file: file), now: TestClock().dateSource)
+        let socket = try await ServerAPIManager(transport: recording).webSocket(Self.chat)
+        #expect(socket.compression != nil, "the live session is compressed")
+        let live = await Self.converse(socket)
+        #expect(
+            live
+                == Session(
+                    received: [.text("welcome"), .text(long), .binary(Data(count: 4096))], end: "closed 4000 bye"))
+        #expect(mock.webSocketMismatches.isEmpty)
+
+        let data = try Data(contentsOf: file)
+        #expect(HARValidator.problems(data) == [])
+        let json = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entry = try #require(((json["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+        let messages = try #require(entry["_webSocketMessages"] as? [[String: Any]])
+        #expect(
+            messages.map { $0["data"] as? String } == [
+                "welcome", "hello", long, "AQID", Data(count: 4096).base64EncodedString(),
+            ])
+
+        // Compression on: the recorded agreement is replayed, and the client's compressed messages are inflated to
+        // be compared.
+        let replay = try ReplayingTransport(file: file)
+        let compressed = try await ServerAPIManager(transport: replay).webSocket(Self.chat)
+        #expect(compressed.compression != nil)
+        #expect(await Self.converse(compressed) == live)
+        // Compression off: the replayed server declines it, as a live one would.
+        let plain = try await ServerAPIManager(transport: try ReplayingTransport(file: file)).webSocket(
+            Self.chat, configuration: .init(compression: nil))
+        #expect(plain.compression == nil)
+        #expect(plain.headers["Sec-WebSocket-Extensions"] == nil)
+        #expect(await Self.converse(plain) == live)
+    }
+
     @Test("a client message that differs from the recording throws notRecorded and the replay closes with 1008")
     func mismatch() async throws {
         let scratch = try Scratch()

@@ -86,6 +86,13 @@ public enum TestServers {
     /// - Throws: `MissingServer` when the variable is not set.
     public static func webSocketSecure() throws -> String { try url("SAPI_WSS_URL", "the WebSocket peer (TLS)") }
 
+    /// The WebSocket peer with permessage-deflate (it accepts the client's offer and compresses every message), from
+    /// `SAPI_WS_DEFLATE_URL`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func webSocketDeflate() throws -> String {
+        try url("SAPI_WS_DEFLATE_URL", "the WebSocket peer (permessage-deflate)")
+    }
+
     /// The folder of a libcurl with WebSockets (bookworm-backports' 8.14, unpacked by scripts/libcurl-backports.sh),
     /// from `SAPI_LIBCURL_WS_DIR`: a process started with it as `LD_LIBRARY_PATH` loads that libcurl instead of
     /// the system's (Debian 12's 7.88 has no WebSockets).

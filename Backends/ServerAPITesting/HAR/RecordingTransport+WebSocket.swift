@@ -8,7 +8,8 @@ extension RecordingTransport {
     ///
     /// Each message is recorded whole (the frames of a fragmented one as the message they make) with its
     /// direction ("send", "receive"), its time in seconds since 1970, its opcode (1 text, 2 binary) and its data
-    /// (the text, or the bytes in base64); a message the client sends is recorded before it is handed to the
+    /// (the text, or the bytes in base64), inflated when the connection agreed on permessage-deflate (the messages
+    /// as the application saw them); a message the client sends is recorded before it is handed to the
     /// upstream transport, so an answer never comes before its question in the file. Close, ping and pong frames
     /// are not messages: the first close frame either way (who sent it, its code and reason), or an end without
     /// one (and the failure, if the connection broke), is the entry's `_webSocketClose`.
@@ -43,7 +44,8 @@ extension RecordingTransport {
         }
         let recording = RecordingWebSocketConnection(
             upstream: connection, recorder: recorder, index: index, redaction: redaction,
-            secrets: redaction.secrets(handshake: request), now: now)
+            secrets: redaction.secrets(handshake: request), now: now,
+            compressed: WebSocketDeflateNegotiation.answered(upgrade.response.headers) != nil)
         return WebSocketUpgrade(
             response: upgrade.response, connection: recording, handshakeVerified: upgrade.handshakeVerified)
     }

@@ -45,6 +45,9 @@ public final class RecordingTransport: RequestPerforming {
     /// `true`: a streamed request body is read (to be recorded) and sent as bytes.
     public var sendsStreamedRequestBodies: Bool { true }
 
+    /// The upstream transport's answer: the recording reads compressed messages as the application sees them.
+    public var carriesWebSocketExtensions: Bool { upstream.carriesWebSocketExtensions }
+
     /// Records through `upstream` into `recorder`.
     /// - Parameters:
     ///   - upstream: The transport that sends the requests.

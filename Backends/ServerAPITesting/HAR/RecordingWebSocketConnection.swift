@@ -9,6 +9,10 @@ import ServerAPIKit
 /// message they make; pings and pongs are not recorded; the first close frame either way (or a connection that
 /// ends without one) is the entry's `webSocketClose`, and the other side's close frame in reply its `answer`.
 ///
+/// A connection that agreed on permessage-deflate carries compressed messages: each direction is inflated here, as
+/// the core inflates what it receives, so that the entry holds the messages as the application saw them (a replay
+/// then plays them uncompressed, which permessage-deflate allows).
+///
 /// The entry is updated in memory as messages go. The file is written when the end is received (the server's
 /// close frame or its answer, the end of the connection, its failure), where a file that cannot be written fails
 /// the connection with `fileSystem`; and again, with everything, when the core tears the connection down.
@@ -16,6 +20,9 @@ final class RecordingWebSocketConnection: WebSocketConnection {
     private struct State {
         var sent = WebSocketMessageAssembler(maxMessageSize: .max)
         var received = WebSocketMessageAssembler(maxMessageSize: .max)
+        /// Each direction's inflater: a window of 15 reads whatever window the agreement gave either side.
+        var sentInflater: WebSocketDeflateReceiver
+        var receivedInflater: WebSocketDeflateReceiver
         /// Who ended the connection first, once recorded.
         var closedBy: HARArchive.RecordedMessage.Direction?
         var answered = false
@@ -27,7 +34,7 @@ final class RecordingWebSocketConnection: WebSocketConnection {
     private let redaction: HARRedaction
     private let secrets: [String]
     private let now: @Sendable () -> Date
-    private let state = Locked(State())
+    private let state: Locked<State>
 
     /// Records `upstream`'s traffic into the entry at `index` of `recorder`.
     /// - Parameters:
@@ -37,10 +44,16 @@ final class RecordingWebSocketConnection: WebSocketConnection {
     ///   - redaction: What to replace in text messages.
     ///   - secrets: The handshake's secrets, removed from text messages wherever they appear.
     ///   - now: The wall clock for the messages' times.
+    ///   - compressed: Whether the handshake agreed on permessage-deflate.
     init(
         upstream: any WebSocketConnection, recorder: HARRecorder, index: Int, redaction: HARRedaction,
-        secrets: [String], now: @escaping @Sendable () -> Date
+        secrets: [String], now: @escaping @Sendable () -> Date, compressed: Bool
     ) {
+        let window = compressed ? 15 : nil
+        state = Locked(
+            State(
+                sentInflater: WebSocketDeflateReceiver(windowBits: window, maxMessageSize: .max),
+                receivedInflater: WebSocketDeflateReceiver(windowBits: window, maxMessageSize: .max)))
         self.upstream = upstream
         self.recorder = recorder
         self.index = index
@@ -89,8 +102,12 @@ final class RecordingWebSocketConnection: WebSocketConnection {
 
     /// Records a data message when `frame` completes one, and the first close frame either way.
     private func record(_ frame: WebSocketFrame, _ direction: HARArchive.RecordedMessage.Direction) {
-        let event = state.withLock { state in
-            direction == .send ? state.sent.receive(frame) : state.received.receive(frame)
+        let event = state.withLock { state -> WebSocketMessageAssembler.Event? in
+            let inflated =
+                direction == .send ? state.sentInflater.receive(frame) : state.receivedInflater.receive(frame)
+            // A frame that does not inflate fails the connection in the core, and its close is recorded.
+            guard case .success(let frame) = inflated else { return nil }
+            return direction == .send ? state.sent.receive(frame) : state.received.receive(frame)
         }
         switch event {
         case .message(let message)?:

@@ -115,12 +115,19 @@ struct ReplayedResponse {
                 connection: nil)
         }
         let script = try WebSocketReplayScript(entry, describing: describing)
+        var headers = webSocketHeaders
+        // A recorded agreement on permessage-deflate is replayed to a handshake that offers it; one that does not
+        // (a client with compression off) gets the answer without it, as a server that declines.
+        let offered = WebSocketHandshakeRule.offeredExtensions(request.headers).contains(
+            WebSocketDeflateNegotiation.name)
+        if !offered { headers = WebSocketDeflateNegotiation.declined(headers) }
         return WebSocketUpgrade(
             response: TransportResponse(
-                status: 101, headers: webSocketHeaders, body: .data(Data()), url: url, metrics: metrics(received: 0)),
+                status: 101, headers: headers, body: .data(Data()), url: url, metrics: metrics(received: 0)),
             connection: ReplayedWebSocketConnection(
                 script: script, request: request, redaction: redaction, recordingAdvice: recordingAdvice,
-                describing: describing))
+                describing: describing,
+                compressed: offered && WebSocketDeflateNegotiation.answered(headers) != nil))
     }
 
     /// The recorded 101's headers as the replayed server answers this handshake: a recorded

@@ -10,6 +10,10 @@ import ServerAPIKit
 /// recording's redaction. One that differs, or one more than the recording has, is not recorded: `send` throws
 /// `notRecorded` and the replayed server closes the connection with 1008. Pings are answered; the client's close
 /// frame is answered as the server answered it in the recording (else its code is echoed, as a server does).
+///
+/// A recording holds the messages as the application saw them, inflated. When the replayed handshake agrees on
+/// permessage-deflate, the client's compressed messages are inflated before they are compared, and the recorded
+/// server's messages go uncompressed (which permessage-deflate allows).
 final class ReplayedWebSocketConnection: WebSocketConnection {
     private struct State {
         /// The script's next step.
@@ -17,6 +21,8 @@ final class ReplayedWebSocketConnection: WebSocketConnection {
         /// How many messages the client has sent.
         var sent = 0
         var clientFrames = WebSocketMessageAssembler(maxMessageSize: .max)
+        /// Inflates the client's compressed messages; passes frames through when compression was not agreed.
+        var clientInflater: WebSocketDeflateReceiver
         /// Frames for the client, in order.
         var inbox: [WebSocketFrame] = []
         var reader: CheckedContinuation<WebSocketFrame?, any Error>?
@@ -39,7 +45,7 @@ final class ReplayedWebSocketConnection: WebSocketConnection {
     private let secrets: [String]
     private let describing: String
     private let recordingAdvice: String
-    private let state = Locked(State())
+    private let state: Locked<State>
 
     /// Plays a recorded session.
     /// - Parameters:
@@ -50,10 +56,13 @@ final class ReplayedWebSocketConnection: WebSocketConnection {
     ///   - recordingAdvice: How to record the session again (`ReplayingTransport.RecordingAdvice.again`), for the
     ///     error of a client message the recording does not have.
     ///   - describing: The entry, for errors: "entry 2 of 3 in chat.har (GET ws://chat.test/room)".
+    ///   - compressed: Whether the replayed handshake agreed on permessage-deflate.
     init(
         script: WebSocketReplayScript, request: TransportRequest, redaction: HARRedaction, recordingAdvice: String,
-        describing: String
+        describing: String, compressed: Bool
     ) {
+        state = Locked(
+            State(clientInflater: WebSocketDeflateReceiver(windowBits: compressed ? 15 : nil, maxMessageSize: .max)))
         self.script = script
         self.request = request
         self.redaction = redaction
@@ -130,7 +139,14 @@ final class ReplayedWebSocketConnection: WebSocketConnection {
 
     /// What a frame from the client does.
     private func take(_ frame: WebSocketFrame, _ state: inout State) -> Result<Void, ServerAPIError> {
-        switch state.clientFrames.receive(frame) {
+        let inflated: WebSocketFrame
+        switch state.clientInflater.receive(frame) {
+        case .success(let frame): inflated = frame
+        case .failure(let failure):
+            state.sent += 1
+            return mismatch("a frame that breaks the protocol (\(failure.message))", &state)
+        }
+        switch state.clientFrames.receive(inflated) {
         case nil, .pong?:
             return .success(())
         case .ping(let payload)?:

@@ -128,6 +128,10 @@ public final class ReplayingTransport: RequestPerforming {
     /// `true`: a streamed request body is read to be matched.
     public var sendsStreamedRequestBodies: Bool { true }
 
+    /// The recording's upstream's answer in the record modes; `true` when replaying only: a recorded agreement on
+    /// permessage-deflate is replayed (its messages uncompressed) to a client that offers it.
+    public var carriesWebSocketExtensions: Bool { recording?.carriesWebSocketExtensions ?? true }
+
     /// Answers from a HAR file.
     /// - Parameters:
     ///   - file: The HAR file. It must exist in `.replay`; in the record modes it is created (folders too).

@@ -17,6 +17,7 @@ struct Harness: Sendable {
         Harness(name: "contentdisposition", run: ContentDispositionHarness.run),
         Harness(name: "setcookie", run: SetCookieHarness.run),
         Harness(name: "sse", run: ServerSentEventsHarness.run),
+        Harness(name: "deflate", run: DeflateHarness.run),
         Harness(name: "proxy", run: ProxyHarness.run),
         Harness(name: "requestitem", run: RequestItemHarness.run),
         Harness(name: "netrc", run: NetrcHarness.run),

@@ -84,6 +84,12 @@ public protocol RequestPerforming: Sendable {
     /// Whether the transport sends a `BodySource.stream` body as it is read. `false` by default: a caller
     /// that has a body of unknown origin (a generated client's, say) then collects it before sending.
     var sendsStreamedRequestBodies: Bool { get }
+
+    /// Whether the transport's WebSocket connections carry frames as they are, RSV1 included
+    /// (`WebSocketFrame.rsv1`), both ways, and send the handshake's `Sec-WebSocket-Extensions` as the core writes it:
+    /// the core then offers permessage-deflate (`WebSocket.Compression`) and does the compression itself. `false` by
+    /// default: a transport that deals in whole messages (URLSession's WebSocket task) gets no offer.
+    var carriesWebSocketExtensions: Bool { get }
 }
 
 extension RequestPerforming {
@@ -92,6 +98,9 @@ extension RequestPerforming {
 
     /// `false`: a transport says so when it streams request bodies.
     public var sendsStreamedRequestBodies: Bool { false }
+
+    /// `false`: a transport says so when its WebSocket frames carry RSV1 (see `WebSocketFrame.rsv1`).
+    public var carriesWebSocketExtensions: Bool { false }
 
     /// Sends the request with `perform` and delivers the whole body as one chunk: what a transport that
     /// cannot stream gives a streamed call.

@@ -49,6 +49,15 @@ extension ServerAPIManager {
     /// Makes one connection: the handshake as a call, which stays in flight until the connection ends.
     /// - Parameter api: The call, its URL already in its `http(s)` form.
     func openWebSocket(_ api: ServerAPI, configuration: WebSocket.Configuration) async throws -> WebSocket.Link {
+        if let compression = configuration.compression {
+            do {
+                try WebSocketDeflateNegotiation.validate(compression)
+            } catch {
+                throw error.with(requestID: api.id, url: nil)
+            }
+        }
+        // permessage-deflate is offered when the transport carries the frames' RSV1: the core compresses.
+        let compression = transport.carriesWebSocketExtensions ? configuration.compression : nil
         // The steps a handshake shares with every call: accepted and listed as a streamed call is, and prepared as
         // an attempt is (default headers, cookies, the plugins).
         let call = try accept(api, progress: nil, streams: true)
@@ -67,6 +76,7 @@ extension ServerAPIManager {
         }
         let upgrade: WebSocketUpgrade
         let subprotocol: String?
+        var deflate: WebSocketDeflateParameters?
         do {
             defer { timer.cancel() }
             do {
@@ -74,6 +84,10 @@ extension ServerAPIManager {
                 // The key is the core's, after the plugins, so that the answer can be checked against it whatever
                 // the transport (WebSocketHandshakeRule.check).
                 request.headers["Sec-WebSocket-Key"] = key
+                if let compression {
+                    request.headers.add(
+                        name: "Sec-WebSocket-Extensions", value: WebSocketDeflateNegotiation.offer(compression))
+                }
                 if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 if request.isCancelled { throw ServerAPIError.cancelled() }
@@ -91,6 +105,15 @@ extension ServerAPIManager {
                     upgrade.response, key: upgrade.handshakeVerified ? nil : key,
                     offered: WebSocketHandshakeRule.offeredProtocols(request.headers),
                     offeredExtensions: WebSocketHandshakeRule.offeredExtensions(request.headers))
+                if let compression {
+                    do {
+                        deflate = try WebSocketDeflateNegotiation.agreed(upgrade.response.headers, offered: compression)
+                    } catch {
+                        throw ServerAPIError(
+                            .network, "the WebSocket handshake's answer \(error) (RFC 7692 §7.1)",
+                            url: upgrade.response.url, underlying: error)
+                    }
+                }
                 guard upgrade.connection != nil else {
                     throw ServerAPIError(.network, "the transport returned no connection")
                 }
@@ -107,8 +130,13 @@ extension ServerAPIManager {
         let headMetrics = call.metrics
         call.headReceived()
         call.bodyStreaming()
+        var compressor: WebSocketCompressingSender?
+        if let deflate, let compression {
+            compressor = WebSocketCompressingSender(WebSocketDeflateSender(client: deflate, compression: compression))
+        }
         return WebSocket.Link(
-            connection: connection, response: upgrade.response, subprotocol: subprotocol, call: call
+            connection: connection, response: upgrade.response, subprotocol: subprotocol, call: call,
+            deflate: deflate, compressor: compressor
         ) { [self] error in
             let metrics = endMetrics(headMetrics, call: call)
             if let error {

@@ -2,7 +2,8 @@ extension WebSocket {
     /// A connection's limits and keep-alive.
     public struct Configuration: Sendable, Hashable {
         /// The largest message received, whole, in bytes (16 MiB by default). A larger one closes the
-        /// connection with 1009 and ends `messages` with `responseTooLarge`, before it is buffered.
+        /// connection with 1009 and ends `messages` with `responseTooLarge`, before it is buffered; a compressed one
+        /// is held to it as it inflates, whatever its compressed size.
         public var maxMessageSize: Int
         /// The bytes of received messages held for a reader that is behind (1 MiB by default; one message
         /// is always held, whatever its size). When it is full, the connection stops reading from the socket.
@@ -16,12 +17,23 @@ extension WebSocket {
         public var idleTimeout: Duration?
         /// How long `close(code:reason:)` waits for the server's close frame (5 seconds by default).
         public var closeTimeout: Duration
+        /// The permessage-deflate compression the client offers (RFC 7692): `.default` by default; `nil` offers none,
+        /// and every message then goes uncompressed. See `Compression`.
+        public var compression: Compression?
 
         /// Creates a configuration.
+        /// - Parameters:
+        ///   - maxMessageSize: The largest message received, whole (inflated), in bytes.
+        ///   - receiveBufferSize: The bytes of received messages held for a reader that is behind.
+        ///   - pingInterval: How often to ping the server; `nil` sends no pings.
+        ///   - idleTimeout: How long the connection may receive nothing; `nil` waits for ever.
+        ///   - closeTimeout: How long `close(code:reason:)` waits for the server's close frame.
+        ///   - compression: The compression offered; `nil` offers none.
         public init(
             maxMessageSize: Int = 16 << 20, receiveBufferSize: Int = 1 << 20, pingInterval: Duration? = nil,
-            idleTimeout: Duration? = nil, closeTimeout: Duration = .seconds(5)
+            idleTimeout: Duration? = nil, closeTimeout: Duration = .seconds(5), compression: Compression? = .default
         ) {
+            self.compression = compression
             self.maxMessageSize = maxMessageSize
             self.receiveBufferSize = receiveBufferSize
             self.pingInterval = pingInterval

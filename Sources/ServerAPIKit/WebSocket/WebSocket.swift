@@ -38,6 +38,10 @@ public final class WebSocket: Sendable {
         var subprotocol: String?
         /// The call the handshake made, in the in-flight registry while the connection is open.
         var call: Call?
+        /// What the handshake agreed for permessage-deflate; `nil` when it agreed on none.
+        var deflate: WebSocketDeflateParameters? = nil
+        /// Sends messages compressed, in order, when the handshake agreed on permessage-deflate.
+        var compressor: WebSocketCompressingSender? = nil
         /// Ends the call (plugins' `didComplete`), once, with the connection's failure or `nil`.
         var end: @Sendable (ServerAPIError?) -> Void
     }
@@ -72,7 +76,7 @@ public final class WebSocket: Sendable {
         var nextPing: UInt64 = 0
         var endWaiters: [CheckedContinuation<Void, Never>] = []
         /// `send`s and `ping`s waiting for a new connection.
-        var linkWaiters: [CheckedContinuation<any WebSocketConnection, any Error>] = []
+        var linkWaiters: [CheckedContinuation<Link, any Error>] = []
         var tasks: [Task<Void, Never>] = []
         /// Whether a frame arrived since the idle check last looked.
         var receivedSinceCheck = false
@@ -139,16 +143,24 @@ public final class WebSocket: Sendable {
     /// The transport's connection, for a transport's own tests.
     package var transportConnection: any WebSocketConnection { state.withLock { $0.link.connection } }
 
-    /// Sends a message, whole, as one frame.
+    /// What the connection agreed for permessage-deflate (RFC 7692); `nil` when it agreed on none (for tests).
+    package var compression: WebSocketDeflateParameters? { state.withLock { $0.link.deflate } }
+
+    /// Sends a message, whole, as one frame: compressed when the connection agreed on permessage-deflate and the
+    /// message is at least `Compression.minimumSize` bytes long.
     ///
     /// Returns once the transport has the frame (a transport may queue it, boundedly), not once the server has it: a
     /// frame that cannot be written later ends the connection. While the socket reconnects, waits for the new
     /// connection.
     /// - Throws: `ServerAPIError`: the connection's failure, or `network` once it is closed.
     public func send(_ message: WebSocketMessage) async throws {
-        let connection = try await openConnection()
+        let link = try await openLink()
         do {
-            try await connection.send(WebSocketFrame(message))
+            if let compressor = link.compressor {
+                try await compressor.send(message, on: link.connection)
+            } else {
+                try await link.connection.send(WebSocketFrame(message))
+            }
         } catch {
             throw state.withLock { $0.failure } ?? ServerAPIError.wrap(error)
         }
@@ -160,7 +172,7 @@ public final class WebSocket: Sendable {
     ///   or `network` once it is closed or when it drops before the pong; `cancelled` when the calling task is
     ///   cancelled.
     public func ping(timeout: Duration = .seconds(10)) async throws {
-        let connection = try await openConnection()
+        let connection = try await openLink().connection
         let id = state.withLock { state in
             state.nextPing += 1
             return state.nextPing
@@ -244,28 +256,28 @@ public final class WebSocket: Sendable {
     private static let closedError = ServerAPIError(.network, "the WebSocket is closed")
 
     /// The open connection; while the socket reconnects, the next one.
-    private func openConnection() async throws -> any WebSocketConnection {
+    private func openLink() async throws -> Link {
         enum Answer {
-            case connection(any WebSocketConnection)
+            case link(Link)
             case closed(ServerAPIError)
             case wait
         }
         let answer: Answer = state.withLock { state in
             switch state.phase {
-            case .open: return .connection(state.link.connection)
+            case .open: return .link(state.link)
             case .reconnecting: return .wait
             case .closing: return .closed(Self.closedError)
             case .ended: return .closed(state.failure ?? Self.closedError)
             }
         }
         switch answer {
-        case .connection(let connection): return connection
+        case .link(let link): return link
         case .closed(let error): throw error
         case .wait:
             return try await withCheckedThrowingContinuation { waiter in
                 let answer: Answer = state.withLock { state in
                     switch state.phase {
-                    case .open: return .connection(state.link.connection)
+                    case .open: return .link(state.link)
                     case .reconnecting:
                         state.linkWaiters.append(waiter)
                         return .wait
@@ -274,7 +286,7 @@ public final class WebSocket: Sendable {
                     }
                 }
                 switch answer {
-                case .connection(let connection): waiter.resume(returning: connection)
+                case .link(let link): waiter.resume(returning: link)
                 case .closed(let error): waiter.resume(throwing: error)
                 case .wait: break
                 }
@@ -331,8 +343,8 @@ public final class WebSocket: Sendable {
     /// Reads each connection until it ends, and then reconnects or ends the socket.
     private func read() async {
         while true {
-            let connection = state.withLock { $0.link.connection }
-            switch await read(connection) {
+            let link = state.withLock { $0.link }
+            switch await read(link) {
             case .closedLocally:
                 return finish(nil)
             case .closedByPeer(let code):
@@ -348,30 +360,41 @@ public final class WebSocket: Sendable {
     }
 
     /// Reads one connection's frames until it ends, and acts on what the assembler makes of them.
-    private func read(_ connection: any WebSocketConnection) async -> LinkEnd {
-        await withTaskExecutorPreference(connection.receiveExecutor) { await readFrames(connection) }
+    private func read(_ link: Link) async -> LinkEnd {
+        await withTaskExecutorPreference(link.connection.receiveExecutor) {
+            await readFrames(link.connection, deflate: link.deflate)
+        }
     }
 
-    /// `read(_:)`'s loop, on the connection's `receiveExecutor`.
-    private func readFrames(_ connection: any WebSocketConnection) async -> LinkEnd {
+    /// `read(_:)`'s loop, on the connection's `receiveExecutor`: each frame through the RSV1 check and inflater
+    /// (`WebSocketDeflateReceiver`), then the assembler.
+    private func readFrames(_ connection: any WebSocketConnection, deflate: WebSocketDeflateParameters?) async
+        -> LinkEnd
+    {
+        var inflater = WebSocketDeflateReceiver(parameters: deflate, maxMessageSize: configuration.maxMessageSize)
         var assembler = WebSocketMessageAssembler(maxMessageSize: configuration.maxMessageSize)
         while true {
-            let frame: WebSocketFrame?
+            let received: WebSocketFrame?
             do {
-                frame = try await connection.receive()
+                received = try await connection.receive()
             } catch {
                 // A transport that frames bytes itself reports a framing failure with the code to close with.
                 let failure = ServerAPIError.wrap(error)
                 let code = (failure.underlying as? WebSocketFrameCodec.Failure)?.code
                 return linkEnd(failure, closing: code, retryable: code == nil)
             }
-            guard let frame else {
+            guard let received else {
                 if state.withLock({ $0.phase == .closing }) { return .closedLocally }
                 return linkEnd(
                     ServerAPIError(.network, "the server closed the connection without a close frame (1006)"),
                     closing: nil, retryable: true)
             }
             if configuration.idleTimeout != nil { state.withLock { $0.receivedSinceCheck = true } }
+            let frame: WebSocketFrame
+            switch inflater.receive(received) {
+            case .success(let inflated): frame = inflated
+            case .failure(let failure): return Self.failed(failure)
+            }
             switch assembler.receive(frame) {
             case nil: break
             case .message(let message)?:
@@ -391,12 +414,18 @@ public final class WebSocket: Sendable {
                 if echo { try? await connection.send(.close(code)) }
                 return state.withLock { $0.phase == .closing } ? .closedLocally : .closedByPeer(code)
             case .fail(let failure)?:
-                let kind: ServerAPIError.Kind = failure.code == .messageTooBig ? .responseTooLarge : .network
-                return .failed(
-                    ServerAPIError(kind, "\(failure.message) (closed with \(failure.code))"), closing: failure.code,
-                    retryable: false)
+                return Self.failed(failure)
             }
         }
+    }
+
+    /// A connection that broke a rule: closed with the rule's code, `responseTooLarge` for a message over the
+    /// limit (1009), `network` otherwise.
+    private static func failed(_ failure: WebSocketFrameCodec.Failure) -> LinkEnd {
+        let kind: ServerAPIError.Kind = failure.code == .messageTooBig ? .responseTooLarge : .network
+        return .failed(
+            ServerAPIError(kind, "\(failure.message) (closed with \(failure.code))"), closing: failure.code,
+            retryable: false)
     }
 
     /// How a connection that ended with `error` ended: with the keep-alive's or idle check's failure when one of
@@ -494,7 +523,7 @@ public final class WebSocket: Sendable {
                 if state.phase == .reconnecting { state.phase = .open }
                 return state.linkWaiters.take()
             }
-            for waiter in waiters { waiter.resume(returning: link.connection) }
+            for waiter in waiters { waiter.resume(returning: link) }
             return true
         }
     }
@@ -523,7 +552,7 @@ public final class WebSocket: Sendable {
         struct Taken {
             var pings: [UInt64: (waiter: CheckedContinuation<Void, any Error>, timer: Task<Void, Never>)]
             var endWaiters: [CheckedContinuation<Void, Never>]
-            var linkWaiters: [CheckedContinuation<any WebSocketConnection, any Error>]
+            var linkWaiters: [CheckedContinuation<Link, any Error>]
             var tasks: [Task<Void, Never>]
             var link: Link
             var linkOpen: Bool

@@ -47,14 +47,28 @@ public struct WebSocketFrame: Sendable, Hashable {
     public var opcode: Opcode
     /// Whether this is the last frame of its message (FIN).
     public var isFinal: Bool
+    /// The RSV1 bit, which permessage-deflate (RFC 7692) sets on the first frame of a compressed message; `false`
+    /// by default.
+    ///
+    /// A transport that moves raw frames carries it both ways, as it is, and says so with
+    /// `RequestPerforming.carriesWebSocketExtensions`: the core then offers compression and checks the bit (on a
+    /// connection that did not agree on compression, or on a control or continuation frame, it is a protocol
+    /// error).
+    public var rsv1: Bool
     /// The payload, unmasked.
     public var payload: Data
 
     /// Creates a frame.
-    public init(_ opcode: Opcode, payload: Data = Data(), isFinal: Bool = true) {
+    /// - Parameters:
+    ///   - opcode: The opcode.
+    ///   - payload: The payload, unmasked.
+    ///   - isFinal: The FIN bit.
+    ///   - rsv1: The RSV1 bit: `true` for the first frame of a message compressed with permessage-deflate.
+    public init(_ opcode: Opcode, payload: Data = Data(), isFinal: Bool = true, rsv1: Bool = false) {
         self.opcode = opcode
         self.payload = payload
         self.isFinal = isFinal
+        self.rsv1 = rsv1
     }
 
     /// A whole message as one frame.

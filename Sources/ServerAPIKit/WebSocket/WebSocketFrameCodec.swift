@@ -21,7 +21,7 @@ package struct WebSocketFrameCodec: Sendable {
     /// Bytes received and not yet handed out: a header in part, or a control frame's payload in part.
     private var buffer = Data()
     /// The data frame whose payload is arriving, handed out in pieces as it does.
-    private var current: (opcode: WebSocketFrame.Opcode, isFinal: Bool, remaining: Int, started: Bool)?
+    private var current: (opcode: WebSocketFrame.Opcode, isFinal: Bool, rsv1: Bool, remaining: Int, started: Bool)?
     private var failed = false
 
     /// Creates a decoder.
@@ -41,7 +41,7 @@ package struct WebSocketFrameCodec: Sendable {
     /// the checks on a message (UTF-8, its size) run as it arrives rather than once it is whole. Each payload byte
     /// is copied once, from `bytes` into its frame; only a header or a control frame cut by the end of a read waits
     /// here for the next.
-    /// - Throws: `Failure` for a frame a client must reject: masked, with reserved bits or opcodes, a control
+    /// - Throws: `Failure` for a frame a client must reject: masked, with RSV2 or RSV3 or reserved opcodes, a control
     ///   frame that is fragmented or longer than 125 bytes, a non-minimal or oversized length.
     package mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [WebSocketFrame] {
         if failed { return [] }
@@ -75,12 +75,13 @@ package struct WebSocketFrameCodec: Sendable {
                     let count = min(frame.remaining, end - start)
                     guard count > 0 else { break }
                     let remaining = frame.remaining - count
+                    // RSV1 belongs to the message's first frame (RFC 7692 §6): the first piece keeps it.
                     frames.append(
                         WebSocketFrame(
                             frame.started ? .continuation : frame.opcode, payload: payload(start, count),
-                            isFinal: remaining == 0 && frame.isFinal))
+                            isFinal: remaining == 0 && frame.isFinal, rsv1: frame.rsv1 && !frame.started))
                     start += count
-                    current = remaining == 0 ? nil : (frame.opcode, frame.isFinal, remaining, true)
+                    current = remaining == 0 ? nil : (frame.opcode, frame.isFinal, frame.rsv1, remaining, true)
                     continue
                 }
                 guard let header = try Self.header(in: bytes, at: start, maxPayload: maxFramePayload) else { break }
@@ -89,12 +90,13 @@ package struct WebSocketFrameCodec: Sendable {
                 if available >= header.payload {
                     frames.append(
                         WebSocketFrame(
-                            header.opcode, payload: payload(payloadStart, header.payload), isFinal: header.isFinal))
+                            header.opcode, payload: payload(payloadStart, header.payload), isFinal: header.isFinal,
+                            rsv1: header.rsv1))
                     start = payloadStart + header.payload
                 } else if header.opcode.isControl {
                     break
                 } else {
-                    current = (header.opcode, header.isFinal, header.payload, false)
+                    current = (header.opcode, header.isFinal, header.rsv1, header.payload, false)
                     start = payloadStart
                 }
             }
@@ -111,12 +113,14 @@ package struct WebSocketFrameCodec: Sendable {
     /// `nil` when more bytes are needed.
     private static func header(
         in data: UnsafeRawBufferPointer, at start: Int, maxPayload: Int
-    ) throws(Failure) -> (opcode: WebSocketFrame.Opcode, isFinal: Bool, length: Int, payload: Int)? {
+    ) throws(Failure) -> (opcode: WebSocketFrame.Opcode, isFinal: Bool, rsv1: Bool, length: Int, payload: Int)? {
         let available = data.count - start
         guard available >= 2 else { return nil }
         let first = data[start]
         let second = data[start + 1]
-        guard first & 0x70 == 0 else {
+        // RSV1 is handed on, for the core to judge (permessage-deflate uses it: WebSocketDeflateReceiver); no
+        // extension uses RSV2 or RSV3.
+        guard first & 0x30 == 0 else {
             throw Failure(
                 code: .protocolError, message: "the server set a reserved bit no extension was negotiated for")
         }
@@ -155,7 +159,7 @@ package struct WebSocketFrameCodec: Sendable {
                 code: .messageTooBig,
                 message: "the server sent a frame of \(length) bytes, more than the limit of \(maxPayload)")
         }
-        return (opcode, isFinal, headerLength, Int(length))
+        return (opcode, isFinal, first & 0x40 != 0, headerLength, Int(length))
     }
 
     /// The bytes a client sends for `frame`: masked with `mask` (a fresh random key unless a test gives one).
@@ -163,7 +167,7 @@ package struct WebSocketFrameCodec: Sendable {
         let count = frame.payload.count
         var bytes = Data()
         bytes.reserveCapacity(count + 14)
-        bytes.append((frame.isFinal ? 0x80 : 0) | frame.opcode.rawValue)
+        bytes.append((frame.isFinal ? 0x80 : 0) | (frame.rsv1 ? 0x40 : 0) | frame.opcode.rawValue)
         if count < 126 {
             bytes.append(0x80 | UInt8(count))
         } else if count <= 0xFFFF {

@@ -90,11 +90,33 @@ struct WebSocketFrameCodecTests {
         }
     }
 
-    @Test("what a client must reject: masked frames, reserved bits and opcodes, long or fragmented control frames")
+    @Test("RSV1 is carried both ways, on the first piece of a frame only: the core judges it (permessage-deflate)")
+    func carriesRSV1() throws {
+        let bytes = WebSocketFrameCodec.encode(WebSocketFrame(.text, payload: Data([1]), rsv1: true), mask: 0)
+        #expect(bytes[0] == 0xC1)
+        let plain = WebSocketFrameCodec.encode(WebSocketFrame(.text, payload: Data([1])), mask: 0)
+        #expect(plain[0] == 0x81)
+        var codec = WebSocketFrameCodec(maxFramePayload: 1 << 20)
+        let whole = try codec.decode(Data([0xC1, 0x01, 0x61]))
+        #expect(whole == [WebSocketFrame(.text, payload: Data([0x61]), rsv1: true)])
+        // A frame cut by the end of a read: its first piece keeps RSV1, the continuation pieces do not.
+        let frame = Self.serverFrame(0x1, Array(repeating: 0x62, count: 200))
+        var marked = frame
+        marked[0] |= 0x40
+        let first = try codec.decode(marked.prefix(100))
+        let rest = try codec.decode(marked.dropFirst(100))
+        #expect(first.map(\.rsv1) == [true])
+        #expect(rest.map(\.rsv1) == [false])
+        #expect(rest.map(\.opcode) == [.continuation])
+    }
+
+    @Test(
+        "what a client must reject: masked frames, RSV2 and RSV3, reserved opcodes, long or fragmented control frames")
     func rejects() {
         let cases: [(String, Data)] = [
             ("masked", Data([0x81, 0x81, 1, 2, 3, 4, 0x61])),
-            ("reserved bit", Data([0xC1, 0x00])),
+            ("RSV2", Data([0xA1, 0x00])),
+            ("RSV3", Data([0x91, 0x00])),
             ("reserved opcode", Data([0x83, 0x00])),
             ("long ping", Self.serverFrame(0x9, Array(repeating: 0, count: 126))),
             ("fragmented ping", Self.serverFrame(0x9, [], final: false)),

@@ -258,13 +258,18 @@ struct WebSocketManagerTests {
         let manager = Self.manager(answering: []) { headers in
             headers.add(name: "Sec-WebSocket-Extensions", value: "permessage-deflate; client_max_window_bits=15")
         }
-        let error = await expectError { try await manager.webSocket(Self.chat) }
+        // Compression off: the core offers no extension.
+        let error = await expectError { try await manager.webSocket(Self.chat, configuration: .init(compression: nil)) }
         #expect(error?.kind == .network)
         #expect(error?.message.contains("permessage-deflate") == true, "\(String(describing: error))")
         #expect(manager.inFlight.isEmpty)
         let offered = Self.chat.setHeader("Sec-WebSocket-Extensions", "permessage-deflate")
-        let socket = try await manager.webSocket(offered)
+        let socket = try await manager.webSocket(offered, configuration: .init(compression: nil))
         await socket.close()
+        // Compression on (the default): the core offers permessage-deflate, and the answer is agreed.
+        let compressed = try await manager.webSocket(Self.chat)
+        #expect(compressed.compression == WebSocketDeflateParameters())
+        await compressed.close()
     }
 
     @Test("cancel by tag closes the connection: messages end with cancelled, and a 1001 close goes out")
