@@ -138,10 +138,18 @@ else
     step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
     # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
     step bash scripts/soak.sh --short
-    # The WebSocket protocol's peer suite, Autobahn|Testsuite (scripts/autobahn.sh; Tests/Autobahn/README.md): all its
-    # client cases (1-7, 9, 10, and 12 and 13, compression) against our runner's release build over CurlTransport on
-    # the libcurl with WebSockets.
+    # The WebSocket protocol's peer suite, Autobahn|Testsuite (scripts/autobahn.sh; Tests/Autobahn/README.md), against
+    # our runner's release build over CurlTransport on the libcurl with WebSockets: all of its client cases 1-7, 9
+    # and 10, and of 12 and 13 (permessage-deflate) each parameter set's first case (a thousand 16-byte messages) and
+    # its eleventh (8 KiB messages in 256-byte fragments). The suite's Python server takes 15 to 30 minutes on this
+    # machine for all 216 compression cases, which CI's budget cannot hold; `scripts/autobahn.sh` on its own runs all
+    # 517 (the Testing article has the last full run).
     # A case that fails and scripts/autobahn-expected-failures.txt does not allow fails CI.
+    compression_cases=""
+    for group in 12.1 12.2 12.3 12.4 12.5 13.1 13.2 13.3 13.4 13.5 13.6 13.7; do
+        compression_cases+=",$group.1,$group.11"
+    done
+    export SAPI_AUTOBAHN_CASES="1.*,2.*,3.*,4.*,5.*,6.*,7.*,9.*,10.*$compression_cases"
     if [ "$backports_status" = 0 ] && scripts/autobahn.sh can-run; then
         (
             trap 'scripts/autobahn.sh stop' EXIT
