@@ -46,6 +46,13 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
         /// The transport, or the library it loaded, cannot do what the call asks (a WebSocket on a
         /// libcurl without them, say).
         public static let unsupported = Kind(rawValue: "unsupported")
+        /// The manager (`ServerAPIManager.shutdown(gracePeriod:)`) or the transport is shutting down, or has shut
+        /// down: the call was refused before anything was sent.
+        ///
+        /// A kind of its own rather than `cancelled`: nothing cancelled this call, it never started, and it must not
+        /// be retried on the same manager (a call in flight that outlives the grace period is `cancelled`). Not
+        /// `invalidRequest` either: the call is fine, the client is going away.
+        public static let shuttingDown = Kind(rawValue: "shutting down")
     }
 
     /// What went wrong.

@@ -153,7 +153,7 @@ extension ServerAPIManager {
         id: RequestID, tag: String?, kind: InFlightRequest.Kind, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let call = Call(entry: id, tag: tag, url: nil, kind: kind, registry: registry)
-        registry.add(call)
+        guard registry.add(call) else { throw refuseAfterShutdown(call) }
         defer { call.end(failed: false) }
         do {
             return try await call.run(body)

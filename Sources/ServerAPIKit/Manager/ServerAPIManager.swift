@@ -12,7 +12,9 @@
 /// let result = try await manager.send(ServerAPI(host: "https://api.example.com", path: "/items"))
 /// ```
 /// - Important: A manager is safe to use from any task or thread. Keep one per configuration
-///   and share it; the transport it holds owns the connections.
+///   and share it; the transport it holds owns the connections. A server app stops it with
+///   `shutdown(gracePeriod:)`, which lets the calls in flight finish and stops the transport the manager owns
+///   (see `ownsTransport`).
 public final class ServerAPIManager: Sendable {
     /// Settings that apply to every call.
     public struct Configuration: Sendable {
@@ -85,10 +87,14 @@ public final class ServerAPIManager: Sendable {
     public let plugins: [any ServerAPIPlugin]
     /// The settings.
     public let configuration: Configuration
+    /// Whether `shutdown(gracePeriod:)` shuts the transport down too, after the manager's calls have ended: `true`
+    /// unless the manager was made with `ownsTransport: false` for a transport that others share.
+    public let ownsTransport: Bool
 
     let registry = InFlightRegistry()
     let controls = RequestControls()
     let resilienceRegistry = ResilienceRegistry()
+    let shutdownState = ShutdownState()
 
     /// Creates a manager.
     /// - Parameters:
@@ -97,13 +103,18 @@ public final class ServerAPIManager: Sendable {
     ///   - cache: The cache the calls' `CacheMode`s use; `nil` for none.
     ///   - plugins: Plugins, run in this order.
     ///   - configuration: Settings for every call.
+    ///   - ownsTransport: Whether the manager's `shutdown(gracePeriod:)` shuts the transport down too (its threads,
+    ///     its connections); `true` by default. Pass `false` for a transport that other managers share: its owner
+    ///     shuts it down, once every manager that uses it has.
     public init(
         transport: some RequestPerforming,
         formatter: some ResponseFormatting = PlainFormatter(),
         cache: (any CachePolicy)? = nil,
         plugins: [any ServerAPIPlugin] = [],
-        configuration: Configuration = Configuration()
+        configuration: Configuration = Configuration(),
+        ownsTransport: Bool = true
     ) {
+        self.ownsTransport = ownsTransport
         self.transport = transport
         self.formatter = formatter
         self.cache = cache

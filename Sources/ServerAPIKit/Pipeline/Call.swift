@@ -46,6 +46,8 @@ final class Call: Sendable {
     private(set) nonisolated(unsafe) var metrics: RequestMetrics
     /// Inline rather than a `Locked` of its own: one heap object less per call.
     private let lifecycle: Mutex<CallStateMachine>
+    /// The manager's registry that lists the call, for its drain handler (`onDrain`).
+    private let registry: InFlightRegistry?
 
     private static let keys = Atomic<UInt64>(0)
 
@@ -69,6 +71,7 @@ final class Call: Sendable {
             url: kind == .call ? (url ?? request.url) : url, startedAt: startDate, kind: kind)
         metrics = RequestMetrics(attempts: 0, startedAt: startDate)
         lifecycle = Mutex(CallStateMachine(listedBy: registry))
+        self.registry = registry
     }
 
     /// A registry entry that is not an HTTP call: a batch, a chain, an event source between connections.
@@ -164,6 +167,12 @@ final class Call: Sendable {
     /// once when the call was cancelled already, and never once it has ended (the body was read to its end).
     func onCancel(_ handler: @escaping @Sendable () -> Void) {
         if locked({ $0.observe(handler) }) == .runNow { handler() }
+    }
+
+    /// Runs `handler` when the manager starts shutting down while the call is listed (at once when it has started
+    /// already): what a call that never ends by itself does then, a WebSocket's close with 1001.
+    func onDrain(_ handler: @escaping @Sendable () -> Void) {
+        registry?.onDrain(key, handler)
     }
 
     /// A `RequestScope` operation lists the call too; an operation cancelled already cancels it at once.

@@ -59,6 +59,8 @@ struct CallStateMachine: Sendable {
         case replaced
         /// The `RequestScope` the call runs in.
         case scope
+        /// The manager's `shutdown(gracePeriod:)`, once its grace period ended.
+        case shutdown
     }
 
     /// What the owner does after an event, after releasing its lock.

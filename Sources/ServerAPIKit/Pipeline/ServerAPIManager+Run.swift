@@ -67,7 +67,7 @@ extension ServerAPIManager {
             api: api, request: request, cacheKey: streams ? nil : cacheKey(for: api, base: request),
             interceptor: streams ? nil : api.businessRules.interceptor(over: configuration.businessRules),
             registry: registry)
-        registerCall(call, for: api)
+        try registerCall(call, for: api)
         return call
     }
 
@@ -159,17 +159,32 @@ extension ServerAPIManager {
 
     /// Registers a call in the in-flight registry, and in the `RequestScope` it runs in, if any; a
     /// replacing call cancels the calls it replaces in the same step, so that no earlier call can slip past it.
+    /// - Throws: `shuttingDown` once `shutdown(gracePeriod:)` was called: the call is not listed, and has ended.
     @inline(never)
-    func registerCall(_ call: Call, for api: ServerAPI) {
+    func registerCall(_ call: Call, for api: ServerAPI) throws(ServerAPIError) {
         if let run = RequestScope.current, call.listed(by: run) { run.add(call) }
         let info = call.info
-        guard api.replacesInFlight else { return registry.add(call) }
-        if let tag = info.tag {
-            return registry.add(call, replacing: { $0.tag == tag })
+        let listed: Bool
+        if !api.replacesInFlight {
+            listed = registry.add(call)
+        } else if let tag = info.tag {
+            listed = registry.add(call, replacing: { $0.tag == tag })
+        } else {
+            let endpoint = Self.endpoint(of: info.url)
+            listed = registry.add(
+                call,
+                replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint })
         }
-        let endpoint = Self.endpoint(of: info.url)
-        registry.add(
-            call, replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint })
+        guard listed else { throw refuseAfterShutdown(call) }
+    }
+
+    /// Ends a call that the closed registry refused, and says why.
+    @inline(never)
+    func refuseAfterShutdown(_ call: Call) -> ServerAPIError {
+        call.end(failed: true)
+        return ServerAPIError(
+            .shuttingDown, "the manager is shutting down: it takes no new calls", requestID: call.id,
+            url: call.info.url)
     }
 
     /// A URL without its query and fragment: what "the same endpoint" compares.
@@ -185,6 +200,9 @@ extension ServerAPIManager {
     func decorate(_ error: any Error, call: Call) -> ServerAPIError {
         var error = call.stamp(error)
         if error.metrics == nil { error.metrics = endMetrics(call.initialMetrics(), call: call) }
+        if error.kind == .cancelled, call.state == .cancelled(.shutdown) {
+            error.message = "the call was cancelled: the manager shut down, and its grace period ended first"
+        }
         guard error.kind == .business else { return error }
         return call.api.businessRules.resolved(over: configuration.businessRules).apply(to: error)
     }

@@ -203,10 +203,12 @@ extension ServerAPIManager {
     }
 
     /// Sleeps on the manager's clock while registered in the in-flight registry under the call's id and
-    /// tag: an event source between connections.
+    /// tag: an event source (or a WebSocket) between connections. The manager's shutdown ends the wait at once: no
+    /// new connection could be made.
     func waitRegistered(_ delay: Duration, for api: ServerAPI) async throws {
         let call = Call(api: api, request: try api.transportRequest(), registry: registry)
-        registry.add(call)
+        guard registry.add(call) else { throw refuseAfterShutdown(call) }
+        call.onDrain { call.cancel(.shutdown) }
         defer { call.end(failed: false) }
         let clock = configuration.clock
         try await call.run { try await clock.sleep(for: delay) }

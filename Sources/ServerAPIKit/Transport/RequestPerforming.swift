@@ -90,6 +90,17 @@ public protocol RequestPerforming: Sendable {
     /// the core then offers permessage-deflate (`WebSocket.Compression`) and does the compression itself. `false` by
     /// default: a transport that deals in whole messages (URLSession's WebSocket task) gets no offer.
     var carriesWebSocketExtensions: Bool { get }
+
+    /// Shuts the transport down: from the call on, new requests fail at once with `shuttingDown`; those in flight
+    /// get `gracePeriod` to finish and are then cancelled; returns once every request has ended and whatever the
+    /// transport runs on (its threads, its session) is released. Calling it again, or concurrently, is safe.
+    ///
+    /// `ServerAPIManager.shutdown(gracePeriod:)` calls it (with `.zero`, its own calls having ended) for a
+    /// transport the manager owns; the owner of a transport shared by several managers calls it once they are shut
+    /// down. The default does nothing: a transport that holds no threads or connections (a test double) needs
+    /// nothing more.
+    /// - Parameter gracePeriod: How long requests in flight may take to finish before they are cancelled.
+    func shutdown(gracePeriod: Duration) async
 }
 
 extension RequestPerforming {
@@ -101,6 +112,9 @@ extension RequestPerforming {
 
     /// `false`: a transport says so when its WebSocket frames carry RSV1 (see `WebSocketFrame.rsv1`).
     public var carriesWebSocketExtensions: Bool { false }
+
+    /// Does nothing: a transport with threads or connections of its own says how it shuts down.
+    public func shutdown(gracePeriod: Duration) async {}
 
     /// Sends the request with `perform` and delivers the whole body as one chunk: what a transport that
     /// cannot stream gives a streamed call.

@@ -18,9 +18,10 @@
 /// message over `Configuration.maxMessageSize` (1009), `timedOut` for a missed keep-alive ping or the idle
 /// timeout, `cancelled` when the call is cancelled. Pings from the server are answered for you.
 ///
-/// - Important: A connection stays open until the server closes it, `close(code:reason:)` closes it, or the
-///   call is cancelled (by id, tag, first, last, all, or the task reading `messages`): dropping the
-///   `WebSocket` does not close it.
+/// - Important: A connection stays open until the server closes it, `close(code:reason:)` closes it, the
+///   call is cancelled (by id, tag, first, last, all, or the task reading `messages`), or the manager shuts down
+///   (`ServerAPIManager.shutdown(gracePeriod:)` closes it with 1001, going away): dropping the `WebSocket` does
+///   not close it.
 public final class WebSocket: Sendable {
     private enum Phase {
         case open
@@ -108,6 +109,7 @@ public final class WebSocket: Sendable {
         inbox = WebSocketInbox(capacity: configuration.receiveBufferSize) { cancel.withLock { $0 }?() }
         cancel.withLock { $0 = { [weak self] in self?.cancel() } }
         link.call?.onCancel { [weak self] in self?.cancel() }
+        link.call?.onDrain { [weak self] in self?.goAway() }
         start()
     }
 
@@ -249,6 +251,12 @@ public final class WebSocket: Sendable {
     /// is sent on the way out when the connection still can.
     package func cancel() {
         finish(.cancelled("the WebSocket was cancelled"), closing: .goingAway, discarding: true)
+    }
+
+    /// The manager is shutting down (`ServerAPIManager.shutdown(gracePeriod:)`): closes the connection with 1001
+    /// (going away), as `close(code:reason:)` does; what is left of it when the grace period ends is cancelled.
+    private func goAway() {
+        Task { await self.close(code: .goingAway, reason: "the client is shutting down") }
     }
 
     // MARK: - Internals
@@ -509,6 +517,7 @@ public final class WebSocket: Sendable {
                 return false
             }
             link.call?.onCancel { [weak self] in self?.cancel() }
+            link.call?.onDrain { [weak self] in self?.goAway() }
             if let onReconnect = reconnector.policy.onReconnect {
                 // The hook's sends go out first, before those that waited for this connection.
                 state.withLock { $0.phase = .open }
