@@ -35,8 +35,13 @@ final class CurlLoop: Sendable {
         var tasks: [UnownedJob] = []
         /// A wake-up is on its way: more work needs no second one.
         var wakePending = false
-        /// The transport was released: the loop ends its transfers and stops.
+        /// The transport was released or closed: the loop ends its transfers and stops.
         var shuttingDown = false
+        /// The transport is shutting down with a grace period: new jobs are refused, those in flight go on.
+        var draining = false
+        /// Who waits for the loop to have no transfer (the transport's shutdown); resumed by the loop thread, or
+        /// when the loop closes.
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
         /// The multi handle is being cleaned up: no more wake-ups.
         var closed = false
         /// The transport's executor (its loops together), which tasks that prefer it run on; dropped when the
@@ -61,7 +66,10 @@ final class CurlLoop: Sendable {
     /// The loop thread, once it runs: work handed over on it needs no wake-up.
     private let loopThread = Atomic<UInt>(0)
 
-    init(configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
+    init(
+        configuration: CurlTransport.Configuration, threads: CurlThreads,
+        makeDownloadWriter: @escaping CurlDownloadWriterFactory
+    ) {
         if let failure = CurlGlobal.initializationFailure {
             wakeup = nil
             startFailure = "libcurl could not be initialised: \(failure)"
@@ -79,14 +87,21 @@ final class CurlLoop: Sendable {
         }
         let multi = CurlMultiHandle(raw: raw)
         startFailure = nil
-        let started = CurlThread.start(named: Self.threadName) { [self] in
-            CurlLoopRunner(
-                loop: self, multi: multi, configuration: configuration, makeDownloadWriter: makeDownloadWriter
-            ).run()
-        }
-        if !started {
-            // No thread (the process is out of them): every job is refused instead of waiting forever.
-            inbox.withLock { $0.shuttingDown = true }
+        let refusal = threads.start(
+            named: Self.threadName, kind: .loop, stop: { [self] in shutDown() },
+            body: { [self] in
+                CurlLoopRunner(
+                    loop: self, multi: multi, configuration: configuration, makeDownloadWriter: makeDownloadWriter
+                ).run()
+            })
+        if refusal != nil {
+            // No thread (the process is out of them, or the transport is shutting down): every job is refused
+            // instead of waiting forever.
+            curl_multi_cleanup(multi.raw)
+            inbox.withLock { inbox in
+                inbox.shuttingDown = true
+                inbox.closed = true
+            }
         }
     }
 
@@ -100,7 +115,7 @@ final class CurlLoop: Sendable {
             // Read under the lock that `cancel` takes after the call (or task) was marked cancelled: either
             // this sees it, or `cancel` finds the job in the inbox.
             if job.request.isCancelled { return (.cancelled(), false) }
-            if inbox.shuttingDown { return (.cancelled("the transport was shut down"), false) }
+            if inbox.shuttingDown || inbox.draining { return (Self.shutDownRefusal, false) }
             inbox.jobs.append(job)
             return (nil, Self.needsWake(&inbox))
         }
@@ -187,11 +202,33 @@ final class CurlLoop: Sendable {
     var hasWork: Bool {
         inbox.withLock {
             !$0.jobs.isEmpty || !$0.cancellations.isEmpty || !$0.resumptions.isEmpty || !$0.tasks.isEmpty
-                || $0.shuttingDown
+                || $0.shuttingDown || !$0.idleWaiters.isEmpty
         }
     }
 
-    /// Asks the loop to end every transfer and stop; called when the transport is released.
+    /// Why a job is refused once the transport is shutting down or closed.
+    static let shutDownRefusal = ServerAPIError(
+        .shuttingDown, "the transport is shutting down: it takes no new requests")
+
+    /// Refuses new jobs from now on; the transfers in flight go on (the transport's shutdown, in its grace period).
+    func drain() {
+        inbox.withLock { $0.draining = true }
+    }
+
+    /// Returns once the loop has no transfer in flight (at once when it has stopped).
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (ready, signal) = inbox.withLock { inbox -> (Bool, Bool) in
+                if inbox.closed || startFailure != nil { return (true, false) }
+                inbox.idleWaiters.append(continuation)
+                return (false, Self.needsWake(&inbox))
+            }
+            if signal { wake() }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Asks the loop to end every transfer and stop; called when the transport is released or shut down.
     func shutDown() {
         let signal = inbox.withLock { inbox in
             inbox.shuttingDown = true
@@ -200,33 +237,40 @@ final class CurlLoop: Sendable {
         if signal { wakeup?.signal() }
     }
 
-    /// Takes what arrived since the last call (loop thread only); `true` once the loop should stop.
+    /// Takes what arrived since the last call (loop thread only); `true` once the loop should stop. The idle
+    /// waiters are added to `idleWaiters`, for the loop to resume once it has no transfer.
     func takeWork(
         jobs: inout [CurlJob], cancellations: inout [UInt64], resumptions: inout [CurlResumption],
-        tasks: inout [UnownedJob]
+        tasks: inout [UnownedJob], idleWaiters: inout [CheckedContinuation<Void, Never>]
     ) -> Bool {
         inbox.withLock { inbox in
             swap(&jobs, &inbox.jobs)
             swap(&cancellations, &inbox.cancellations)
             swap(&resumptions, &inbox.resumptions)
             swap(&tasks, &inbox.tasks)
+            if !inbox.idleWaiters.isEmpty {
+                idleWaiters.append(contentsOf: inbox.idleWaiters)
+                inbox.idleWaiters = []
+            }
             inbox.wakePending = false
             return inbox.shuttingDown
         }
     }
 
     /// Closes the inbox for good before the multi handle is cleaned up (loop thread only).
-    /// - Returns: Jobs that arrived too late to run, and tasks still waiting for the thread.
-    func close() -> (jobs: [CurlJob], tasks: [UnownedJob]) {
+    /// - Returns: Jobs that arrived too late to run, tasks still waiting for the thread, and who waits for the loop
+    ///   to be idle (it is, for good).
+    func close() -> (jobs: [CurlJob], tasks: [UnownedJob], idleWaiters: [CheckedContinuation<Void, Never>]) {
         inbox.withLock { inbox in
             inbox.closed = true
             inbox.shuttingDown = true
             defer {
                 inbox.jobs = []
                 inbox.tasks = []
+                inbox.idleWaiters = []
                 inbox.taskExecutor = nil
             }
-            return (inbox.jobs, inbox.tasks)
+            return (inbox.jobs, inbox.tasks, inbox.idleWaiters)
         }
     }
 

@@ -66,9 +66,11 @@ final class CurlLoopRunner {
         var cancellations: [UInt64] = []
         var resumptions: [CurlResumption] = []
         var tasks: [UnownedJob] = []
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
         while true {
             let shuttingDown = loop.takeWork(
-                jobs: &jobs, cancellations: &cancellations, resumptions: &resumptions, tasks: &tasks)
+                jobs: &jobs, cancellations: &cancellations, resumptions: &resumptions, tasks: &tasks,
+                idleWaiters: &idleWaiters)
             for id in cancellations { cancelTransfer(id: id) }
             cancellations.removeAll(keepingCapacity: true)
             for resumption in resumptions { resume(resumption) }
@@ -89,10 +91,15 @@ final class CurlLoopRunner {
             }
             drive()
             if !headDeadlines.isEmpty { checkHeadDeadlines() }
+            // The transport's shutdown waits for the loop's transfers to end (its grace period).
+            if !idleWaiters.isEmpty, transfers.isEmpty {
+                for waiter in idleWaiters { waiter.resume() }
+                idleWaiters.removeAll()
+            }
             // Work handed over on this thread (a resumed caller's next request) sent no wake-up.
             if !loop.hasWork { waitForWork() }
         }
-        let (late, waiting) = loop.close()
+        let (late, waiting, lateIdleWaiters) = loop.close()
         for job in late { job.fail(.cancelled("the transport was shut down")) }
         for id in Array(transfers.keys) { cancelTransfer(id: id, reason: .cancelled("the transport was shut down")) }
         idleHandles.removeAll()
@@ -103,6 +110,7 @@ final class CurlLoopRunner {
         #endif
         // Tasks that still prefer this thread run elsewhere from now on (as CurlLoop.enqueue does).
         for task in tasks + waiting { loop.runElsewhere(task) }
+        for waiter in idleWaiters + lateIdleWaiters { waiter.resume() }
     }
 
     /// Lets libcurl make progress on every transfer that can, and ends those that finished.

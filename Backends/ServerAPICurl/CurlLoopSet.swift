@@ -72,6 +72,20 @@ final class CurlLoopSet: Sendable {
         state.withLock { $0.loops }.map { $0.map(body) ?? unstarted }
     }
 
+    /// Refuses new jobs on every loop, the transfers in flight going on; no loop starts afterwards.
+    func drain() {
+        let started = state.withLock { state -> [CurlLoop] in
+            state.closed = true
+            return state.loops.compactMap { $0 }
+        }
+        for loop in started { loop.drain() }
+    }
+
+    /// Returns once no started loop has a transfer in flight.
+    func waitUntilIdle() async {
+        for loop in started { await loop.waitUntilIdle() }
+    }
+
     /// Shuts every started loop down; no loop starts afterwards.
     func close() {
         let started = state.withLock { state -> [CurlLoop] in

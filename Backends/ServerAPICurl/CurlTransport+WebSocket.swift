@@ -56,7 +56,7 @@ extension CurlTransport {
                 resolve: configuration.resolve.map(\.curlEntry), tls: configuration.tls))
         do {
             return try await request.withCancellationHandler {
-                try await withCheckedThrowingContinuation { session.start($0) }
+                try await withCheckedThrowingContinuation { session.start($0, threads: threads) }
             } onCancel: {
                 session.close()
             }

@@ -34,6 +34,10 @@
 //   in memory are copied by libcurl (`CURLOPT_COPYPOSTFIELDS`) or streamed by a `BodyReader`; easy
 //   handles and their error buffers are freed together in `CurlEasyHandle.deinit`; the multi handle
 //   is cleaned up by the loop thread when the transport is closed or released.
+// - Threads: every thread of the transport (each loop's, each WebSocket's driver) is started through its
+//   `CurlThreads`, which can stop them all and, for `shutdown(gracePeriod:)`, join them, so that the shutdown
+//   returns only once they have left the process. Released or closed, the transport does not wait: its threads
+//   detach themselves and end on their own.
 
 public import ServerAPIKit
 import Synchronization
@@ -75,6 +79,9 @@ public final class CurlTransport: RequestPerforming {
 
     /// The loops, at least one, each started when a call first needs it; a request runs on `loop(for:)`.
     private let loops: CurlLoopSet
+    /// Every thread the transport runs: its loops' and its WebSockets'.
+    let threads: CurlThreads
+    private let shutdownState = ShutdownState()
     /// The next loop in turn, for `.roundRobin`.
     private let nextLoop = Atomic<UInt64>(0)
 
@@ -83,8 +90,10 @@ public final class CurlTransport: RequestPerforming {
     /// - Parameter configuration: Connection limits, TLS trust, decoding, timeouts and the number of loops.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        let threads = CurlThreads()
+        self.threads = threads
         loops = Self.makeLoops(
-            configuration,
+            configuration, threads: threads,
             makeDownloadWriter: CurlDownloads.defaultFactory(maxErrorBodySize: configuration.maxErrorBodySize))
         loopExecutor = CurlLoopExecutor(loops: loops)
         loops.useTaskExecutor(loopExecutor)
@@ -93,13 +102,15 @@ public final class CurlTransport: RequestPerforming {
     /// Creates a transport whose downloads go through the writers `makeDownloadWriter` makes (tests).
     init(configuration: Configuration = Configuration(), makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
         self.configuration = configuration
-        loops = Self.makeLoops(configuration, makeDownloadWriter: makeDownloadWriter)
+        let threads = CurlThreads()
+        self.threads = threads
+        loops = Self.makeLoops(configuration, threads: threads, makeDownloadWriter: makeDownloadWriter)
         loopExecutor = CurlLoopExecutor(loops: loops)
         loops.useTaskExecutor(loopExecutor)
     }
 
     private static func makeLoops(
-        _ configuration: Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory
+        _ configuration: Configuration, threads: CurlThreads, makeDownloadWriter: @escaping CurlDownloadWriterFactory
     ) -> CurlLoopSet {
         let count = max(1, configuration.loopCount)
         var perLoop = configuration
@@ -112,7 +123,7 @@ public final class CurlTransport: RequestPerforming {
             perLoop.maxConnectionsPerHost = share(of: configuration.maxConnectionsPerHost, over: count)
         }
         return CurlLoopSet(count: count) { [perLoop] in
-            CurlLoop(configuration: perLoop, makeDownloadWriter: makeDownloadWriter)
+            CurlLoop(configuration: perLoop, threads: threads, makeDownloadWriter: makeDownloadWriter)
         }
     }
 
@@ -206,16 +217,61 @@ public final class CurlTransport: RequestPerforming {
         }
     }
 
-    deinit { close() }
+    // Released, the transport stops its loops (their calls end with `cancelled`); a WebSocket it opened lives on
+    // until it is closed, as it always has.
+    deinit { loops.close() }
 
-    /// Ends every call in flight with `cancelled` ("the transport was shut down") and stops the
-    /// transport's threads; calls made afterwards fail the same way. Releasing the transport does this too.
+    /// Ends every call in flight at once with `cancelled` ("the transport was shut down"), WebSockets included,
+    /// and stops the transport's threads; calls made afterwards fail with `shuttingDown`. Releasing the transport
+    /// stops its loops the same way (not its WebSockets).
     ///
     /// Each call ends exactly once: its transfer is torn down on its loop, and a call the loop had not taken
-    /// yet is refused. Returns at once; the calls end on their loops' threads.
+    /// yet is refused. Returns at once; the calls end on their loops' threads, and the threads end on their own.
+    /// `shutdown(gracePeriod:)` is the same with a grace period, and returns once the threads are gone.
     public func close() {
+        threads.refuseNew()
         loops.close()
+        threads.stop(.webSocket)
     }
+
+    /// Shuts the transport down: new calls fail at once with `shuttingDown`; the calls in flight (streamed bodies and
+    /// WebSockets included) get `gracePeriod` to end, and are then cancelled as `close()` cancels them; returns once
+    /// every call has ended and every thread of the transport (its loops', its WebSockets') has exited.
+    ///
+    /// Calling it again, or from several tasks at once, is safe: each returns once the first has completed.
+    /// Cancelling the calling task ends the grace period at once.
+    ///
+    /// - Important: The transport does not speak WebSocket itself: a WebSocket still open when the grace period
+    ///   ends is torn down without a close frame. Shut the `ServerAPIManager` down first (it closes its WebSockets
+    ///   with 1001, going away, and shuts down the transport it owns), or close the sockets yourself.
+    /// - Parameter gracePeriod: How long the calls in flight may take to end before they are cancelled; `.zero`
+    ///   cancels them at once, as `close()` does.
+    public func shutdown(gracePeriod: Duration) async {
+        guard shutdownState.begin() else { return await shutdownState.waitUntilDone() }
+        // Claimed before anything can end: a thread that ends from now on is joined below, not detached.
+        threads.claimAll()
+        threads.refuseNew()
+        loops.drain()
+        let (loops, threads) = (self.loops, self.threads)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await loops.waitUntilIdle()
+                await threads.waitUntilEnded(.webSocket)
+            }
+            group.addTask { try? await Task.sleep(for: gracePeriod) }
+            await group.next()
+            group.cancelAll()
+            // What is left is cancelled; this ends the wait for idleness too.
+            loops.close()
+            threads.stop(.webSocket)
+        }
+        await threads.waitUntilEnded(nil)
+        threads.joinAll()
+        shutdownState.finish()
+    }
+
+    /// The kernel's ids of the transport's threads that have not exited (tests look them up in `/proc/self/task`).
+    package var threadTaskIDs: [Int] { threads.taskIDs }
 
     /// The transport's loop threads as a task executor: code that prefers it continues on the loop thread
     /// that completed its transfer, with no hand-off between threads after each call (code that starts

@@ -77,24 +77,30 @@ package final class CurlWebSocketSession: WebSocketConnection {
         }
     }
 
+    /// The driver's thread's name.
+    static let threadName = "ServerAPI.curl.ws"
+
     /// Whether the transfer is paused because the core is behind, for tests.
     package var isReceivePaused: Bool { state.withLock { $0.paused } }
 
     // MARK: The handshake
 
-    /// Starts the driver's thread; `handshake` resumes with the server's answer or the failure.
-    func start(_ handshake: CheckedContinuation<WebSocketUpgrade, any Error>) {
+    /// Starts the driver's thread among the transport's `threads`; `handshake` resumes with the server's answer or
+    /// the failure (`shuttingDown` once the transport is shutting down).
+    func start(_ handshake: CheckedContinuation<WebSocketUpgrade, any Error>, threads: CurlThreads) {
         let closed = state.withLock { state in
             if state.closeRequested { return true }
             state.handshake = handshake
             return false
         }
         if closed { return handshake.resume(throwing: ServerAPIError.cancelled()) }
-        let started = CurlThread.start(named: "ServerAPI.curl.ws") { [self] in
-            CurlWebSocketDriver(session: self).run()
-        }
-        if !started {
-            ended(ServerAPIError(.network, "the transport could not start a thread for the WebSocket"))
+        let refusal = threads.start(
+            named: Self.threadName, kind: .webSocket, stop: { [weak self] in self?.close() },
+            body: { [self] in CurlWebSocketDriver(session: self).run() })
+        switch refusal {
+        case nil: break
+        case .shuttingDown?: ended(CurlLoop.shutDownRefusal)
+        case .noThread?: ended(ServerAPIError(.network, "the transport could not start a thread for the WebSocket"))
         }
     }
 

@@ -262,7 +262,7 @@ struct CurlLoopsTests {
             let late = await expectError {
                 try await transport.perform(TransportRequest(url: URL(string: bases[0] + "/echo")!))
             }
-            #expect(late?.kind == .cancelled)
+            #expect(late?.kind == .shuttingDown)
         }
     }
 }
