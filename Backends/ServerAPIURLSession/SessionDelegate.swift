@@ -45,6 +45,46 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionWebSock
     func unregister(_ taskIdentifier: Int) {
         _ = transfers.withLock { $0.removeValue(forKey: taskIdentifier) }
         _ = webSockets.withLock { $0.removeValue(forKey: taskIdentifier) }
+        if registeredCount == 0 { resumeIdleWaiters() }
+    }
+
+    /// Who waits for no task to be routed any more (the transport's shutdown).
+    private let idleWaiters = Locked<[CheckedContinuation<Void, Never>]>([])
+
+    /// Returns once no task is routed to a transfer or a WebSocket (at once when none is).
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Listed before the count is read: a task unregistered meanwhile finds it, or the count is 0 here.
+            idleWaiters.withLock { $0.append(continuation) }
+            if registeredCount == 0 { resumeIdleWaiters() }
+        }
+    }
+
+    private func resumeIdleWaiters() {
+        let waiters = idleWaiters.withLock { waiters in
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The WebSockets open now: what the transport's shutdown closes.
+    var registeredWebSockets: [URLSessionWebSocket] { webSockets.withLock { Array($0.values) } }
+
+    /// Whether the session was invalidated (on the control queue): no task may be made any more, since a task made
+    /// on an invalidated session traps.
+    private let invalidated = Locked(false)
+
+    /// Whether the session was invalidated.
+    var isInvalidated: Bool { invalidated.withLock { $0 } }
+
+    /// Marks the session invalidated (on the control queue, right before invalidating it).
+    /// - Returns: `false` when it was already.
+    func markInvalidated() -> Bool {
+        invalidated.withLock { invalidated in
+            defer { invalidated = true }
+            return !invalidated
+        }
     }
 
     /// How many tasks are routed to a transfer or a WebSocket now.

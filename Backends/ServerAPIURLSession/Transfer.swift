@@ -512,6 +512,8 @@ final class Transfer: Sendable {
     }
 
     private func makeTask(for request: TransportRequest) throws(ServerAPIError) -> URLSessionTask {
+        // On the control queue, as the invalidation is: a redirect's new task after a shutdown is refused.
+        if delegate.isInvalidated { throw ServerAPIError.cancelled("the transport was shut down") }
         let urlRequest = try RequestConversion.urlRequest(
             for: request, configuration: configuration, failureBox: streamFailure, streamed: streamed)
         let task = session.dataTask(with: urlRequest)

@@ -18,6 +18,7 @@ extension URLSessionTransport {
     ///   sent as 1000 on Linux. Use `CurlTransport` for the whole protocol.
     public func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
         do throws(ServerAPIError) {
+            if isShuttingDown { throw Self.shutDownRefusal }
             if request.unixSocketPath != nil {
                 throw ServerAPIError(
                     .invalidRequest, "URLSession cannot connect to a Unix-domain socket: use the curl transport")

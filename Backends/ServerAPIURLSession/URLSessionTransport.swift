@@ -37,6 +37,9 @@ public final class URLSessionTransport: RequestPerforming {
     /// Where tasks are created, resumed and cancelled: those calls wait for FoundationNetworking's
     /// thread, so they never run on the Swift concurrency pool or in a callback (see CallbackQueue).
     let control = DispatchQueue(label: "ServerAPIURLSession.control")
+    /// Set by `shutdown(gracePeriod:)`: new calls are refused.
+    private let refusing = Locked(false)
+    private let shutdownState = ShutdownState()
 
     /// Creates a transport with its own session.
     /// - Parameter configuration: The session's settings.
@@ -97,13 +100,68 @@ public final class URLSessionTransport: RequestPerforming {
             // table instead; cancelling a task that has just ended does nothing.
             let delegate = self.delegate
             control.async {
+                guard delegate.markInvalidated() else { return }
                 for task in delegate.registeredTasks { task.cancel() }
                 session.finishTasksAndInvalidate()
             }
         #else
-            control.async { session.invalidateAndCancel() }
+            let delegate = self.delegate
+            control.async { if delegate.markInvalidated() { session.invalidateAndCancel() } }
         #endif
     }
+
+    /// Shuts the transport down: new calls fail at once with `shuttingDown`; the calls in flight (streamed bodies and
+    /// WebSockets included) get `gracePeriod` to end; then the session is invalidated, its tasks cancelled (calls
+    /// still in flight fail with `cancelled`), and this returns once every call has ended.
+    ///
+    /// Calling it again, or from several tasks at once, is safe: each returns once the first has completed.
+    /// Cancelling the calling task ends the grace period at once.
+    ///
+    /// - Important: What differs from `CurlTransport`: the transport has no threads of its own to wait for.
+    ///   FoundationNetworking runs every session of the process on its own work thread and queues, which stay. On
+    ///   Linux the session is invalidated as `deinit` does it (each task cancelled, then `finishTasksAndInvalidate`),
+    ///   because FoundationNetworking's `invalidateAndCancel` reads its task registry off its work queue and can
+    ///   crash on a task that ends at that moment; elsewhere with `invalidateAndCancel`. A WebSocket still open at
+    ///   the end of the grace period is cancelled by URLSession without the close handshake; shut the
+    ///   `ServerAPIManager` down first (it closes its WebSockets with 1001, going away).
+    /// - Parameter gracePeriod: How long the calls in flight may take to end before they are cancelled.
+    public func shutdown(gracePeriod: Duration) async {
+        guard shutdownState.begin() else { return await shutdownState.waitUntilDone() }
+        refusing.withLock { $0 = true }
+        let (control, delegate, session) = (self.control, self.delegate, self.session)
+        // Calls admitted before the refusal make their tasks on the control queue: past it, every one is counted.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in control.async { done.resume() } }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await delegate.waitUntilIdle() }
+            group.addTask { try? await Task.sleep(for: gracePeriod) }
+            await group.next()
+            group.cancelAll()
+            // What is left is cancelled; this ends the wait for idleness too.
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                control.async {
+                    if delegate.markInvalidated() {
+                        for socket in delegate.registeredWebSockets { socket.close() }
+                        #if canImport(FoundationNetworking)
+                            for task in delegate.registeredTasks { task.cancel() }
+                            session.finishTasksAndInvalidate()
+                        #else
+                            session.invalidateAndCancel()
+                        #endif
+                    }
+                    done.resume()
+                }
+            }
+        }
+        await delegate.waitUntilIdle()
+        shutdownState.finish()
+    }
+
+    /// Whether `shutdown(gracePeriod:)` was called: new calls are refused.
+    var isShuttingDown: Bool { refusing.withLock { $0 } }
+
+    /// Why a call is refused once the transport is shutting down.
+    static let shutDownRefusal = ServerAPIError(
+        .shuttingDown, "the transport is shutting down: it takes no new requests")
 
     /// Sends a request through the session and returns the response, whatever its status.
     /// - Parameter request: The resolved request.
@@ -138,6 +196,7 @@ public final class URLSessionTransport: RequestPerforming {
     private func run(_ request: TransportRequest, streamed: Bool) async throws -> TransportResponse {
         let transfer: Transfer
         do throws(ServerAPIError) {
+            if isShuttingDown { throw Self.shutDownRefusal }
             try Self.validate(request, defaultStallTimeout: configuration.stallTimeout)
             if let refusal = Self.refusal(configuration.httpVersion) { throw refusal }
             if streamed, request.download != nil {

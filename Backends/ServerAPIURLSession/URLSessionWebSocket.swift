@@ -65,6 +65,8 @@ final class URLSessionWebSocket: WebSocketConnection {
         let transport = self.transport
         let limit = request.maxResponseSize
         transport.control.async { [self] in
+            // On the control queue, as the invalidation is: no task is made on an invalidated session.
+            if transport.delegate.isInvalidated { return close() }
             let task = transport.session.webSocketTask(with: urlRequest)
             if let limit { task.maximumMessageSize = Int(clamping: limit) }
             transport.delegate.register(task, for: self)
