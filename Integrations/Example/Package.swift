@@ -11,6 +11,7 @@ let package = Package(
         .package(name: "ServerAPIKitIntegrations", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .executableTarget(
@@ -21,6 +22,8 @@ let package = Package(
                 .product(name: "ServerAPILogging", package: "ServerAPIKitIntegrations"),
                 .product(name: "ServerAPIMetrics", package: "ServerAPIKitIntegrations"),
                 .product(name: "ServerAPITracing", package: "ServerAPIKitIntegrations"),
+                .product(name: "ServerAPIServiceLifecycle", package: "ServerAPIKitIntegrations"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]

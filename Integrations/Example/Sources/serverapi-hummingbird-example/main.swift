@@ -5,6 +5,7 @@
 //   UPSTREAM_URL=http://127.0.0.1:8080 UPSTREAM_API_KEY=s3cret PORT=8090 swift run --package-path Integrations/Example
 //   curl http://127.0.0.1:8090/greet/ada
 //   curl -i http://127.0.0.1:8090/status/503
+//   kill -TERM <pid>   # the requests in progress and their upstream calls finish, then the process exits
 import Foundation
 import Hummingbird
 import Logging
@@ -12,7 +13,9 @@ import ServerAPICurl
 import ServerAPIKit
 import ServerAPILogging
 import ServerAPIMetrics
+import ServerAPIServiceLifecycle
 import ServerAPITracing
+import ServiceLifecycle
 
 let environment = ProcessInfo.processInfo.environment
 guard let upstream = environment["UPSTREAM_URL"].flatMap(URL.init(string:)) else {
@@ -68,4 +71,12 @@ let app = Application(
     configuration: .init(address: .hostname("127.0.0.1", port: port)),
     logger: logger
 )
-try await app.runService()
+// SIGTERM (a deploy) or Ctrl-C shuts the group down gracefully, in the reverse order of the list: the app stops
+// taking requests and finishes those it has, then the manager lets its remaining upstream calls finish (for at most
+// 10 seconds) and stops its transport.
+let group = ServiceGroup(
+    services: [ServerAPIManagerService(manager, gracePeriod: .seconds(10)), app],
+    gracefulShutdownSignals: [.sigterm, .sigint],
+    logger: logger
+)
+try await group.run()
