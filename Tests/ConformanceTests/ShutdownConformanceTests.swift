@@ -125,7 +125,8 @@ struct ShutdownConformanceTests {
         let manager = Self.manager(kind, sent: sent)
         let slow = Task {
             try await manager.send(
-                ServerAPI(url: try TestServers.fixture("/sometimes-slow?percent=100&delay_ms=1000&drain=1")).format(.data))
+                ServerAPI(url: try TestServers.fixture("/sometimes-slow?percent=100&delay_ms=1000&drain=1")).format(
+                    .data))
         }
         await sent.count.wait()
         let shutdown = Task { await manager.shutdown(gracePeriod: TestTiming.bound(.seconds(60))) }

@@ -95,6 +95,24 @@ struct ManagerShutdownTests {
         #expect(error?.kind == .cancelled)
     }
 
+    @Test("an open WebSocket is closed with 1001 at shutdown, its messages ending cleanly")
+    func webSocketGoesAway() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.echo(1)]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(ServerAPI.test("/chat"))
+        try await socket.send(.text("a"))
+        var messages = socket.messages.makeAsyncIterator()
+        #expect(try await messages.next() == .text("a"))
+        await manager.shutdown(gracePeriod: .seconds(60))
+        #expect(try await messages.next() == nil)
+        // The mock server echoes the code of the close frame it received.
+        #expect(socket.closeCode == .goingAway)
+        #expect(manager.inFlight.isEmpty)
+        let refused = await expectError { try await manager.webSocket(ServerAPI.test("/chat")) }
+        #expect(refused?.kind == .shuttingDown)
+    }
+
     @Test("an event source waiting to reconnect stops waiting at shutdown")
     func eventSourceStopsWaiting() async throws {
         let clock = TestClock()

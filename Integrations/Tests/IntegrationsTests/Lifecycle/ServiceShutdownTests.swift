@@ -68,6 +68,18 @@ struct ServiceShutdownTests {
     }
 }
 
+/// What a blocking read of a pipe returns next, or `nil` at its end (or on an error other than `EINTR`): `read(2)`,
+/// retried on `EINTR`, since `FileHandle.availableData` ends the whole test process when a signal (a child's exit)
+/// interrupts the read.
+private func readChunk(_ reader: FileHandle) -> Data? {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(reader.fileDescriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        return count > 0 ? Data(buffer[..<count]) : nil
+    }
+}
+
 /// `serverapi-service-probe`, started from the build folder the tests run from; its standard output read line by
 /// line on a thread of its own.
 final class ProbeProcess: Sendable {
@@ -106,9 +118,7 @@ final class ProbeProcess: Sendable {
         let reader = Thread {
             var pending = Data()
             let handle = pipe.fileHandleForReading
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
+            while let data = readChunk(handle) {
                 pending.append(data)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[..<newline], as: UTF8.self)
