@@ -160,8 +160,9 @@ else
     else
         skipped "Autobahn|Testsuite: it needs Python 2.7 (pyenv) and a libcurl with WebSockets"
     fi
-    # The Integrations package (OpenAPI transport, swift-log, swift-metrics and tracing bridges): its own package,
-    # so that the library never depends on what it uses; tested against the same local servers.
+    # The Integrations package (OpenAPI transport, swift-log, swift-metrics and tracing bridges, the manager as a
+    # swift-service-lifecycle service): its own package, so that the library never depends on what it uses; tested
+    # against the same local servers.
     step swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors
     step swift test --package-path Integrations --skip-build
     # Every parser of untrusted bytes under libFuzzer for a few seconds each (a crash fails CI);
