@@ -252,6 +252,47 @@ import Testing
         }
     }
 
+    @Test(
+        "a stale response answers when the server fails (no connection, a 5xx), unless forbidden or past stale-if-error",
+        arguments: CacheKind.allCases)
+    func staleWhenServerFails(kind: CacheKind) async throws {
+        let clock = TestClock()
+        try await kind.with(clock: clock) { cache async throws in
+            let mock = MockTransport()
+            let down = MockStub.text("down", status: 503)
+            mock.stub(.get, "/plain", .text("v", headers: ["Cache-Control": "max-age=10"]), down, .cannotConnect())
+            mock.stub(.get, "/must", .text("v", headers: ["Cache-Control": "max-age=10, must-revalidate"]), down)
+            mock.stub(.get, "/no-cache", .text("v", headers: ["Cache-Control": "no-cache"]), down)
+            mock.stub(.get, "/sie", .text("v", headers: ["Cache-Control": "max-age=10, stale-if-error=20"]), down)
+            let manager = Self.manager(mock, cache, clock: clock)
+            let load = CacheMode.returnCacheElseLoad
+            for path in ["/plain", "/must", "/no-cache", "/sie"] {
+                _ = try await manager.send(Self.items.path(path).cache(load))
+            }
+            clock.advance(by: .seconds(60))
+            // Cut off from the server: a 503, then no connection at all. The answer says it is the stored one.
+            for _ in 0..<2 {
+                let stale = try await manager.send(Self.items.path("/plain").cache(load))
+                #expect(stale.isFromCache)
+                #expect(stale.string == "v")
+                #expect(stale.status == 200)
+            }
+            // The call asked for the server's answer: it gets the failure.
+            let asked = await #expect(throws: ServerAPIError.self) {
+                try await manager.send(Self.items.path("/plain").setHeader("Cache-Control", "no-cache").cache(load))
+            }
+            #expect(asked?.kind == .cannotConnect)
+            // The server forbade stale, or its stale-if-error window (20 s) has passed: the 503 is the caller's.
+            for path in ["/must", "/no-cache", "/sie"] {
+                let error = await #expect(throws: ServerAPIError.self, "\(path)") {
+                    try await manager.send(Self.items.path(path).cache(load))
+                }
+                #expect(error?.kind == .httpStatus, "\(path)")
+                #expect(error?.status == 503, "\(path)")
+            }
+        }
+    }
+
     @Test("a call's TTL replaces the server's freshness, but never makes no-cache fresh", arguments: CacheKind.allCases)
     func perCallTTL(kind: CacheKind) async throws {
         let clock = TestClock()

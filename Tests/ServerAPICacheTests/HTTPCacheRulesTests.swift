@@ -270,6 +270,15 @@ import Testing
         let sie = ["Cache-Control": "max-age=1, stale-if-error=4"] as HTTPHeaders
         #expect(use(sie, lifetime: 1, age: 3).answersOnError)
         #expect(!use(sie, lifetime: 1, age: 6).answersOnError)
+        // Without stale-if-error, cut off from the server (RFC 9111 §4.2.4, §4.3.3): stale unless forbidden by the
+        // response or the request, and within the request's max-stale.
+        #expect(use([:], lifetime: 1, age: 100).answersOnError)
+        #expect(!use(["Cache-Control": "must-revalidate"], lifetime: 1, age: 100).answersOnError)
+        #expect(!use(["Cache-Control": "no-cache"], lifetime: 10, age: 1).answersOnError)
+        #expect(!use([:], lifetime: 1, age: 100, request: ["Cache-Control": "no-cache"]).answersOnError)
+        #expect(!use([:], lifetime: 1, age: 100, request: ["Cache-Control": "no-store"]).answersOnError)
+        #expect(use([:], lifetime: 1, age: 5, request: ["Cache-Control": "max-stale=10"]).answersOnError)
+        #expect(!use([:], lifetime: 1, age: 20, request: ["Cache-Control": "max-stale=10"]).answersOnError)
         #expect(use([:], lifetime: 1, age: 100).mayAnswerOffline)
         #expect(!use(["Cache-Control": "must-revalidate"], lifetime: 1, age: 100).mayAnswerOffline)
         #expect(use(["Cache-Control": "must-revalidate"], lifetime: 10, age: 1).mayAnswerOffline)

@@ -12,7 +12,8 @@
 ///   stale, `must-revalidate`).
 /// - `answersWhileRevalidating`: stale but within `stale-while-revalidate`: it answers, and the manager
 ///   revalidates it in the background.
-/// - `answersOnError`: stale but within `stale-if-error`, for when revalidation fails.
+/// - `answersOnError`: for when the server fails to answer or answers with a 5xx: fresh; or stale within
+///   `stale-if-error`, or without it when nothing forbids serving stale (RFC 9111 §4.2.4, §4.3.3).
 /// - `mayAnswerOffline`: what the seeds' modes that serve without the network (`cacheOnly`, the offline
 ///   fallback of `loadElseReturnCache`, the first result of `returnCacheThenLoad`) may use: fresh, or stale
 ///   when the server did not say `no-cache` or `must-revalidate`.
@@ -67,12 +68,20 @@ struct CacheUse {
         return staleness <= TimeInterval(window)
     }
 
-    /// Whether it answers when revalidation fails (`stale-if-error`, in the response or the request).
+    /// Whether it answers when the server does not (no connection, a connection dropped, a timeout) or answers
+    /// with a 5xx, which RFC 9111 §4.3.3 lets a cache treat as no answer. Fresh, it does (unless `no-cache`).
+    /// Stale: within `stale-if-error` when the response or the request gives one (RFC 5861: past the window the
+    /// failure is the caller's); without one, when the cache is cut off from the server RFC 9111 §4.2.4 allows
+    /// stale unless forbidden: not after `no-cache` or `must-revalidate`, not for a request that said `no-cache`
+    /// or `no-store`, and within the request's `max-stale` when it gives one.
     var answersOnError: Bool {
         guard honorsHTTP, !forbidsStale || isFresh && !response.noCache else { return false }
         if isFresh { return true }
         let window = max(response.staleIfError ?? -1, request.staleIfError ?? -1)
-        return window >= 0 && staleness <= TimeInterval(window)
+        if window >= 0 { return staleness <= TimeInterval(window) }
+        guard !forbidsStale, !request.noCache, !request.noStore else { return false }
+        guard let maxStale = request.maxStale else { return true }
+        return maxStale == Int.max || staleness <= TimeInterval(maxStale)
     }
 
     /// Whether the seeds' modes may serve it without the network: fresh, or stale when allowed.

@@ -22,8 +22,8 @@ extension ServerAPIManager {
 
     /// `execute` for a call that may use the cache: the stored response that fits it answers when its mode and
     /// `CacheUse` allow; otherwise the call loads, conditionally when the stored response has validators, and a
-    /// failure may still be answered from storage (`stale-if-error`, the offline fallback). The layering of the
-    /// modes over HTTP is the Caching article's.
+    /// failure may still be answered from storage (RFC 9111 §4.2.4 when cut off, `stale-if-error`, the offline
+    /// fallback). The layering of the modes over HTTP is the Caching article's.
     @inline(never)
     private func executeWithCache<F: CallFinishing>(
         _ call: Call, _ finisher: F, record: ThrottleRecord?
@@ -47,8 +47,9 @@ extension ServerAPIManager {
         {
             revalidation = self.revalidation(of: stored, for: api, base: call.request)
         }
-        // A stored response that may stand in for a failed call (`stale-if-error`, the offline fallback) stands in for
-        // a 5xx too, even one the call accepts: RFC 5861 counts 500, 502, 503 and 504 as errors.
+        // A stored response that may stand in for a failed call (cut off from the server, `stale-if-error`, the offline
+        // fallback) stands in for a 5xx too, even one the call accepts: RFC 9111 §4.3.3 lets a cache treat a 5xx to a
+        // revalidation as no answer, and RFC 5861 counts 500, 502, 503 and 504 as errors.
         let fallsBack =
             stored != nil
             && usage.map { api.cacheMode == .loadElseReturnCache ? $0.mayAnswerOffline : $0.answersOnError } == true

@@ -119,10 +119,6 @@ enum RealTransportConformance {
     /// How a case fails through one transport when that differs from `KnownConformanceFailures`: the entry
     /// replaces the case's entry there; `nil` says that the case passes through that transport.
     static let differences: [String: [RealTransportKind: KnownConformanceFailure?]] = [
-        // The origin drops the connection: each transport's own failure; through the HTTP/2 front, nginx's 502.
-        "stale-close": closed(),
-        "stale-warning-stored": closed(warning: true),
-        "stale-warning-become": closed(warning: true),
         // An unknown content coding: every transport decodes what a response's Content-Encoding names, and refuses
         // one it does not know (the core's content-coding rules), so the response never reaches the cache.
         "headers-store-Content-Encoding": everywhere(
@@ -185,26 +181,6 @@ enum RealTransportConformance {
     ) -> [RealTransportKind: KnownConformanceFailure?] {
         let entry = KnownConformanceFailure(reason: reason, expected: expected)
         return Dictionary(uniqueKeysWithValues: RealTransportKind.allCases.map { ($0, entry) })
-    }
-
-    /// A stale response and an origin that drops the connection: the call fails as each transport says (the cache
-    /// serves stale only with stale-if-error, `KnownConformanceFailures.staleOnError`); through the HTTP/2 front,
-    /// nginx answers 502 itself. `warning`: the case also looks for a Warning field, which is never added.
-    static func closed(warning: Bool = false) -> [RealTransportKind: KnownConformanceFailure?] {
-        let reason = KnownConformanceFailures.staleOnError
-        var badGateway: [ExpectedConformanceFailure] = [
-            .step(2, "type", "got the origin's response of step ?"), .step(2, "status", "status 502, expected 200"),
-            .step(2, "text", "body \"<html>"),
-        ]
-        if warning { badGateway.append(.step(2, "header", "no warning in the response")) }
-        return [
-            .curl: .init(reason, .step(2, "type", "the call failed: network: the connection to the server failed")),
-            // FoundationNetworking reports the empty reply as "not valid HTTP" or, now and then, as URLError -1 ("the
-            // request failed"): a network failure either way.
-            .urlsession: .init(reason, .step(2, "type", "the call failed: network: ")),
-            .curlHTTP2: KnownConformanceFailure(
-                reason: reason + "; the HTTP/2 front answers 502 for the origin that closed", expected: badGateway),
-        ]
     }
 
     static func obsText(_ expected: ExpectedConformanceFailure) -> KnownConformanceFailure {
