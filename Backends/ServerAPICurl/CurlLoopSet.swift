@@ -108,6 +108,19 @@ final class CallCounter: Sendable {
     /// Counts a call in.
     func enter() { value.add(1, ordering: .relaxed) }
 
+    /// Counts a call in if fewer than `limit` are counted now, in one step, so that two callers that read the
+    /// same count cannot both take the last place; whether it did.
+    func enter(below limit: Int) -> Bool {
+        var current = value.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, original) = value.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
     /// Counts a call out.
     func leave() { value.subtract(1, ordering: .relaxed) }
 }

@@ -77,7 +77,7 @@ public final class CurlTransport: RequestPerforming {
     /// The settings the transport was made with.
     public let configuration: Configuration
 
-    /// The loops, at least one, each started when a call first needs it; a request runs on `loop(for:)`.
+    /// The loops, at least one, each started when a call first needs it; a request runs on `claimLoop(for:)`.
     private let loops: CurlLoopSet
     /// Every thread the transport runs: its loops' and its WebSockets'.
     let threads: CurlThreads
@@ -127,10 +127,31 @@ public final class CurlTransport: RequestPerforming {
         }
     }
 
-    /// The loop that runs a call to `url`, with the counter of its calls in flight.
-    func loop(for url: URL) -> (loop: CurlLoop, inFlight: CallCounter) {
-        let index = loopIndex(for: url)
-        return (loops.loop(at: index), loops.callsInFlight[index])
+    /// The loop that runs a call to `url`, with the counter of its calls in flight, which already counts the call
+    /// (the caller leaves it when the call ends).
+    ///
+    /// The choice and the count are one step: calls chosen at the same moment cannot all take the last place on
+    /// a loop, so with `.adaptive` no loop holds more calls than its threshold while another has room (64 calls
+    /// to an origin allowing 8 connections of 8 streams all run at once, none queued behind a full loop).
+    func claimLoop(for url: URL) -> (loop: CurlLoop, inFlight: CallCounter) {
+        let counters = loops.callsInFlight
+        guard loops.count > 1, configuration.loopAssignment == .adaptive else {
+            let index = loopIndex(for: url)
+            counters[index].enter()
+            return (loops.loop(at: index), counters[index])
+        }
+        let home = originIndex(url)
+        if counters[home].enter(below: busyThreshold(for: url)) {
+            return (loops.loop(at: home), counters[home])
+        }
+        while true {
+            var (best, fewest) = (home, counters[home].count)
+            for index in counters.indices {
+                let count = counters[index].count
+                if count < fewest { (best, fewest) = (index, count) }
+            }
+            if counters[best].enter(below: fewest + 1) { return (loops.loop(at: best), counters[best]) }
+        }
     }
 
     /// Each loop's part of a connection limit split between `count` loops (rounded up, at least 1).
@@ -203,8 +224,7 @@ public final class CurlTransport: RequestPerforming {
                 .invalidRequest, "a streamed call cannot have a download destination", requestID: request.id,
                 url: request.url)
         }
-        let (loop, inFlight) = loop(for: request.url)
-        inFlight.enter()
+        let (loop, inFlight) = claimLoop(for: request.url)
         defer { inFlight.leave() }
         let streaming = CurlStreaming(bufferSize: configuration.streamBufferSize, owner: self)
         let id = CurlJob.nextID()
@@ -323,8 +343,7 @@ public final class CurlTransport: RequestPerforming {
     ///   at once), `timedOut`, `cannotConnect`, `tls`, `network`, `tooManyRedirects`,
     ///   `responseTooLarge`, `fileSystem` or `invalidRequest`, with libcurl's own message.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
-        let (loop, inFlight) = loop(for: request.url)
-        inFlight.enter()
+        let (loop, inFlight) = claimLoop(for: request.url)
         defer { inFlight.leave() }
         let id = CurlJob.nextID()
         return try await request.withCancellationHandler {

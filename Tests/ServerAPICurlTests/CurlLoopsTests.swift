@@ -133,6 +133,21 @@ struct CurlLoopsTests {
         #expect(http1.loopIndex(for: secure) != home)
     }
 
+    @Test("calls claimed at the same moment never overfill a loop while another has room")
+    func adaptiveClaimsAreAtomic() throws {
+        // An HTTP/2 origin: its loop takes adaptiveThreshold calls, then the least busy loop takes the next.
+        let transport = CurlTransport(configuration: .init(maxConnectionsPerHost: 8, loopCount: 2))
+        defer { transport.close() }
+        let url = try #require(URL(string: "https://api.example.com/items"))
+        let threshold = CurlTransport.Configuration.adaptiveThreshold
+        for _ in 0..<50 {
+            DispatchQueue.concurrentPerform(iterations: 2 * threshold) { _ in _ = transport.claimLoop(for: url) }
+            // Choosing a loop and counting the call in as two steps let two calls take its last place.
+            #expect(transport.callCounters.map(\.count) == [threshold, threshold])
+            for counter in transport.callCounters { for _ in 0..<counter.count { counter.leave() } }
+        }
+    }
+
     @Test("a call cancelled on any loop ends there at once with cancelled", .timeLimit(.minutes(1)))
     func cancellationReachesItsLoop() async throws {
         try await CurlTestServer.with { server in
