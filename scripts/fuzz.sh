@@ -7,6 +7,7 @@
 #   scripts/fuzz.sh --smoke [SECONDS]  # build, then every harness for SECONDS (default 5) each: CI's run
 #   scripts/fuzz.sh --list           # the harnesses
 #   scripts/fuzz.sh --build          # only build
+#   scripts/fuzz.sh --no-build ...   # any of the above without building first (after --build)
 #
 # Any crash, sanitizer report or violated property fails the run; the input that caused it is saved in
 # Fuzz/artifacts/ (ignored by git): replay it with `FUZZ_HARNESS=NAME Fuzz/.build/debug/ParserFuzzer FILE`,
@@ -19,9 +20,15 @@ corpus_root=Tests/Fuzz/corpus
 harnesses=$(ls "$corpus_root")
 binary=Fuzz/.build/debug/ParserFuzzer
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 
+skip_build=""
+if [ "${1:-}" = --no-build ]; then
+    skip_build=1
+    shift
+fi
 build() {
+    [ -z "$skip_build" ] || return 0
     echo "fuzz.sh: building the fuzzers (-sanitize=fuzzer,address)" >&2
     # Debug: testability lets the harnesses reach internal parsers with @testable import. lld, because
     # SwiftPM gives the executable a `main` besides libFuzzer's, which gold cannot report and lld resolves.

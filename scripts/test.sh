@@ -22,6 +22,29 @@ step() {
     "$@"
 }
 
+# A build that needs the cores while the tests before it mostly wait on servers (the conformance suites run one test
+# at a time): `background NAME CMD...` starts it at the lowest priority (nice 19), so the tests keep the cores when
+# they want them and their timings stay theirs; `finish NAME` waits for it and fails the run with its log if it failed.
+declare -A background_pids=()
+background() {
+    local name=$1
+    shift
+    mkdir -p .build-logs
+    printf 'test.sh: [%dm%02ds] %s (in the background, log .build-logs/%s.log)\n' \
+        $((SECONDS / 60)) $((SECONDS % 60)) "$*" "$name" >&2
+    nice -n 19 "$@" >".build-logs/$name.log" 2>&1 &
+    background_pids[$name]=$!
+}
+finish() {
+    local name=$1 status=0
+    wait "${background_pids[$name]}" || status=$?
+    printf 'test.sh: [%dm%02ds] %s finished (exit %d)\n' $((SECONDS / 60)) $((SECONDS % 60)) "$name" "$status" >&2
+    if [ "$status" != 0 ]; then
+        tail -n 60 ".build-logs/$name.log" >&2
+        exit "$status"
+    fi
+}
+
 # A step whose prerequisite is missing: on a user's other distribution it is skipped, and said so; under CI
 # (CI=true) a missing prerequisite fails the run, so that a skip is never reported as a pass.
 skipped() {
@@ -68,8 +91,14 @@ step scripts/docs.sh --skip-build --scratch-path .build-tsan
 STARTED_SERVERS=""
 if ! scripts/test-server.sh status >/dev/null 2>&1; then
     STARTED_SERVERS=1
-    trap 'scripts/test-server.sh stop' EXIT
 fi
+# On the way out, a failed run's builds still in the background are stopped, and the servers it started too.
+on_exit() {
+    local pid
+    for pid in "${background_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if [ -n "$STARTED_SERVERS" ]; then scripts/test-server.sh stop; fi
+}
+trap on_exit EXIT
 scripts/test-server.sh start
 eval "$(scripts/test-server.sh env)"
 # A second libcurl, bookworm-backports' 8.14 (the first with WebSockets), unpacked beside the system's 7.88: the
@@ -101,6 +130,10 @@ else
     # release pass below: sapi's end-to-end tests (they run the CLI as processes), the 200 MB transfers and the 64 MiB
     # slow read (memory and volume, not concurrency). The bounds of the tests that check that something ends are
     # scaled (Tests/TestSupport/TestTiming.swift): instrumented code on two busy cores runs many times slower.
+    # Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
+    # notes/compiler-async-tuple-result.md) while every debug test passed. Built beside the instrumented tests below.
+    # `swift build` enables testable imports only in debug; the tests' `@testable import`s need them here too.
+    background release-build swift build --build-tests "${RELEASE_BUILD[@]}"
     export SAPI_TEST_TIME_SCALE=10
     # One false positive of the toolchain's, on a continuation's own memory (scripts/tsan-suppressions.txt says
     # which and why); every other report fails the run.
@@ -117,10 +150,11 @@ else
     with_websocket_libcurl step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
         --filter ConformanceTests --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
     unset SAPI_TEST_TIME_SCALE TSAN_OPTIONS
-    # Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
-    # notes/compiler-async-tuple-result.md) while every debug test passed. Every suite, sapi's end to end included.
-    # `swift build` enables testable imports only in debug; the tests' `@testable import`s need them here too.
-    step swift build --build-tests "${RELEASE_BUILD[@]}"
+    # Every suite in release, sapi's end to end included. The Integrations package and the fuzzers are built beside it
+    # and the conformance runs (their tests and runs come after).
+    finish release-build
+    background integrations-and-fuzz-build bash -c \
+        'swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors && scripts/fuzz.sh --build'
     step swift test --skip-build "${RELEASE_BUILD[@]}" --skip ConformanceTests
     # The conformance suite on each libcurl: what a transfer can do is decided by the library loaded at run time
     # (CurlTransport.libcurlVersion), so the same build is tested against the system's (Debian 12: 7.88) and the
@@ -163,16 +197,16 @@ else
     # The Integrations package (OpenAPI transport, swift-log, swift-metrics and tracing bridges, the manager as a
     # swift-service-lifecycle service): its own package, so that the library never depends on what it uses; tested
     # against the same local servers.
-    step swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors
+    finish integrations-and-fuzz-build
     step swift test --package-path Integrations --skip-build
     # Every parser of untrusted bytes under libFuzzer for a few seconds each (a crash fails CI);
     # the long runs are `scripts/fuzz.sh` by hand.
-    step scripts/fuzz.sh --smoke
+    step scripts/fuzz.sh --no-build --smoke
     # The README's first command, as a user runs it from this checkout: with the test servers stopped (when this
     # script started them), so that the demo starts and stops its own.
     if [ -n "$STARTED_SERVERS" ]; then
         scripts/test-server.sh stop
-        trap - EXIT
+        STARTED_SERVERS=""
     fi
     step bash scripts/demo.sh
 fi
