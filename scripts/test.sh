@@ -130,10 +130,6 @@ else
     # release pass below: sapi's end-to-end tests (they run the CLI as processes), the 200 MB transfers and the 64 MiB
     # slow read (memory and volume, not concurrency). The bounds of the tests that check that something ends are
     # scaled (Tests/TestSupport/TestTiming.swift): instrumented code on two busy cores runs many times slower.
-    # Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
-    # notes/compiler-async-tuple-result.md) while every debug test passed. Built beside the instrumented tests below.
-    # `swift build` enables testable imports only in debug; the tests' `@testable import`s need them here too.
-    background release-build swift build --build-tests "${RELEASE_BUILD[@]}"
     export SAPI_TEST_TIME_SCALE=10
     # One false positive of the toolchain's, on a continuation's own memory (scripts/tsan-suppressions.txt says
     # which and why); every other report fails the run.
@@ -147,6 +143,11 @@ else
     # The caching cases through the real transports (RealTransportCachingConformanceTests, about a minute of real
     # pauses) run once, in the release pass on the system's libcurl below: the cache's rules are the core's, tested
     # here under ThreadSanitizer over MockTransport with the other unit suites.
+    # Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
+    # notes/compiler-async-tuple-result.md) while every debug test passed. Built beside the conformance run, which
+    # mostly waits (the unit suites above keep both cores busy). `swift build` enables testable imports only in debug;
+    # the tests' `@testable import`s need them here too.
+    background release-build swift build --build-tests "${RELEASE_BUILD[@]}"
     with_websocket_libcurl step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
         --filter ConformanceTests --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
     unset SAPI_TEST_TIME_SCALE TSAN_OPTIONS
