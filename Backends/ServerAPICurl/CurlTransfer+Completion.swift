@@ -78,11 +78,10 @@ extension CurlTransfer {
     /// does so: a decompression bomb, under a ratio limit turned off.
     private func pausedBomb(_ code: CURLcode) -> ServerAPIError? {
         guard code == CURLE_OUT_OF_MEMORY || code.rawValue == 100, exchange.isContentCoded else { return nil }
-        return ServerAPIError(
-            .responseTooLarge,
+        return .decompressionBomb(
             "the response body expands past what libcurl holds for a paused reader (64 MiB from one read of encoded "
-                + "bytes): a decompression bomb (libcurl: \(easy.errorMessage ?? String(cString: curl_easy_strerror(code))))",
-            status: status > 0 ? status : nil)
+                + "bytes)", cause: "libcurl: \(easy.errorMessage ?? String(cString: curl_easy_strerror(code)))",
+            status: status)
     }
 
     /// A connection the server closed right after the TLS handshake, before a byte of its answer: under TLS 1.3 a

@@ -83,6 +83,23 @@ extension ServerAPIError {
 
     private static let decompressionRatioPrefix = "the response body decompresses to "
 
+    /// The error for a content-coded body a transport stopped decoding because it expanded past what the transport
+    /// can hold, with no ratio limit to stop it first: `responseTooLarge`, saying it was a decompression bomb.
+    /// - Parameters:
+    ///   - what: What expanded past what.
+    ///   - cause: What the transport's library said.
+    ///   - status: The response's status (0 when there was none yet).
+    package static func decompressionBomb(_ what: String, cause: String, status: Int) -> ServerAPIError {
+        ServerAPIError(.responseTooLarge, what + decompressionBombMark + cause + ")", status: status > 0 ? status : nil)
+    }
+
+    /// Whether this is the error of `decompressionBomb(_:cause:status:)`.
+    package var isDecompressionBomb: Bool {
+        kind == .responseTooLarge && message.contains(Self.decompressionBombMark)
+    }
+
+    private static let decompressionBombMark = ": a decompression bomb ("
+
     /// The error for a redirect beyond the call's `RedirectPolicy.follow(max:)`.
     /// - Parameters:
     ///   - max: The most redirects the call follows.
