@@ -268,13 +268,29 @@ enum Sapi {
 
     /// Standard input, when it is the request body: piped (never a terminal, so `sapi` never waits on one),
     /// with no body items, no `--raw` and no `--ignore-stdin`. A WebSocket reads it a line at a time instead.
-    static func readStandardInput(_ options: Options) -> Data? {
+    ///
+    /// Read with `read(2)`, a read a signal interrupted is retried; a read that fails (standard input a directory, a
+    /// closed descriptor, an I/O error) is an error that names it, never a call sent without its body.
+    static func readStandardInput(_ options: Options) throws(UsageError) -> Data? {
         guard !options.ignoreStdin, !options.webSocket, options.rawBody == nil, !RequestBuilder.hasBodyItems(options),
             isatty(0) == 0
         else {
             return nil
         }
-        return try? FileHandle.standardInput.readToEnd()
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if count > 0 {
+                data.append(contentsOf: buffer[..<count])
+            } else if count == 0 {
+                return data
+            } else if errno != EINTR {
+                throw UsageError(
+                    message: "cannot read the request body from standard input: \(String(cString: strerror(errno)))",
+                    hint: "pipe the body in, or pass --ignore-stdin to send none")
+            }
+        }
     }
 
     /// Reports an error on standard error: a `UsageError` as its message and hint, any other as `reportError` does.
@@ -336,7 +352,7 @@ enum Sapi {
         }
         if error.isDecompressionRatioExceeded {
             text += "\n  try: --max-ratio N to allow bodies that expand more (100 by default), or --max-ratio none"
-        } else if error.kind == .responseTooLarge, error.message.contains("a decompression bomb") {
+        } else if error.isDecompressionBomb {
             text += "\n  try: -d to save it as it arrives, or --max-ratio N to stop such a body early (100 by default)"
         } else if error.kind == .responseTooLarge, webSocket {
             text += "\n  try: --max-message-size SIZE to receive larger messages"

@@ -282,6 +282,20 @@ struct SapiOutputTests {
         #expect(both.code == 1 && both.stderr.contains("--raw cannot be combined"))
     }
 
+    @Test("standard input that cannot be read is an error that says so, never a call sent without its body")
+    func unreadableStandardInput() async throws {
+        // A directory opens, but read(2) fails on it (EISDIR).
+        let directory = FileManager.default.temporaryDirectory
+        let handle = try #require(FileHandle(forReadingAtPath: directory.path))
+        defer { try? handle.close() }
+        let outcome = try await SapiProcess.finish(
+            SapiProcess.start(["--offline", "PUT", "http://127.0.0.1:1/items/7"], inputHandle: handle))
+        #expect(outcome.code == 1, "\(outcome.text)")
+        #expect(outcome.text.isEmpty)
+        #expect(outcome.stderr.contains("cannot read the request body from standard input: Is a directory"))
+        #expect(outcome.stderr.contains("--ignore-stdin"))
+    }
+
     @Test("--offline prints the request and sends nothing (no server listens)")
     func offline() async throws {
         let outcome = try await SapiProcess.run(["--offline", "PATCH", "http://127.0.0.1:1/items/7", "n:=2", "X-A:b"])

@@ -37,10 +37,11 @@ enum SapiProcess {
 
     /// Starts `sapi` with arguments (in `directory`, when given); output goes to files so that no pipe can
     /// fill up. Standard input is `input` (a file, so never a terminal), else the pipe `stdin` (which the test
-    /// writes to, and closes for the end of input), else empty; `environment` is added to this process's.
+    /// writes to, and closes for the end of input), else `inputHandle`, else empty; `environment` is added to this
+    /// process's.
     static func start(
-        _ arguments: [String], input: Data? = nil, stdin: Pipe? = nil, environment: [String: String] = [:],
-        in directory: URL? = nil
+        _ arguments: [String], input: Data? = nil, stdin: Pipe? = nil, inputHandle: FileHandle? = nil,
+        environment: [String: String] = [:], in directory: URL? = nil
     ) throws -> (FixtureProcess, URL, URL) {
         let workingDirectory = directory
         let directory = FileManager.default.temporaryDirectory
@@ -59,6 +60,8 @@ enum SapiProcess {
                 try FileManager.default.removeItem(at: file)
             } else if let stdin {
                 process.standardInput = stdin
+            } else if let inputHandle {
+                process.standardInput = inputHandle
             } else {
                 process.standardInput = FileHandle.nullDevice
             }
