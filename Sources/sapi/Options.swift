@@ -86,6 +86,8 @@ struct Options {
     var pingInterval: Double?
     /// `--linger SECONDS`: how long a WebSocket keeps printing what arrives after standard input ended.
     var linger = Options.defaultLinger
+    /// `--no-deflate`: offer no permessage-deflate compression on a WebSocket.
+    var webSocketDeflate = true
     // MARK: - auth and sessions
     /// `-a user[:password]`, or the token with `-A bearer`.
     var auth: String?
@@ -487,6 +489,10 @@ extension Options {
             }
             $0.linger = seconds
         },
+        OptionSpec(
+            names: ["--no-deflate"],
+            help: "offer no permessage-deflate compression on a WebSocket (offered by default)"
+        ) { o, _ in o.webSocketDeflate = false },
         OptionSpec(names: ["--help"], help: "show this help") { o, _ in o.showHelp = true },
         OptionSpec(names: ["--version"], help: "show the version") { o, _ in o.showVersion = true },
     ]
@@ -600,10 +606,11 @@ extension Options {
         if options.webSocket {
             try checkWebSocket(options)
         } else if !options.subprotocols.isEmpty || options.maxMessageSize != nil || options.pingInterval != nil
-            || options.linger != defaultLinger
+            || options.linger != defaultLinger || !options.webSocketDeflate
         {
             throw UsageError(
-                message: "--subprotocol, --max-message-size, --ping-interval and --linger are for WebSockets",
+                message:
+                    "--subprotocol, --max-message-size, --ping-interval, --linger and --no-deflate are for WebSockets",
                 hint: "a ws:// or wss:// URL, or --ws for an http(s) URL")
         }
         if options.stream { try checkStream(options) }
@@ -787,7 +794,8 @@ extension Options {
             "  that are not JSON with a warning; exit 9 when it found nothing in any. A binary message is not",
             "  printed: a line on stderr gives its size. -p h (or -v) prints the handshake's response head first",
             "  (m, the metadata, is not printed).",
-            "  Status lines go to stderr: \"connected to URL\" (and the subprotocol the server chose), and how it",
+            "  Status lines go to stderr: \"connected to URL\" (and the subprotocol the server chose, and",
+            "  permessage-deflate when it agreed to compress: offered unless --no-deflate), and how it",
             "  closed. The server's close with 1000 or 1001 (or no code) exits 0; another code is an error (exit 7),",
             "  as is a connection that breaks (7), a message over --max-message-size (7, closed with 1009), a ping",
             "  unanswered within --ping-interval (2, closed with 1001), a refused handshake (3, 4 or 5 for its",

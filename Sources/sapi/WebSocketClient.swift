@@ -45,6 +45,7 @@ final class WebSocketClient: Sendable {
         var configuration = WebSocket.Configuration()
         if let size = options.maxMessageSize { configuration.maxMessageSize = size }
         configuration.pingInterval = options.pingInterval.map { .milliseconds(Int64($0 * 1000)) }
+        if !options.webSocketDeflate { configuration.compression = nil }
         return configuration
     }
 
@@ -73,6 +74,7 @@ final class WebSocketClient: Sendable {
         if interrupted { close(socket) }
         var status = "sapi: connected to \(SecretRedaction.redact(Self.webSocketForm(socket.url)))"
         if let subprotocol = socket.subprotocol { status += ", subprotocol \(subprotocol)" }
+        if socket.compression != nil { status += ", permessage-deflate" }
         Self.status(status)
         if parts.contains("h") {
             do {

@@ -61,6 +61,28 @@ struct SapiWebSocketTests {
         #expect(try await Self.report(key) == "1000 \n")
     }
 
+    @Test("permessage-deflate is offered, and the status line says when the server agreed; --no-deflate offers none")
+    func deflate() async throws {
+        let url = try TestServers.webSocketDeflate() + "/close?text=compressed%20hello"
+        let agreed = try await SapiProcess.run(["-I", url], environment: try Self.withWebSockets)
+        #expect(agreed.code == 0, "\(agreed.stderr)")
+        #expect(agreed.text == "compressed hello\n")
+        #expect(agreed.stderr.hasPrefix("sapi: connected to ws://"), "\(agreed.stderr)")
+        #expect(agreed.stderr.contains("/close?text=compressed%20hello, permessage-deflate\n"), "\(agreed.stderr)")
+        let declined = try await SapiProcess.run(["-I", "--no-deflate", url], environment: try Self.withWebSockets)
+        #expect(declined.code == 0, "\(declined.stderr)")
+        #expect(declined.text == "compressed hello\n")
+        #expect(
+            declined.stderr.contains("/close?text=compressed%20hello\nsapi: closed by the server: 1000\n"),
+            "\(declined.stderr)")
+        // The peer without compression declines the offer: nothing to say.
+        let plain = try await SapiProcess.run(
+            ["-I", try Self.url("/close?text=plain")], environment: try Self.withWebSockets)
+        #expect(plain.text == "plain\n" && !plain.stderr.contains("deflate"), "\(plain.stderr)")
+        let http = try await SapiProcess.run(["--offline", "--no-deflate", "http://127.0.0.1:1/"])
+        #expect(http.code == 1 && http.stderr.contains("--no-deflate are for WebSockets"), "\(http.stderr)")
+    }
+
     @Test("--proxy: through a SOCKS5 proxy, the server sees the proxy's address")
     func proxy() async throws {
         let outcome = try await SapiSession.run(
