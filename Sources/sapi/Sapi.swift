@@ -148,6 +148,9 @@ enum Sapi {
         if let session, let cookies, !options.sessionReadOnly {
             save(session, options: options, auth: commandLineAuth, cookies: cookies.allCookies)
         }
+        // Every call has ended: the transport's threads are joined before `exit` runs the libraries' exit handlers
+        // (OpenSSL's frees its state), so that no loop still closing a connection uses what they free.
+        await composed.manager.shutdown(gracePeriod: .zero)
         return code
     }
 
