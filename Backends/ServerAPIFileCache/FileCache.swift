@@ -28,9 +28,9 @@ import ServerAPIKit
 ///   and every operation tolerates files that vanish. Each instance keeps the size limit for
 ///   the files it knows (those present when it listed the directory and those it stored or read).
 ///
-/// Expired entries are still returned by `lookup(_:)` (the manager's offline fallback may use
-/// them, and checks `CacheEntry.isFresh`) until evicted, removed by `removeExpired()`, or older
-/// than `Configuration.maxStaleAge`.
+/// Expired entries are still returned by `lookup(_:)` (the manager decides whether one may answer: its offline
+/// fallback may use it) until evicted, removed by `removeExpired()`, or older than
+/// `Configuration.maxStaleAge`.
 /// - Important: Safe to use from any number of tasks at once. Operations do blocking file I/O
 ///   on the calling task's thread; a store waits for `fsync` unless that is turned off.
 public final class FileCache: CachePolicy {

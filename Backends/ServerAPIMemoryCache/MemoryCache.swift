@@ -16,7 +16,7 @@ import ServerAPIKit
 /// ```
 /// Lookup and store are O(1): a hash map into a doubly linked list kept in recency order.
 /// Entries keep their `expiresAt`; an expired entry is still returned by `lookup(_:)` (the
-/// manager's offline fallback may use it, and checks `CacheEntry.isFresh`) until it is
+/// manager decides whether it may answer: its offline fallback may use it) until it is
 /// evicted, removed by `removeExpired()`, or older than `Configuration.maxStaleAge`.
 /// - Important: Safe to use from any number of tasks at once; every operation takes one lock
 ///   for a few hash-map and list updates, never across I/O.

@@ -11,8 +11,9 @@
 /// the manager, by HTTP's caching rules and each call's `CacheMode`.
 /// - Important: Conformers must be safe to call from many tasks at once.
 public protocol CachePolicy: Sendable {
-    /// The entry stored for a key, or `nil`. Expired entries are returned too: the caller
-    /// decides (an offline fallback may use a stale entry); check `CacheEntry.isFresh`.
+    /// The entry stored for a key, or `nil`. Expired entries are returned too: whether a stored entry may
+    /// answer, be revalidated or stand in when the network fails is the manager's decision, by HTTP's rules on the
+    /// entry's headers and age and the call's own directives, never the store's.
     func lookup(_ key: CacheKey) async throws -> CacheEntry?
     /// Stores an entry, replacing any entry of the same key.
     func store(_ entry: CacheEntry, for key: CacheKey) async throws
@@ -100,7 +101,10 @@ public struct CacheEntry: Sendable, Hashable {
         self.variantGroup = variantGroup
     }
 
-    /// Whether the entry is still fresh at `date`.
+    /// Whether `expiresAt` is still ahead at `date`: the lifetime the manager worked out when it stored the entry,
+    /// which a store's own clean-up (`removeExpired()`) goes by. Whether the entry may answer a call is decided by
+    /// the manager, which also weighs the call's directives (`max-age`, `min-fresh`, `no-cache`) and stale
+    /// allowances; a store never needs to ask.
     public func isFresh(at date: Date = Date()) -> Bool { expiresAt.map { date < $0 } ?? true }
 
     /// How old the response is at `date` (RFC 9111 §4.2.3).
