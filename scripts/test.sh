@@ -24,23 +24,29 @@ step() {
 
 # A build that needs the cores while the tests before it mostly wait on servers (the conformance suites run one test
 # at a time): `background NAME CMD...` starts it at the lowest priority (nice 19), so the tests keep the cores when
-# they want them and their timings stay theirs; `finish NAME` waits for it and fails the run with its log if it failed.
+# they want them and their timings stay theirs. `beside NAME CMD...` starts a test run that mostly waits too (real
+# pauses, little to compute), at the normal priority, beside the one in the foreground. `finish NAME` waits for either and fails the run if it failed,
+# with the failures and the end of its log (.build-logs/NAME.log).
 declare -A background_pids=()
-background() {
-    local name=$1
-    shift
+start_background() {
+    local name=$1 priority=$2
+    shift 2
     mkdir -p .build-logs
     printf 'test.sh: [%dm%02ds] %s (in the background, log .build-logs/%s.log)\n' \
         $((SECONDS / 60)) $((SECONDS % 60)) "$*" "$name" >&2
-    nice -n 19 "$@" >".build-logs/$name.log" 2>&1 &
+    nice -n "$priority" "$@" >".build-logs/$name.log" 2>&1 &
     background_pids[$name]=$!
 }
+background() { start_background "$1" 19 "${@:2}"; }
+beside() { start_background "$1" 0 "${@:2}"; }
 finish() {
     local name=$1 status=0
     wait "${background_pids[$name]}" || status=$?
+    unset "background_pids[$name]"
     printf 'test.sh: [%dm%02ds] %s finished (exit %d)\n' $((SECONDS / 60)) $((SECONDS % 60)) "$name" "$status" >&2
     if [ "$status" != 0 ]; then
-        tail -n 60 ".build-logs/$name.log" >&2
+        grep -E '✘|error:|FAILED' ".build-logs/$name.log" | head -n 40 >&2 || true
+        tail -n 40 ".build-logs/$name.log" >&2
         exit "$status"
     fi
 }
@@ -96,6 +102,7 @@ fi
 on_exit() {
     local pid
     for pid in "${background_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if [ -n "${autobahn:-}" ]; then scripts/autobahn.sh stop || true; fi
     if [ -n "$STARTED_SERVERS" ]; then scripts/test-server.sh stop; fi
 }
 trap on_exit EXIT
@@ -152,27 +159,12 @@ else
         --filter ConformanceTests --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
     unset SAPI_TEST_TIME_SCALE TSAN_OPTIONS
     # Every suite in release, sapi's end to end included. The Integrations package and the fuzzers are built beside it
-    # and the conformance runs (their tests and runs come after).
+    # and the conformance runs (their tests and runs come after), and Autobahn|Testsuite's server starts (below).
     finish release-build
-    background integrations-and-fuzz-build bash -c \
-        'swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors && scripts/fuzz.sh --build'
-    step swift test --skip-build "${RELEASE_BUILD[@]}" --skip ConformanceTests
-    # The conformance suite on each libcurl: what a transfer can do is decided by the library loaded at run time
-    # (CurlTransport.libcurlVersion), so the same build is tested against the system's (Debian 12: 7.88) and the
-    # second one (above). Without the second (not Debian 12) only the first; under CI that is a failure.
-    SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
-        step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests --skip LargeTransferTests \
-        --no-parallel
-    if [ "$backports_status" = 0 ]; then
-        with_websocket_libcurl step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests \
-            --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
-    else
-        skipped "the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
-    fi
-    # The 200 MB transfers measure this process's memory: alone.
-    step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
-    # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
-    step bash scripts/soak.sh --short
+    # Every parser of untrusted bytes under libFuzzer for a few seconds each (a crash fails CI), in the same background
+    # chain; the long runs are `scripts/fuzz.sh` by hand.
+    background integrations-build-and-fuzz bash -c \
+        'swift build --package-path Integrations --build-tests -Xswiftc -warnings-as-errors && scripts/fuzz.sh --smoke'
     # The WebSocket protocol's peer suite, Autobahn|Testsuite (scripts/autobahn.sh; Tests/Autobahn/README.md), against
     # our runner's release build over CurlTransport on the libcurl with WebSockets: all of its client cases 1-7, 9
     # and 10, and of 12 and 13 (permessage-deflate) each parameter set's first case (a thousand 16-byte messages) and
@@ -185,24 +177,48 @@ else
         compression_cases+=",$group.1,$group.11"
     done
     export SAPI_AUTOBAHN_CASES="1.*,2.*,3.*,4.*,5.*,6.*,7.*,9.*,10.*$compression_cases"
+    autobahn=""
     if [ "$backports_status" = 0 ] && scripts/autobahn.sh can-run; then
-        (
-            trap 'scripts/autobahn.sh stop' EXIT
-            step scripts/autobahn.sh start
-            step scripts/autobahn.sh client --quiet
-            step scripts/autobahn.sh report
-        )
+        autobahn=1
+        background autobahn-server scripts/autobahn.sh start
+    fi
+    step swift test --skip-build "${RELEASE_BUILD[@]}" --skip ConformanceTests
+    # The conformance suite on each libcurl: what a transfer can do is decided by the library loaded at run time
+    # (CurlTransport.libcurlVersion), so the same build is tested against the system's (Debian 12: 7.88) and the
+    # second one (above). Without the second (not Debian 12) only the first; under CI that is a failure.
+    # The caching cases through the real transports, a minute of real pauses with little to compute, run beside the
+    # first in a process of their own: the test binary itself, since SwiftPM lets one command at a time use .build.
+    beside real-transport-caching "$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)/ServerAPIKitPackageTests.xctest" \
+        --testing-library swift-testing --filter RealTransportCachingConformanceTests
+    SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
+        step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests --skip LargeTransferTests \
+        --skip RealTransportCachingConformanceTests --no-parallel
+    finish real-transport-caching
+    if [ "$backports_status" = 0 ]; then
+        with_websocket_libcurl step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests \
+            --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
+    else
+        skipped "the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
+    fi
+    # The 200 MB transfers measure this process's memory: alone.
+    step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
+    # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
+    step bash scripts/soak.sh --short
+    # Autobahn|Testsuite (its server started beside the runs above; the cases are chosen there).
+    if [ -n "$autobahn" ]; then
+        finish autobahn-server
+        step scripts/autobahn.sh client --quiet
+        step scripts/autobahn.sh report
+        scripts/autobahn.sh stop
+        autobahn=""
     else
         skipped "Autobahn|Testsuite: it needs Python 2.7 (pyenv) and a libcurl with WebSockets"
     fi
     # The Integrations package (OpenAPI transport, swift-log, swift-metrics and tracing bridges, the manager as a
     # swift-service-lifecycle service): its own package, so that the library never depends on what it uses; tested
     # against the same local servers.
-    finish integrations-and-fuzz-build
+    finish integrations-build-and-fuzz
     step swift test --package-path Integrations --skip-build
-    # Every parser of untrusted bytes under libFuzzer for a few seconds each (a crash fails CI);
-    # the long runs are `scripts/fuzz.sh` by hand.
-    step scripts/fuzz.sh --no-build --smoke
     # The README's first command, as a user runs it from this checkout: with the test servers stopped (when this
     # script started them), so that the demo starts and stops its own.
     if [ -n "$STARTED_SERVERS" ]; then
