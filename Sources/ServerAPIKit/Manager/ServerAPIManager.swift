@@ -244,3 +244,400 @@ public struct RequestHandle: Sendable {
     /// Cancels the call; its completion is called with `cancelled` unless it already ran.
     public func cancel() { cancelAction() }
 }
+
+// MARK: - Streamed calls
+
+extension ServerAPIManager {
+    /// Sends a call and returns as soon as the response head has arrived, with the body to read as it
+    /// arrives: byte chunks, lines or server-sent events.
+    ///
+    /// ```swift
+    /// let response = try await manager.stream(ServerAPI(url: feedURL))
+    /// for try await line in response.lines { print(line) }
+    /// ```
+    /// The pipeline applies up to the head: plugins prepare and see the request and the head, retries
+    /// and an auth refresh happen only before the head is delivered, and a status the call does not
+    /// accept throws `httpStatus` with an excerpt of the body (at most 4 KiB read). The call's `timeout`
+    /// bounds the time until the head; after it, the body runs until it ends, stalls (the call's stall
+    /// timeout) or is cancelled. A streamed call does not use the cache or coalescing and cannot have a
+    /// download destination; a throttled one that would replay a previous result fails with `throttled`.
+    ///
+    /// The call stays in `inFlight` until its body ends, so `cancel(id:)`, `cancel(tag:)`, first, last
+    /// and all end its body with `cancelled`. Plugins' `didComplete` runs when the body ends, with the
+    /// final metrics.
+    /// - Parameters:
+    ///   - api: The call.
+    ///   - progress: Called with upload and download progress, from any thread.
+    /// - Returns: The head and the body.
+    /// - Throws: `ServerAPIError`, for failures before the head; later ones end the body.
+    public func stream(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws -> StreamedResponse {
+        try await run(api, progress: progress, finishing: StreamFinishing())
+    }
+
+    /// After a streamed exchange: hands the head and the body over. The call completes (its final
+    /// metrics, `didComplete`, the registry) when the body ends; from now on the registry, a scope or a
+    /// handle cancels the body.
+    @inline(never)
+    func handOver<F: CallFinishing>(
+        _ head: TransportResponse, _ call: Call, _ finisher: F, completion: StreamCompletion
+    ) throws -> F.Value {
+        guard case .stream(let body) = head.body else {
+            throw ServerAPIError(.network, "the transport returned no streamed body")
+        }
+        let api = call.api
+        // The body's end, on another thread, works on this copy: the call's own metrics stay with its task.
+        let headMetrics = call.metrics
+        body.storage.stamp(requestID: api.id, url: head.url)
+        call.headReceived()
+        body.whenEnded { [self] end in
+            var final = headMetrics
+            final.endedAt = nil
+            final.duration = .zero
+            switch end {
+            case .success(let transport):
+                if let transport { final.transport = transport }
+                final = endMetrics(final, call: call)
+                completeSucceeded(call, metrics: final)
+            case .failure(let error):
+                if let transport = body.metrics { final.transport = transport }
+                final = endMetrics(final, call: call)
+                _ = complete(call, error, metrics: final)
+            }
+            completion.finish(final)
+        }
+        // From now on cancelling the call cancels the body; a cancel that came first runs it at once.
+        call.bodyStreaming()
+        call.onCancel { body.cancel() }
+        return try finisher.finish(head, source: .network, metrics: headMetrics, api: api)
+    }
+
+    /// The start of an error response's streamed body, for the `httpStatus` error: at most 4 KiB, read
+    /// within the request's timeout and until the call is cancelled; the rest of the body is dropped.
+    static func excerpt(of body: ResponseBodyStream, for request: TransportRequest) async -> Data {
+        let limit = 4096
+        let timeout = request.timeout
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            body.cancel()
+        }
+        defer {
+            timer.cancel()
+            body.cancel()
+        }
+        return await request.withCancellationHandler {
+            var data = Data()
+            var chunks = body.makeAsyncIterator()
+            while data.count < limit, let chunk = try? await chunks.next() {
+                data.append(chunk.prefix(limit - data.count))
+            }
+            return data
+        } onCancel: {
+            body.cancel()
+        }
+    }
+}
+
+// MARK: - Event sources
+
+extension ServerAPIManager {
+    /// A server-sent event stream that reconnects with `Last-Event-ID` after a dropped connection, as a
+    /// browser's `EventSource` does (see `EventSource`).
+    /// - Parameters:
+    ///   - api: The call; each connection sends it as a streamed call with the event-stream headers.
+    ///   - configuration: How it reconnects.
+    /// - Returns: The events, across connections.
+    public func eventSource(
+        _ api: ServerAPI, configuration: EventSource.Configuration = EventSource.Configuration()
+    ) -> EventSource {
+        EventSource(manager: self, api: api, configuration: configuration)
+    }
+
+    /// Sleeps on the manager's clock while registered in the in-flight registry under the call's id and
+    /// tag: an event source (or a WebSocket) between connections. The manager's shutdown ends the wait at once: no
+    /// new connection could be made.
+    func waitRegistered(_ delay: Duration, for api: ServerAPI) async throws {
+        let call = Call(api: api, request: try api.transportRequest(), registry: registry)
+        guard registry.add(call) else { throw refuseAfterShutdown(call) }
+        call.onDrain { call.cancel(.shutdown) }
+        defer { call.end(failed: false) }
+        let clock = configuration.clock
+        try await call.run { try await clock.sleep(for: delay) }
+    }
+}
+
+// MARK: - Batches and chains
+
+/// Several calls run at the same time, as one unit that can be cancelled by its id or tag.
+///
+/// Its `failurePolicy` is the one place that says what a failure does; `ServerAPIManager.send(_:)` and
+/// `ServerAPIManager.results(of:)` only differ in how the outcome comes back (thrown, or one `Result` per call).
+public struct BatchRequest: Sendable, Hashable {
+    /// What a batch does when one of its calls fails, whichever method sends it.
+    public enum FailurePolicy: Sendable, Hashable {
+        /// The first failure cancels the other calls and is thrown.
+        case failFast
+        /// Every call runs to its end; each result or error is returned.
+        case collectAll
+    }
+
+    /// The batch's id, for `cancel(id:)`.
+    public var id: RequestID
+    /// The batch's tag, for `cancel(tag:)`.
+    public var tag: String?
+    /// The calls, in the order their results are returned.
+    public var calls: [ServerAPI]
+    /// What a failure does.
+    public var failurePolicy: FailurePolicy
+
+    /// Creates a batch.
+    public init(_ calls: [ServerAPI], tag: String? = nil, failurePolicy: FailurePolicy = .failFast) {
+        self.id = RequestID.next()
+        self.tag = tag
+        self.calls = calls
+        self.failurePolicy = failurePolicy
+    }
+}
+
+/// Calls run one after the other, each built from the result of the one before.
+public struct ChainRequest: Sendable {
+    /// Builds the next call from the previous result; `nil` ends the chain.
+    public typealias Step = @Sendable (ServerResult) throws -> ServerAPI?
+
+    /// The chain's id, for `cancel(id:)`.
+    public var id: RequestID
+    /// The chain's tag, for `cancel(tag:)`.
+    public var tag: String?
+    /// The first call.
+    public var first: ServerAPI
+    /// The steps that build the following calls.
+    public var steps: [Step]
+
+    /// Creates a chain that starts with `first`.
+    public init(_ first: ServerAPI, tag: String? = nil) {
+        self.id = RequestID.next()
+        self.tag = tag
+        self.first = first
+        self.steps = []
+    }
+
+    /// Returns the chain with one more step.
+    public func then(_ step: @escaping Step) -> ChainRequest {
+        var copy = self
+        copy.steps.append(step)
+        return copy
+    }
+}
+
+extension ServerAPIManager {
+    /// Runs a batch, every call at once, and returns the results or throws a failure.
+    ///
+    /// With `.failFast` (the default) the first failure cancels the rest and is thrown; with `.collectAll`
+    /// every call runs to its end, then the first failed call's error (in call order) is thrown. To get
+    /// every call's outcome instead, use `results(of:)`.
+    ///
+    /// The batch is in `inFlight` (as well as each of its calls), and `cancel(id:)` /
+    /// `cancel(tag:)` with the batch's id or tag cancel all of it.
+    /// - Returns: The results, in the order of `batch.calls`.
+    /// - Throws: A failure as above; `cancelled` when the batch was cancelled.
+    public func send(_ batch: BatchRequest) async throws -> [ServerResult] {
+        let results = try await runGroup(id: batch.id, tag: batch.tag, kind: .batch) {
+            try await self.runBatch(batch.calls, failFast: batch.failurePolicy == .failFast)
+        }
+        return try results.map { try $0.get() }
+    }
+
+    /// Runs a batch, every call at once, and returns each call's result or error, in order; never throws.
+    ///
+    /// The batch's `failurePolicy` applies as with `send(_:)`: with `.failFast` the calls still running at the
+    /// first failure end with `cancelled`; with `.collectAll` every call runs to its end.
+    public func results(of batch: BatchRequest) async -> [Result<ServerResult, ServerAPIError>] {
+        do {
+            return try await runGroup(id: batch.id, tag: batch.tag, kind: .batch) {
+                try await self.runBatch(batch.calls, failFast: batch.failurePolicy == .failFast, throwing: false)
+            }
+        } catch {
+            let failure = ServerAPIError.wrap(error)
+            return batch.calls.map { _ in .failure(failure) }
+        }
+    }
+
+    /// The former name of `results(of:)`.
+    @available(*, deprecated, renamed: "results(of:)")
+    public func sendAll(_ batch: BatchRequest) async -> [Result<ServerResult, ServerAPIError>] {
+        await results(of: batch)
+    }
+
+    /// Runs a chain: each call after the first is built by a step from the previous result.
+    ///
+    /// The chain is in `inFlight` and can be cancelled as a whole by its id or tag.
+    /// - Returns: Every call's result, in order.
+    /// - Throws: The first failure (a step that throws ends the chain with its error, wrapped).
+    public func send(_ chain: ChainRequest) async throws -> [ServerResult] {
+        try await runGroup(id: chain.id, tag: chain.tag, kind: .chain) {
+            var results = [try await self.send(chain.first)]
+            for step in chain.steps {
+                guard let next = try step(results[results.count - 1]) else { break }
+                results.append(try await self.send(next))
+            }
+            return results
+        }
+    }
+
+    private func runBatch(
+        _ calls: [ServerAPI], failFast: Bool, throwing: Bool = true
+    ) async throws -> [Result<ServerResult, ServerAPIError>] {
+        try await withThrowingTaskGroup(of: (Int, Result<ServerResult, ServerAPIError>).self) { group in
+            for (index, api) in calls.enumerated() {
+                group.addTask {
+                    // The tuple is made after the await, never across it: Swift 6.3's optimizer drops the part of an
+                    // async tuple result written before a suspension, which made every index 0 (or garbage) in
+                    // release builds (swiftlang/swift#91911; reproducer in notes/compiler-async-tuple-result.md).
+                    let result: Result<ServerResult, ServerAPIError>
+                    do { result = .success(try await self.send(api)) } catch { result = .failure(.wrap(error)) }
+                    return (index, result)
+                }
+            }
+            var results = [Result<ServerResult, ServerAPIError>?](repeating: nil, count: calls.count)
+            var firstFailure: ServerAPIError?
+            for try await (index, result) in group {
+                results[index] = result
+                if case .failure(let error) = result, failFast, firstFailure == nil {
+                    firstFailure = error
+                    group.cancelAll()
+                }
+            }
+            if throwing, let firstFailure { throw firstFailure }
+            return results.map { $0 ?? .failure(.cancelled()) }
+        }
+    }
+
+    /// Runs work as one registry entry, so that it can be cancelled by id or tag like a call.
+    func runGroup<T: Sendable>(
+        id: RequestID, tag: String?, kind: InFlightRequest.Kind, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let call = Call(entry: id, tag: tag, url: nil, kind: kind, registry: registry)
+        guard registry.add(call) else { throw refuseAfterShutdown(call) }
+        defer { call.end(failed: false) }
+        do {
+            return try await call.run(body)
+        } catch {
+            throw ServerAPIError.wrap(error).with(requestID: id, url: nil)
+        }
+    }
+}
+
+// MARK: - Shutting down
+
+extension ServerAPIManager {
+    /// Stops the manager as a server app does when it is told to (a deploy, a scale-down): new calls are refused,
+    /// the calls in flight get `gracePeriod` to finish, and then the transport the manager owns is shut down.
+    ///
+    /// ```swift
+    /// let manager = ServerAPIManager(transport: CurlTransport())
+    /// // … the app runs …
+    /// await manager.shutdown(gracePeriod: .seconds(10))  // on SIGTERM
+    /// ```
+    /// In order:
+    /// 1. From the call on, every new call (`send`, `stream`, `webSocket`, a batch, an event source's next connection)
+    ///    fails at once with `ServerAPIError.Kind.shuttingDown`, before anything is sent.
+    /// 2. The calls in flight go on: whole calls and downloads, streamed bodies being read, retries. Each open
+    ///    WebSocket is closed at once with 1001 (going away), its close handshake running in the grace period; an
+    ///    event source waiting to reconnect stops waiting.
+    /// 3. When the last call has ended, or `gracePeriod` has passed on the manager's clock, whichever comes first,
+    ///    the calls still in flight are cancelled: they fail with `cancelled`, a download keeping its partial file
+    ///    for a resume (`DownloadTarget.resume`).
+    /// 4. Once every call has ended, the transport is shut down (`RequestPerforming.shutdown(gracePeriod:)`) when the
+    ///    manager owns it (`ownsTransport`): for `CurlTransport`, that returns once its threads have exited.
+    ///
+    /// Calling it again, or from several tasks at once, is safe: every caller returns when the first one's shutdown
+    /// has completed (the first caller's grace period is the one that counts). Cancelling the calling task ends the
+    /// grace period at once; the method still returns only once every call has ended.
+    ///
+    /// - Important: Who owns what: a manager owns the transport it was made with unless it was made with
+    ///   `ownsTransport: false`. A transport shared by several managers is made with that by each of them, and
+    ///   shut down by the code that made it, once the managers are: `await manager.shutdown(...)` for each, then
+    ///   `await transport.shutdown(gracePeriod: .zero)`. The cache, the cookie storage and the plugins are the
+    ///   app's: shutting down does not touch them.
+    /// - Parameter gracePeriod: How long the calls in flight may take to finish before they are cancelled;
+    ///   `.zero` cancels them at once.
+    public func shutdown(gracePeriod: Duration) async {
+        guard shutdownState.begin() else { return await shutdownState.waitUntilDone() }
+        registry.close()
+        if await !drain(within: gracePeriod) {
+            registry.cancelAll(.shutdown, andLater: false)
+            // Not cancellable: the method returns only once every call has ended, and a cancelled call ends
+            // promptly (every transport tears its connection down).
+            _ = await Task { await registry.waitUntilEmpty() }.value
+        }
+        if ownsTransport { await transport.shutdown(gracePeriod: .zero) }
+        shutdownState.finish()
+    }
+
+    /// Whether `shutdown(gracePeriod:)` was called: the manager takes no new calls.
+    public var isShuttingDown: Bool { registry.isClosed }
+
+    /// Waits for the calls in flight to end, for at most `gracePeriod` on the manager's clock, or until the calling
+    /// task is cancelled. - Returns: Whether every call ended in time.
+    private func drain(within gracePeriod: Duration) async -> Bool {
+        let clock = configuration.clock
+        let registry = self.registry
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await registry.waitUntilEmpty() }
+            group.addTask {
+                try? await clock.sleep(for: gracePeriod)
+                return false
+            }
+            let drained = await group.next() ?? false
+            group.cancelAll()
+            return drained
+        }
+    }
+}
+
+/// Where a shutdown is (the manager's, a transport's): not started, running (with who waits for its end), done.
+/// The first caller of `shutdown(gracePeriod:)` runs it; the others wait for it.
+package final class ShutdownState: Sendable {
+    private enum Phase {
+        case running
+        case shuttingDown([CheckedContinuation<Void, Never>])
+        case shutDown
+    }
+
+    private let phase = Locked(Phase.running)
+
+    package init() {}
+
+    /// Starts the shutdown. - Returns: `true` for the first caller, who runs it.
+    package func begin() -> Bool {
+        phase.withLock { phase in
+            guard case .running = phase else { return false }
+            phase = .shuttingDown([])
+            return true
+        }
+    }
+
+    /// Returns once the shutdown has completed.
+    package func waitUntilDone() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = phase.withLock { phase -> Bool in
+                guard case .shuttingDown(var waiters) = phase else { return true }
+                waiters.append(continuation)
+                phase = .shuttingDown(waiters)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// The shutdown has completed: its waiters are resumed.
+    package func finish() {
+        let waiters = phase.withLock { phase -> [CheckedContinuation<Void, Never>] in
+            defer { phase = .shutDown }
+            if case .shuttingDown(let waiters) = phase { return waiters }
+            return []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -188,29 +188,3 @@ public struct EventSource: AsyncSequence, Sendable {
         }
     }
 }
-
-extension ServerAPIManager {
-    /// A server-sent event stream that reconnects with `Last-Event-ID` after a dropped connection, as a
-    /// browser's `EventSource` does (see `EventSource`).
-    /// - Parameters:
-    ///   - api: The call; each connection sends it as a streamed call with the event-stream headers.
-    ///   - configuration: How it reconnects.
-    /// - Returns: The events, across connections.
-    public func eventSource(
-        _ api: ServerAPI, configuration: EventSource.Configuration = EventSource.Configuration()
-    ) -> EventSource {
-        EventSource(manager: self, api: api, configuration: configuration)
-    }
-
-    /// Sleeps on the manager's clock while registered in the in-flight registry under the call's id and
-    /// tag: an event source (or a WebSocket) between connections. The manager's shutdown ends the wait at once: no
-    /// new connection could be made.
-    func waitRegistered(_ delay: Duration, for api: ServerAPI) async throws {
-        let call = Call(api: api, request: try api.transportRequest(), registry: registry)
-        guard registry.add(call) else { throw refuseAfterShutdown(call) }
-        call.onDrain { call.cancel(.shutdown) }
-        defer { call.end(failed: false) }
-        let clock = configuration.clock
-        try await call.run { try await clock.sleep(for: delay) }
-    }
-}

@@ -58,7 +58,7 @@ extension ServerAPIManager {
     }
 
     /// `guardedSend` for a call that a breaker, a limit or hedging applies to: a function of its own, by the frame
-    /// rules in ServerAPIManager+Run.swift.
+    /// rules at the top of ServerAPIManager+Pipeline.swift.
     @inline(never)
     private func guardedSend(
         _ request: TransportRequest, _ call: Call, api: ServerAPI, origin: ServerOrigin,

@@ -1,0 +1,887 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+// How a call travels, whole or streamed, in the order of this file: `run` accepts it (its `Call`, listed in the
+// registry) and applies the controls (coalescing, the minimum interval); `execute` answers from the cache
+// (ServerAPIManager+Cache) or runs the attempts, each an exchange with the transport (`perform` for a whole
+// response, `stream` for the head with a streamed body) inside the resilience policies (ServerAPIManager+Resilience),
+// a failed one retried by the plugins and the call's policy; after the exchange, a whole response is delivered
+// (formatted or decoded, intercepted, stored) and a streamed one is handed over, completing when its body ends. The
+// finisher (`CallFinishing`) says which. A WebSocket's handshake, last, is an exchange of its own.
+//
+// Memory per call in flight: an async function's frame holds every local of every path it could take, and stays
+// allocated until the function returns, so for a call in flight every step's frame is held at once. Hence:
+// - the synchronous steps (resolving, registering, delivering, decorating an error, completing, the cache key)
+//   are `@inline(never)`: inlined, their locals would join the async caller's frame;
+// - the steps only some calls take (the cache's lookups and offline fallback, coalescing and throttling, a failed
+//   attempt's retry decision and wait, a refused status's excerpt, the resilience policies) are async functions
+//   of their own, never inlined, whose frames exist only while they run;
+// - the large values (`ServerAPI`'s groups, `TransportRequest`, metrics) are copy-on-write, so a copy held in a
+//   frame is one reference.
+// (The Architecture article, "Memory per call in flight", has the measurements.)
+
+// MARK: - Accepting a call
+
+extension ServerAPIManager {
+    /// Runs a call in its caller's task as a `Call` listed in the in-flight registry (and in the
+    /// `RequestScope` it runs in), so that it can be cancelled by id, tag, first, last, all or its scope as
+    /// well as by the caller's task: `send`, `send(_:decoding:)` and `stream` all start here.
+    ///
+    /// No task is made for the call: cancelling the `Call` runs the handler of whatever the call waits on (the
+    /// transport, a retry wait, a shared flight, a streamed body). A whole call leaves the registry when it
+    /// returns; a streamed one when its body ends.
+    func run<F: CallFinishing>(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finishing finisher: F
+    ) async throws -> F.Value {
+        let call = try accept(api, progress: progress, streams: finisher.streams)
+        do {
+            // A whole call has ended by now (its attempt, the cache or a shared flight ended it); a streamed one
+            // ends with its body.
+            return try await controlled(call, finisher)
+        } catch {
+            // Some failures end a call before any attempt did (a cache-only miss, a throttled stream).
+            call.end(failed: true)
+            throw decorate(error, call: call)
+        }
+    }
+
+    /// Makes a call's `Call` and lists it in the registry. A streamed call uses neither the
+    /// cache nor the business rules' interceptor, and cannot have a download destination.
+    @inline(never)
+    func accept(
+        _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, streams: Bool
+    ) throws -> Call {
+        var request = try api.transportRequest()
+        if streams, request.download != nil {
+            throw ServerAPIError(
+                .invalidRequest, "a streamed call cannot have a download destination: write its chunks yourself",
+                requestID: api.id, url: request.url)
+        }
+        // A whole body held in memory is bounded by the manager's limit unless the call set its own.
+        if !streams, request.maxResponseSize == nil, request.download == nil,
+            configuration.maxResponseSize != ResponseSizeRule.defaultMemoryLimit
+        {
+            request.maxResponseSize = configuration.maxResponseSize ?? .max
+        }
+        request.progress = progress
+        let call = Call(
+            api: api, request: request, cacheKey: streams ? nil : cacheKey(for: api, base: request),
+            interceptor: streams ? nil : api.businessRules.interceptor(over: configuration.businessRules),
+            registry: registry)
+        try registerCall(call, for: api)
+        return call
+    }
+
+    /// Runs a call through its controls — coalescing, minimum interval — and then `execute`.
+    /// Calls that use neither go straight to `execute`. A streamed call's body is read once, by its one
+    /// caller: it is never shared, recorded or replayed.
+    private func controlled<F: CallFinishing>(_ call: Call, _ finisher: F) async throws -> F.Value {
+        let coalesce = !finisher.streams && shouldCoalesce(call.api)
+        guard coalesce || call.api.throttle != nil else { return try await execute(call, finisher) }
+        return try await controlledByPolicies(call, finisher, coalesce: coalesce)
+    }
+
+    /// `controlled` for a call that is coalesced or throttled: a function of its own, never inlined, so that
+    /// its locals are not in every call's async frame.
+    @inline(never)
+    private func controlledByPolicies<F: CallFinishing>(
+        _ call: Call, _ finisher: F, coalesce: Bool
+    ) async throws -> F.Value {
+        let streams = finisher.streams
+        let api = call.api
+        let key = ControlKey(api: api, request: call.request)
+        // Joining an identical call in flight sends nothing, so no minimum interval applies to it.
+        if coalesce, let ticket = controls.flights.enter(key, progress: call.request.progress, opening: false) {
+            // A call cancelled already leaves at once: the flight's wait sees it.
+            _ = call.coalescedJoin()
+            let shared = try await awaitFlight(ticket, call: call)
+            return try deliverJoined(shared, call, finisher)
+        }
+        var record: ThrottleRecord?
+        if let policy = api.throttle {
+            switch try admit(api, key: key, policy: policy, url: call.url) {
+            case .send(let generation):
+                if policy.onThrottle == .returnPrevious, !streams {
+                    record = { [controls] in controls.throttles.record(key, generation: generation, $0) }
+                }
+            case .replay(let previous):
+                guard !streams else {
+                    throw ServerAPIError(
+                        .throttled, "the same call was sent too recently, and a streamed call cannot replay its result")
+                }
+                return try deliverJoined(previous, call, finisher)
+            }
+        }
+        guard coalesce else { return try await execute(call, finisher, record: record) }
+        // A call cancelled already must not open a flight that others could join.
+        if call.isCancelled { throw ServerAPIError.cancelled() }
+        guard let ticket = controls.flights.enter(key, progress: call.request.progress, opening: true) else {
+            throw ServerAPIError(.invalidRequest, "the call could not be coalesced")
+        }
+        let shared = try await awaitFlight(ticket, call: call)
+        return try deliverJoined(shared, call, finisher, record: record)
+    }
+
+    /// Delivers a response this call did not send for (a shared flight's, a throttled call's previous one), and
+    /// ends the call: no attempt of its own completed it.
+    @inline(never)
+    private func deliverJoined<F: CallFinishing>(
+        _ shared: SharedResponse, _ call: Call, _ finisher: F, record: ThrottleRecord? = nil
+    ) throws -> F.Value {
+        let value = try deliver(
+            shared.response, source: shared.source, metrics: shared.metrics, call, finisher, record: record)
+        call.end(failed: false)
+        return value
+    }
+
+    /// Turns a response into the caller's value, in order: the call's end is stamped on the metrics,
+    /// the finisher formats, the business rules' success interceptor may turn it into a failure, and a
+    /// throttled call records it to replay. A shared flight's call only formats.
+    @inline(never)
+    func deliver<F: CallFinishing>(
+        _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: Call,
+        _ finisher: F, record: ThrottleRecord? = nil
+    ) throws -> F.Value {
+        guard call.deliversToCaller else {
+            return try finisher.finish(response, source: source, metrics: metrics, api: call.api)
+        }
+        var metrics = metrics
+        if metrics.endedAt == nil { metrics.endedAt = call.date(at: .now) }
+        // A cached answer has no transport attempt: what describes it is the cache's own figures.
+        if metrics.transport == nil { metrics.transport = response.metrics }
+        if metrics.status == nil { metrics.status = response.status }
+        let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
+        if let interceptor = call.interceptor {
+            try BusinessRules.intercept(response, for: call.api, with: interceptor)
+        }
+        record?(SharedResponse(response: response, source: source, metrics: metrics))
+        return value
+    }
+
+    /// Registers a call in the in-flight registry, and in the `RequestScope` it runs in, if any; a
+    /// replacing call cancels the calls it replaces in the same step, so that no earlier call can slip past it.
+    /// - Throws: `shuttingDown` once `shutdown(gracePeriod:)` was called: the call is not listed, and has ended.
+    @inline(never)
+    func registerCall(_ call: Call, for api: ServerAPI) throws(ServerAPIError) {
+        if let run = RequestScope.current, call.listed(by: run) { run.add(call) }
+        let info = call.info
+        let listed: Bool
+        if !api.replacesInFlight {
+            listed = registry.add(call)
+        } else if let tag = info.tag {
+            listed = registry.add(call, replacing: { $0.tag == tag })
+        } else {
+            let endpoint = Self.endpoint(of: info.url)
+            listed = registry.add(
+                call,
+                replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint })
+        }
+        guard listed else { throw refuseAfterShutdown(call) }
+    }
+
+    /// Ends a call that the closed registry refused, and says why.
+    @inline(never)
+    func refuseAfterShutdown(_ call: Call) -> ServerAPIError {
+        call.end(failed: true)
+        return ServerAPIError(
+            .shuttingDown, "the manager is shutting down: it takes no new calls", requestID: call.id,
+            url: call.info.url)
+    }
+
+    /// A URL without its query and fragment: what "the same endpoint" compares.
+    static func endpoint(of url: URL?) -> String? {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.query = nil
+        components.fragment = nil
+        return components.url.map { CacheKey.normalize($0) }
+    }
+
+    /// The error a call ends with: with its id, URL and metrics, and with the business rules applied.
+    @inline(never)
+    func decorate(_ error: any Error, call: Call) -> ServerAPIError {
+        var error = call.stamp(error)
+        if error.metrics == nil { error.metrics = endMetrics(call.initialMetrics(), call: call) }
+        if error.kind == .cancelled, call.state == .cancelled(.shutdown) {
+            error.message = "the call was cancelled: the manager shut down, and its grace period ended first"
+        }
+        guard error.kind == .business else { return error }
+        return call.api.businessRules.resolved(over: configuration.businessRules).apply(to: error)
+    }
+
+    /// The metrics of a call that ends now: its end and duration stamped, and the transport named when
+    /// an attempt reached it but returned no figures.
+    @inline(never)
+    func endMetrics(_ metrics: RequestMetrics, call: Call) -> RequestMetrics {
+        var metrics = metrics
+        let now = ContinuousClock.now
+        if metrics.endedAt == nil { metrics.endedAt = call.date(at: now) }
+        if metrics.duration == .zero { metrics.duration = now - call.started }
+        if metrics.transport == nil, metrics.attemptStartedAt != nil {
+            metrics.transport = TransportMetrics(transport: transport.name)
+        }
+        return metrics
+    }
+}
+
+// MARK: - Coalescing
+
+// Coalescing (single flight): identical GET and HEAD calls in flight share one transport call.
+extension ServerAPIManager {
+    /// Whether a call may share a transport call with identical ones.
+    func shouldCoalesce(_ api: ServerAPI) -> Bool {
+        guard api.method == .get || api.method == .head, api.download == nil else { return false }
+        switch api.coalescing {
+        case .enabled: return true
+        case .disabled: return false
+        case .managerDefault: return configuration.coalescesIdenticalRequests
+        }
+    }
+
+    /// Starts the flight if this caller opened it, then waits for the shared response.
+    /// - Throws: The shared call's error (with this caller's id), or `cancelled` when this caller was.
+    func awaitFlight(
+        _ ticket: SingleFlight<ControlKey, SharedResponse>.Ticket, call: Call
+    ) async throws(ServerAPIError) -> SharedResponse {
+        let flights = controls.flights
+        if ticket.isLeader {
+            // The shared call runs in the flight's own task, which ends when its last waiter leaves: not
+            // when the leader alone is cancelled. Its callers each deliver the response for themselves.
+            let shared = call.sharedFlight { flights.progress(ticket.flight, $0) }
+            flights.start(ticket) { await self.sharedCall(shared) }
+        }
+        switch await flights.wait(ticket, call: call) {
+        case .success(let shared):
+            return shared
+        case .failure(let error):
+            var error = ServerAPIError.wrap(error)
+            error.requestID = call.id
+            throw error
+        }
+    }
+
+    /// The one transport call of a flight, made for its leader's description.
+    private func sharedCall(_ call: Call) async -> SingleFlight<ControlKey, SharedResponse>.Outcome {
+        do {
+            return .success(try await execute(call, SharedFinishing(formatter: formatter)))
+        } catch {
+            return .failure(call.stamp(error))
+        }
+    }
+}
+
+// MARK: - Minimum interval
+
+// Minimum interval: the same call is not sent again within its interval.
+extension ServerAPIManager {
+    /// What a throttled call does instead of being sent.
+    enum ThrottleOutcome {
+        /// Send it; its result is recorded under this generation.
+        case send(UInt64)
+        /// Answer with the previous result.
+        case replay(SharedResponse)
+    }
+
+    /// Admits a call under its minimum interval, measured on the manager's clock.
+    /// - Throws: `throttled` when the call came too soon and may not (or cannot) reuse the previous result.
+    func admit(_ api: ServerAPI, key: ControlKey, policy: ThrottlePolicy, url: URL) throws(ServerAPIError)
+        -> ThrottleOutcome
+    {
+        switch controls.throttles.admit(key, interval: policy.interval, now: ClockInstant(configuration.clock)) {
+        case .send(let generation):
+            return .send(generation)
+        case .throttled(let elapsed, let previous):
+            if policy.onThrottle == .returnPrevious, let previous { return .replay(previous) }
+            let reason = policy.onThrottle == .returnPrevious ? " and it has no result to reuse yet" : ""
+            throw ServerAPIError(
+                .throttled,
+                "the same call was sent \(Self.seconds(elapsed)) ago\(reason); it may be sent once every "
+                    + Self.seconds(policy.interval),
+                requestID: api.id, url: url)
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        String(cFormat: "%.3g s", duration.seconds)
+    }
+}
+
+// MARK: - Executing: the cache or the attempts
+
+extension ServerAPIManager {
+    /// Answers a call from the cache where its mode says so, else runs its attempts (conditional when
+    /// a stored entry can be revalidated), falling back to the cache when the mode allows it offline.
+    /// A streamed call goes straight to its attempts. The cache's steps are functions of their own (see the
+    /// frame rules at the top of this file).
+    func execute<F: CallFinishing>(
+        _ call: Call, _ finisher: F, record: ThrottleRecord? = nil
+    ) async throws -> F.Value {
+        if finisher.streams { return try await attempts(call, revalidation: nil, finisher, record: nil) }
+        // Without a cache there is nothing to look up, revalidate or fall back to.
+        guard cache != nil || call.api.cacheMode == .cacheOnly else {
+            return try await attempts(call, revalidation: nil, finisher, record: record)
+        }
+        return try await executeWithCache(call, finisher, record: record)
+    }
+
+    /// `execute` for a call that may use the cache: the stored response that fits it answers when its mode and
+    /// `CacheUse` allow; otherwise the call loads, conditionally when the stored response has validators, and a
+    /// failure may still be answered from storage (RFC 9111 §4.2.4 when cut off, `stale-if-error`, the offline
+    /// fallback). The layering of the modes over HTTP is the Caching article's.
+    @inline(never)
+    private func executeWithCache<F: CallFinishing>(
+        _ call: Call, _ finisher: F, record: ThrottleRecord?
+    ) async throws -> F.Value {
+        let api = call.api
+        var stored = api.cacheMode.readsCache ? await storedEntry(for: call) : nil
+        var usage = stored.map { use(of: $0, for: call) }
+        if let stored, let usage, let value = try answerFromCache(stored, usage, call, finisher) { return value }
+        // A request for part of a response is the server's to answer, unless a stored whole answered it above.
+        if call.request.headers.contains("Range") { (stored, usage) = (nil, nil) }
+        if api.cacheMode == .cacheOnly
+            || (configuration.honorsHTTPCacheHeaders
+                && CacheControl(call.request.headers, isRequest: true).onlyIfCached)
+        {
+            throw cacheMiss(call, stored: stored != nil)
+        }
+        let requestTime = configuration.now()
+        var revalidation: Revalidation?
+        if let stored, configuration.honorsHTTPCacheHeaders,
+            api.cacheMode == .returnCacheElseLoad || api.cacheMode == .loadElseReturnCache
+        {
+            revalidation = self.revalidation(of: stored, for: api, base: call.request)
+        }
+        // A stored response that may stand in for a failed call (cut off from the server, `stale-if-error`, the offline
+        // fallback) stands in for a 5xx too, even one the call accepts: RFC 9111 §4.3.3 lets a cache treat a 5xx to a
+        // revalidation as no answer, and RFC 5861 counts 500, 502, 503 and 504 as errors.
+        let fallsBack =
+            stored != nil
+            && usage.map { api.cacheMode == .loadElseReturnCache ? $0.mayAnswerOffline : $0.answersOnError } == true
+        do {
+            let value = try await attempts(
+                call, revalidation: revalidation, finisher, record: record, refusesServerErrors: fallsBack)
+            if let revalidation, let cache, let key = call.cacheKey {
+                await refresh(revalidation, api: api, requestTime: requestTime, in: cache, key: key)
+            }
+            return value
+        } catch let error as ServerAPIError where Self.isOfflineFailure(error) {
+            guard let stored, let usage,
+                api.cacheMode == .loadElseReturnCache ? usage.mayAnswerOffline : usage.answersOnError
+            else { throw error }
+            call.stampDuration()
+            return try deliverFromCache(stored, call, finisher)
+        }
+    }
+
+    /// The stored answer of a call, when its mode reads the cache first and `CacheUse` allows (fresh; stale
+    /// within `stale-while-revalidate`, revalidated in the background; for `cacheOnly`, whatever may be served
+    /// offline); `nil` when the call goes to the network.
+    @inline(never)
+    private func answerFromCache<F: CallFinishing>(
+        _ stored: CacheEntry, _ use: CacheUse, _ call: Call, _ finisher: F
+    ) throws -> F.Value? {
+        var range: Range<Int>?
+        if let value = call.request.headers["Range"] {
+            // Only a fresh stored whole answers a request for part of it, as that part; If-Range is the server's.
+            guard stored.status == 200, !call.request.headers.contains("If-Range"),
+                let part = HTTPCacheRules.byteRange(value, length: stored.body.count)
+            else { return nil }
+            range = part
+        }
+        switch call.api.cacheMode {
+        case .returnCacheElseLoad:
+            if use.answersFresh { break }
+            guard range == nil, use.answersWhileRevalidating else { return nil }
+            revalidateInBackground(call.api)
+        case .cacheOnly:
+            guard use.answersFresh || use.mayAnswerOffline else { return nil }
+        default:
+            return nil
+        }
+        call.stampDuration()
+        // The call's own validators, when the stored response meets them, are answered here as the server would.
+        let notModified =
+            stored.status == 200 && range == nil
+            && HTTPCacheRules.notModified(request: call.request.headers, stored: stored.headers) == true
+        return try deliverFromCache(stored, call, finisher, range: range, notModified: notModified)
+    }
+
+    /// The `cacheMiss` error of a call that may only be answered from the cache.
+    private func cacheMiss(_ call: Call, stored: Bool) -> ServerAPIError {
+        let api = call.api
+        let reason =
+            cache == nil
+            ? "no cache is configured"
+            : call.cacheKey == nil
+                ? "\(api.method) responses are not cacheable for this call"
+                : stored ? "the stored response must be revalidated" : "the cache has no entry for this call"
+        return ServerAPIError(
+            .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: call.url)
+    }
+
+    /// The retry loop every call runs, whole or streamed, until the call succeeds, fails for good, or is
+    /// cancelled: each attempt runs the plugins' `prepare` and `willSend` and then `attempt`; a failure asks
+    /// the retry policy and the plugins whether to try again, and waits on the manager's clock
+    /// (`retryOrEnd`). A cancellation, or a failure not retried, completes the call (`didComplete`) and is
+    /// thrown. A conditional call (`revalidation`) accepts 304 and carries the stored entry's validators; with
+    /// `refusesServerErrors`, a 5xx is an `httpStatus` error whatever the call accepts, so that a stored response
+    /// can answer instead.
+    private func attempts<F: CallFinishing>(
+        _ call: Call, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?,
+        refusesServerErrors: Bool = false
+    ) async throws -> F.Value {
+        var api = revalidation?.api ?? call.api
+        if refusesServerErrors { api.acceptableStatus = api.acceptableStatus.refusingServerErrors }
+        let base = revalidation?.base ?? call.request
+        var number = 0
+        var pluginRetries = 0
+        depositRetryBudget(api: api, url: base.url)
+        while true {
+            number += 1
+            call.stampAttempt(number)
+            if !call.attemptStarted(number) {
+                throw complete(call, .cancelled())
+            }
+            var request = attemptRequest(base, number: number, of: call)
+            // The response the attempt got, so that a failure can honour its `Retry-After`.
+            var lastResponse: TransportResponse?
+            do {
+                if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
+                // Checked again only when a default header or a plugin changed what `prepare` checks.
+                if !request.isPrepared { try request.prepare() }
+                for plugin in plugins { plugin.willSend(request, for: api) }
+                call.stampAttemptStart()
+                return try await attempt(
+                    request, call, api: api, revalidation: revalidation, finisher, record: record,
+                    lastResponse: &lastResponse)
+            } catch {
+                try await retryOrEnd(
+                    after: error, call, api: api, request: request, lastResponse: lastResponse, attempt: number,
+                    pluginRetries: &pluginRetries)
+            }
+        }
+    }
+
+    /// One attempt, from the exchange to the caller's value. The one difference between a whole and a
+    /// streamed call is here: the transport's `perform` or `stream`, and after the exchange the delivery (and
+    /// the cache's store) or the hand-over of the head and body. Not inlined into the loop, whose frame would
+    /// then hold both.
+    @inline(never)
+    private func attempt<F: CallFinishing>(
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, revalidation: Revalidation?, _ finisher: F,
+        record: ThrottleRecord?, lastResponse: inout TransportResponse?
+    ) async throws -> F.Value {
+        if let completion = finisher.streamCompletion {
+            let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
+            if cache != nil, !HTTPCacheRules.isSafe(request.method) { await invalidate(after: head, to: request) }
+            call.stampDuration()
+            return try handOver(head, call, finisher, completion: completion)
+        }
+        let requestTime = cache == nil ? Date.distantPast : configuration.now()
+        var processed: TransportResponse
+        do {
+            processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
+        } catch let error as ServerAPIError where error.kind == .httpStatus && cache != nil {
+            // A status the call does not accept is stored too when HTTP allows (a 404 with `max-age`), and an
+            // unsafe request's redirect invalidates.
+            if let response = lastResponse { await cacheRefused(response, request, call, api: api, requestTime) }
+            throw error
+        }
+        if cache != nil, !HTTPCacheRules.isSafe(request.method) {
+            await afterUnsafe(processed, to: request, api: api, requestTime: requestTime)
+        }
+        call.stampDuration()
+        var source = ResultSource.network
+        if let revalidation, processed.status == 304 {
+            // Not modified: the stored entry answers, marked as from the cache and just received.
+            let now = configuration.now()
+            revalidation.notModified.set(processed.headers, receivedAt: now)
+            processed = revalidation.refreshedResponse(processed)
+            call.stampStatus(processed.status)
+            source = .cache(storedAt: now, age: .zero)
+        }
+        if case .network = source, request.method == .head, processed.status == 200, let cache, call.cacheKey != nil,
+            let updated = await updateStoredGET(
+                after: processed, to: request, api: api, requestTime: requestTime, in: cache)
+        {
+            processed.headers = updated
+        }
+        let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
+        if case .network = source, let cache, let key = call.cacheKey {
+            await store(processed, request: request, api: api, requestTime: requestTime, in: cache, key: key)
+        }
+        completeSucceeded(call)
+        return value
+    }
+
+    /// What the cache does with a response whose status the call refused: stored when HTTP allows, and, for an
+    /// unsafe request, the invalidation a 3xx asks for.
+    @inline(never)
+    private func cacheRefused(
+        _ response: TransportResponse, _ request: TransportRequest, _ call: Call, api: ServerAPI,
+        _ requestTime: Date
+    ) async {
+        if !HTTPCacheRules.isSafe(request.method) { await invalidate(after: response, to: request) }
+        if let cache, let key = call.cacheKey {
+            await store(response, request: request, api: api, requestTime: requestTime, in: cache, key: key)
+        }
+    }
+
+    /// An attempt's request before the plugins: its number, its call (what the transport observes), the manager's
+    /// default headers and the cookies (before the plugins, so that a signing plugin signs the Cookie header that
+    /// is sent).
+    @inline(never)
+    func attemptRequest(_ base: TransportRequest, number: Int, of call: Call) -> TransportRequest {
+        var request = base
+        request.attempt = number
+        request.call = call
+        for field in configuration.defaultHeaders where !request.headers.contains(field.name) {
+            request.headers.add(name: field.name, value: field.value)
+        }
+        if let storage = configuration.cookies { request.attachCookies(storage) }
+        return request
+    }
+
+    /// The plugins' `prepare`, in order; when one throws, `request` is what the ones before it made.
+    @inline(never)
+    func prepareByPlugins(_ request: inout TransportRequest, api: ServerAPI) async throws {
+        for plugin in plugins { request = try await plugin.prepare(request, for: api) }
+    }
+
+    /// After a failed attempt: returns once the next attempt may start (the retry policy, the plugins and the
+    /// retry budget agreed, and its delay has passed), or throws the error that ends the call, completed.
+    @inline(never)
+    private func retryOrEnd(
+        after error: any Error, _ call: Call, api: ServerAPI, request: TransportRequest,
+        lastResponse: TransportResponse?, attempt number: Int, pluginRetries: inout Int
+    ) async throws {
+        var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+        if request.isCancelled && failure.kind != .cancelled {
+            failure = ServerAPIError.cancelled().with(requestID: api.id, url: request.url)
+        }
+        if failure.kind == .cancelled { throw complete(call, failure) }
+        // A streamed request body is read once: once sending began, the call cannot be sent again.
+        let replayable = request.body.streamedBody?.hasStarted != true
+        guard
+            replayable,
+            let delay = await retryDelay(
+                after: failure, response: lastResponse, request: request, api: api, attempt: number,
+                pluginRetries: &pluginRetries),
+            withdrawRetryBudget(api: api, url: request.url, call: call)
+        else {
+            call.stampDuration()
+            throw complete(call, failure)
+        }
+        if !call.waitingToRetry(number) {
+            throw complete(call, .cancelled().with(requestID: api.id, url: request.url))
+        }
+        guard delay > .zero else { return }
+        do {
+            try await wait(delay, call: call)
+        } catch {
+            throw complete(
+                call,
+                ServerAPIError(
+                    .cancelled, "the request was cancelled while waiting to retry", requestID: api.id,
+                    url: request.url))
+        }
+    }
+
+    /// One exchange with the transport: the transport's `perform` (a whole response) or `stream` (the head,
+    /// with the body to read), the plugins' `didReceive`, the status check (a status the call does not
+    /// accept becomes an `httpStatus` error with an excerpt of the body) and the plugins' `process`.
+    func exchange(
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, lastResponse: inout TransportResponse?,
+        streams: Bool
+    ) async throws -> TransportResponse {
+        let response: TransportResponse
+        do {
+            response = try await guardedSend(request, call, api: api, streams: streams)
+        } catch {
+            throw failedExchange(error, request: request, api: api)
+        }
+        lastResponse = response
+        received(response, request: request, call, api: api)
+        guard api.acceptableStatus.accepts(response.status) else {
+            throw await statusError(response, request: request, api: api)
+        }
+        guard !plugins.isEmpty else { return response }
+        return try await processByPlugins(response, api: api)
+    }
+
+    /// A failed exchange's error, stamped, after the plugins' `didReceive` saw it.
+    @inline(never)
+    func failedExchange(_ error: any Error, request: TransportRequest, api: ServerAPI) -> ServerAPIError {
+        let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+        for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
+        return failure
+    }
+
+    /// What a response does before its status is checked: its cookies are stored (a followed redirect's were
+    /// stored at the redirect, `RedirectRule`), the call's metrics get its figures, the plugins' `didReceive`
+    /// sees it.
+    @inline(never)
+    func received(_ response: TransportResponse, request: TransportRequest, _ call: Call, api: ServerAPI) {
+        request.cookies?.storage.store(responseHeaders: response.headers, from: response.url)
+        call.stampResponse(response)
+        for plugin in plugins { plugin.didReceive(.success(response), for: request, api: api) }
+    }
+
+    /// The `httpStatus` error for a status the call does not accept, with an excerpt of the body (read from a
+    /// streamed one: at most 4 KiB).
+    @inline(never)
+    private func statusError(_ response: TransportResponse, request: TransportRequest, api: ServerAPI) async
+        -> ServerAPIError
+    {
+        let body: Data?
+        if case .stream(let stream) = response.body {
+            body = await Self.excerpt(of: stream, for: request)
+        } else {
+            body = response.data
+        }
+        var error = ServerAPIError.httpStatus(response.status, body: body, url: response.url)
+        error.requestID = api.id
+        return error
+    }
+
+    /// The plugins' `process`, in order. When one throws for a streamed response, its body is cancelled:
+    /// nobody will read it.
+    @inline(never)
+    private func processByPlugins(_ response: TransportResponse, api: ServerAPI) async throws -> TransportResponse {
+        var processed = response
+        do {
+            for plugin in plugins { processed = try await plugin.process(processed, for: api) }
+        } catch {
+            if case .stream(let body) = response.body { body.cancel() }
+            throw error
+        }
+        return processed
+    }
+
+    /// Hands a request to the transport: `perform` for a whole response, `stream` for the head with the
+    /// body to read. A transport that does not observe the call's cancellation runs in a task of its own
+    /// (until the head, for a stream), which cancelling the call cancels, so that the registry can end it too.
+    func transfer(_ request: TransportRequest, streams: Bool) async throws -> TransportResponse {
+        let transport = self.transport
+        guard !transport.observesCallCancellation, let call = request.call else {
+            return streams ? try await transport.stream(request) : try await transport.perform(request)
+        }
+        return try await call.run {
+            streams ? try await transport.stream(request) : try await transport.perform(request)
+        }
+    }
+
+    /// Sleeps on the manager's clock; throws when the caller's task or the call is cancelled.
+    private func wait(_ delay: Duration, call: Call) async throws {
+        let clock = configuration.clock
+        // The clock's sleep ends early only for task cancellation: a retry wait is rare enough to
+        // afford a task that cancelling the call cancels.
+        try await call.run { try await clock.sleep(for: delay) }
+    }
+
+    /// Ends a call that failed: it leaves the registry, the failure gets the call's final metrics, and the
+    /// plugins' `didComplete` sees them (once).
+    /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
+    /// - Returns: The failure, stamped, to throw.
+    @inline(never)
+    func complete(_ call: Call, _ error: ServerAPIError, metrics: RequestMetrics? = nil) -> ServerAPIError {
+        var failure = call.stamp(error)
+        let ended = endMetrics(metrics ?? call.metrics, call: call)
+        failure.metrics = ended
+        // The call's state machine hands its end out once, whatever races to end it.
+        if call.end(failed: true) {
+            for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: failure) }
+        }
+        return failure
+    }
+
+    /// Ends a call that succeeded: it leaves the registry, and the plugins' `didComplete` sees its final
+    /// metrics (once).
+    /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
+    @inline(never)
+    func completeSucceeded(_ call: Call, metrics: RequestMetrics? = nil) {
+        guard call.end(failed: false), !plugins.isEmpty else { return }
+        let metrics = metrics ?? call.metrics
+        for plugin in plugins { plugin.didComplete(call.api, metrics: metrics, error: nil) }
+    }
+}
+
+// MARK: - Retrying an attempt
+
+// Whether and when a failed attempt is sent again: the plugins first, then the call's retry policy.
+extension ServerAPIManager {
+    func retryDelay(
+        after error: ServerAPIError, response: TransportResponse?, request: TransportRequest, api: ServerAPI,
+        attempt: Int, pluginRetries: inout Int
+    ) async -> Duration? {
+        var decision = RetryDecision.useDefault
+        for plugin in plugins {
+            decision = await plugin.shouldRetry(after: error, request: request, api: api, attempt: attempt)
+            if decision != .useDefault { break }
+        }
+        let policy = api.retryPolicy
+        switch decision {
+        case .doNotRetry:
+            return nil
+        case .retry, .retryAfter:
+            guard pluginRetries < configuration.maxPluginRetries else { return nil }
+            pluginRetries += 1
+            if case .retryAfter(let delay) = decision { return delay }
+            return policy.delay(forRetry: attempt)
+        case .useDefault:
+            guard attempt <= api.retryCount, api.isRetryable, policy.shouldRetry(error) else { return nil }
+            if policy.honorsRetryAfter, let wait = RetryPolicy.retryAfter(response?.headers["Retry-After"]) {
+                return wait <= policy.maxRetryAfter ? wait : nil
+            }
+            return policy.delay(forRetry: attempt)
+        }
+    }
+}
+
+// MARK: - A WebSocket's handshake
+
+extension ServerAPIManager {
+    /// Opens a WebSocket described by a call: `ws://` and `wss://` URLs, or `http(s)://` ones upgraded.
+    ///
+    /// ```swift
+    /// let socket = try await manager.webSocket(
+    ///     ServerAPI(url: URL(string: "wss://chat.example/room")!).webSocketProtocols("chat.v2").tag("chat"))
+    /// try await socket.send(.text("hello"))
+    /// for try await message in socket.messages { print(message) }
+    /// ```
+    /// The handshake is a call like any other: the manager's default headers and cookies, the plugins'
+    /// `prepare` and `willSend` (an auth header, a signature), and the call's `timeout`, which bounds the
+    /// handshake only. A refused upgrade (401, 404, …) throws `httpStatus` with an excerpt of the body; an answer
+    /// that is not an upgrade to this WebSocket (no `Upgrade: websocket` or `Connection: Upgrade`, a
+    /// `Sec-WebSocket-Accept` that does not match the key the core sent, an extension or subprotocol not offered)
+    /// throws `network` before any message is read (RFC 6455 §4.1). The
+    /// connection stays in `inFlight` while it is open, so `cancel(id:)`, `cancel(tag:)`, first, last and all
+    /// close it and end its `messages` with `cancelled`; plugins' `didComplete` runs when it ends.
+    ///
+    /// With `reconnection`, a connection that drops is made again, with backoff, and `messages` goes on across
+    /// connections (see `WebSocket.Reconnection`); each connection is a call of its own for the plugins.
+    /// - Parameters:
+    ///   - api: The call that describes the handshake.
+    ///   - configuration: The connection's limits and keep-alive.
+    ///   - reconnection: How to reconnect after a drop; `nil` (the default) never reconnects.
+    /// - Returns: The open connection.
+    /// - Throws: `ServerAPIError`: `unsupported` when the transport has no WebSockets, `httpStatus`,
+    ///   `timedOut`, `cancelled`, `cannotConnect`, `tls`, …
+    public func webSocket(
+        _ api: ServerAPI, configuration: WebSocket.Configuration = .init(), reconnection: WebSocket.Reconnection? = nil
+    ) async throws -> WebSocket {
+        let api = WebSocketHandshakeRule.httpForm(of: api)
+        let link = try await openWebSocket(api, configuration: configuration)
+        let reconnector = reconnection.map { policy in
+            WebSocket.Reconnector(
+                policy: policy,
+                open: { [self] in try await openWebSocket(api, configuration: configuration) },
+                wait: { [self] delay in try await waitRegistered(delay, for: api) })
+        }
+        return WebSocket(
+            link: link, configuration: configuration, clock: self.configuration.clock, reconnector: reconnector)
+    }
+
+    /// Makes one connection: the handshake as a call, which stays in flight until the connection ends.
+    /// - Parameter api: The call, its URL already in its `http(s)` form.
+    func openWebSocket(_ api: ServerAPI, configuration: WebSocket.Configuration) async throws -> WebSocket.Link {
+        if let compression = configuration.compression {
+            do {
+                try WebSocketDeflateNegotiation.validate(compression)
+            } catch {
+                throw error.with(requestID: api.id, url: nil)
+            }
+        }
+        // permessage-deflate is offered when the transport carries the frames' RSV1: the core compresses.
+        let compression = transport.carriesWebSocketExtensions ? configuration.compression : nil
+        // The steps a handshake shares with every call: accepted and listed as a streamed call is, and prepared as
+        // an attempt is (default headers, cookies, the plugins).
+        let call = try accept(api, progress: nil, streams: true)
+        call.stampAttempt(1)
+        var request = attemptRequest(call.request, number: 1, of: call)
+        // A transport that frames bytes itself holds a frame to the message limit as it arrives.
+        request.maxResponseSize = Int64(configuration.maxMessageSize)
+        let key = WebSocketHandshakeRule.newKey()
+        let timedOut = Locked(false)
+        let clock = self.configuration.clock
+        let timeout = request.timeout
+        let timer = Task {
+            do { try await clock.sleep(for: timeout) } catch { return }
+            timedOut.withLock { $0 = true }
+            call.cancel(.all)
+        }
+        let upgrade: WebSocketUpgrade
+        let subprotocol: String?
+        var deflate: WebSocketDeflateParameters?
+        do {
+            defer { timer.cancel() }
+            do {
+                if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
+                // The key is the core's, after the plugins, so that the answer can be checked against it whatever
+                // the transport (WebSocketHandshakeRule.check).
+                request.headers["Sec-WebSocket-Key"] = key
+                if let compression {
+                    request.headers.add(
+                        name: "Sec-WebSocket-Extensions", value: WebSocketDeflateNegotiation.offer(compression))
+                }
+                if !request.isPrepared { try request.prepare() }
+                for plugin in plugins { plugin.willSend(request, for: api) }
+                if request.isCancelled { throw ServerAPIError.cancelled() }
+                upgrade = try await transport.webSocket(request)
+            } catch {
+                var failure = ServerAPIError.wrap(error)
+                if failure.kind == .cancelled, timedOut.withLock({ $0 }) {
+                    failure = ServerAPIError(.timedOut, "the WebSocket handshake took longer than \(timeout)")
+                }
+                throw failedExchange(failure, request: request, api: api)
+            }
+            received(upgrade.response, request: request, call, api: api)
+            do {
+                subprotocol = try WebSocketHandshakeRule.check(
+                    upgrade.response, key: upgrade.handshakeVerified ? nil : key,
+                    offered: WebSocketHandshakeRule.offeredProtocols(request.headers),
+                    offeredExtensions: WebSocketHandshakeRule.offeredExtensions(request.headers))
+                if let compression {
+                    do {
+                        deflate = try WebSocketDeflateNegotiation.agreed(upgrade.response.headers, offered: compression)
+                    } catch {
+                        throw ServerAPIError(
+                            .network, "the WebSocket handshake's answer \(error) (RFC 7692 §7.1)",
+                            url: upgrade.response.url, underlying: error)
+                    }
+                }
+                guard upgrade.connection != nil else {
+                    throw ServerAPIError(.network, "the transport returned no connection")
+                }
+            } catch {
+                upgrade.connection?.close()
+                throw error
+            }
+        } catch {
+            throw complete(call, ServerAPIError.wrap(error).with(requestID: api.id, url: request.url))
+        }
+        guard let connection = upgrade.connection else { throw ServerAPIError(.network, "unreachable") }
+        let url = request.url
+        // The connection's end, on another thread, works on this copy: the call's own metrics stay with this task.
+        let headMetrics = call.metrics
+        call.headReceived()
+        call.bodyStreaming()
+        var compressor: WebSocketCompressingSender?
+        if let deflate, let compression {
+            compressor = WebSocketCompressingSender(WebSocketDeflateSender(client: deflate, compression: compression))
+        }
+        return WebSocket.Link(
+            connection: connection, response: upgrade.response, subprotocol: subprotocol, call: call,
+            deflate: deflate, compressor: compressor
+        ) { [self] error in
+            let metrics = endMetrics(headMetrics, call: call)
+            if let error {
+                _ = complete(call, error.with(requestID: api.id, url: url), metrics: metrics)
+            } else {
+                completeSucceeded(call, metrics: metrics)
+            }
+        }
+    }
+}
