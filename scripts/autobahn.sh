@@ -17,9 +17,10 @@
 #   scripts/autobahn.sh env          # print `export …` lines: eval "$(scripts/autobahn.sh env)"
 #   scripts/autobahn.sh status
 #   scripts/autobahn.sh reference    # run the Python reference client (scripts/autobahn_reference_client.py)
-#   scripts/autobahn.sh client [--transport curl|urlsession]
+#   scripts/autobahn.sh client [--no-build] [--transport curl|urlsession]
 #                                    # run our runner (Sources/serverapi-autobahn, a release build): curl on the
-#                                    # libcurl with WebSockets (scripts/libcurl-backports.sh), or URLSession
+#                                    # libcurl with WebSockets (scripts/libcurl-backports.sh), or URLSession;
+#                                    # --no-build runs it as it was last built
 #   scripts/autobahn.sh report [--agent NAME] [--expected-failures FILE] [--reports DIR]
 #                                    # per group pass/fail counts; exits 1 if a case failed that FILE
 #                                    # (default scripts/autobahn-expected-failures.txt) does not allow
@@ -263,10 +264,18 @@ cmd_reference() {
 cmd_client() {
     local transport=curl libdir=""
     alive "$STATE/server.pid" || { log "not running: run scripts/autobahn.sh start"; exit 1; }
+    local build=1
+    if [ "${1:-}" = "--no-build" ]; then
+        build=""
+        shift
+    fi
     [ "${1:-}" = "--transport" ] && transport=${2:-curl}
-    # The release build scripts/test.sh makes (scripts/build-flags.sh): after it, nothing is left to build.
+    # The release build scripts/test.sh makes (scripts/build-flags.sh): after it, nothing is left to build. With
+    # --no-build (scripts/test.sh, beside a `swift test` that holds .build) the runner is run as it was built.
     source "$ROOT/scripts/build-flags.sh"
-    swift build --package-path "$ROOT" "${RELEASE_BUILD[@]}" --product serverapi-autobahn >&2
+    if [ -n "$build" ]; then
+        swift build --package-path "$ROOT" "${RELEASE_BUILD[@]}" --product serverapi-autobahn >&2
+    fi
     if [ "$transport" = curl ]; then
         libdir=${SAPI_LIBCURL_WS_DIR:-$("$ROOT/scripts/libcurl-backports.sh")}
     fi
@@ -294,7 +303,7 @@ case "$command" in
     client) cmd_client "$@" ;;
     report) cmd_report "$@" ;;
     *)
-        echo "usage: $0 install|start|stop|env|status|reference [--agent NAME]|client [--transport curl|urlsession]|report [--agent NAME] [--expected-failures FILE]" >&2
+        echo "usage: $0 install|start|stop|env|status|reference [--agent NAME]|client [--no-build] [--transport curl|urlsession]|report [--agent NAME] [--expected-failures FILE]" >&2
         exit 2
         ;;
 esac

@@ -25,8 +25,8 @@ step() {
 # A build that needs the cores while the tests before it mostly wait on servers (the conformance suites run one test
 # at a time): `background NAME CMD...` starts it at the lowest priority (nice 19), so the tests keep the cores when
 # they want them and their timings stay theirs. `beside NAME CMD...` starts a test run that mostly waits too (real
-# pauses, little to compute), at the normal priority, beside the one in the foreground. `finish NAME` waits for either and fails the run if it failed,
-# with the failures and the end of its log (.build-logs/NAME.log).
+# pauses, little to compute), at the normal priority, beside the one in the foreground. `finish NAME` waits for
+# either and fails the run if it failed, with the failures and the end of its log (.build-logs/NAME.log).
 declare -A background_pids=()
 start_background() {
     local name=$1 priority=$2
@@ -50,6 +50,16 @@ finish() {
         exit "$status"
     fi
 }
+# On the way out, a failed run's builds and tests still in the background are stopped, and the servers it started.
+STARTED_SERVERS=""
+autobahn=""
+on_exit() {
+    local pid
+    for pid in "${background_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if [ -n "$autobahn" ]; then scripts/autobahn.sh stop || true; fi
+    if [ -n "$STARTED_SERVERS" ]; then scripts/test-server.sh stop; fi
+}
+trap on_exit EXIT
 
 # A step whose prerequisite is missing: on a user's other distribution it is skipped, and said so; under CI
 # (CI=true) a missing prerequisite fails the run, so that a skip is never reported as a pass.
@@ -77,6 +87,13 @@ if ! command -v tmux >/dev/null 2>&1; then apt_install tmux; fi
 # the race detector: the debug-only checks (assertions, exclusivity) run in the instrumented one. The first build's
 # modules give the public API check and the documentation below, so a mistake there fails in the first minutes.
 step swift build --build-tests --sanitize=thread --scratch-path .build-tsan -Xswiftc -warnings-as-errors
+# Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
+# notes/compiler-async-tuple-result.md) while every debug test passed. Built from here on at the lowest priority, beside
+# the checks, the documentation and the instrumented tests, with what they leave of the cores (the conformance run
+# mostly waits). `swift build` enables testable imports only in debug; the tests' `@testable import`s need them here
+# too. A run given arguments (`--filter`) needs no release build.
+source scripts/build-flags.sh
+if [ $# -eq 0 ]; then background release-build swift build --build-tests "${RELEASE_BUILD[@]}"; fi
 # The public API of the library products against the one recorded in api/ (scripts/api-check.sh: the toolchain's
 # swift-api-digester on the modules just built, a few seconds): a change to it must be recorded on purpose.
 step scripts/api-check.sh --scratch-path .build-tsan
@@ -94,18 +111,9 @@ step scripts/docs.sh --skip-build --scratch-path .build-tsan
 
 # Integration and conformance tests fail (never skip) without these servers. Servers that
 # were already running (started by hand) are used and left running.
-STARTED_SERVERS=""
 if ! scripts/test-server.sh status >/dev/null 2>&1; then
     STARTED_SERVERS=1
 fi
-# On the way out, a failed run's builds still in the background are stopped, and the servers it started too.
-on_exit() {
-    local pid
-    for pid in "${background_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    if [ -n "${autobahn:-}" ]; then scripts/autobahn.sh stop || true; fi
-    if [ -n "$STARTED_SERVERS" ]; then scripts/test-server.sh stop; fi
-}
-trap on_exit EXIT
 scripts/test-server.sh start
 eval "$(scripts/test-server.sh env)"
 # A second libcurl, bookworm-backports' 8.14 (the first with WebSockets), unpacked beside the system's 7.88: the
@@ -150,11 +158,6 @@ else
     # The caching cases through the real transports (RealTransportCachingConformanceTests, about a minute of real
     # pauses) run once, in the release pass on the system's libcurl below: the cache's rules are the core's, tested
     # here under ThreadSanitizer over MockTransport with the other unit suites.
-    # Release, where users' code runs: the optimizer has changed behaviour before (a batch's results lost,
-    # notes/compiler-async-tuple-result.md) while every debug test passed. Built beside the conformance run, which
-    # mostly waits (the unit suites above keep both cores busy). `swift build` enables testable imports only in debug;
-    # the tests' `@testable import`s need them here too.
-    background release-build swift build --build-tests "${RELEASE_BUILD[@]}"
     with_websocket_libcurl step swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
         --filter ConformanceTests --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
     unset SAPI_TEST_TIME_SCALE TSAN_OPTIONS
@@ -177,7 +180,6 @@ else
         compression_cases+=",$group.1,$group.11"
     done
     export SAPI_AUTOBAHN_CASES="1.*,2.*,3.*,4.*,5.*,6.*,7.*,9.*,10.*$compression_cases"
-    autobahn=""
     if [ "$backports_status" = 0 ] && scripts/autobahn.sh can-run; then
         autobahn=1
         background autobahn-server scripts/autobahn.sh start
@@ -195,6 +197,11 @@ else
         --skip RealTransportCachingConformanceTests --no-parallel
     finish real-transport-caching
     if [ "$backports_status" = 0 ]; then
+        # Autobahn|Testsuite's cases (below) run meanwhile, at the lowest priority.
+        if [ -n "$autobahn" ]; then
+            finish autobahn-server
+            background autobahn-client bash -c 'scripts/autobahn.sh client --no-build --quiet && scripts/autobahn.sh report'
+        fi
         with_websocket_libcurl step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests \
             --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
     else
@@ -204,11 +211,10 @@ else
     step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
     # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
     step bash scripts/soak.sh --short
-    # Autobahn|Testsuite (its server started beside the runs above; the cases are chosen there).
+    # Autobahn|Testsuite (its server started and its cases run beside the runs above; the cases are chosen there).
     if [ -n "$autobahn" ]; then
-        finish autobahn-server
-        step scripts/autobahn.sh client --quiet
-        step scripts/autobahn.sh report
+        finish autobahn-client
+        tail -n 30 .build-logs/autobahn-client.log >&2
         scripts/autobahn.sh stop
         autobahn=""
     else
