@@ -116,6 +116,18 @@ async def handler(ws):
             close_events[key].set()
 
 
+async def fair(tick):
+    """Lets the other connections of every peer run every 64 messages of a flood.
+
+    `send` returns without yielding to the event loop while the connection's write buffer is below its high-water
+    mark, and a reader that stopped reading leaves megabytes of kernel buffers to fill first: compressed (a repeated
+    tick deflates to a few bytes), that is a million messages, and the event loop, which serves all three peers,
+    answered no other handshake for over a minute. (Every message would slow the flood itself down too much.)
+    """
+    if tick % 64 == 0:
+        await asyncio.sleep(0)
+
+
 async def route(ws, path, query):
     if path == "/echo":
         await echo(ws)
@@ -199,6 +211,7 @@ async def route(ws, path, query):
         while True:
             tick += 1
             await ws.send(f"tick {tick} ".ljust(1024, "."))
+            await fair(tick)
     elif path == "/flood":
         key = query.get("id", "")
         received.setdefault(key, [])
@@ -214,6 +227,7 @@ async def route(ws, path, query):
             while True:
                 tick += 1
                 await ws.send(f"tick {tick} ".ljust(size, "."))
+                await fair(tick)
         finally:
             keeper.cancel()
     elif path == "/received":
