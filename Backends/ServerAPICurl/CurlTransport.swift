@@ -145,11 +145,7 @@ public final class CurlTransport: RequestPerforming {
             return (loops.loop(at: home), counters[home])
         }
         while true {
-            var (best, fewest) = (home, counters[home].count)
-            for index in counters.indices {
-                let count = counters[index].count
-                if count < fewest { (best, fewest) = (index, count) }
-            }
+            let (best, fewest) = leastBusyLoop(from: home)
             if counters[best].enter(below: fewest + 1) { return (loops.loop(at: best), counters[best]) }
         }
     }
@@ -183,16 +179,20 @@ public final class CurlTransport: RequestPerforming {
             return originIndex(url)
         case .adaptive:
             let home = originIndex(url)
-            let counters = loops.callsInFlight
-            var best = home
-            var fewest = counters[home].count
-            guard fewest >= busyThreshold(for: url) else { return home }
-            for index in counters.indices {
-                let count = counters[index].count
-                if count < fewest { (best, fewest) = (index, count) }
-            }
-            return best
+            guard loops.callsInFlight[home].count >= busyThreshold(for: url) else { return home }
+            return leastBusyLoop(from: home).index
         }
+    }
+
+    /// The loop with the fewest calls in flight, and that count; `home` when none has fewer than it.
+    private func leastBusyLoop(from home: Int) -> (index: Int, count: Int) {
+        let counters = loops.callsInFlight
+        var (best, fewest) = (home, counters[home].count)
+        for index in counters.indices {
+            let count = counters[index].count
+            if count < fewest { (best, fewest) = (index, count) }
+        }
+        return (best, fewest)
     }
 
     /// The loop an origin maps to: a hash (FNV-1a, stable between runs) of its scheme, host and port.
