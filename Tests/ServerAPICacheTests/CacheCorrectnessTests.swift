@@ -95,6 +95,55 @@ import Testing
         }
     }
 
+    @Test(
+        "Vary: a request no stored variant fits offers the stored one's ETag; a 304 makes it this request's answer",
+        arguments: CacheKind.allCases)
+    func varyOffersStoredETag(kind: CacheKind) async throws {
+        let clock = TestClock()
+        try await kind.with(clock: clock) { cache async throws in
+            let mock = MockTransport()
+            mock.stub(handler: { request in
+                if request.headers["If-None-Match"] == "\"same\"" {
+                    return .text("", status: 304, headers: ["Cache-Control": "max-age=3600", "ETag": "\"same\""])
+                }
+                return .text(
+                    "same for all", headers: ["Cache-Control": "max-age=3600", "Vary": "Foo", "ETag": "\"same\""])
+            })
+            let manager = Self.manager(mock, cache, clock: clock)
+            let api = Self.items.cache(.returnCacheElseLoad)
+            #expect(try await manager.send(api.setHeader("Foo", "1")).string == "same for all")
+            let other = try await manager.send(api.setHeader("Foo", "2"))
+            #expect(mock.requests.last?.headers["If-None-Match"] == "\"same\"")
+            #expect(other.status == 200)
+            #expect(other.string == "same for all")
+            // Stored as the second request's variant too: both answer from the cache now.
+            for foo in ["1", "2"] { #expect(try await manager.send(api.setHeader("Foo", foo)).isFromCache) }
+            #expect(mock.requestCount == 2)
+        }
+    }
+
+    @Test(
+        "Vary on Cookie or Authorization: another party's stored response is never offered as a validator",
+        arguments: CacheKind.allCases, ["Cookie", "Authorization"])
+    func varyOnCredentialsOffersNothing(kind: CacheKind, field: String) async throws {
+        let clock = TestClock()
+        try await kind.with(clock: clock) { cache async throws in
+            let mock = MockTransport()
+            mock.stub(handler: { request in
+                .text("for \(request.headers[field] ?? "")", headers: [
+                    "Cache-Control": "private, max-age=3600", "Vary": field, "ETag": "\"tag\"",
+                ])
+            })
+            let manager = Self.manager(mock, cache, clock: clock)
+            let api = Self.items.cache(.returnCacheElseLoad)
+            _ = try await manager.send(api.setHeader(field, "a"))
+            let other = try await manager.send(api.setHeader(field, "b"))
+            #expect(other.string == "for b")
+            #expect(mock.requestCount == 2)
+            #expect(mock.requests.last?.headers["If-None-Match"] == nil)
+        }
+    }
+
     @Test("Vary: * is never answered from the cache", arguments: CacheKind.allCases)
     func varyStar(kind: CacheKind) async throws {
         let clock = TestClock()

@@ -45,6 +45,10 @@ import Testing
         #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "\"x\", \"abc\""], stored: stored) == true)
         #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "*"], stored: stored) == true)
         #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "\"x\""], stored: stored) == false)
+        // An unquoted tag, stored or asked for, is the same tag quoted.
+        #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "abc"], stored: stored) == true)
+        #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "\"abc\""], stored: ["ETag": "abc"]) == true)
+        #expect(HTTPCacheRules.notModified(request: ["If-None-Match": "ab"], stored: ["ETag": "abc"]) == false)
         // If-None-Match wins over If-Modified-Since.
         #expect(
             HTTPCacheRules.notModified(

@@ -84,9 +84,9 @@ enum HTTPCacheRules {
     static func notModified(request: HTTPHeaders, stored: HTTPHeaders) -> Bool? {
         let noneMatch = request.values(for: "If-None-Match")
         if !noneMatch.isEmpty {
-            guard let etag = stored["ETag"].map({ opaqueTag(HTTPSyntax.trimmed($0)) }) else { return false }
+            guard let etag = stored["ETag"].map({ comparableTag(HTTPSyntax.trimmed($0)) }) else { return false }
             let tags = noneMatch.flatMap { $0.split(separator: ",") }.map { HTTPSyntax.trimmed($0) }
-            return tags.contains("*") || tags.contains { opaqueTag($0) == etag }
+            return tags.contains("*") || tags.contains { comparableTag($0) == etag }
         }
         if let value = request["If-Modified-Since"], let since = HTTPDate.parse(value) {
             guard let modified = (stored["Last-Modified"] ?? stored["Date"]).flatMap({ HTTPDate.parse($0) }) else {
@@ -97,8 +97,15 @@ enum HTTPCacheRules {
         return nil
     }
 
-    /// An entity tag without its weakness prefix, for the weak comparison (RFC 9110 §8.8.3.2).
-    private static func opaqueTag(_ tag: Substring) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+    /// An entity tag as the weak comparison sees it (RFC 9110 §8.8.3.2): its opaque text, without the weakness
+    /// prefix and the quotes. A tag written without quotes (invalid, but some servers send one and some callers write
+    /// one) is read as the same tag quoted, so that `abcdef` and `"abcdef"` match; what is sent keeps the quotes as
+    /// they were written.
+    static func comparableTag(_ tag: Substring) -> Substring {
+        let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : tag
+        guard opaque.count >= 2, opaque.hasPrefix("\""), opaque.hasSuffix("\"") else { return opaque }
+        return opaque.dropFirst().dropLast()
+    }
 
     /// Whether the response says how long it stays fresh (`max-age` or `Expires`).
     static func hasExplicitFreshness(_ control: CacheControl, _ headers: HTTPHeaders) -> Bool {

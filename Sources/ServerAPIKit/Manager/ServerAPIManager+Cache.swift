@@ -51,6 +51,19 @@ extension ServerAPIManager {
         return entry
     }
 
+    /// The URL's stored response of another variant, for a call that no stored variant fits to offer its entity tag
+    /// (RFC 9111 §4.3.1 lets a cache send the validators of the responses it stores for the URL): a 304 says the
+    /// server's response to this call is that one, which is then stored as this call's variant too (§4.3.4).
+    /// `nil` when the URL has none with an `ETag`, or when it varies on `*`, `Authorization` or `Cookie`: another
+    /// party's response is never offered.
+    func otherVariant(for call: Call) async -> CacheEntry? {
+        guard let cache, let key = call.cacheKey, let primary = try? await cache.lookup(key), primary.status == 200,
+            primary.headers.contains("ETag"), !Vary(primary.headers).isStar,
+            !primary.variant.names.contains(where: { $0 == "authorization" || $0 == "cookie" })
+        else { return nil }
+        return primary
+    }
+
     /// The cached result of a call that may be shown before the network answers (`returnCacheThenLoad`):
     /// one that is fresh or may be served stale; `nil` when there is none.
     func cachedResult(for api: ServerAPI) async throws -> ServerResult? {

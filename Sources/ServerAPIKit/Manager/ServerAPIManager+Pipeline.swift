@@ -348,10 +348,14 @@ extension ServerAPIManager {
         }
         let requestTime = configuration.now()
         var revalidation: Revalidation?
-        if let stored, configuration.honorsHTTPCacheHeaders,
+        if configuration.honorsHTTPCacheHeaders,
             api.cacheMode == .returnCacheElseLoad || api.cacheMode == .loadElseReturnCache
         {
-            revalidation = self.revalidation(of: stored, for: api, base: call.request)
+            if let stored {
+                revalidation = self.revalidation(of: stored, for: api, base: call.request)
+            } else if !call.request.headers.contains("Range"), let other = await otherVariant(for: call) {
+                revalidation = self.revalidation(of: other, for: api, base: call.request)
+            }
         }
         // A stored response that may stand in for a failed call (cut off from the server, `stale-if-error`, the offline
         // fallback) stands in for a 5xx too, even one the call accepts: RFC 9111 §4.3.3 lets a cache treat a 5xx to a
