@@ -130,9 +130,11 @@ import Testing
         try await kind.with(clock: clock) { cache async throws in
             let mock = MockTransport()
             mock.stub(handler: { request in
-                .text("for \(request.headers[field] ?? "")", headers: [
-                    "Cache-Control": "private, max-age=3600", "Vary": field, "ETag": "\"tag\"",
-                ])
+                .text(
+                    "for \(request.headers[field] ?? "")",
+                    headers: [
+                        "Cache-Control": "private, max-age=3600", "Vary": field, "ETag": "\"tag\"",
+                    ])
             })
             let manager = Self.manager(mock, cache, clock: clock)
             let api = Self.items.cache(.returnCacheElseLoad)
