@@ -22,7 +22,10 @@ struct CopyOnWrite<Value: Sendable>: @unchecked Sendable {
     // `@unchecked`: the box is written only through `value`'s modify accessor, and only when this value
     // holds the one reference to it; a shared box is never written.
     private final class Box {
-        var value: Value
+        // No run-time exclusivity check (one per read of any boxed property, on every call): the box is written
+        // only while this value holds the one reference to it, inside an access to this value, which the
+        // compiler and the run time already check; a shared box is only ever read.
+        @exclusivity(unchecked) var value: Value
         init(_ value: Value) { self.value = value }
     }
 

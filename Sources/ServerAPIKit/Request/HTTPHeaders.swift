@@ -95,9 +95,20 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     @inlinable
     static func sameName(_ a: String, _ b: String) -> Bool {
         // Header names are ASCII tokens: fold ASCII letters byte by byte instead of allocating two
-        // lower-cased copies (this runs for every field of every lookup).
-        a.utf8.count == b.utf8.count
-            && a.utf8.elementsEqual(b.utf8) { x, y in x == y || asciiFolded(x) == asciiFolded(y) }
+        // lower-cased copies (this runs for every field of every lookup), over the strings' own bytes where
+        // they have them contiguous (native strings always do) rather than through two generic iterators.
+        let count = a.utf8.count
+        guard count == b.utf8.count else { return false }
+        let contiguous = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                for index in 0..<count where x[index] != y[index] {
+                    guard asciiFolded(x[index]) == asciiFolded(y[index]) else { return false }
+                }
+                return true
+            }
+        }
+        if let contiguous, let same = contiguous { return same }
+        return a.utf8.elementsEqual(b.utf8) { x, y in x == y || asciiFolded(x) == asciiFolded(y) }
     }
 
     @inlinable

@@ -52,7 +52,12 @@ package struct ExchangeStateMachine: Sendable {
         case alreadyComplete
     }
 
-    private var state = State.waitingForHead
+    private var state = State.waitingForHead {
+        didSet {
+            awaitsHead = if case .waitingForHead = state { true } else { false }
+            receivesBody = if case .receivingBody = state { true } else { false }
+        }
+    }
     private let download: Bool
     private let streamed: Bool
     private let redirectSource: Redirects
@@ -104,14 +109,12 @@ package struct ExchangeStateMachine: Sendable {
     }
 
     /// Whether the next head the library reports is one the machine wants: no final head has arrived yet.
-    package var awaitsHead: Bool {
-        if case .waitingForHead = state { true } else { false }
-    }
+    /// Stored (set with `state`), as `receivesBody` is: a transport asks at every header line and body piece, and
+    /// reading a stored field does not copy the machine, where calling a getter from another module does.
+    package private(set) var awaitsHead = true
 
     /// Whether body bytes now are the response's (not a dropped redirect's or restart's, not after the end).
-    package var receivesBody: Bool {
-        if case .receivingBody = state { true } else { false }
-    }
+    package private(set) var receivesBody = false
 
     // MARK: Events
 
