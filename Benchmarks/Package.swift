@@ -67,6 +67,16 @@ let package = Package(
             ],
             path: "Sources/serverapi-resilience-bench"
         ),
+        // No SwiftNIO: valgrind 3.19 cannot read a binary that links it, and this one is run under callgrind
+        // (scripts/bench-transports.sh --instructions).
+        .executableTarget(
+            name: "serverapi-curl-count",
+            dependencies: [
+                .product(name: "ServerAPIKit", package: "ServerAPIKit"),
+                .product(name: "ServerAPICurl", package: "ServerAPIKit"),
+            ],
+            path: "Sources/serverapi-curl-count"
+        ),
         .executableTarget(
             name: "serverapi-stream-bench",
             dependencies: [

@@ -26,7 +26,14 @@ LEVELS="1 64 256 1000"
 SCALING_CLIENTS="wrk libcurl-c libcurl-c-loops libcurl-c-epoll ahc curl-1loop curl curl-bo curl-rr curl-manager curl-manager-bo curl-manager-rr"
 # --libcurl-backports: the libcurl clients (the C loops and CurlTransport's rows) run again on Debian 12's
 # bookworm-backports libcurl (8.14, unpacked by scripts/libcurl-backports.sh), labelled `@8.14`, in the same run.
+# --instructions: instead of the tables, the instructions a request costs (valgrind's callgrind, which a busy
+# machine does not disturb), at c1 and c64 on one loop: the C libcurl loop, the bare CurlTransport and the manager
+# over it (Benchmarks' serverapi-curl-count, built with the Swift runtime linked statically, in
+# Benchmarks/.build-static: valgrind 3.19 cannot run the dynamically linked Swift binaries). Each client runs
+# twice, with more requests the second time, and the difference is divided by the difference in requests, so that
+# start-up and shut-down cancel out. Prints the table and the ratios to the C loop (issue 50's goal: ≤ 1.3×).
 BACKPORTS=0
+INSTRUCTIONS=0
 while (($#)); do
     case "$1" in
     --quick) RUNS=1; DURATION=3; DOWNLOAD_MB=64 ;;
@@ -34,7 +41,8 @@ while (($#)); do
     --levels) LEVELS="$2"; shift ;;
     --clients) SCALING_CLIENTS="$2"; shift ;;
     --libcurl-backports) BACKPORTS=1 ;;
-    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"] [--libcurl-backports]" >&2; exit 1 ;;
+    --instructions) INSTRUCTIONS=1 ;;
+    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"] [--libcurl-backports] [--instructions]" >&2; exit 1 ;;
     esac
     shift
 done
@@ -48,19 +56,27 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
 pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
 command -v openssl >/dev/null || missing+=(openssl)
+((INSTRUCTIONS)) && ! command -v valgrind >/dev/null && missing+=(valgrind)
 if ((${#missing[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-echo "Building serverapi-transport-bench (release)…" >&2
 # A path dependency's new files are only noticed when a manifest changes.
 touch Package.swift Benchmarks/Package.swift
-swift build -c release --package-path Benchmarks --product serverapi-transport-bench >&2
-((SCALING_ONLY)) || swift build -c release --package-path Benchmarks --product serverapi-bench >&2
-BIN="$(swift build -c release --package-path Benchmarks --show-bin-path)"
-BENCH="$BIN/serverapi-transport-bench"
+if ((INSTRUCTIONS)); then
+    echo "Building serverapi-curl-count (release, Swift runtime linked statically)…" >&2
+    COUNT_BUILD=(-c release --static-swift-stdlib --package-path Benchmarks --scratch-path Benchmarks/.build-static)
+    swift build "${COUNT_BUILD[@]}" --product serverapi-curl-count >&2
+    COUNT="$(swift build "${COUNT_BUILD[@]}" --show-bin-path)/serverapi-curl-count"
+else
+    echo "Building serverapi-transport-bench (release)…" >&2
+    swift build -c release --package-path Benchmarks --product serverapi-transport-bench >&2
+    ((SCALING_ONLY)) || swift build -c release --package-path Benchmarks --product serverapi-bench >&2
+    BIN="$(swift build -c release --package-path Benchmarks --show-bin-path)"
+    BENCH="$BIN/serverapi-transport-bench"
+fi
 
 WORK=$(mktemp -d /tmp/bench-transports.XXXXXX)
 NGINX_PID=""
@@ -142,6 +158,38 @@ curl -sf --http2 --cacert "$WORK/ca.pem" -o /dev/null "$SMALL_H2" || { echo "ngi
 BIG="http://127.0.0.1:$PORT/big.bin"
 RAW="$WORK/raw.jsonl"
 : >"$RAW"
+
+if ((INSTRUCTIONS)); then
+    # Total instructions of one run under callgrind (every thread, start to exit).
+    instructions() {
+        valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" "$@" >"$WORK/run.json" 2>"$WORK/valgrind.log" \
+            || { cat "$WORK/valgrind.log" >&2; exit 1; }
+        callgrind_annotate "$WORK/callgrind.out" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
+    }
+    requests() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["requests"])' "$WORK/run.json"; }
+    printf '%-16s %6s %12s\n' client level instr/req
+    for level in 1 64; do
+        # The C loop runs for a time, without its warm-up (every request counted): 2 s, then 6 s (under callgrind,
+        # some thousands of requests).
+        first=$(CURL_MULTI_LOOP_WARMUP=0 instructions "$WORK/curl_multi_loop" "$SMALL" "$level" 2)
+        first_requests=$(requests)
+        second=$(CURL_MULTI_LOOP_WARMUP=0 instructions "$WORK/curl_multi_loop" "$SMALL" "$level" 6)
+        second_requests=$(requests)
+        reference=$(((second - first) / (second_requests - first_requests)))
+        printf '%-16s %6s %12d\n' libcurl-c "c$level" "$reference"
+        for client in curl curl-manager; do
+            flag=()
+            [[ $client == curl-manager ]] && flag=(--manager)
+            first=$(instructions "$COUNT" "${flag[@]}" --url "$SMALL" --concurrency "$level" --requests 1000)
+            second=$(instructions "$COUNT" "${flag[@]}" --url "$SMALL" --concurrency "$level" --requests 3000)
+            per=$(((second - first) / 2000))
+            printf '%-16s %6s %12d   %s× the C loop\n' "$client" "c$level" "$per" \
+                "$(python3 -c "print(f'{$per / $reference:.2f}')")"
+        done
+    done
+    echo "goal (issue 50): the bare CurlTransport within 1.3× the C loop's instructions per request at c64"
+    exit 0
+fi
 
 echo "nginx on 127.0.0.1:$PORT ($NGINX_WORKERS workers); $RUNS run(s) per row, ${DURATION}s each, ${DOWNLOAD_MB} MB download" >&2
 CLASSIC_RUNS=$RUNS
