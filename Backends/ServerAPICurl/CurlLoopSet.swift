@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 import Synchronization
 
 /// A transport's loops, each started the first time a call needs it.

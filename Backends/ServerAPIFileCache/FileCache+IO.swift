@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// A clock that stands still until a test moves it, so retry waits, throttling intervals and
 /// TTLs run deterministically without sleeping.

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// An `InputStream` over a `BodyReader`: URLSession pulls the request body from it a chunk
 /// at a time, so files (and multipart bodies with file parts) are sent from disk without ever

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// A progress line on standard error: bytes, rate and time left, redrawn at most ten times a second.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// Watches this process's resident memory (VmRSS in /proc/self/status) while a transfer runs.
 ///

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 @testable import ServerAPIURLSession
 
 #if canImport(FoundationNetworking)

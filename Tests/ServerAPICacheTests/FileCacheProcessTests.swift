@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import ServerAPICurl
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 

@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// Counts events that callbacks on any thread report, and lets a test wait until a number of them
 /// happened, without sleeping.

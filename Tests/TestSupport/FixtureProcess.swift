@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 import Testing
 
 #if canImport(Glibc)

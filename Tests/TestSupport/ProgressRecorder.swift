@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// Records a transfer's progress reports, lets a test wait for the first one in a direction, and
 /// notices any that arrive after the transfer returned.

@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// A list that callbacks on any thread append to and a test reads: the one locked collector of the
 /// test targets (logs of strings, requests a stub saw, outcomes of calls).

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 /// Collects HAR entries and keeps a file up to date with them: what a `RecordingTransport` writes to.
 ///

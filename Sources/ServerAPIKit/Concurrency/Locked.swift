@@ -17,16 +17,21 @@ import Synchronization
 /// so `swift test --sanitize=thread` reports every access under a `Mutex` as a race and real
 /// races drown in the noise. When the ThreadSanitizer runtime is loaded, `Locked` tells it about
 /// each lock and unlock (`__tsan_acquire` / `__tsan_release`); otherwise that costs one branch.
-package final class Locked<Value: ~Copyable>: Sendable {
+///
+/// For this package's backends, not for users: public only to the `Backend` SPI (`@_spi(Backend) import
+/// ServerAPIKit`), because Swift 6.3 specializes an `@inlinable` generic in another module only when it is
+/// public (or SPI): as `package`, every backend's lock looked its state's type metadata up at run time, on
+/// every call.
+@_spi(Backend) public final class Locked<Value: ~Copyable>: Sendable {
     @usableFromInline let mutex: Mutex<Value>
 
     /// Creates a lock around a value.
-    package init(_ value: consuming sending Value) { mutex = Mutex(value) }
+    @_spi(Backend) public init(_ value: consuming sending Value) { mutex = Mutex(value) }
 
     /// Runs `body` with exclusive access to the value.
     /// - Important: Do not call back into code that takes the same lock: it is not recursive.
     @inlinable
-    package func withLock<Result, E: Error>(
+    @_spi(Backend) public func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         try withLockAnnotated(body)
@@ -35,7 +40,7 @@ package final class Locked<Value: ~Copyable>: Sendable {
     // Inlinable, so that every module specializes it for its own state: an unspecialized generic call
     // would look up type metadata at run time on every lock, in the transports' hot paths too.
     @inlinable
-    func withLockAnnotated<Result, E: Error>(
+    @_spi(Backend) public func withLockAnnotated<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         try mutex.withLockAnnotated(token: Unmanaged.passUnretained(self).toOpaque(), body)

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 import ServerAPITesting
 
 /// The origin of a conformance case: answers each call of the case with the step's scripted response,

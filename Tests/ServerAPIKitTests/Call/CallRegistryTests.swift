@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 /// Which calls the registry and a scope cancel (id, tag, first, last, all, replaced, scope), against
 /// calls that no transport runs: each selected call is cancelled with its reason, and runs its handlers.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 /// The call's lifecycle on its own: every cancellation point × every cancel source, and the races
 /// between a cancel and the call's own events, without a transport, a clock or a lock.

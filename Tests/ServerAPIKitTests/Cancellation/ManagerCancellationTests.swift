@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 /// The ways a caller can cancel a call through the manager's registry.
 enum RegistryCancel: String, CaseIterable, Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import ServerAPITesting
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 /// A mock whose every call reports that it reached the transport, then waits one second on
 /// `clock` (honouring cancellation) before answering with `answer(request)`: the test decides

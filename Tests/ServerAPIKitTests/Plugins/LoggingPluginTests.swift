@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 @Suite("Logging", .timeLimit(.minutes(1)))
 struct LoggingPluginTests {

@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 /// Records every hook it sees under a name, and adds a header in `prepare`.
 struct RecordingPlugin: ServerAPIPlugin {

@@ -4,7 +4,7 @@ import ServerAPITesting
 import Synchronization
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 @Suite("Signing and common parameters", .timeLimit(.minutes(1)))
 struct SigningPluginTests {

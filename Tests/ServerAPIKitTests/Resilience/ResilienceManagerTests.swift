@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 /// Records every circuit-breaker state change it is told about.
 final class CircuitLog: ServerAPIPlugin {

@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 @Suite("WebSocket compression through the manager (permessage-deflate over MockTransport)")
 struct WebSocketCompressionTests {

@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 @Suite("WebSockets through the manager (MockTransport's scripted sessions)")
 struct WebSocketManagerTests {

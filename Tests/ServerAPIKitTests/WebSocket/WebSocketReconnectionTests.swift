@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Backend) @testable import ServerAPIKit
 
 @Suite("WebSocket reconnection: after a drop, with backoff, on the manager's clock")
 struct WebSocketReconnectionTests {
