@@ -39,7 +39,7 @@
 //   returns only once they have left the process. Released or closed, the transport does not wait: its threads
 //   detach themselves and end on their own.
 
-@_spi(Backend) public import ServerAPIKit
+public import ServerAPIKit
 import Synchronization
 
 #if canImport(FoundationEssentials)
