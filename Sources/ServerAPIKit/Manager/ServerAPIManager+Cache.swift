@@ -30,38 +30,45 @@ extension ServerAPIManager {
         return headers
     }
 
-    /// The stored response that fits a call (its variant matches), fresh or not; `nil` when there is none.
-    /// A call that asks for part of a response (`Range`) is answered from it only as that part
-    /// (`deliverFromCache(_:_:_:range:)`), never as the whole.
-    @inline(never)
-    func storedEntry(for call: Call) async -> CacheEntry? {
-        guard let key = call.cacheKey else { return nil }
-        return await storedEntry(key: key, headers: variantHeaders(of: call.request))
+    /// What the cache holds for a call, fresh or not: the stored response its variant selects (`fitting`), and the
+    /// URL's latest stored response of whichever variant (`latest`), whose entity tag a call that no variant fits
+    /// may offer (`offerable(_:)`). Both come from the one lookup a call makes.
+    struct StoredResponses: Sendable {
+        var fitting: CacheEntry?
+        var latest: CacheEntry?
     }
 
-    /// The stored response under `key` whose variant the request `headers` select; `nil` when there is none.
-    func storedEntry(key: CacheKey, headers: HTTPHeaders) async -> CacheEntry? {
-        guard let cache, let primary = try? await cache.lookup(key) else { return nil }
-        if primary.variant.matches(headers, stored: primary.headers) { return primary }
-        guard let group = primary.variantGroup else { return nil }
+    /// What the cache holds for a call (see `StoredResponses`). A call that asks for part of a response (`Range`)
+    /// is answered from the fitting one only as that part (`deliverFromCache(_:_:_:range:)`), never as the whole.
+    @inline(never)
+    func storedResponses(for call: Call) async -> StoredResponses {
+        guard let key = call.cacheKey else { return StoredResponses() }
+        return await storedResponses(key: key, headers: variantHeaders(of: call.request))
+    }
+
+    /// What the cache holds under `key` for a request with the given `headers` (see `StoredResponses`).
+    func storedResponses(key: CacheKey, headers: HTTPHeaders) async -> StoredResponses {
+        guard let cache, let primary = try? await cache.lookup(key) else { return StoredResponses() }
+        if primary.variant.matches(headers, stored: primary.headers) {
+            return StoredResponses(fitting: primary, latest: primary)
+        }
+        guard let group = primary.variantGroup else { return StoredResponses(latest: primary) }
         let variantKey = key.variant(group: group, CacheVariant(names: primary.variant.names, request: headers))
         guard let entry = try? await cache.lookup(variantKey), entry.variantGroup == group,
             entry.variant.matches(headers, stored: entry.headers)
-        else { return nil }
-        return entry
+        else { return StoredResponses(latest: primary) }
+        return StoredResponses(fitting: entry, latest: primary)
     }
 
-    /// The URL's stored response of another variant, for a call that no stored variant fits to offer its entity tag
-    /// (RFC 9111 §4.3.1 lets a cache send the validators of the responses it stores for the URL): a 304 says the
-    /// server's response to this call is that one, which is then stored as this call's variant too (§4.3.4).
-    /// `nil` when the URL has none with an `ETag`, or when it varies on `*`, `Authorization` or `Cookie`: another
-    /// party's response is never offered.
-    func otherVariant(for call: Call) async -> CacheEntry? {
-        guard let cache, let key = call.cacheKey, let primary = try? await cache.lookup(key), primary.status == 200,
-            primary.headers.contains("ETag"), !Vary(primary.headers).isStar,
-            !primary.variant.names.contains(where: { $0 == "authorization" || $0 == "cookie" })
+    /// The URL's latest stored response, when a call that no stored variant fits may offer its entity tag (RFC 9111
+    /// §4.3.1 lets a cache send the validators of the responses it stores for the URL): a 304 says the server's
+    /// response to this call is that one, which is then stored as this call's variant too (§4.3.4). `nil` when it
+    /// has no `ETag`, or varies on `*`, `Authorization` or `Cookie`: another party's response is never offered.
+    static func offerable(_ latest: CacheEntry?) -> CacheEntry? {
+        guard let latest, latest.status == 200, latest.headers.contains("ETag"), !Vary(latest.headers).isStar,
+            !latest.variant.names.contains(where: { $0 == "authorization" || $0 == "cookie" })
         else { return nil }
-        return primary
+        return latest
     }
 
     /// The cached result of a call that may be shown before the network answers (`returnCacheThenLoad`):
@@ -72,7 +79,9 @@ extension ServerAPIManager {
         let call = Call(
             api: api, request: base, cacheKey: key,
             interceptor: api.businessRules.interceptor(over: configuration.businessRules), registry: nil)
-        guard let entry = await storedEntry(for: call), use(of: entry, for: call).mayAnswerOffline else { return nil }
+        guard let entry = await storedResponses(for: call).fitting, use(of: entry, for: call).mayAnswerOffline else {
+            return nil
+        }
         return try deliverFromCache(entry, call, ResultFinishing(formatter: formatter))
     }
 
@@ -356,7 +365,9 @@ extension ServerAPIManager {
         get.body = .empty
         let key = CacheKey(request: get)
         let requestHeaders = variantHeaders(of: request)
-        guard var entry = await storedEntry(key: key, headers: requestHeaders), entry.status == 200 else { return nil }
+        guard var entry = await storedResponses(key: key, headers: requestHeaders).fitting, entry.status == 200 else {
+            return nil
+        }
         var asGet = api
         asGet.method = .get
         guard HTTPCacheRules.headDescribes(stored: entry.headers, bodyLength: entry.body.count, head: response.headers)

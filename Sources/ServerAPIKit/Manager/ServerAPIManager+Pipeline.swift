@@ -335,7 +335,8 @@ extension ServerAPIManager {
         _ call: Call, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
         let api = call.api
-        var stored = api.cacheMode.readsCache ? await storedEntry(for: call) : nil
+        let found = api.cacheMode.readsCache ? await storedResponses(for: call) : StoredResponses()
+        var stored = found.fitting
         var usage = stored.map { use(of: $0, for: call) }
         if let stored, let usage, let value = try answerFromCache(stored, usage, call, finisher) { return value }
         // A request for part of a response is the server's to answer, unless a stored whole answered it above.
@@ -353,7 +354,7 @@ extension ServerAPIManager {
         {
             if let stored {
                 revalidation = self.revalidation(of: stored, for: api, base: call.request)
-            } else if !call.request.headers.contains("Range"), let other = await otherVariant(for: call) {
+            } else if !call.request.headers.contains("Range"), let other = Self.offerable(found.latest) {
                 revalidation = self.revalidation(of: other, for: api, base: call.request)
             }
         }
