@@ -623,7 +623,7 @@ struct PeerConformanceTests {
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
         defer { try? handle.close() }
-        let child = try FixtureProcess(
+        let child = try await FixtureProcess.launch(
             URL(fileURLWithPath: CommandLine.arguments[0]), ["--testing-library", "swift-testing", "--filter", test]
         ) { process in
             var environment = ProcessInfo.processInfo.environment

@@ -100,7 +100,7 @@ struct SapiEndToEndTests {
     func interrupt(backend: String) async throws {
         let fixture = try SapiProcess.fixture
         let key = UUID().uuidString
-        let started = try SapiProcess.start(["--backend", backend, "\(fixture)/hang?key=\(key)"])
+        let started = try await SapiProcess.start(["--backend", backend, "\(fixture)/hang?key=\(key)"])
         // Interrupt once the fixture has the request: sapi is past its start-up and waiting on the answer.
         try await poll(
             "the fixture to receive the request", within: TestTiming.bound(.seconds(60)), every: .milliseconds(50)

@@ -18,7 +18,7 @@ struct SapiHostileServerTests {
         let err = FileManager.default.temporaryDirectory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: err) }
-        let process = try FixtureProcess(
+        let process = try await FixtureProcess.launch(
             URL(fileURLWithPath: "/bin/sh"),
             ["-c", "ulimit -v \(kilobytes) && exec \"$0\" \"$@\"", try SapiProcess.binary.path] + arguments
         ) { process in

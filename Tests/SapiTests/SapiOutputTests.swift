@@ -289,7 +289,7 @@ struct SapiOutputTests {
         let handle = try #require(FileHandle(forReadingAtPath: directory.path))
         defer { try? handle.close() }
         let outcome = try await SapiProcess.finish(
-            SapiProcess.start(["--offline", "PUT", "http://127.0.0.1:1/items/7"], inputHandle: handle))
+            await SapiProcess.start(["--offline", "PUT", "http://127.0.0.1:1/items/7"], inputHandle: handle))
         #expect(outcome.code == 1, "\(outcome.text)")
         #expect(outcome.text.isEmpty)
         #expect(outcome.stderr.contains("cannot read the request body from standard input: Is a directory"))

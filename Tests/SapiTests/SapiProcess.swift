@@ -42,14 +42,14 @@ enum SapiProcess {
     static func start(
         _ arguments: [String], input: Data? = nil, stdin: Pipe? = nil, inputHandle: FileHandle? = nil,
         environment: [String: String] = [:], in directory: URL? = nil
-    ) throws -> (FixtureProcess, URL, URL) {
+    ) async throws -> (FixtureProcess, URL, URL) {
         let workingDirectory = directory
         let directory = FileManager.default.temporaryDirectory
         let out = directory.appendingPathComponent("sapi-out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = try FixtureProcess(try binary, arguments) { process in
+        let process = try await FixtureProcess.launch(try binary, arguments) { process in
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)
             if let input {
@@ -90,7 +90,7 @@ enum SapiProcess {
     static func run(
         _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil
     ) async throws -> Outcome {
-        try await finish(start(arguments, input: input, environment: environment, in: directory))
+        try await finish(await start(arguments, input: input, environment: environment, in: directory))
     }
 }
 

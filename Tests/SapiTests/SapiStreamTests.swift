@@ -212,7 +212,7 @@ struct SapiStreamTests {
     @Test("what arrived is on stdout while the server holds the rest back; Ctrl-C then exits 130", arguments: backends)
     func incremental(backend: String) async throws {
         let key = UUID().uuidString
-        let started = try SapiProcess.start([
+        let started = try await SapiProcess.start([
             "--backend", backend, "-S", "\(try SapiProcess.fixture)/hold-body?key=\(key)",
         ])
         let out = started.1
@@ -255,7 +255,7 @@ struct SapiStreamTests {
     func timeoutBoundsTheStream(backend: String) async throws {
         // One byte a second for 10 minutes: the stream is still coming when the process's own limit (3 minutes)
         // would end it, so only --timeout can end it with sapi's exit code.
-        let started = try SapiProcess.start([
+        let started = try await SapiProcess.start([
             "--backend", backend, "-S", "--timeout", "3", "\(try SapiProcess.fixture)/drip?size=600&interval_ms=1000",
         ])
         let outcome = try await SapiProcess.finish(started, limit: .seconds(180))

@@ -99,7 +99,7 @@ struct SapiWebSocketTests {
     func linger() async throws {
         let key = Self.key()
         // Standard input is a file: it ends at once, and the echoes arrive while sapi lingers.
-        let started = try SapiProcess.start(
+        let started = try await SapiProcess.start(
             [try Self.url("/echo?id=\(key)"), "--linger", "600"], input: Data("late\nlater\n".utf8),
             environment: try Self.withWebSockets)
         do {
@@ -319,15 +319,15 @@ struct SapiSession {
     private let input = Pipe()
     private let started: (FixtureProcess, URL, URL)
 
-    private init(_ arguments: [String], environment: [String: String]) throws {
-        started = try SapiProcess.start(arguments, stdin: input, environment: environment)
+    private init(_ arguments: [String], environment: [String: String]) async throws {
+        started = try await SapiProcess.start(arguments, stdin: input, environment: environment)
     }
 
     /// Runs `sapi` with `arguments` while `body` talks to it, then ends its standard input and waits for its exit.
     static func run(
         _ arguments: [String], environment: [String: String], _ body: (SapiSession) async throws -> Void
     ) async throws -> SapiProcess.Outcome {
-        let session = try SapiSession(arguments, environment: environment)
+        let session = try await SapiSession(arguments, environment: environment)
         var failure: (any Error)?
         do { try await body(session) } catch { failure = error }
         try session.input.fileHandleForWriting.close()

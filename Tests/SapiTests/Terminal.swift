@@ -97,7 +97,7 @@ struct Terminal {
         let unblocked =
             "import os, signal, sys; os.closerange(3, 65536); signal.pthread_sigmask(signal.SIG_SETMASK, []); "
             + "os.execv(sys.argv[1], sys.argv[1:])"
-        let process = try FixtureProcess(
+        let process = try await FixtureProcess.launch(
             URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", unblocked, tmux, "-S", socket.path] + arguments
         ) { process in
             process.standardOutput = try FileHandle(forWritingTo: out)

@@ -10,7 +10,7 @@ struct FixtureProcessTests {
         // The grandchild inherits every descriptor the child has (on Linux, the socket through which Foundation's
         // Process learns of the exit among them) and lives until this test closes its standard input. An
         // asynchronous list's standard input is /dev/null, hence the copy in descriptor 3.
-        let child = try FixtureProcess(
+        let child = try await FixtureProcess.launch(
             URL(fileURLWithPath: "/bin/sh"), ["-c", "exec 3<&0; cat <&3 >/dev/null & exit 3"]
         ) {
             $0.standardInput = input

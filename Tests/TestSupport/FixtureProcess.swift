@@ -48,8 +48,14 @@ public final class FixtureProcess: Sendable {
     ///   - executable: The program to run.
     ///   - arguments: Its arguments.
     ///   - configure: Sets up the process before it starts: standard streams, environment.
+    /// - Returns: The running process.
     /// - Throws: When the process cannot be launched, or what `configure` throws.
-    public init(_ executable: URL, _ arguments: [String], configure: (Process) throws -> Void = { _ in }) throws {
+    /// - Important: The launch (`Process.run()`, a `posix_spawn` that takes tens of milliseconds here) runs on a
+    ///   thread of its own: tests run in parallel on a cooperative pool of one thread per core, and a test that
+    ///   launches processes on it held back every other test's continuations, past their time limits.
+    public static func launch(
+        _ executable: URL, _ arguments: [String], configure: (Process) throws -> Void = { _ in }
+    ) async throws -> FixtureProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -66,11 +72,22 @@ public final class FixtureProcess: Sendable {
             }
             if known { exited.fire() }
         }
-        try process.run()
+        #if canImport(Darwin)
+            nonisolated(unsafe) let launched = process
+        #else
+            let launched = process
+        #endif
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread { continuation.resume(with: Result { try launched.run() }) }.start()
+        }
+        reap(process.processIdentifier, into: exit, exited: exited)
+        return FixtureProcess(process: process, exit: exit, exited: exited)
+    }
+
+    private init(process: Process, exit: Locked<Exit>, exited: EventCounter) {
         self.process = process
         self.exit = exit
         self.exited = exited
-        Self.reap(process.processIdentifier, into: exit, exited: exited)
     }
 
     /// Waits for the child's exit on a thread of its own (blocking in `waitpid`), and records its status.
@@ -168,7 +185,7 @@ public final class FixtureProcess: Sendable {
     /// - Throws: When it cannot be launched; records an issue and throws when it exits with a status
     ///   other than 0.
     public static func run(_ executable: URL, _ arguments: [String]) async throws {
-        let status = try await FixtureProcess(executable, arguments).exitStatus()
+        let status = try await FixtureProcess.launch(executable, arguments).exitStatus()
         try #require(status == 0, "\(executable.path) \(arguments.joined(separator: " ")) exited with \(status)")
     }
 
@@ -189,7 +206,9 @@ public final class FixtureProcess: Sendable {
     ) async throws -> T {
         let output = Pipe()
         let input = Pipe()
-        let server = try FixtureProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + arguments) {
+        let server = try await FixtureProcess.launch(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + arguments
+        ) {
             $0.standardOutput = output
             $0.standardInput = input
         }
