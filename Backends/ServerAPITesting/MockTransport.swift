@@ -1,4 +1,4 @@
-@_spi(Backend) import ServerAPIKit
+@_spi(Transport) @_spi(Backend) import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

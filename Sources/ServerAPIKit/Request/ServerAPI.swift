@@ -22,21 +22,21 @@ public struct ServerAPI: Sendable, Hashable {
     /// A label shared by related calls, used to cancel them together.
     public var tag: String?
     /// What the call puts on the wire: URL parts, method, query, headers, body, credentials.
-    public var wire: Wire {
+    package var wire: Wire {
         get { _wire.value }
         _modify { yield &_wire.value }
     }
     private var _wire: CopyOnWrite<Wire>
     /// How the transport carries each attempt: time and size limits, redirects, socket, download file.
     /// A `TransportRequest` carries it as it is.
-    public var transfer: Transfer {
+    package var transfer: Transfer {
         get { _transfer.value }
         _modify { yield &_transfer.value }
     }
     private var _transfer: CopyOnWrite<Transfer>
     /// What the manager does around the exchange: retries, cache, throttling, coalescing, business rules,
     /// resilience overrides.
-    public var policy: Policy {
+    package var policy: Policy {
         get { _policy.value }
         _modify { yield &_policy.value }
     }
@@ -45,7 +45,7 @@ public struct ServerAPI: Sendable, Hashable {
     private static let defaultTransfer = CopyOnWrite(Transfer())
     private static let defaultPolicy = CopyOnWrite(Policy())
     /// How the response is read into a result: accepted statuses, result format, key path.
-    public var reading: Reading
+    package var reading: Reading
 
     /// Creates a call to `host` + `path`.
     /// - Parameters:
@@ -88,9 +88,9 @@ public struct ServerAPI: Sendable, Hashable {
     package var isRetryable: Bool { method.isIdempotent || retryPolicy.retriesNonIdempotent }
 }
 
-// The wire, policy and reading groups' fields, read and written as properties of the call itself
-// (`api.retryCount` is `api.policy.retryCount`), so that code written before the grouping keeps working. The
-// transfer group's (`api.timeout`) are in TransferAccessors.swift, with `TransportRequest`'s.
+// The wire, policy and reading groups' fields: the one public spelling of each is a property of the call itself
+// (`api.retryCount` is stored as `policy.retryCount`). The transfer group's (`api.timeout`) are in
+// TransferAccessors.swift, with `TransportRequest`'s.
 extension ServerAPI {
     /// The scheme, host and base path, such as `https://api.example.com/v1` (`https` when no scheme is given).
     public var host: String {

@@ -7,37 +7,37 @@
 extension ServerAPI {
     /// What the manager does around the exchange: retries, the cache, throttling, coalescing, replacing
     /// calls in flight, business rules and resilience overrides. Transports never see it.
-    public struct Policy: Sendable, Hashable {
+    package struct Policy: Sendable, Hashable {
         /// How many times a failed attempt is retried (0: no retries).
-        public var retryCount: Int
+        package var retryCount: Int
         /// When and how a failed attempt is retried.
-        public var retryPolicy: RetryPolicy
+        package var retryPolicy: RetryPolicy
         /// How the manager's cache is used for this call (`.never` by default).
-        public var cacheMode: CacheMode
+        package var cacheMode: CacheMode
         /// How long a stored response stays fresh; `nil` uses the manager's `defaultCacheTTL`.
-        public var cacheTTL: Duration?
+        package var cacheTTL: Duration?
         /// Methods besides GET and HEAD whose responses the cache may answer and store for this call
         /// (empty unless the call opts in with `cacheable(methods:)`).
-        public var additionalCacheableMethods: Set<HTTPMethod>
+        package var additionalCacheableMethods: Set<HTTPMethod>
         /// Request headers whose values are part of the cache key (such as `Authorization`, `Accept-Language`).
-        public var varyingHeaders: [String]
+        package var varyingHeaders: [String]
         /// The shortest time between two sends of this same call; `nil` for no limit.
         /// See `ServerAPI.minimumInterval(_:onThrottle:)`.
-        public var throttle: ThrottlePolicy?
+        package var throttle: ThrottlePolicy?
         /// Whether identical GET and HEAD calls in flight share one transport call. See `ServerAPI.coalesced(_:)`.
-        public var coalescing: CoalescingMode
+        package var coalescing: CoalescingMode
         /// Whether starting this call cancels the earlier unfinished calls with its tag (or endpoint).
         /// See `ServerAPI.replacesInFlight(_:)`.
-        public var replacesInFlight: Bool
+        package var replacesInFlight: Bool
         /// How business codes are shown, silenced and intercepted; inherits the manager's rules by default.
-        public var businessRules: BusinessRules
+        package var businessRules: BusinessRules
         /// This call's overrides of the manager's resilience policies. See `ServerAPI.retryBudget(_:)`,
         /// `ServerAPI.circuitBreaker(_:)`, `ServerAPI.hedging(_:)` and `ServerAPI.concurrencyLimit(_:)`.
-        public var resilience: ResilienceOverrides
+        package var resilience: ResilienceOverrides
 
         /// Creates the policy of a new `ServerAPI`: no retries, no cache, no throttle, the manager's
         /// coalescing, business rules and resilience policies.
-        public init() {
+        package init() {
             self.retryCount = 0
             self.retryPolicy = .default
             self.cacheMode = .never

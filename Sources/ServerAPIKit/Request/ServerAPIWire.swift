@@ -9,25 +9,26 @@ extension ServerAPI {
     /// headers, body and the credentials a challenge is answered with.
     ///
     /// The same `Wire` produces the same bytes with every transport. `ServerAPI`'s properties of the same
-    /// names (`host`, `method`, `headers`, …) read and write it.
-    public struct Wire: Sendable, Hashable {
+    /// names (`host`, `method`, `headers`, …) are its public spelling; the group is how a call stores them
+    /// (one copy-on-write box per group, so that copying a call copies four references).
+    package struct Wire: Sendable, Hashable {
         /// The scheme, host and base path, such as `https://api.example.com/v1` (`https` when no scheme is given).
-        public var host: String
+        package var host: String
         /// The path below `host`; slashes between the two are joined correctly.
-        public var path: String
+        package var path: String
         /// A full URL that replaces `host` and `path` when set.
-        public var url: URL?
+        package var url: URL?
         /// The HTTP method (GET by default).
-        public var method: HTTPMethod
+        package var method: HTTPMethod
         /// Query items, in order, appended to any query already in the path or URL.
-        public var query: [QueryItem]
+        package var query: [QueryItem]
         /// The request headers, sent as they are (plus `Content-Type` from the body when it has none).
-        public var headers: HTTPHeaders
+        package var headers: HTTPHeaders
         /// The request body, `.none` by default.
-        public var body: RequestBody
+        package var body: RequestBody
         /// Credentials the transport answers an authentication challenge with (Digest); `nil` for none.
         /// Basic and Bearer are plain headers (`basicAuth`, `bearerAuth`).
-        public var credentials: HTTPCredentials?
+        package var credentials: HTTPCredentials?
 
         /// Creates a request to `host` + `path` (or `url`) with no query, headers, body or credentials.
         /// - Parameters:
@@ -35,7 +36,7 @@ extension ServerAPI {
         ///   - path: The path below the host.
         ///   - url: A full URL that replaces `host` and `path`.
         ///   - method: The method (GET by default).
-        public init(host: String = "", path: String = "", url: URL? = nil, method: HTTPMethod = .get) {
+        package init(host: String = "", path: String = "", url: URL? = nil, method: HTTPMethod = .get) {
             self.host = host
             self.path = path
             self.url = url

@@ -9,7 +9,7 @@
 /// that a server that sends bytes forever ends the call with `responseTooLarge` instead of taking the
 /// process's memory. A download to disk and a streamed body have no default limit: the disk, and the
 /// stream's own buffer with its backpressure, bound them. `Int64.max` asks for no limit at all.
-public enum ResponseSizeRule {
+@_spi(Transport) public enum ResponseSizeRule {
     /// The largest body a request without a `maxResponseSize` of its own may hold in memory: 64 MiB
     /// (67,108,864 bytes). `ServerAPIManager.Configuration.maxResponseSize` starts from it.
     public static let defaultMemoryLimit: Int64 = 64 << 20

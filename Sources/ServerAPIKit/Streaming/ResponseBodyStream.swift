@@ -32,7 +32,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     public static let defaultBufferSize = 1 << 20
 
     /// What the reader wants after a chunk was handed over.
-    public enum Demand: Sendable, Hashable {
+    @_spi(Transport) public enum Demand: Sendable, Hashable {
         /// Keep reading.
         case more
         /// The buffer is full: stop reading until `onResume` runs.
@@ -60,7 +60,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     ///     before the source finished it; the transport tears the transfer down. Not called after
     ///     `finish`.
     /// - Returns: The stream, for the caller, and its source, for the transport.
-    public static func makeStream(
+    @_spi(Transport) public static func makeStream(
         bufferSize: Int = defaultBufferSize,
         onResume: @escaping @Sendable () -> Void = {},
         onTermination: @escaping @Sendable () -> Void = {}
@@ -131,7 +131,7 @@ extension ResponseBodyStream {
     /// The transport's end of a stream: hands over chunks as they arrive, then finishes it.
     ///
     /// Call it from one thread at a time (a transport's loop or delegate queue); the reader may be anywhere.
-    public struct Source: Sendable {
+    @_spi(Transport) public struct Source: Sendable {
         let storage: Storage
 
         /// Hands a chunk to the reader.

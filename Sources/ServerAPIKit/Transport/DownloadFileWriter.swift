@@ -36,7 +36,7 @@
 /// // on any error or cancellation: writer.abandon()
 /// ```
 /// - Important: Not thread-safe: one transfer owns one writer and calls it from one thread at a time.
-public final class DownloadFileWriter {
+@_spi(Transport) public final class DownloadFileWriter {
     /// Where the body of the current response goes.
     public enum Disposition: Sendable, Hashable {
         /// A 2xx body: written to the partial file (appended for a matching 206, from zero for a 200).

@@ -10,7 +10,9 @@
 /// `CurlTransport` and `MockTransport` conform; the app picks one when it composes its
 /// `ServerAPIManager`.
 ///
-/// To write a conformer:
+/// To write a conformer, `@_spi(Transport) import ServerAPIKit`: the helpers every transport shares
+/// (`validateForSending`, `ResponseSizeRule`, `DownloadFileWriter`, `ResponseBodyStream.makeStream` and its
+/// `Source`) are public to that SPI only, so that an app's code completion never offers them.
 /// - Check the request with `request.validateForSending(defaultStallTimeout:)` before sending.
 /// - Send `request.method` to `request.url` with exactly `request.headers` and the bytes of
 ///   `request.body`: `BodySource.segments` in order, each `.file` segment streamed from disk (never

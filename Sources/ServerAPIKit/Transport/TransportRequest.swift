@@ -56,7 +56,7 @@ public struct TransportRequest: Sendable {
     /// The call's limits, redirect policy, Unix socket and download file, as the call set them
     /// (`ServerAPI.transfer`, with the socket a `http+unix://` URL names): what a transport enforces.
     /// Its fields are also read and written as properties of the request (`timeout`, `redirects`, …).
-    public var transfer: ServerAPI.Transfer {
+    package var transfer: ServerAPI.Transfer {
         get { fields.value.transfer }
         _modify {
             let checked = (
@@ -107,8 +107,7 @@ public struct TransportRequest: Sendable {
         set { fields.value.isPrepared = newValue }
     }
 
-    /// Creates a request from its parts, with every limit given one by one (see also
-    /// `init(id:url:method:headers:body:transfer:attempt:)`).
+    /// Creates a request from its parts, with every limit given one by one.
     public init(
         id: RequestID = RequestID.next(),
         url: URL,
@@ -146,7 +145,7 @@ public struct TransportRequest: Sendable {
     ///   - body: The body's source.
     ///   - transfer: The limits, redirect policy, socket and download file.
     ///   - attempt: The attempt number, from 1.
-    public init(
+    package init(
         id: RequestID = RequestID.next(),
         url: URL,
         method: HTTPMethod = .get,

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Transport) @testable import ServerAPIKit
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 import ServerAPIOpenAPI
 import ServerAPITesting
 import Synchronization
