@@ -52,6 +52,7 @@ let package = Package(
         .executableTarget(
             name: "serverapi-cancel-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
                 .product(name: "ServerAPIURLSession", package: "ServerAPIKit"),
@@ -62,6 +63,7 @@ let package = Package(
         .executableTarget(
             name: "serverapi-resilience-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
             ],

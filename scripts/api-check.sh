@@ -8,6 +8,7 @@
 #   scripts/api-check.sh                          # compare; on a difference, print it and fail
 #   scripts/api-check.sh --update                 # rewrite api/*.txt from the current build (after `swift build`)
 #   scripts/api-check.sh --scratch-path .build-tsan  # read the modules of that build folder (scripts/test.sh's first)
+#   scripts/api-check.sh --count                  # count what api/*.txt records: declarations, types, SPI; no build
 #
 # api/<module>.txt has one line per public declaration (scripts/api-list.py): the signature, demangled from its
 # mangled name (generic requirements, async, throws, @Sendable), then in brackets the kind and what the mangled name
@@ -19,10 +20,25 @@ UPDATE=""
 SCRATCH=()
 while [ $# -gt 0 ]; do
     case "$1" in
+        --count)
+            # Public declarations leave out the SPIs' and the compiler's own (`__derived_…` equality); types are
+            # classes, structures, enumerations, protocols and actors, nested ones included.
+            python3 - api/*.txt <<'PY'
+import re, sys
+for path in sys.argv[1:]:
+    lines = [l for l in open(path) if l.strip() and not l.startswith("#")]
+    spi = [l for l in lines if "@SPIAccessControl" in l]
+    public = [l for l in lines if "@SPIAccessControl" not in l and "__derived_" not in l]
+    types = [l for l in public if re.search(r"\[(class|struct|enum|protocol|actor)\b", l)]
+    top = [l for l in types if "." not in l.split()[0]]
+    name = path.rsplit("/", 1)[-1][:-4]
+    print(f"{name}: {len(public)} public declarations, {len(types)} types ({len(top)} top-level), {len(spi)} in SPIs")
+PY
+            exit 0 ;;
         --update) UPDATE=1 ;;
         --scratch-path) [ $# -ge 2 ] || { echo "api-check.sh: --scratch-path needs a folder" >&2; exit 1; }
             SCRATCH=(--scratch-path "$2"); shift ;;
-        *) echo "api-check.sh: unknown option $1 (try --update, --scratch-path DIR)" >&2; exit 1 ;;
+        *) echo "api-check.sh: unknown option $1 (try --update, --scratch-path DIR, --count)" >&2; exit 1 ;;
     esac
     shift
 done

@@ -25,8 +25,9 @@ def strip(text, module):
     return text.replace(module + ".", "")
 
 
-def describe(node, module):
-    """What the mangled name does not say: the kind, default arguments, setters, attributes, conformances."""
+def describe(node, module, spi=False):
+    """What the mangled name does not say: the kind, default arguments, setters, attributes, conformances.
+    `spi`: the declaration is inside a type public only to an SPI, so it is that SPI's too."""
     kind = node.get("declKind", node["kind"])
     parts = [kind.lower()]
     if node.get("funcSelfKind") == "Mutating":
@@ -45,6 +46,8 @@ def describe(node, module):
         accessors = sorted(a.get("accessorKind", a["name"]) for a in node.get("accessors", []))
         parts.append("{ " + " ".join(accessors) + " }")
     attributes = sorted(a for a in node.get("declAttributes", []) if a not in IGNORED_ATTRIBUTES)
+    if spi and "SPIAccessControl" not in attributes:
+        attributes = sorted(attributes + ["SPIAccessControl"])
     if attributes:
         parts.append("@" + " @".join(attributes))
     if node.get("deprecated"):
@@ -55,14 +58,15 @@ def describe(node, module):
     return " ".join(parts)
 
 
-def walk(node, path, module, entries):
+def walk(node, path, module, entries, spi=False):
     for child in node.get("children", []):
         # isInternal: `package` (and `@usableFromInline internal`) declarations, which users cannot call.
         if child["kind"] in SKIPPED_KINDS or child["kind"] in TYPE_KINDS or child.get("isInternal"):
             continue
         name = child.get("printedName", child.get("name", "?"))
-        entries.append((".".join(path + [name]), child))
-        walk(child, path + [name], module, entries)
+        inner = spi or "SPIAccessControl" in child.get("declAttributes", [])
+        entries.append((".".join(path + [name]), child, spi))
+        walk(child, path + [name], module, entries, inner)
 
 
 def main():
@@ -73,14 +77,14 @@ def main():
     walk(root, [], module, entries)
     # The mangled name holds the whole signature (generic requirements, async, throws, @Sendable, static):
     # swift-demangle, beside the digester in the toolchain, spells it out.
-    mangled = [node.get("mangledName", "") for _, node in entries]
+    mangled = [node.get("mangledName", "") for _, node, _ in entries]
     demangled = subprocess.run(
         [sys.argv[2] if len(sys.argv) > 2 else "swift-demangle"], input="\n".join(mangled) + "\n",
         capture_output=True, text=True, check=True).stdout.split("\n")
     lines = set()
-    for (path, node), signature in zip(entries, demangled):
+    for (path, node, spi), signature in zip(entries, demangled):
         signature = signature.strip() if node.get("mangledName") else path
-        lines.add(re.sub(r"\b" + re.escape(module) + r"\.", "", signature) + "  [" + describe(node, module) + "]")
+        lines.add(re.sub(r"\b" + re.escape(module) + r"\.", "", signature) + "  [" + describe(node, module, spi) + "]")
     print(f"# The public API of {module}: scripts/api-check.sh --update writes this file from the debug build.")
     for line in sorted(lines):
         print(line)

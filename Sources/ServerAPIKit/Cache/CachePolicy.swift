@@ -23,7 +23,7 @@ public protocol CachePolicy: Sendable {
     func removeAll() async throws
 }
 
-/// The name `CachePolicy` had in 2.x releases before this one.
+/// The cache protocol's earlier name: write `CachePolicy`.
 @available(*, deprecated, renamed: "CachePolicy")
 public typealias CacheStorage = CachePolicy
 

@@ -99,7 +99,7 @@ public struct RetryPolicy: Sendable, Hashable {
 
 extension Duration {
     /// The duration in seconds, as a `Double`.
-    public var seconds: Double {
+    package var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
