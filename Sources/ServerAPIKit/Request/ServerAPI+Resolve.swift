@@ -15,64 +15,14 @@ extension ServerAPI {
     /// `host`) becomes a `http://localhost/…` URL and its socket; otherwise the socket is `unixSocketPath`.
     /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
     package func resolvedTarget() throws(ServerAPIError) -> (url: URL, unixSocketPath: String?) {
-        // Most hosts have no "+": the byte check keeps Foundation's string search off every call's path.
-        let namesSocket = host.utf8.contains(UInt8(ascii: "+")) && host.lowercased().contains("+unix://")
-        let unixURL = url ?? (namesSocket ? URL(string: host) : nil)
-        if let unixURL, let split = UnixSocket.split(unixURL) {
-            var plain = self
-            if url == nil {
-                // The host names the socket; the path is the call's.
-                plain.host = split.url.absoluteString
-            } else {
-                plain.url = split.url
-            }
-            return (try plain.networkURL(), split.socketPath)
-        }
-        return (try networkURL(), unixSocketPath)
+        let resolved = try resolvedWire()
+        return (resolved.url, resolved.socketPath ?? unixSocketPath)
     }
 
-    private func networkURL() throws(ServerAPIError) -> URL {
-        // A full URL without extra query items is already what the transport sends: parsing its
-        // text again would make the same URL, at a cost on every call.
-        if let url, query.isEmpty, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            url.host?.isEmpty == false
-        {
-            return url
-        }
-        var base: String
-        if let url {
-            base = url.absoluteString
-        } else if Self.hasScheme(path) {
-            base = path
-        } else {
-            let trimmedHost = Self.trimmingWhitespace(host)
-            guard !trimmedHost.isEmpty else {
-                throw ServerAPIError(.invalidRequest, "the call has neither a host nor a URL")
-            }
-            var root = Self.hasScheme(trimmedHost) ? trimmedHost : "https://" + trimmedHost
-            while root.hasSuffix("/") { root.removeLast() }
-            var tail = Substring(path)
-            while tail.hasPrefix("/") { tail.removeFirst() }
-            let (pathPart, queryPart) = Self.splitQuery(String(tail))
-            base = tail.isEmpty ? root : root + "/" + PercentEncoding.encodePath(pathPart)
-            if let queryPart { base += "?" + queryPart }
-        }
-        if !query.isEmpty {
-            let encoded = query.map { item in
-                let name = PercentEncoding.encode(item.name)
-                return item.value.map { "\(name)=\(PercentEncoding.encode($0))" } ?? name
-            }.joined(separator: "&")
-            if let hash = base.firstIndex(of: "#") { base = String(base[..<hash]) }
-            base += base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
-            base += encoded
-        }
-        // The text as written: its escapes kept, only what a URL may not contain escaped (see `PercentEncoding`).
-        guard let resolved = URL(string: PercentEncoding.encodeURL(base)), let scheme = resolved.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = resolved.host, !host.isEmpty
-        else {
-            throw ServerAPIError(.invalidRequest, "\"\(base)\" is not a valid http(s) URL")
-        }
-        return resolved
+    /// What the call's wire group resolves to, made once per description: every send, attempt and copy of the
+    /// same `ServerAPI` that did not change its URL parts reads the same resolution.
+    package func resolvedWire() throws(ServerAPIError) -> ResolvedWire {
+        try _wire.resolved { wire throws(ServerAPIError) in try wire.resolve() }
     }
 
     /// Resolves the call into what a transport sends: URL, headers with the body's
@@ -80,15 +30,14 @@ extension ServerAPI {
     /// - Throws: `invalidRequest` for a bad URL, header or body.
     @inline(never)
     public func transportRequest(attempt: Int = 1) throws(ServerAPIError) -> TransportRequest {
-        var (url, socket) = try resolvedTarget()
+        let resolved = try resolvedWire()
+        let url = resolved.sentURL
+        let socket = resolved.socketPath ?? unixSocketPath
         var headers = self.headers
         // User-info goes into the header it stands for, out of the URL (see `URLUserInfo`); credentials the
         // call gives itself win.
-        if let split = URLUserInfo.split(url) {
-            url = split.url
-            if credentials == nil, !headers.contains("Authorization") {
-                headers.add(name: "Authorization", value: split.authorization)
-            }
+        if let authorization = resolved.authorization, credentials == nil, !headers.contains("Authorization") {
+            headers.add(name: "Authorization", value: authorization)
         }
         do throws(ServerAPIError) {
             let (source, contentType) = try body.resolve()
@@ -111,7 +60,7 @@ extension ServerAPI {
     }
 
     /// Whether the text contains `://`. A byte search: Foundation's `contains` costs a bridge per call.
-    private static func hasScheme(_ text: String) -> Bool {
+    fileprivate static func hasScheme(_ text: String) -> Bool {
         var matched = 0
         for byte in text.utf8 {
             if byte == UInt8(ascii: matched == 0 ? ":" : "/") {
@@ -126,14 +75,95 @@ extension ServerAPI {
 
     /// The text without leading and trailing spaces and tabs in Unicode's sense (`CharacterSet.whitespaces`);
     /// a host rarely has any, so its scalars are looked at only when the first or last byte may be one.
-    private static func trimmingWhitespace(_ text: String) -> String {
+    fileprivate static func trimmingWhitespace(_ text: String) -> String {
         guard let first = text.utf8.first, let last = text.utf8.last else { return text }
         func plain(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x80 }
         return plain(first) && plain(last) ? text : String(HTTPSyntax.trimming(text, HTTPSyntax.isSpace))
     }
 
-    private static func splitQuery(_ path: String) -> (String, String?) {
+    fileprivate static func splitQuery(_ path: String) -> (String, String?) {
         guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
         return (String(path[..<mark]), String(path[path.index(after: mark)...]))
+    }
+}
+
+/// What a call's URL parts (`host`, `path`, `url`, `query`) resolve to.
+package struct ResolvedWire: Sendable {
+    /// The absolute http(s) URL with its query encoded, user-info still in it (`ServerAPI.resolvedURL()`).
+    package var url: URL
+    /// The Unix socket a `http+unix://` URL names; `nil` for any other URL.
+    package var socketPath: String?
+    /// `url` without its user-info: what the transport sends.
+    package var sentURL: URL
+    /// The `Authorization` value the user-info stands for (`Basic …`), when the URL has user-info.
+    package var authorization: String?
+}
+
+extension ServerAPI.Wire {
+    /// Resolves the URL parts: the `http+unix://` socket split off, the query encoded, the user-info split off.
+    /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
+    fileprivate func resolve() throws(ServerAPIError) -> ResolvedWire {
+        // Most hosts have no "+": the byte check keeps Foundation's string search off every call's path.
+        let namesSocket = host.utf8.contains(UInt8(ascii: "+")) && host.lowercased().contains("+unix://")
+        let unixURL = url ?? (namesSocket ? URL(string: host) : nil)
+        var wire = self
+        var socketPath: String?
+        if let unixURL, let split = UnixSocket.split(unixURL) {
+            if url == nil {
+                // The host names the socket; the path is the call's.
+                wire.host = split.url.absoluteString
+            } else {
+                wire.url = split.url
+            }
+            socketPath = split.socketPath
+        }
+        let url = try wire.networkURL()
+        let userInfo = URLUserInfo.split(url)
+        return ResolvedWire(
+            url: url, socketPath: socketPath, sentURL: userInfo?.url ?? url, authorization: userInfo?.authorization)
+    }
+
+    fileprivate func networkURL() throws(ServerAPIError) -> URL {
+        // A full URL without extra query items is already what the transport sends: parsing its
+        // text again would make the same URL, at a cost on every call.
+        if let url, query.isEmpty, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host?.isEmpty == false
+        {
+            return url
+        }
+        var base: String
+        if let url {
+            base = url.absoluteString
+        } else if ServerAPI.hasScheme(path) {
+            base = path
+        } else {
+            let trimmedHost = ServerAPI.trimmingWhitespace(host)
+            guard !trimmedHost.isEmpty else {
+                throw ServerAPIError(.invalidRequest, "the call has neither a host nor a URL")
+            }
+            var root = ServerAPI.hasScheme(trimmedHost) ? trimmedHost : "https://" + trimmedHost
+            while root.hasSuffix("/") { root.removeLast() }
+            var tail = Substring(path)
+            while tail.hasPrefix("/") { tail.removeFirst() }
+            let (pathPart, queryPart) = ServerAPI.splitQuery(String(tail))
+            base = tail.isEmpty ? root : root + "/" + PercentEncoding.encodePath(pathPart)
+            if let queryPart { base += "?" + queryPart }
+        }
+        if !query.isEmpty {
+            let encoded = query.map { item in
+                let name = PercentEncoding.encode(item.name)
+                return item.value.map { "\(name)=\(PercentEncoding.encode($0))" } ?? name
+            }.joined(separator: "&")
+            if let hash = base.firstIndex(of: "#") { base = String(base[..<hash]) }
+            base += base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
+            base += encoded
+        }
+        // The text as written: its escapes kept, only what a URL may not contain escaped (see `PercentEncoding`).
+        guard let resolved = URL(string: PercentEncoding.encodeURL(base)), let scheme = resolved.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = resolved.host, !host.isEmpty
+        else {
+            throw ServerAPIError(.invalidRequest, "\"\(base)\" is not a valid http(s) URL")
+        }
+        return resolved
     }
 }

@@ -26,7 +26,7 @@ public struct ServerAPI: Sendable, Hashable {
         get { _wire.value }
         _modify { yield &_wire.value }
     }
-    private var _wire: CopyOnWrite<Wire>
+    private(set) var _wire: WireStorage
     /// How the transport carries each attempt: time and size limits, redirects, socket, download file.
     /// A `TransportRequest` carries it as it is.
     package var transfer: Transfer {
@@ -55,7 +55,7 @@ public struct ServerAPI: Sendable, Hashable {
     public init(host: String, path: String = "", method: HTTPMethod = .get) {
         self.id = RequestID.next()
         self.tag = nil
-        self._wire = CopyOnWrite(Wire(host: host, path: path, method: method))
+        self._wire = WireStorage(Wire(host: host, path: path, method: method))
         self._transfer = Self.defaultTransfer
         self._policy = Self.defaultPolicy
         self.reading = Reading()
