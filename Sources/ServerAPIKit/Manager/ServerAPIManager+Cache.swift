@@ -292,8 +292,6 @@ extension ServerAPIManager {
         let api: ServerAPI
         /// The request, with `If-None-Match` / `If-Modified-Since`.
         let base: TransportRequest
-        /// The headers of the 304, once one arrived.
-        let notModified = NotModifiedHeaders()
 
         /// The stored response, its headers updated with those of the 304 (RFC 9111 §4.3.4).
         func refreshedResponse(_ response: TransportResponse) -> TransportResponse {
@@ -301,14 +299,6 @@ extension ServerAPIManager {
                 status: entry.status, headers: HTTPCacheRules.merge(entry.headers, response.headers),
                 body: .data(entry.body), url: entry.url, metrics: response.metrics)
         }
-    }
-
-    /// Holds the headers of a 304, and when it arrived, between the formatting of the result and
-    /// the refresh of the entry.
-    final class NotModifiedHeaders: Sendable {
-        private let state = Locked<(headers: HTTPHeaders, receivedAt: Date)?>(nil)
-        var value: (headers: HTTPHeaders, receivedAt: Date)? { state.withLock { $0 } }
-        func set(_ headers: HTTPHeaders, receivedAt date: Date) { state.withLock { $0 = (headers, date) } }
     }
 
     /// The conditional request that revalidates a stored entry (RFC 9111 §4.3.1), or `nil` when the call sets
@@ -332,10 +322,13 @@ extension ServerAPIManager {
 
     /// After a 304: stores the entry again as just received, with the 304's fields merged in, its age and
     /// freshness computed anew from them.
+    /// - Parameters:
+    ///   - notModified: The 304's fields and when it arrived.
     func refresh(
-        _ revalidation: Revalidation, api: ServerAPI, requestTime: Date, in cache: any CachePolicy, key: CacheKey
+        _ revalidation: Revalidation, with notModified: (headers: HTTPHeaders, receivedAt: Date), api: ServerAPI,
+        requestTime: Date, in cache: any CachePolicy, key: CacheKey
     ) async {
-        guard let (update, receivedAt) = revalidation.notModified.value else { return }
+        let (update, receivedAt) = notModified
         var entry = revalidation.entry
         entry.headers = HTTPCacheRules.storedHeaders(HTTPCacheRules.merge(entry.headers, update))
         entry.storedAt = receivedAt

@@ -347,7 +347,6 @@ extension ServerAPIManager {
         {
             throw cacheMiss(call, stored: stored != nil)
         }
-        let requestTime = configuration.now()
         var revalidation: Revalidation?
         if configuration.honorsHTTPCacheHeaders,
             api.cacheMode == .returnCacheElseLoad || api.cacheMode == .loadElseReturnCache
@@ -365,12 +364,8 @@ extension ServerAPIManager {
             stored != nil
             && usage.map { api.cacheMode == .loadElseReturnCache ? $0.mayAnswerOffline : $0.answersOnError } == true
         do {
-            let value = try await attempts(
+            return try await attempts(
                 call, revalidation: revalidation, finisher, record: record, refusesServerErrors: fallsBack)
-            if let revalidation, let cache, let key = call.cacheKey {
-                await refresh(revalidation, api: api, requestTime: requestTime, in: cache, key: key)
-            }
-            return value
         } catch let error as ServerAPIError where Self.isOfflineFailure(error) {
             guard let stored, let usage,
                 api.cacheMode == .loadElseReturnCache ? usage.mayAnswerOffline : usage.answersOnError
@@ -499,10 +494,11 @@ extension ServerAPIManager {
         }
         call.stampDuration()
         var source = ResultSource.network
+        var notModified: (headers: HTTPHeaders, receivedAt: Date)?
         if let revalidation, processed.status == 304 {
             // Not modified: the stored entry answers, marked as from the cache and just received.
             let now = configuration.now()
-            revalidation.notModified.set(processed.headers, receivedAt: now)
+            notModified = (processed.headers, now)
             processed = revalidation.refreshedResponse(processed)
             call.stampStatus(processed.status)
             source = .cache(storedAt: now, age: .zero)
@@ -514,8 +510,13 @@ extension ServerAPIManager {
             processed.headers = updated
         }
         let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
-        if case .network = source, let cache, let key = call.cacheKey {
-            await store(processed, request: request, api: api, requestTime: requestTime, in: cache, key: key)
+        if let cache, let key = call.cacheKey {
+            if let revalidation, let notModified {
+                await refresh(
+                    revalidation, with: notModified, api: call.api, requestTime: requestTime, in: cache, key: key)
+            } else if case .network = source {
+                await store(processed, request: request, api: api, requestTime: requestTime, in: cache, key: key)
+            }
         }
         completeSucceeded(call)
         return value
