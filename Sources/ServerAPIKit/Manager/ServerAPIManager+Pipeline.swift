@@ -421,20 +421,37 @@ extension ServerAPIManager {
             .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: call.url)
     }
 
-    /// The retry loop every call runs, whole or streamed, until the call succeeds, fails for good, or is
-    /// cancelled: each attempt runs the plugins' `prepare` and `willSend` and then `attempt`; a failure asks
-    /// the retry policy and the plugins whether to try again, and waits on the manager's clock
-    /// (`retryOrEnd`). A cancellation, or a failure not retried, completes the call (`didComplete`) and is
-    /// thrown. A conditional call (`revalidation`) accepts 304 and carries the stored entry's validators; with
-    /// `refusesServerErrors`, a 5xx is an `httpStatus` error whatever the call accepts, so that a stored response
-    /// can answer instead.
+    /// The attempts of a whole or streamed call: `retrying`, each attempt an `attempt`. A conditional call
+    /// (`revalidation`) accepts 304 and carries the stored entry's validators; with `refusesServerErrors`, a 5xx is
+    /// an `httpStatus` error whatever the call accepts, so that a stored response can answer instead.
     private func attempts<F: CallFinishing>(
         _ call: Call, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?,
         refusesServerErrors: Bool = false
     ) async throws -> F.Value {
         var api = revalidation?.api ?? call.api
         if refusesServerErrors { api.acceptableStatus = api.acceptableStatus.refusingServerErrors }
-        let base = revalidation?.base ?? call.request
+        let described = api
+        return try await retrying(call, api: described, base: revalidation?.base ?? call.request) {
+            request, lastResponse in
+            try await attempt(
+                request, call, api: described, revalidation: revalidation, finisher, record: record,
+                lastResponse: &lastResponse)
+        }
+    }
+
+    /// The retry loop every call runs (whole, streamed, or a WebSocket's handshake) until the call succeeds, fails
+    /// for good, or is cancelled: each attempt runs the plugins' `prepare`, then `afterPlugins`, the request's
+    /// check and the plugins' `willSend`, and then `attempt`; a failure asks the retry policy and the plugins
+    /// whether to try again, and waits on the manager's clock (`retryOrEnd`). A cancellation, or a failure not
+    /// retried, completes the call (`didComplete`) and is thrown.
+    /// - Parameters:
+    ///   - afterPlugins: What the core adds to each attempt's request after the plugins (a handshake's key).
+    ///   - attempt: One attempt; it sets the response it got, so that a failure can honour its `Retry-After`.
+    func retrying<Value>(
+        _ call: Call, api: ServerAPI, base: TransportRequest,
+        afterPlugins: (inout TransportRequest) -> Void = { _ in },
+        _ attempt: (TransportRequest, inout TransportResponse?) async throws -> Value
+    ) async throws -> Value {
         var number = 0
         var pluginRetries = 0
         depositRetryBudget(api: api, url: base.url)
@@ -445,17 +462,15 @@ extension ServerAPIManager {
                 throw complete(call, .cancelled())
             }
             var request = attemptRequest(base, number: number, of: call)
-            // The response the attempt got, so that a failure can honour its `Retry-After`.
             var lastResponse: TransportResponse?
             do {
                 if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
+                afterPlugins(&request)
                 // Checked again only when a default header or a plugin changed what `prepare` checks.
                 if !request.isPrepared { try request.prepare() }
                 for plugin in plugins { plugin.willSend(request, for: api) }
                 call.stampAttemptStart()
-                return try await attempt(
-                    request, call, api: api, revalidation: revalidation, finisher, record: record,
-                    lastResponse: &lastResponse)
+                return try await attempt(request, &lastResponse)
             } catch {
                 try await retryOrEnd(
                     after: error, call, api: api, request: request, lastResponse: lastResponse, attempt: number,
@@ -758,8 +773,9 @@ extension ServerAPIManager {
     /// for try await message in socket.messages { print(message) }
     /// ```
     /// The handshake is a call like any other: the manager's default headers and cookies, the plugins'
-    /// `prepare` and `willSend` (an auth header, a signature), and the call's `timeout`, which bounds the
-    /// handshake only. A refused upgrade (401, 404, …) throws `httpStatus` with an excerpt of the body; an answer
+    /// `prepare` and `willSend` (an auth header, a signature), its attempts retried as the call's `retry` and the
+    /// plugins' `shouldRetry` say (each with a fresh key), the origin's circuit breaker and concurrency limit, and
+    /// the call's `timeout`, which bounds each handshake attempt only. A refused upgrade (401, 404, …) throws `httpStatus` with an excerpt of the body; an answer
     /// that is not an upgrade to this WebSocket (no `Upgrade: websocket` or `Connection: Upgrade`, a
     /// `Sec-WebSocket-Accept` that does not match the key the core sent, an extension or subprotocol not offered)
     /// throws `network` before any message is read (RFC 6455 §4.1). The
@@ -790,7 +806,9 @@ extension ServerAPIManager {
             link: link, configuration: configuration, clock: self.configuration.clock, reconnector: reconnector)
     }
 
-    /// Makes one connection: the handshake as a call, which stays in flight until the connection ends.
+    /// Makes one connection: the handshake as a call, which stays in flight until the connection ends. Its
+    /// attempts are a call's (`retrying`): the retry policy and the plugins' `shouldRetry`, the retry budget, the
+    /// origin's circuit breaker and concurrency limit; each attempt sends a fresh key.
     /// - Parameter api: The call, its URL already in its `http(s)` form.
     func openWebSocket(_ api: ServerAPI, configuration: WebSocket.Configuration) async throws -> WebSocket.Link {
         if let compression = configuration.compression {
@@ -802,74 +820,28 @@ extension ServerAPIManager {
         }
         // permessage-deflate is offered when the transport carries the frames' RSV1: the core compresses.
         let compression = transport.carriesWebSocketExtensions ? configuration.compression : nil
-        // The steps a handshake shares with every call: accepted and listed as a streamed call is, and prepared as
-        // an attempt is (default headers, cookies, the plugins).
+        // Accepted and listed as a streamed call is.
         let call = try accept(api, progress: nil, streams: true)
-        call.stampAttempt(1)
-        var request = attemptRequest(call.request, number: 1, of: call)
+        var base = call.request
         // A transport that frames bytes itself holds a frame to the message limit as it arrives.
-        request.maxResponseSize = Int64(configuration.maxMessageSize)
-        let key = WebSocketHandshakeRule.newKey()
-        let timedOut = Locked(false)
-        let clock = self.configuration.clock
-        let timeout = request.timeout
-        let timer = Task {
-            do { try await clock.sleep(for: timeout) } catch { return }
-            timedOut.withLock { $0 = true }
-            call.cancel(.all)
-        }
-        let upgrade: WebSocketUpgrade
-        let subprotocol: String?
-        var deflate: WebSocketDeflateParameters?
-        do {
-            defer { timer.cancel() }
-            do {
-                if !plugins.isEmpty { try await prepareByPlugins(&request, api: api) }
-                // The key is the core's, after the plugins, so that the answer can be checked against it whatever
-                // the transport (WebSocketHandshakeRule.check).
-                request.headers["Sec-WebSocket-Key"] = key
-                if let compression {
-                    request.headers.add(
-                        name: "Sec-WebSocket-Extensions", value: WebSocketDeflateNegotiation.offer(compression))
-                }
-                if !request.isPrepared { try request.prepare() }
-                for plugin in plugins { plugin.willSend(request, for: api) }
-                if request.isCancelled { throw ServerAPIError.cancelled() }
-                upgrade = try await transport.webSocket(request)
-            } catch {
-                var failure = ServerAPIError.wrap(error)
-                if failure.kind == .cancelled, timedOut.withLock({ $0 }) {
-                    failure = ServerAPIError(.timedOut, "the WebSocket handshake took longer than \(timeout)")
-                }
-                throw failedExchange(failure, request: request, api: api)
+        base.maxResponseSize = Int64(configuration.maxMessageSize)
+        // The key is the core's, after the plugins, so that the answer can be checked against it whatever the
+        // transport (WebSocketHandshakeRule.check).
+        let offer: (inout TransportRequest) -> Void = { request in
+            request.headers["Sec-WebSocket-Key"] = WebSocketHandshakeRule.newKey()
+            if let compression {
+                request.headers.add(
+                    name: "Sec-WebSocket-Extensions", value: WebSocketDeflateNegotiation.offer(compression))
             }
-            received(upgrade.response, request: request, call, api: api)
-            do {
-                subprotocol = try WebSocketHandshakeRule.check(
-                    upgrade.response, key: upgrade.handshakeVerified ? nil : key,
-                    offered: WebSocketHandshakeRule.offeredProtocols(request.headers),
-                    offeredExtensions: WebSocketHandshakeRule.offeredExtensions(request.headers))
-                if let compression {
-                    do {
-                        deflate = try WebSocketDeflateNegotiation.agreed(upgrade.response.headers, offered: compression)
-                    } catch {
-                        throw ServerAPIError(
-                            .network, "the WebSocket handshake's answer \(error) (RFC 7692 §7.1)",
-                            url: upgrade.response.url, underlying: error)
-                    }
-                }
-                guard upgrade.connection != nil else {
-                    throw ServerAPIError(.network, "the transport returned no connection")
-                }
-            } catch {
-                upgrade.connection?.close()
-                throw error
-            }
-        } catch {
-            throw complete(call, ServerAPIError.wrap(error).with(requestID: api.id, url: request.url))
         }
+        let agreed = try await retrying(call, api: api, base: base, afterPlugins: offer) {
+            (request, lastResponse: inout TransportResponse?) async throws -> Handshake in
+            try await attemptHandshake(
+                request, call, api: api, compression: compression, lastResponse: &lastResponse)
+        }
+        let upgrade = agreed.upgrade
         guard let connection = upgrade.connection else { throw ServerAPIError(.network, "unreachable") }
-        let url = request.url
+        let (url, subprotocol, deflate) = (agreed.url, agreed.subprotocol, agreed.deflate)
         // The connection's end, on another thread, works on this copy: the call's own metrics stay with this task.
         let headMetrics = call.metrics
         call.headReceived()
@@ -888,6 +860,81 @@ extension ServerAPIManager {
             } else {
                 completeSucceeded(call, metrics: metrics)
             }
+        }
+    }
+
+    /// What a handshake that succeeded agreed: the transport's upgrade, the subprotocol, the compression.
+    struct Handshake: Sendable {
+        let upgrade: WebSocketUpgrade
+        let subprotocol: String?
+        let deflate: WebSocketDeflateParameters?
+        /// The URL the handshake went to.
+        let url: URL
+    }
+
+    /// One attempt at a handshake: the transport's upgrade through the origin's breaker and limit, bounded by the
+    /// call's `timeout` (which bounds the handshake only), then checked as RFC 6455 §4.1 and RFC 7692 say.
+    /// - Throws: `timedOut`, `httpStatus` for a refused upgrade, `network` for an answer that is not this upgrade.
+    @inline(never)
+    private func attemptHandshake(
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, compression: WebSocket.Compression?,
+        lastResponse: inout TransportResponse?
+    ) async throws -> Handshake {
+        let transport = self.transport
+        let timedOut = Locked(false)
+        let timeout = request.timeout
+        // The exchange runs in a task of its own, which the timer cancels: a timed-out attempt ends, not the call,
+        // so that the retry policy can try again.
+        let exchange = Task { [self] in
+            try await guarded(request, call, api: api, status: { $0.response.status }) {
+                do {
+                    return try await transport.webSocket(request)
+                } catch let error as ServerAPIError where error.kind == .cancelled && timedOut.withLock({ $0 }) {
+                    throw ServerAPIError(.timedOut, "the WebSocket handshake took longer than \(timeout)")
+                }
+            }
+        }
+        let clock = configuration.clock
+        let timer = Task {
+            do { try await clock.sleep(for: timeout) } catch { return }
+            timedOut.withLock { $0 = true }
+            exchange.cancel()
+        }
+        let upgrade: WebSocketUpgrade
+        do {
+            defer { timer.cancel() }
+            upgrade = try await withTaskCancellationHandler {
+                try await exchange.value
+            } onCancel: {
+                exchange.cancel()
+            }
+        } catch {
+            throw failedExchange(error, request: request, api: api)
+        }
+        lastResponse = upgrade.response
+        received(upgrade.response, request: request, call, api: api)
+        do {
+            let subprotocol = try WebSocketHandshakeRule.check(
+                upgrade.response, key: upgrade.handshakeVerified ? nil : request.headers["Sec-WebSocket-Key"],
+                offered: WebSocketHandshakeRule.offeredProtocols(request.headers),
+                offeredExtensions: WebSocketHandshakeRule.offeredExtensions(request.headers))
+            var deflate: WebSocketDeflateParameters?
+            if let compression {
+                do {
+                    deflate = try WebSocketDeflateNegotiation.agreed(upgrade.response.headers, offered: compression)
+                } catch {
+                    throw ServerAPIError(
+                        .network, "the WebSocket handshake's answer \(error) (RFC 7692 §7.1)",
+                        url: upgrade.response.url, underlying: error)
+                }
+            }
+            guard upgrade.connection != nil else {
+                throw ServerAPIError(.network, "the transport returned no connection")
+            }
+            return Handshake(upgrade: upgrade, subprotocol: subprotocol, deflate: deflate, url: request.url)
+        } catch {
+            upgrade.connection?.close()
+            throw error
         }
     }
 }

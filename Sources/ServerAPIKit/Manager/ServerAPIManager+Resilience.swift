@@ -54,16 +54,36 @@ extension ServerAPIManager {
         guard let (origin, policies) = resilience(for: api, url: request.url),
             policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
         else { return try await transfer(request, streams: streams) }
-        return try await guardedSend(request, call, api: api, origin: origin, policies: policies, streams: streams)
+        return try await guarded(request, call, origin: origin, policies: policies, status: \.status) { entry in
+            guard !streams, let hedging = policies.hedging, Self.canHedge(api, request) else {
+                return try await transfer(request, streams: streams)
+            }
+            return try await hedged(request, call, policy: hedging, limit: policies.concurrencyLimit, entry: entry)
+        }
     }
 
-    /// `guardedSend` for a call that a breaker, a limit or hedging applies to: a function of its own, by the frame
+    /// Runs one exchange of any kind (a request's response, a WebSocket's handshake) through its origin's circuit
+    /// breaker and concurrency limit, which see its outcome: `status` tells a response's status.
+    /// - Throws: `circuitOpen`, `concurrencyLimited`, or what `exchange` throws.
+    func guarded<Answer>(
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, status: (Answer) -> Int,
+        _ exchange: () async throws -> Answer
+    ) async throws -> Answer {
+        guard let (origin, policies) = resilience(for: api, url: request.url),
+            policies.circuitBreaker != nil || policies.concurrencyLimit != nil
+        else { return try await exchange() }
+        return try await guarded(request, call, origin: origin, policies: policies, status: status) { _ in
+            try await exchange()
+        }
+    }
+
+    /// `guarded` for an exchange that a breaker, a limit or hedging applies to: a function of its own, by the frame
     /// rules at the top of ServerAPIManager+Pipeline.swift.
     @inline(never)
-    private func guardedSend(
-        _ request: TransportRequest, _ call: Call, api: ServerAPI, origin: ServerOrigin,
-        policies: ResiliencePolicies, streams: Bool
-    ) async throws -> TransportResponse {
+    private func guarded<Answer>(
+        _ request: TransportRequest, _ call: Call, origin: ServerOrigin, policies: ResiliencePolicies,
+        status: (Answer) -> Int, _ exchange: (OriginResilience) async throws -> Answer
+    ) async throws -> Answer {
         let registry = resilienceRegistry
         let clock = configuration.clock
         let entry = registry.origin(origin)
@@ -106,15 +126,9 @@ extension ServerAPIManager {
         }
 
         let started = registry.now(clock)
-        let result: Result<TransportResponse, ServerAPIError>
+        let result: Result<Answer, ServerAPIError>
         do {
-            if !streams, let hedging = policies.hedging, Self.canHedge(api, request) {
-                result = .success(
-                    try await hedged(
-                        request, call, policy: hedging, limit: policies.concurrencyLimit, entry: entry))
-            } else {
-                result = .success(try await transfer(request, streams: streams))
-            }
+            result = .success(try await exchange(entry))
         } catch {
             result = .failure(ServerAPIError.wrap(error))
         }
@@ -125,9 +139,10 @@ extension ServerAPIManager {
         let outcome: CircuitBreaker.Outcome
         var sample: ConcurrencyLimiter.Sample?
         switch result {
-        case .success(let response):
-            outcome = classification.isFailure(status: response.status) ? .failure : .success
-            sample = .init(latency: latency, overloaded: response.status == 429 || response.status == 503)
+        case .success(let answer):
+            let code = status(answer)
+            outcome = classification.isFailure(status: code) ? .failure : .success
+            sample = .init(latency: latency, overloaded: code == 429 || code == 503)
             if outcome == .success { entry.recordLatency(latency) }
         case .failure(let error):
             let cancelled = error.kind == .cancelled || request.isCancelled

@@ -171,6 +171,79 @@ struct WebSocketManagerTests {
         #expect(manager.inFlight.isEmpty)
     }
 
+    @Test("a handshake answered 503 is retried as any call is, with a fresh key, and the socket opens")
+    func handshakeRetried() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .status(503), .webSocket([.echo(1)]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(Self.chat.retry(1, policy: RetryPolicy(baseDelay: .zero)))
+        try await socket.send(.text("again"))
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("again"))
+        await socket.close()
+        let keys = mock.requests.map { $0.headers["Sec-WebSocket-Key"] }
+        #expect(keys.count == 2 && keys[0] != nil && keys[1] != nil && keys[0] != keys[1])
+        #expect(mock.requests.map(\.attempt) == [1, 2])
+    }
+
+    @Test("without retries a 503 handshake fails at once; a plugin's shouldRetry can ask for another attempt")
+    func handshakeRetriedByPlugin() async throws {
+        struct RetryRefusals: ServerAPIPlugin {
+            func shouldRetry(after error: ServerAPIError, request: TransportRequest, api: ServerAPI, attempt: Int)
+                async -> RetryDecision
+            {
+                error.status == 401 && attempt == 1 ? .retry : .useDefault
+            }
+        }
+        let mock = MockTransport()
+        mock.stub(.get, "/busy", .status(503), .webSocket([]))
+        mock.stub(.get, "/chat", .text("log in first", status: 401), .webSocket([]))
+        let plain = ServerAPIManager(transport: mock)
+        let busy = await expectError { try await plain.webSocket(ServerAPI(host: "ws://api.test", path: "/busy")) }
+        #expect(busy?.kind == .httpStatus && busy?.status == 503)
+        let manager = ServerAPIManager(transport: mock, plugins: [RetryRefusals()])
+        let socket = try await manager.webSocket(Self.chat)
+        await socket.close()
+        #expect(mock.requests.filter { $0.url.path == "/chat" }.count == 2)
+    }
+
+    @Test("a handshake goes through its origin's circuit breaker: failed handshakes open it, and it refuses the next")
+    func handshakeCircuitBreaker() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .status(503))
+        let manager = ServerAPIManager(transport: mock)
+        let api = Self.chat.circuitBreaker(
+            CircuitBreakerPolicy(trip: .consecutiveFailures(2), openDuration: .seconds(60)))
+        for _ in 0..<2 {
+            let refused = await expectError { try await manager.webSocket(api) }
+            #expect(refused?.kind == .httpStatus && refused?.status == 503)
+        }
+        let open = await expectError { try await manager.webSocket(api) }
+        #expect(open?.kind == .circuitOpen)
+        #expect(mock.requests.count == 2)
+        #expect(manager.inFlight.isEmpty)
+    }
+
+    @Test("a handshake attempt that times out is retried when the call retries timeouts; the next one opens")
+    func handshakeTimeoutRetried() async throws {
+        let clock = TestClock()
+        let mock = MockTransport(clock: clock)
+        mock.stub(.get, "/slow", .webSocket([], delay: .seconds(60)), .webSocket([.echo(1)]))
+        let manager = ServerAPIManager(transport: mock, configuration: .init(clock: clock))
+        let api = ServerAPI(host: "ws://api.test", path: "/slow").timeout(.seconds(2))
+            .retry(1, policy: RetryPolicy(baseDelay: .zero))
+        let opening = Task { try await manager.webSocket(api) }
+        // The first attempt's timer and the mock's delay.
+        await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(2))
+        let socket = try await opening.value
+        try await socket.send(.text("late"))
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("late"))
+        await socket.close()
+        #expect(mock.requests.count == 2)
+    }
+
     @Test("a subprotocol the call did not offer fails the handshake")
     func unofferedSubprotocol() async throws {
         let mock = MockTransport()
