@@ -839,33 +839,31 @@ extension ServerAPIManager {
             try await attemptHandshake(
                 request, call, api: api, compression: compression, lastResponse: &lastResponse)
         }
-        let upgrade = agreed.upgrade
-        guard let connection = upgrade.connection else { throw ServerAPIError(.network, "unreachable") }
-        let (url, subprotocol, deflate) = (agreed.url, agreed.subprotocol, agreed.deflate)
         // The connection's end, on another thread, works on this copy: the call's own metrics stay with this task.
         let headMetrics = call.metrics
         call.headReceived()
         call.bodyStreaming()
         var compressor: WebSocketCompressingSender?
-        if let deflate, let compression {
+        if let deflate = agreed.deflate, let compression {
             compressor = WebSocketCompressingSender(WebSocketDeflateSender(client: deflate, compression: compression))
         }
         return WebSocket.Link(
-            connection: connection, response: upgrade.response, subprotocol: subprotocol, call: call,
-            deflate: deflate, compressor: compressor
+            connection: agreed.connection, response: agreed.response, subprotocol: agreed.subprotocol, call: call,
+            deflate: agreed.deflate, compressor: compressor
         ) { [self] error in
             let metrics = endMetrics(headMetrics, call: call)
             if let error {
-                _ = complete(call, error.with(requestID: api.id, url: url), metrics: metrics)
+                _ = complete(call, error.with(requestID: api.id, url: agreed.url), metrics: metrics)
             } else {
                 completeSucceeded(call, metrics: metrics)
             }
         }
     }
 
-    /// What a handshake that succeeded agreed: the transport's upgrade, the subprotocol, the compression.
+    /// What a handshake that succeeded agreed: the server's answer, the connection, the subprotocol, the compression.
     struct Handshake: Sendable {
-        let upgrade: WebSocketUpgrade
+        let response: TransportResponse
+        let connection: any WebSocketConnection
         let subprotocol: String?
         let deflate: WebSocketDeflateParameters?
         /// The URL the handshake went to.
@@ -928,10 +926,12 @@ extension ServerAPIManager {
                         url: upgrade.response.url, underlying: error)
                 }
             }
-            guard upgrade.connection != nil else {
+            guard let connection = upgrade.connection else {
                 throw ServerAPIError(.network, "the transport returned no connection")
             }
-            return Handshake(upgrade: upgrade, subprotocol: subprotocol, deflate: deflate, url: request.url)
+            return Handshake(
+                response: upgrade.response, connection: connection, subprotocol: subprotocol, deflate: deflate,
+                url: request.url)
         } catch {
             upgrade.connection?.close()
             throw error
