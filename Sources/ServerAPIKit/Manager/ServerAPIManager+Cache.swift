@@ -127,14 +127,10 @@ extension ServerAPIManager {
             status: entry.status, headers: headers, body: .data(entry.body), url: entry.url,
             metrics: TransportMetrics(transport: "cache", bytesReceived: Int64(entry.body.count)))
         guard call.api.acceptableStatus.accepts(entry.status) else {
-            var error = ServerAPIError.httpStatus(entry.status, body: entry.body, url: entry.url)
-            error.requestID = call.api.id
-            throw complete(call, error)
+            throw ServerAPIError.httpStatus(entry.status, body: entry.body, url: entry.url)
         }
-        let value = try deliver(
+        return try deliver(
             response, source: .cache(storedAt: entry.storedAt, age: age), metrics: call.metrics, call, finisher)
-        completeSucceeded(call)
-        return value
     }
 
     /// Stores a response of a cacheable call when RFC 9111 §3 allows it (never a partial one, never one that

@@ -37,14 +37,57 @@ extension ServerAPIManager {
         _ api: ServerAPI, progress: (@Sendable (TransferProgress) -> Void)?, finishing finisher: F
     ) async throws -> F.Value {
         let call = try accept(api, progress: progress, streams: finisher.streams)
+        return try await ending(call, endsLater: finisher.streams) { try await controlled(call, finisher) }
+    }
+
+    /// Lists a call and runs its path, then ends it with the outcome (`end`). A call that ends later, with an
+    /// event of its own (a streamed body's end, a WebSocket's close), is ended here only when its path fails.
+    func ending<T>(_ call: Call, endsLater: Bool, _ path: () async throws -> T) async throws -> T {
+        let outcome: Result<T, any Error>
         do {
-            // A whole call has ended by now (its attempt, the cache or a shared flight ended it); a streamed one
-            // ends with its body.
-            return try await controlled(call, finisher)
+            try registerCall(call)
+            outcome = .success(try await path())
         } catch {
-            // Some failures end a call before any attempt did (a cache-only miss, a throttled stream).
-            call.end(failed: true)
-            throw decorate(error, call: call)
+            outcome = .failure(error)
+        }
+        if endsLater, case .success(let value) = outcome { return value }
+        return try end(call, outcome)
+    }
+
+    /// Where every call ends, and where its error gets the call's id, URL and metrics: the registries that list it
+    /// are left, the end is stamped on its metrics, the business rules resolve a business error, and the plugins'
+    /// `didComplete` sees it, once, whatever raced to end it (the call's state machine hands its end out once).
+    /// - Parameters:
+    ///   - outcome: The value, or the error the call failed with.
+    ///   - metrics: The metrics to end with, when they are not the call's own (a streamed body's, a WebSocket's).
+    /// - Returns: The value.
+    /// - Throws: The error, stamped.
+    @inline(never)
+    func end<T>(_ call: Call, _ outcome: Result<T, any Error>, metrics: RequestMetrics? = nil) throws(ServerAPIError)
+        -> T
+    {
+        let ended = endMetrics(metrics ?? call.metrics, call: call)
+        switch outcome {
+        case .success(let value):
+            if call.end(failed: false), call.reportsEnd {
+                for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: nil) }
+            }
+            return value
+        case .failure(let error):
+            var failure = call.stamp(error)
+            // A shared flight's error carries the flight's metrics: what the call that joined it reports.
+            let ended = failure.metrics ?? ended
+            failure.metrics = ended
+            if failure.kind == .cancelled, call.state == .cancelled(.shutdown) {
+                failure.message = "the call was cancelled: the manager shut down, and its grace period ended first"
+            }
+            if failure.kind == .business {
+                failure = call.api.businessRules.resolved(over: configuration.businessRules).apply(to: failure)
+            }
+            if call.end(failed: true), call.reportsEnd {
+                for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: failure) }
+            }
+            throw failure
         }
     }
 
@@ -71,7 +114,6 @@ extension ServerAPIManager {
             api: api, request: request, cacheKey: streams ? nil : cacheKey(for: api, base: request),
             interceptor: streams ? nil : api.businessRules.interceptor(over: configuration.businessRules),
             registry: registry)
-        try registerCall(call, for: api)
         return call
     }
 
@@ -125,16 +167,15 @@ extension ServerAPIManager {
         return try deliverJoined(shared, call, finisher, record: record)
     }
 
-    /// Delivers a response this call did not send for (a shared flight's, a throttled call's previous one), and
-    /// ends the call: no attempt of its own completed it.
+    /// Delivers a response this call did not send for (a shared flight's, a throttled call's previous one), whose
+    /// metrics become the call's: what its caller and its end report.
     @inline(never)
     private func deliverJoined<F: CallFinishing>(
         _ shared: SharedResponse, _ call: Call, _ finisher: F, record: ThrottleRecord? = nil
     ) throws -> F.Value {
-        let value = try deliver(
+        call.stampJoined(shared.metrics)
+        return try deliver(
             shared.response, source: shared.source, metrics: shared.metrics, call, finisher, record: record)
-        call.end(failed: false)
-        return value
     }
 
     /// Turns a response into the caller's value, in order: the call's end is stamped on the metrics,
@@ -163,13 +204,20 @@ extension ServerAPIManager {
 
     /// Registers a call in the in-flight registry, and in the `RequestScope` it runs in, if any; a
     /// replacing call cancels the calls it replaces in the same step, so that no earlier call can slip past it.
-    /// - Throws: `shuttingDown` once `shutdown(gracePeriod:)` was called: the call is not listed, and has ended.
+    /// A shared flight's transport call is listed by no registry (its callers are), and a registry entry (a batch,
+    /// a wait between connections) by the manager's only.
+    /// - Throws: `shuttingDown` once `shutdown(gracePeriod:)` was called: the call is not listed.
     @inline(never)
-    func registerCall(_ call: Call, for api: ServerAPI) throws(ServerAPIError) {
-        if let run = RequestScope.current, call.listed(by: run) { run.add(call) }
+    func registerCall(_ call: Call) throws(ServerAPIError) {
+        guard call.deliversToCaller else { return }
         let info = call.info
+        guard call.reportsEnd else {
+            guard registry.add(call) else { throw Self.shuttingDown }
+            return
+        }
+        if let run = RequestScope.current, call.listed(by: run) { run.add(call) }
         let listed: Bool
-        if !api.replacesInFlight {
+        if !call.api.replacesInFlight {
             listed = registry.add(call)
         } else if let tag = info.tag {
             listed = registry.add(call, replacing: { $0.tag == tag })
@@ -179,16 +227,12 @@ extension ServerAPIManager {
                 call,
                 replacing: { $0.method == info.method && endpoint != nil && Self.endpoint(of: $0.url) == endpoint })
         }
-        guard listed else { throw refuseAfterShutdown(call) }
+        guard listed else { throw Self.shuttingDown }
     }
 
-    /// Ends a call that the closed registry refused, and says why.
-    @inline(never)
-    func refuseAfterShutdown(_ call: Call) -> ServerAPIError {
-        call.end(failed: true)
-        return ServerAPIError(
-            .shuttingDown, "the manager is shutting down: it takes no new calls", requestID: call.id,
-            url: call.info.url)
+    /// What a call that the closed registry refused fails with.
+    static var shuttingDown: ServerAPIError {
+        ServerAPIError(.shuttingDown, "the manager is shutting down: it takes no new calls")
     }
 
     /// A URL without its query and fragment: what "the same endpoint" compares.
@@ -197,18 +241,6 @@ extension ServerAPIManager {
         components.query = nil
         components.fragment = nil
         return components.url.map { CacheKey.normalize($0) }
-    }
-
-    /// The error a call ends with: with its id, URL and metrics, and with the business rules applied.
-    @inline(never)
-    func decorate(_ error: any Error, call: Call) -> ServerAPIError {
-        var error = call.stamp(error)
-        if error.metrics == nil { error.metrics = endMetrics(call.initialMetrics(), call: call) }
-        if error.kind == .cancelled, call.state == .cancelled(.shutdown) {
-            error.message = "the call was cancelled: the manager shut down, and its grace period ended first"
-        }
-        guard error.kind == .business else { return error }
-        return call.api.businessRules.resolved(over: configuration.businessRules).apply(to: error)
     }
 
     /// The metrics of a call that ends now: its end and duration stamped, and the transport named when
@@ -265,9 +297,12 @@ extension ServerAPIManager {
     /// The one transport call of a flight, made for its leader's description.
     private func sharedCall(_ call: Call) async -> SingleFlight<ControlKey, SharedResponse>.Outcome {
         do {
-            return .success(try await execute(call, SharedFinishing(formatter: formatter)))
+            return .success(
+                try await ending(call, endsLater: false) {
+                    try await execute(call, SharedFinishing(formatter: formatter))
+                })
         } catch {
-            return .failure(call.stamp(error))
+            return .failure(ServerAPIError.wrap(error))
         }
     }
 }
@@ -458,9 +493,7 @@ extension ServerAPIManager {
         while true {
             number += 1
             call.stampAttempt(number)
-            if !call.attemptStarted(number) {
-                throw complete(call, .cancelled())
-            }
+            if !call.attemptStarted(number) { throw ServerAPIError.cancelled() }
             var request = attemptRequest(base, number: number, of: call)
             var lastResponse: TransportResponse?
             do {
@@ -533,7 +566,6 @@ extension ServerAPIManager {
                 await store(processed, request: request, api: api, requestTime: requestTime, in: cache, key: key)
             }
         }
-        completeSucceeded(call)
         return value
     }
 
@@ -578,11 +610,11 @@ extension ServerAPIManager {
         after error: any Error, _ call: Call, api: ServerAPI, request: TransportRequest,
         lastResponse: TransportResponse?, attempt number: Int, pluginRetries: inout Int
     ) async throws {
-        var failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+        var failure = call.stamp(error, url: request.url)
         if request.isCancelled && failure.kind != .cancelled {
-            failure = ServerAPIError.cancelled().with(requestID: api.id, url: request.url)
+            failure = call.stamp(ServerAPIError.cancelled(), url: request.url)
         }
-        if failure.kind == .cancelled { throw complete(call, failure) }
+        if failure.kind == .cancelled { throw failure }
         // A streamed request body is read once: once sending began, the call cannot be sent again.
         let replayable = request.body.streamedBody?.hasStarted != true
         guard
@@ -593,20 +625,15 @@ extension ServerAPIManager {
             withdrawRetryBudget(api: api, url: request.url, call: call)
         else {
             call.stampDuration()
-            throw complete(call, failure)
+            throw failure
         }
-        if !call.waitingToRetry(number) {
-            throw complete(call, .cancelled().with(requestID: api.id, url: request.url))
-        }
+        if !call.waitingToRetry(number) { throw call.stamp(ServerAPIError.cancelled(), url: request.url) }
         guard delay > .zero else { return }
         do {
             try await wait(delay, call: call)
         } catch {
-            throw complete(
-                call,
-                ServerAPIError(
-                    .cancelled, "the request was cancelled while waiting to retry", requestID: api.id,
-                    url: request.url))
+            throw call.stamp(
+                ServerAPIError(.cancelled, "the request was cancelled while waiting to retry"), url: request.url)
         }
     }
 
@@ -621,7 +648,7 @@ extension ServerAPIManager {
         do {
             response = try await guardedSend(request, call, api: api, streams: streams)
         } catch {
-            throw failedExchange(error, request: request, api: api)
+            throw failedExchange(error, request: request, call, api: api)
         }
         lastResponse = response
         received(response, request: request, call, api: api)
@@ -634,8 +661,10 @@ extension ServerAPIManager {
 
     /// A failed exchange's error, stamped, after the plugins' `didReceive` saw it.
     @inline(never)
-    func failedExchange(_ error: any Error, request: TransportRequest, api: ServerAPI) -> ServerAPIError {
-        let failure = ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+    func failedExchange(_ error: any Error, request: TransportRequest, _ call: Call, api: ServerAPI)
+        -> ServerAPIError
+    {
+        let failure = call.stamp(error, url: request.url)
         for plugin in plugins { plugin.didReceive(.failure(failure), for: request, api: api) }
         return failure
     }
@@ -700,32 +729,6 @@ extension ServerAPIManager {
         // The clock's sleep ends early only for task cancellation: a retry wait is rare enough to
         // afford a task that cancelling the call cancels.
         try await call.run { try await clock.sleep(for: delay) }
-    }
-
-    /// Ends a call that failed: it leaves the registry, the failure gets the call's final metrics, and the
-    /// plugins' `didComplete` sees them (once).
-    /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
-    /// - Returns: The failure, stamped, to throw.
-    @inline(never)
-    func complete(_ call: Call, _ error: ServerAPIError, metrics: RequestMetrics? = nil) -> ServerAPIError {
-        var failure = call.stamp(error)
-        let ended = endMetrics(metrics ?? call.metrics, call: call)
-        failure.metrics = ended
-        // The call's state machine hands its end out once, whatever races to end it.
-        if call.end(failed: true) {
-            for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: failure) }
-        }
-        return failure
-    }
-
-    /// Ends a call that succeeded: it leaves the registry, and the plugins' `didComplete` sees its final
-    /// metrics (once).
-    /// - Parameter metrics: The metrics to end with, when they are not the call's own (a streamed body's end).
-    @inline(never)
-    func completeSucceeded(_ call: Call, metrics: RequestMetrics? = nil) {
-        guard call.end(failed: false), !plugins.isEmpty else { return }
-        let metrics = metrics ?? call.metrics
-        for plugin in plugins { plugin.didComplete(call.api, metrics: metrics, error: nil) }
     }
 }
 
@@ -811,17 +814,19 @@ extension ServerAPIManager {
     /// origin's circuit breaker and concurrency limit; each attempt sends a fresh key.
     /// - Parameter api: The call, its URL already in its `http(s)` form.
     func openWebSocket(_ api: ServerAPI, configuration: WebSocket.Configuration) async throws -> WebSocket.Link {
-        if let compression = configuration.compression {
-            do {
-                try WebSocketDeflateNegotiation.validate(compression)
-            } catch {
-                throw error.with(requestID: api.id, url: nil)
-            }
+        // Accepted and listed as a streamed call is, and ended when the connection ends.
+        let call = try accept(api, progress: nil, streams: true)
+        return try await ending(call, endsLater: true) {
+            try await connect(call, configuration: configuration)
         }
+    }
+
+    /// A WebSocket call's path: the handshake's attempts, then the connection, which ends the call when it ends.
+    private func connect(_ call: Call, configuration: WebSocket.Configuration) async throws -> WebSocket.Link {
+        let api = call.api
+        if let compression = configuration.compression { try WebSocketDeflateNegotiation.validate(compression) }
         // permessage-deflate is offered when the transport carries the frames' RSV1: the core compresses.
         let compression = transport.carriesWebSocketExtensions ? configuration.compression : nil
-        // Accepted and listed as a streamed call is.
-        let call = try accept(api, progress: nil, streams: true)
         var base = call.request
         // A transport that frames bytes itself holds a frame to the message limit as it arrives.
         base.maxResponseSize = Int64(configuration.maxMessageSize)
@@ -851,12 +856,7 @@ extension ServerAPIManager {
             connection: agreed.connection, response: agreed.response, subprotocol: agreed.subprotocol, call: call,
             deflate: agreed.deflate, compressor: compressor
         ) { [self] error in
-            let metrics = endMetrics(headMetrics, call: call)
-            if let error {
-                _ = complete(call, error.with(requestID: api.id, url: agreed.url), metrics: metrics)
-            } else {
-                completeSucceeded(call, metrics: metrics)
-            }
+            _ = try? end(call, error.map { .failure($0) } ?? .success(()), metrics: headMetrics)
         }
     }
 
@@ -907,7 +907,7 @@ extension ServerAPIManager {
                 exchange.cancel()
             }
         } catch {
-            throw failedExchange(error, request: request, api: api)
+            throw failedExchange(error, request: request, call, api: api)
         }
         lastResponse = upgrade.response
         received(upgrade.response, request: request, call, api: api)

@@ -291,20 +291,16 @@ extension ServerAPIManager {
         let headMetrics = call.metrics
         body.storage.stamp(requestID: api.id, url: head.url)
         call.headReceived()
-        body.whenEnded { [self] end in
+        body.whenEnded { [self] outcome in
             var final = headMetrics
             final.endedAt = nil
             final.duration = .zero
-            switch end {
-            case .success(let transport):
-                if let transport { final.transport = transport }
-                final = endMetrics(final, call: call)
-                completeSucceeded(call, metrics: final)
-            case .failure(let error):
-                if let transport = body.metrics { final.transport = transport }
-                final = endMetrics(final, call: call)
-                _ = complete(call, error, metrics: final)
+            switch outcome {
+            case .success(let transport): if let transport { final.transport = transport }
+            case .failure: if let transport = body.metrics { final.transport = transport }
             }
+            final = endMetrics(final, call: call)
+            _ = try? end(call, outcome.mapError { $0 as any Error }, metrics: final)
             completion.finish(final)
         }
         // From now on cancelling the call cancels the body; a cancel that came first runs it at once.
@@ -358,12 +354,12 @@ extension ServerAPIManager {
     /// tag: an event source (or a WebSocket) between connections. The manager's shutdown ends the wait at once: no
     /// new connection could be made.
     func waitRegistered(_ delay: Duration, for api: ServerAPI) async throws {
-        let call = Call(api: api, request: try api.transportRequest(), registry: registry)
-        guard registry.add(call) else { throw refuseAfterShutdown(call) }
-        call.onDrain { call.cancel(.shutdown) }
-        defer { call.end(failed: false) }
+        let call = Call(api: api, request: try api.transportRequest(), reportsEnd: false, registry: registry)
         let clock = configuration.clock
-        try await call.run { try await clock.sleep(for: delay) }
+        try await ending(call, endsLater: false) {
+            call.onDrain { call.cancel(.shutdown) }
+            try await call.run { try await clock.sleep(for: delay) }
+        }
     }
 }
 
@@ -518,13 +514,7 @@ extension ServerAPIManager {
         id: RequestID, tag: String?, kind: InFlightRequest.Kind, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let call = Call(entry: id, tag: tag, url: nil, kind: kind, registry: registry)
-        guard registry.add(call) else { throw refuseAfterShutdown(call) }
-        defer { call.end(failed: false) }
-        do {
-            return try await call.run(body)
-        } catch {
-            throw ServerAPIError.wrap(error).with(requestID: id, url: nil)
-        }
+        return try await ending(call, endsLater: false) { try await call.run(body) }
     }
 }
 

@@ -38,6 +38,9 @@ final class Call: Sendable {
     /// Whether results go to this call's caller; `false` for a shared flight's one transport call, whose
     /// callers each deliver the response for themselves.
     let deliversToCaller: Bool
+    /// Whether the plugins' `didComplete` sees the call's end: `false` for a shared flight's transport call (its
+    /// callers each end) and for a registry entry that is not a call (a batch, a wait between connections).
+    let reportsEnd: Bool
     /// What was measured so far, stamped by the steps through the methods below.
     ///
     /// No lock: the steps of a call run one after the other in the one task that runs it (the caller's, or
@@ -56,7 +59,7 @@ final class Call: Sendable {
         api: ServerAPI, request: TransportRequest, url: URL? = nil, cacheKey: CacheKey? = nil,
         interceptor: BusinessRules.SuccessInterceptor? = nil, started: ContinuousClock.Instant = .now,
         startDate: Date = Date(), deliversToCaller: Bool = true, kind: InFlightRequest.Kind = .call,
-        registry: InFlightRegistry?
+        reportsEnd: Bool = true, registry: InFlightRegistry?
     ) {
         key = Self.keys.add(1, ordering: .relaxed).newValue
         self.api = api
@@ -66,6 +69,7 @@ final class Call: Sendable {
         self.started = started
         self.startDate = startDate
         self.deliversToCaller = deliversToCaller
+        self.reportsEnd = reportsEnd && deliversToCaller && kind == .call
         info = InFlightRequest(
             id: api.id, tag: api.tag, method: kind == .call ? api.method : nil,
             url: kind == .call ? (url ?? request.url) : url, startedAt: startDate, kind: kind)
@@ -81,7 +85,7 @@ final class Call: Sendable {
         var api = Self.entryDescription
         api.id = id
         api.tag = tag
-        self.init(api: api, request: Self.entryRequest, url: url, kind: kind, registry: registry)
+        self.init(api: api, request: Self.entryRequest, url: url, kind: kind, reportsEnd: false, registry: registry)
     }
 
     private static let entryDescription = ServerAPI(host: "localhost")
@@ -207,7 +211,8 @@ final class Call: Sendable {
         locked { $0.bodyStreaming() }
     }
 
-    /// Ends the call, with a result (`failed == false`) or an error, and leaves the registries that list it.
+    /// Ends the call, with a result (`failed == false`) or an error, and leaves the registries that list it: what
+    /// `ServerAPIManager.end` does, and only it.
     /// - Returns: Whether this was the call's end: its metrics are stamped and `didComplete` runs only then.
     @discardableResult
     func end(failed: Bool) -> Bool {
@@ -264,14 +269,20 @@ final class Call: Sendable {
         metrics.duration = elapsed
     }
 
+    /// The call was answered by another one's exchange (a shared flight's, a replayed one's): its metrics.
+    func stampJoined(_ shared: RequestMetrics) {
+        metrics = shared
+    }
+
     /// What a resilience policy did.
     func stampResilience(_ update: (inout ResilienceMetrics) -> Void) {
         update(&metrics.resilience)
     }
 
-    /// An error with the call's id and URL.
-    func stamp(_ error: any Error) -> ServerAPIError {
-        ServerAPIError.wrap(error).with(requestID: api.id, url: request.url)
+    /// An error with the call's id and URL (an attempt's, when given), where it has none: the one place an error
+    /// gets them.
+    func stamp(_ error: any Error, url: URL? = nil) -> ServerAPIError {
+        ServerAPIError.wrap(error).with(requestID: api.id, url: url ?? info.url)
     }
 }
 

@@ -166,14 +166,31 @@ struct CallStateMachine: Sendable {
 
     // MARK: The call's own events
 
-    /// Moves a running call to `stage`. - Returns: `false` when the call was cancelled or ended.
+    /// Moves a running call to `stage`. A move the call's path never makes is a programming error, caught in
+    /// debug builds; a cancelled or ended call stays as it is (its own task learns of the cancel only at its next
+    /// wait, and a streamed body may end before the head is handed over).
+    /// - Returns: `false` when the call was cancelled or ended.
     private mutating func enter(_ stage: Stage) -> Bool {
         switch storage {
-        case .running(_, let handlers, let listings):
+        case .running(let current, let handlers, let listings):
+            assert(Self.allows(current, stage), "a call cannot move from \(current) to \(stage)")
             storage = .running(stage, handlers, listings)
             return true
         default:
             return false
+        }
+    }
+
+    /// The moves of a running call: registered, then its attempts with a wait between two of them, or a join;
+    /// after an attempt, the head and its streamed body (or open WebSocket). Any stage may end.
+    static func allows(_ from: Stage, _ to: Stage) -> Bool {
+        switch (from, to) {
+        case (.registered, .attempting(1)), (.registered, .joined), (.attempting, .headReceived),
+            (.headReceived, .streamingBody):
+            true
+        case (.attempting(let attempt), .waitingToRetry(let waiting)): waiting == attempt
+        case (.waitingToRetry(let waited), .attempting(let next)): next == waited + 1
+        default: false
         }
     }
 

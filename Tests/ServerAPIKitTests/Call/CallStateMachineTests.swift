@@ -266,4 +266,41 @@ import Testing
         #expect(end.completes && end.leave.count == 0)
         #expect(cancelled.state == .cancelled(.scope))
     }
+
+    @Test(
+        "A running call moves only along its path: registered, attempts with a wait between two, or a join; the head, then its body"
+    )
+    func legalMoves() {
+        let stages: [Machine.Stage] = [
+            .registered, .attempting(1), .attempting(2), .waitingToRetry(1), .waitingToRetry(2), .joined, .headReceived,
+            .streamingBody,
+        ]
+        let legal: Set<[Machine.Stage]> = [
+            [.registered, .attempting(1)], [.registered, .joined], [.attempting(1), .waitingToRetry(1)],
+            [.attempting(2), .waitingToRetry(2)], [.waitingToRetry(1), .attempting(2)],
+            [.attempting(1), .headReceived],
+            [.attempting(2), .headReceived], [.headReceived, .streamingBody],
+        ]
+        for from in stages {
+            for to in stages {
+                #expect(Machine.allows(from, to) == legal.contains([from, to]), "\(from) → \(to)")
+            }
+        }
+    }
+
+    #if DEBUG
+        // The check is an assertion: a release build leaves it out, so this test exists in debug builds only.
+        @Test("A move off the path (a second attempt with no failed first, a body before any head) stops a debug build")
+        func illegalMoveTraps() async {
+            await #expect(processExitsWith: .failure) {
+                var machine = CallStateMachine()
+                _ = machine.attemptStarted(2)
+            }
+            await #expect(processExitsWith: .failure) {
+                var machine = CallStateMachine()
+                _ = machine.attemptStarted(1)
+                machine.bodyStreaming()
+            }
+        }
+    #endif
 }
