@@ -28,20 +28,31 @@
 ///   and every operation tolerates files that vanish. Each instance keeps the size limit for
 ///   the files it knows (those present when it listed the directory and those it stored or read).
 ///
-/// Expired entries are still returned by `lookup(_:)` (the manager decides whether one may answer: its offline
-/// fallback may use it) until evicted, removed by `removeExpired()`, or older than
-/// `Configuration.maxStaleAge`.
+/// It only stores, finds and evicts: whether an entry is fresh, how long one lives without an expiry and how long
+/// past it one is kept are the manager's to decide (`ServerAPIManager.Configuration`'s `defaultCacheTTL` and
+/// `maxStaleAge`, the call's TTL). An expired entry is returned by `lookup(_:)` until it is evicted or removed
+/// (`removeExpired()` removes those past their `expiresAt`).
 /// - Important: Safe to use from any number of tasks at once. Operations do blocking file I/O
 ///   on the calling task's thread; a store waits for `fsync` unless that is turned off.
 public final class FileCache: CachePolicy {
-    /// The limits and lifetimes of a `FileCache`.
+    /// The limits and the durability of a `FileCache`.
     public struct Configuration: Sendable, Hashable {
         /// The most bytes the entry files may take; the least recently used go first.
         public var sizeLimit: Int64
-        /// The lifetime given to entries stored without an `expiresAt`; `nil` keeps them fresh forever.
-        public var defaultTTL: Duration?
-        /// How long past its expiry an entry is still returned (as stale); `nil` keeps it until evicted.
-        public var maxStaleAge: Duration?
+        /// Not used: the manager gives every entry it stores its lifetime (`defaultCacheTTL`, the call's TTL).
+        @available(*, deprecated, message: "set ServerAPIManager.Configuration.defaultCacheTTL; the store keeps no TTL")
+        public var defaultTTL: Duration? {
+            get { nil }
+            set {}
+        }
+        /// Not used: the manager says how long past its freshness an entry is kept.
+        @available(
+            *, deprecated, message: "set ServerAPIManager.Configuration.maxStaleAge; the store keeps no stale age"
+        )
+        public var maxStaleAge: Duration? {
+            get { nil }
+            set {}
+        }
         /// Whether a store waits until its file is on the storage device (`fsync`) before renaming it
         /// into place. Turning it off is faster; after a power loss an entry may then be missing or
         /// invalid (and is then treated as a miss), never wrong.
@@ -53,22 +64,43 @@ public final class FileCache: CachePolicy {
         /// file. Header and metadata are always checked.
         public var verifiesEveryRead: Bool
 
-        /// Creates the cache's limits and lifetimes; the defaults suit an app's own cache directory.
+        /// Creates the cache's limits; the defaults suit an app's own cache directory.
         /// - Parameters:
         ///   - sizeLimit: The most bytes the entries may take (100 MiB by default).
-        ///   - defaultTTL: The lifetime of entries stored without an expiry (5 minutes by default).
-        ///   - maxStaleAge: How long an expired entry is still returned; `nil` (the default) for until evicted.
         ///   - synchronizesWrites: Whether stores `fsync` before renaming (on by default).
         ///   - verifiesEveryRead: Whether every hit hashes the body, changed or not (off by default).
-        public init(
-            sizeLimit: Int64 = 100 << 20, defaultTTL: Duration? = .seconds(300), maxStaleAge: Duration? = nil,
-            synchronizesWrites: Bool = true, verifiesEveryRead: Bool = false
-        ) {
+        public init(sizeLimit: Int64 = 100 << 20, synchronizesWrites: Bool = true, verifiesEveryRead: Bool = false) {
             self.sizeLimit = max(0, sizeLimit)
-            self.defaultTTL = defaultTTL
-            self.maxStaleAge = maxStaleAge
             self.synchronizesWrites = synchronizesWrites
             self.verifiesEveryRead = verifiesEveryRead
+        }
+
+        /// The former initializer: the lifetimes are the manager's now, and these are not used.
+        @available(
+            *, deprecated,
+            message:
+                "use init(sizeLimit:synchronizesWrites:verifiesEveryRead:); set defaultCacheTTL and maxStaleAge on ServerAPIManager.Configuration"
+        )
+        public init(
+            sizeLimit: Int64 = 100 << 20, defaultTTL: Duration?, maxStaleAge: Duration? = nil,
+            synchronizesWrites: Bool = true, verifiesEveryRead: Bool = false
+        ) {
+            self.init(
+                sizeLimit: sizeLimit, synchronizesWrites: synchronizesWrites, verifiesEveryRead: verifiesEveryRead)
+        }
+
+        /// The former initializer: the stale age is the manager's now, and this one is not used.
+        @available(
+            *, deprecated,
+            message:
+                "use init(sizeLimit:synchronizesWrites:verifiesEveryRead:); set maxStaleAge on ServerAPIManager.Configuration"
+        )
+        public init(
+            sizeLimit: Int64 = 100 << 20, maxStaleAge: Duration?, synchronizesWrites: Bool = true,
+            verifiesEveryRead: Bool = false
+        ) {
+            self.init(
+                sizeLimit: sizeLimit, synchronizesWrites: synchronizesWrites, verifiesEveryRead: verifiesEveryRead)
         }
     }
 
@@ -162,8 +194,8 @@ public final class FileCache: CachePolicy {
 
     // MARK: CachePolicy
 
-    /// The entry of a key, fresh or stale; `nil` when there is none, when its file is damaged or
-    /// foreign (it is then removed), or when it expired more than `maxStaleAge` ago (removed too).
+    /// The entry of a key, fresh or stale; `nil` when there is none, or when its file is damaged or
+    /// foreign (it is then removed).
     /// - Parameter key: The key.
     /// - Returns: The entry, or `nil`.
     public func lookup(_ key: CacheKey) async -> CacheEntry? {
@@ -175,14 +207,7 @@ public final class FileCache: CachePolicy {
         let result = Self.read(
             path: path, key: key, touchingAt: date, trusted: trusted, trustDelay: trustDelay, parseURL: url(from:))
         switch result {
-        case .hit(let entry, let size, let inode, let verified):
-            if let maxStaleAge = configuration.maxStaleAge, let expiresAt = entry.expiresAt,
-                date >= expiresAt.addingTimeInterval(maxStaleAge.seconds)
-            {
-                Self.removeIfUnchanged(path, inode: inode)
-                index.withLock { $0.forget(name) }
-                return nil
-            }
+        case .hit(let entry, let size, _, let verified):
             index.withLock { $0.record(name, size: size, lastUsed: date, verified: verified) }
             return entry
         case .missing:
@@ -202,16 +227,12 @@ public final class FileCache: CachePolicy {
     ///
     /// An entry larger than `sizeLimit` is not kept (and any older entry of its key is removed).
     /// - Parameters:
-    ///   - entry: The entry; one without `expiresAt` gets `now + defaultTTL`.
+    ///   - entry: The entry, as it is.
     ///   - key: Its key.
     /// - Throws: `ServerAPIError` of kind `fileSystem` when the directory cannot be created or
     ///   written (read-only, a regular file in the way, disk full). The old entry is then intact.
     public func store(_ entry: CacheEntry, for key: CacheKey) async throws {
-        var entry = entry
         let date = now()
-        if entry.expiresAt == nil, let ttl = configuration.defaultTTL {
-            entry.expiresAt = date.addingTimeInterval(ttl.seconds)
-        }
         let name = fileName(for: key)
         let path = self.path(of: name)
         let prefix = CacheFileFormat.encodePrefix(entry, key: key)

@@ -6,8 +6,7 @@
     import Foundation
 #endif
 
-/// An in-memory `CachePolicy`: least-recently-used eviction by entry count and by bytes, and a
-/// time to live per entry.
+/// An in-memory `CachePolicy`: least-recently-used eviction by entry count and by bytes.
 ///
 /// ```swift
 /// let cache = MemoryCache(configuration: .init(countLimit: 500, byteLimit: 16 << 20))
@@ -15,41 +14,65 @@
 /// let items = try await manager.send(api.cache(.returnCacheElseLoad, ttl: .seconds(60)))
 /// ```
 /// Lookup and store are O(1): a hash map into a doubly linked list kept in recency order.
-/// Entries keep their `expiresAt`; an expired entry is still returned by `lookup(_:)` (the
-/// manager decides whether it may answer: its offline fallback may use it) until it is
-/// evicted, removed by `removeExpired()`, or older than `Configuration.maxStaleAge`.
+/// It only stores, finds and evicts: whether an entry is fresh, how long one lives without an expiry and how
+/// long past it one is kept are the manager's to decide (`ServerAPIManager.Configuration`'s `defaultCacheTTL` and
+/// `maxStaleAge`, the call's TTL). An expired entry is returned by `lookup(_:)` until it is evicted or removed
+/// (`removeExpired()` removes those past their `expiresAt`).
 /// - Important: Safe to use from any number of tasks at once; every operation takes one lock
 ///   for a few hash-map and list updates, never across I/O.
 public final class MemoryCache: CachePolicy {
-    /// The limits and lifetimes of a `MemoryCache`.
+    /// The limits of a `MemoryCache`.
     public struct Configuration: Sendable, Hashable {
         /// The most entries kept; the least recently used go first.
         public var countLimit: Int
         /// The most bytes kept (bodies, headers and keys, approximately); the least recently used go first.
         public var byteLimit: Int
-        /// The lifetime given to entries stored without an `expiresAt`; `nil` keeps them fresh forever.
-        public var defaultTTL: Duration?
-        /// How long past its expiry an entry is still returned (as stale); `nil` keeps it until evicted.
-        public var maxStaleAge: Duration?
+        /// Not used: the manager gives every entry it stores its lifetime (`defaultCacheTTL`, the call's TTL).
+        @available(*, deprecated, message: "set ServerAPIManager.Configuration.defaultCacheTTL; the store keeps no TTL")
+        public var defaultTTL: Duration? {
+            get { nil }
+            set {}
+        }
+        /// Not used: the manager says how long past its freshness an entry is kept.
+        @available(
+            *, deprecated, message: "set ServerAPIManager.Configuration.maxStaleAge; the store keeps no stale age"
+        )
+        public var maxStaleAge: Duration? {
+            get { nil }
+            set {}
+        }
 
-        /// Creates the cache's limits and lifetimes: at most 1,000 entries and 32 MiB by default.
+        /// Creates the cache's limits: at most 1,000 entries and 32 MiB by default.
         /// - Parameters:
         ///   - countLimit: The most entries kept (1,000 by default).
         ///   - byteLimit: The most bytes kept (32 MiB by default).
-        ///   - defaultTTL: The lifetime of entries stored without an expiry (5 minutes by default).
-        ///   - maxStaleAge: How long an expired entry is still returned; `nil` (the default) for until evicted.
-        public init(
-            countLimit: Int = 1_000, byteLimit: Int = 32 << 20, defaultTTL: Duration? = .seconds(300),
-            maxStaleAge: Duration? = nil
-        ) {
+        public init(countLimit: Int = 1_000, byteLimit: Int = 32 << 20) {
             self.countLimit = max(0, countLimit)
             self.byteLimit = max(0, byteLimit)
-            self.defaultTTL = defaultTTL
-            self.maxStaleAge = maxStaleAge
+        }
+
+        /// The former initializer: the lifetimes are the manager's now, and these are not used.
+        @available(
+            *, deprecated,
+            message:
+                "use init(countLimit:byteLimit:); set defaultCacheTTL and maxStaleAge on ServerAPIManager.Configuration"
+        )
+        public init(
+            countLimit: Int = 1_000, byteLimit: Int = 32 << 20, defaultTTL: Duration?, maxStaleAge: Duration? = nil
+        ) {
+            self.init(countLimit: countLimit, byteLimit: byteLimit)
+        }
+
+        /// The former initializer: the stale age is the manager's now, and this one is not used.
+        @available(
+            *, deprecated, message: "use init(countLimit:byteLimit:); set maxStaleAge on ServerAPIManager.Configuration"
+        )
+        public init(countLimit: Int = 1_000, byteLimit: Int = 32 << 20, maxStaleAge: Duration?) {
+            self.init(countLimit: countLimit, byteLimit: byteLimit)
         }
     }
 
-    /// The limits and lifetimes.
+    /// The limits.
     public let configuration: Configuration
     private let now: @Sendable () -> Date
     private let storage = Locked(LRUStorage<CacheKey, CacheEntry>())
@@ -63,23 +86,11 @@ public final class MemoryCache: CachePolicy {
         self.now = now
     }
 
-    /// The entry of a key, fresh or stale, made the most recently used; `nil` when there is none
-    /// or it expired more than `maxStaleAge` ago (it is then removed).
+    /// The entry of a key, fresh or stale, made the most recently used; `nil` when there is none.
     /// - Parameter key: The key.
     /// - Returns: The entry, or `nil`.
     public func lookup(_ key: CacheKey) async -> CacheEntry? {
-        guard let maxStaleAge = configuration.maxStaleAge else {
-            return storage.withLock { $0.value(for: key) }
-        }
-        let date = now()
-        return storage.withLock { storage in
-            guard let entry = storage.value(for: key) else { return nil }
-            if let expiresAt = entry.expiresAt, date >= expiresAt.addingTimeInterval(maxStaleAge.seconds) {
-                storage.removeValue(for: key)
-                return nil
-            }
-            return entry
-        }
+        storage.withLock { $0.value(for: key) }
     }
 
     /// Stores an entry as the most recently used, replacing any entry of the same key, then
@@ -87,13 +98,9 @@ public final class MemoryCache: CachePolicy {
     ///
     /// An entry larger than `byteLimit` is not kept (and any older entry of its key is removed).
     /// - Parameters:
-    ///   - entry: The entry; one without `expiresAt` gets `now + defaultTTL`.
+    ///   - entry: The entry, as it is.
     ///   - key: Its key.
     public func store(_ entry: CacheEntry, for key: CacheKey) async {
-        var entry = entry
-        if entry.expiresAt == nil, let ttl = configuration.defaultTTL {
-            entry.expiresAt = now().addingTimeInterval(ttl.seconds)
-        }
         let cost = Self.cost(of: entry, key: key)
         let limits = configuration
         // Evicted entries are released after the lock is dropped: freeing large bodies is not free.

@@ -393,6 +393,34 @@ import Testing
             #expect(mock.requestCount == 3)
         }
     }
+
+    @Test(
+        "the manager's maxStaleAge: a response stale for longer answers nothing, even offline, and leaves the store",
+        arguments: CacheKind.allCases)
+    func maxStaleAge(kind: CacheKind) async throws {
+        let clock = TestClock()
+        try await kind.with(clock: clock) { cache async throws in
+            let mock = MockTransport()
+            mock.stub(.get, "/items", .text("stored", headers: ["Cache-Control": "max-age=10"]))
+            var configuration = ServerAPIManager.Configuration()
+            configuration.now = clock.dateSource
+            configuration.maxStaleAge = .seconds(100)
+            let manager = ServerAPIManager(transport: mock, cache: cache, configuration: configuration)
+            _ = try await manager.send(Self.items.cache(.returnCacheElseLoad))
+            let key = CacheKey(request: try Self.items.transportRequest(), varying: Self.items.varyingHeaders)
+            #expect(try await cache.lookup(key) != nil)
+            // Stale for 99 s: still the offline answer.
+            clock.advance(by: .seconds(109))
+            #expect(try await manager.send(Self.items.cache(.cacheOnly)).string == "stored")
+            // Stale for 101 s: gone.
+            clock.advance(by: .seconds(2))
+            let error = await #expect(throws: ServerAPIError.self) {
+                try await manager.send(Self.items.cache(.cacheOnly))
+            }
+            #expect(error?.kind == .cacheMiss)
+            #expect(try await cache.lookup(key) == nil)
+        }
+    }
 }
 
 /// A counter shared with a mock's handler.

@@ -33,7 +33,7 @@ import Testing
     func childProcess() async throws {
         let cache = FileCache(
             directory: URL(fileURLWithPath: Self.childDirectory ?? ""),
-            configuration: .init(sizeLimit: 1 << 30, defaultTTL: nil, synchronizesWrites: false))
+            configuration: .init(sizeLimit: 1 << 30, synchronizesWrites: false))
         switch Self.childTask {
         case "store":
             for (index, size) in Self.sizes.enumerated() {

@@ -126,39 +126,23 @@ import Testing
         }
     }
 
-    @Test("the default TTL is applied on the cache's clock; removeExpired removes expired entries only")
-    func ttl() async throws {
+    @Test(
+        "an entry keeps the expiry it was stored with, or none; an expired one is found until removeExpired removes it")
+    func expiryAsStored() async throws {
         try await withTemporaryDirectory { directory in
             let clock = TestClock()
-            let cache = FileCache(
-                directory: directory, configuration: .init(defaultTTL: .seconds(60)), now: clock.dateSource)
+            let cache = FileCache(directory: directory, now: clock.dateSource)
             try await cache.store(makeEntry("a", storedAt: clock.date), for: .test("a"))
             try await cache.store(
-                makeEntry("b", storedAt: clock.date, expiresAt: clock.date.addingTimeInterval(600)), for: .test("b"))
-            #expect(await cache.lookup(.test("a"))?.expiresAt == clock.date.addingTimeInterval(60))
-            clock.advance(by: .seconds(61))
-            let stale = await cache.lookup(.test("a"))
-            #expect(stale?.isFresh(at: clock.date) == false)
-            #expect(try cache.removeExpired() == 1)
-            #expect(await cache.lookup(.test("a")) == nil)
-            #expect(await cache.lookup(.test("b")) != nil)
-            #expect(cache.count == 1)
-        }
-    }
-
-    @Test("an entry expired for longer than the maximum stale age is a miss, and its file is removed")
-    func maxStaleAge() async throws {
-        try await withTemporaryDirectory { directory in
-            let clock = TestClock()
-            let cache = FileCache(
-                directory: directory, configuration: .init(defaultTTL: .seconds(10), maxStaleAge: .seconds(100)),
-                now: clock.dateSource)
-            try await cache.store(makeEntry("a"), for: .test("a"))
-            clock.advance(by: .seconds(109))
+                makeEntry("b", storedAt: clock.date, expiresAt: clock.date.addingTimeInterval(60)), for: .test("b"))
             #expect(await cache.lookup(.test("a")) != nil)
-            clock.advance(by: .seconds(2))
-            #expect(await cache.lookup(.test("a")) == nil)
-            #expect(!FileManager.default.fileExists(atPath: cache.fileURL(for: .test("a")).path))
+            #expect(await cache.lookup(.test("a"))?.expiresAt == nil)
+            clock.advance(by: .seconds(1_000_000))
+            #expect(await cache.lookup(.test("b"))?.expiresAt == clock.date.addingTimeInterval(60 - 1_000_000))
+            #expect(try cache.removeExpired() == 1)
+            #expect(await cache.lookup(.test("b")) == nil)
+            #expect(await cache.lookup(.test("a")) != nil)
+            #expect(cache.count == 1)
         }
     }
 

@@ -60,46 +60,21 @@ import Testing
         #expect(cache.totalBytes == 0)
     }
 
-    @Test("entries without an expiry get the default TTL on the cache's clock; expired entries are stale until removed")
-    func ttl() async {
+    @Test(
+        "an entry keeps the expiry it was stored with, or none; an expired one is found until removeExpired removes it")
+    func expiryAsStored() async {
         let clock = TestClock()
-        let cache = MemoryCache(configuration: .init(defaultTTL: .seconds(60)), now: clock.dateSource)
+        let cache = MemoryCache(now: clock.dateSource)
         await cache.store(makeEntry("a", storedAt: clock.date), for: .test("a"))
         await cache.store(
-            makeEntry("b", storedAt: clock.date, expiresAt: clock.date.addingTimeInterval(600)), for: .test("b"))
-        let stored = await cache.lookup(.test("a"))
-        #expect(stored?.expiresAt == clock.date.addingTimeInterval(60))
-        #expect(stored?.isFresh(at: clock.date) == true)
-        clock.advance(by: .seconds(61))
-        let stale = await cache.lookup(.test("a"))
-        #expect(stale != nil)
-        #expect(stale?.isFresh(at: clock.date) == false)
-        #expect(cache.removeExpired() == 1)
-        #expect(await cache.lookup(.test("a")) == nil)
-        #expect(await cache.lookup(.test("b")) != nil)
-    }
-
-    @Test("a nil default TTL keeps entries fresh forever")
-    func noDefaultTTL() async {
-        let clock = TestClock()
-        let cache = MemoryCache(configuration: .init(defaultTTL: nil), now: clock.dateSource)
-        await cache.store(makeEntry("a"), for: .test("a"))
-        clock.advance(by: .seconds(1_000_000_000))
-        #expect(await cache.lookup(.test("a"))?.expiresAt == nil)
-        #expect(cache.removeExpired() == 0)
-    }
-
-    @Test("an entry expired for longer than the maximum stale age is a miss, and is removed")
-    func maxStaleAge() async {
-        let clock = TestClock()
-        let cache = MemoryCache(
-            configuration: .init(defaultTTL: .seconds(10), maxStaleAge: .seconds(100)), now: clock.dateSource)
-        await cache.store(makeEntry("a"), for: .test("a"))
-        clock.advance(by: .seconds(109))
+            makeEntry("b", storedAt: clock.date, expiresAt: clock.date.addingTimeInterval(60)), for: .test("b"))
         #expect(await cache.lookup(.test("a")) != nil)
-        clock.advance(by: .seconds(2))
-        #expect(await cache.lookup(.test("a")) == nil)
-        #expect(cache.count == 0)
+        #expect(await cache.lookup(.test("a"))?.expiresAt == nil)
+        clock.advance(by: .seconds(1_000_000))
+        #expect(await cache.lookup(.test("b"))?.expiresAt == clock.date.addingTimeInterval(60 - 1_000_000))
+        #expect(cache.removeExpired() == 1)
+        #expect(await cache.lookup(.test("b")) == nil)
+        #expect(await cache.lookup(.test("a")) != nil)
     }
 
     @Test("remove and removeAll empty the cache")

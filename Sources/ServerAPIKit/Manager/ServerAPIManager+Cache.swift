@@ -48,16 +48,27 @@ extension ServerAPIManager {
 
     /// What the cache holds under `key` for a request with the given `headers` (see `StoredResponses`).
     func storedResponses(key: CacheKey, headers: HTTPHeaders) async -> StoredResponses {
-        guard let cache, let primary = try? await cache.lookup(key) else { return StoredResponses() }
+        guard let cache, let primary = await stored(key, in: cache) else { return StoredResponses() }
         if primary.variant.matches(headers, stored: primary.headers) {
             return StoredResponses(fitting: primary, latest: primary)
         }
         guard let group = primary.variantGroup else { return StoredResponses(latest: primary) }
         let variantKey = key.variant(group: group, CacheVariant(names: primary.variant.names, request: headers))
-        guard let entry = try? await cache.lookup(variantKey), entry.variantGroup == group,
+        guard let entry = await stored(variantKey, in: cache), entry.variantGroup == group,
             entry.variant.matches(headers, stored: entry.headers)
         else { return StoredResponses(latest: primary) }
         return StoredResponses(fitting: entry, latest: primary)
+    }
+
+    /// The entry under `key`, unless it went stale longer ago than `maxStaleAge`: that one is removed. The store
+    /// only finds; how old is too old is the manager's to say.
+    private func stored(_ key: CacheKey, in cache: any CachePolicy) async -> CacheEntry? {
+        guard let entry = try? await cache.lookup(key) else { return nil }
+        guard let limit = configuration.maxStaleAge, let expiresAt = entry.expiresAt,
+            configuration.now() >= expiresAt.addingTimeInterval(limit.seconds)
+        else { return entry }
+        try? await cache.remove(key)
+        return nil
     }
 
     /// The URL's latest stored response, when a call that no stored variant fits may offer its entity tag (RFC 9111

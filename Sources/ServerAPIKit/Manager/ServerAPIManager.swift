@@ -24,6 +24,9 @@ public final class ServerAPIManager: Sendable {
         /// honoured, its headers give no freshness (no `max-age`, `Expires` or `Last-Modified`), for a 2xx status.
         /// `.zero` stores such responses stale, for the offline modes only.
         public var defaultCacheTTL: Duration
+        /// How long past its freshness a stored response is kept: an older one answers nothing (not even offline)
+        /// and is removed when the manager finds it. `nil` (the default) keeps it until the cache evicts it.
+        public var maxStaleAge: Duration?
         /// The most retries plugins may ask for beyond a call's retry count.
         public var maxPluginRetries: Int
         /// The clock retry waits and minimum intervals are measured on; tests pass a clock they control.
