@@ -32,8 +32,13 @@ SCALING_CLIENTS="wrk libcurl-c libcurl-c-loops libcurl-c-epoll ahc curl-1loop cu
 # Benchmarks/.build-static: valgrind 3.19 cannot run the dynamically linked Swift binaries). Each client runs
 # twice, with more requests the second time, and the difference is divided by the difference in requests, so that
 # start-up and shut-down cancel out. Prints the table and the ratios to the C loop (issue 50's goal: ≤ 1.3×).
+# --locks: instead of the tables, the lock acquisitions a request costs, at c1 and c64, of the bare CurlTransport
+# and the manager over it (the same build): in total, nested (taken while the thread held another), and by the
+# function that took them. Every lock of the package goes through one function that calls ThreadSanitizer's hooks
+# (Locked.swift); a preloaded library (Benchmarks/reference/lock_count.c) defines the hooks and counts.
 BACKPORTS=0
 INSTRUCTIONS=0
+LOCKS=0
 while (($#)); do
     case "$1" in
     --quick) RUNS=1; DURATION=3; DOWNLOAD_MB=64 ;;
@@ -42,7 +47,8 @@ while (($#)); do
     --clients) SCALING_CLIENTS="$2"; shift ;;
     --libcurl-backports) BACKPORTS=1 ;;
     --instructions) INSTRUCTIONS=1 ;;
-    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"] [--libcurl-backports] [--instructions]" >&2; exit 1 ;;
+    --locks) LOCKS=1 ;;
+    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"] [--libcurl-backports] [--instructions] [--locks]" >&2; exit 1 ;;
     esac
     shift
 done
@@ -65,7 +71,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 # A path dependency's new files are only noticed when a manifest changes.
 touch Package.swift Benchmarks/Package.swift
-if ((INSTRUCTIONS)); then
+if ((INSTRUCTIONS || LOCKS)); then
     echo "Building serverapi-curl-count (release, Swift runtime linked statically)…" >&2
     COUNT_BUILD=(-c release --static-swift-stdlib --package-path Benchmarks --scratch-path Benchmarks/.build-static)
     swift build "${COUNT_BUILD[@]}" --product serverapi-curl-count >&2
@@ -158,6 +164,54 @@ curl -sf --http2 --cacert "$WORK/ca.pem" -o /dev/null "$SMALL_H2" || { echo "ngi
 BIG="http://127.0.0.1:$PORT/big.bin"
 RAW="$WORK/raw.jsonl"
 : >"$RAW"
+
+if ((LOCKS)); then
+    # Lock acquisitions per request, counted by a preloaded library (Benchmarks/reference/lock_count.c) that the
+    # locks' ThreadSanitizer hooks call: 1,000 and then 3,000 requests, the difference divided by 2,000, in total,
+    # taken while another lock was held (nested), and by the function that took them.
+    cc -shared -fPIC -O2 -o "$WORK/lock_count.so" Benchmarks/reference/lock_count.c -ldl
+    locks() {
+        SAPI_LOCK_REPORT="$WORK/locks-$1.txt" LD_PRELOAD="$WORK/lock_count.so" "${@:2}" >"$WORK/run.json"
+    }
+    for level in 1 64; do
+        for client in curl curl-manager; do
+            flag=()
+            [[ $client == curl-manager ]] && flag=(--manager)
+            locks first "$COUNT" "${flag[@]}" --url "$SMALL" --concurrency "$level" --requests 1000
+            locks second "$COUNT" "${flag[@]}" --url "$SMALL" --concurrency "$level" --requests 3000
+            python3 - "$WORK/locks-first.txt" "$WORK/locks-second.txt" "$client" "c$level" <<'PYEOF'
+import collections, subprocess, sys
+def read(path):
+    total, sites = None, collections.Counter()
+    for line in open(path):
+        parts = line.split()
+        if parts[0] == "total":
+            total = (int(parts[1]), int(parts[2]))
+        else:
+            sites[(parts[2], parts[3])] += int(parts[1])
+    return total, sites
+(first, first_sites), (second, second_sites) = read(sys.argv[1]), read(sys.argv[2])
+per = lambda a, b: (b - a) / 2000
+print(f"{sys.argv[3]:<14} {sys.argv[4]:>4}  {per(first[0], second[0]):6.2f} locks/request, {per(first[1], second[1]):5.2f} nested")
+by_function = collections.Counter()
+for (binary, offset), count in second_sites.items():
+    share = per(first_sites.get((binary, offset), 0), count)
+    if share < 0.05:
+        continue
+    name = "?"
+    if binary != "?":
+        out = subprocess.run(["addr2line", "-f", "-C", "-e", binary, offset], capture_output=True, text=True).stdout
+        name = out.splitlines()[0] if out else "?"
+        if name.startswith("$s"):
+            name = subprocess.run(["swift", "demangle", "--simplified", name], capture_output=True, text=True).stdout.strip()
+    by_function[name[:150]] += share
+for name, share in by_function.most_common():
+    print(f"    {share:5.2f}  {name}")
+PYEOF
+        done
+    done
+    exit 0
+fi
 
 if ((INSTRUCTIONS)); then
     # Total instructions of one run under callgrind (every thread, start to exit).

@@ -610,10 +610,10 @@ extension ServerAPIManager {
         after error: any Error, _ call: Call, api: ServerAPI, request: TransportRequest,
         lastResponse: TransportResponse?, attempt number: Int, pluginRetries: inout Int
     ) async throws {
-        var failure = call.stamp(error, url: request.url)
-        if request.isCancelled && failure.kind != .cancelled {
-            failure = call.stamp(ServerAPIError.cancelled(), url: request.url)
-        }
+        // What the retry policy and the plugins see: the attempt's error with its URL, or the cancel that caused it.
+        let failure = call.stamp(
+            request.isCancelled && ServerAPIError.wrap(error).kind != .cancelled ? ServerAPIError.cancelled() : error,
+            url: request.url)
         if failure.kind == .cancelled { throw failure }
         // A streamed request body is read once: once sending began, the call cannot be sent again.
         let replayable = request.body.streamedBody?.hasStarted != true
@@ -627,13 +627,12 @@ extension ServerAPIManager {
             call.stampDuration()
             throw failure
         }
-        if !call.waitingToRetry(number) { throw call.stamp(ServerAPIError.cancelled(), url: request.url) }
+        if !call.waitingToRetry(number) { throw ServerAPIError.cancelled() }
         guard delay > .zero else { return }
         do {
             try await wait(delay, call: call)
         } catch {
-            throw call.stamp(
-                ServerAPIError(.cancelled, "the request was cancelled while waiting to retry"), url: request.url)
+            throw ServerAPIError(.cancelled, "the request was cancelled while waiting to retry")
         }
     }
 
@@ -653,7 +652,7 @@ extension ServerAPIManager {
         lastResponse = response
         received(response, request: request, call, api: api)
         guard api.acceptableStatus.accepts(response.status) else {
-            throw await statusError(response, request: request, api: api)
+            throw await statusError(response, request: request)
         }
         guard !plugins.isEmpty else { return response }
         return try await processByPlugins(response, api: api)
@@ -682,7 +681,7 @@ extension ServerAPIManager {
     /// The `httpStatus` error for a status the call does not accept, with an excerpt of the body (read from a
     /// streamed one: at most 4 KiB).
     @inline(never)
-    private func statusError(_ response: TransportResponse, request: TransportRequest, api: ServerAPI) async
+    private func statusError(_ response: TransportResponse, request: TransportRequest) async
         -> ServerAPIError
     {
         let body: Data?
@@ -691,9 +690,7 @@ extension ServerAPIManager {
         } else {
             body = response.data
         }
-        var error = ServerAPIError.httpStatus(response.status, body: body, url: response.url)
-        error.requestID = api.id
-        return error
+        return ServerAPIError.httpStatus(response.status, body: body, url: response.url)
     }
 
     /// The plugins' `process`, in order. When one throws for a streamed response, its body is cancelled:

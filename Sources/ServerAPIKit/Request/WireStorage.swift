@@ -12,8 +12,14 @@ struct WireStorage: @unchecked Sendable, Hashable {
         // No run-time exclusivity check, for the reason `CopyOnWrite` gives.
         @exclusivity(unchecked) var value: ServerAPI.Wire
         /// What `resolved(_:)` made from `value`.
-        let resolved = Mutex<ResolvedWire?>(nil)
+        private let resolution = Mutex<ResolvedWire?>(nil)
         init(_ value: ServerAPI.Wire) { self.value = value }
+
+        /// The resolution, under its lock (annotated, as every lock of the package is: Locked.swift).
+        var resolved: ResolvedWire? {
+            get { resolution.withLockAnnotated(token: Unmanaged.passUnretained(self).toOpaque()) { $0 } }
+            set { resolution.withLockAnnotated(token: Unmanaged.passUnretained(self).toOpaque()) { $0 = newValue } }
+        }
     }
 
     private var box: Box
@@ -27,7 +33,7 @@ struct WireStorage: @unchecked Sendable, Hashable {
         get { box.value }
         _modify {
             if isKnownUniquelyReferenced(&box) {
-                box.resolved.withLock { $0 = nil }
+                box.resolved = nil
             } else {
                 box = Box(box.value)
             }
@@ -40,9 +46,9 @@ struct WireStorage: @unchecked Sendable, Hashable {
     func resolved(_ make: (ServerAPI.Wire) throws(ServerAPIError) -> ResolvedWire) throws(ServerAPIError)
         -> ResolvedWire
     {
-        if let made = box.resolved.withLock({ $0 }) { return made }
+        if let made = box.resolved { return made }
         let made = try make(box.value)
-        box.resolved.withLock { $0 = made }
+        box.resolved = made
         return made
     }
 
