@@ -12,56 +12,56 @@
 /// (`max-age=-1`, `max-age='60'`, `max-age=1.5`) makes the response stale (`maxAge == 0`), as §4.2.1
 /// allows; in a request such a directive is ignored. Which directives the manager's cache acts on and
 /// how is said in the Caching article.
-public struct CacheControl: Sendable, Hashable {
+package struct CacheControl: Sendable, Hashable {
     /// The response must not be stored (`no-store`; in a request: neither stored nor the response to it).
-    public var noStore = false
+    package var noStore = false
     /// A stored response must be revalidated before each use (`no-cache`); in a request, the cache
     /// revalidates instead of answering from storage. In a response, the qualified form
     /// (`no-cache="Set-Cookie"`) sets `noCacheFields` instead: only those fields need revalidation.
-    public var noCache = false
+    package var noCache = false
     /// The field names of a qualified `no-cache` in a response, lower-cased: the manager's cache stores the
     /// response without them.
-    public var noCacheFields: [String] = []
+    package var noCacheFields: [String] = []
     /// Seconds the response stays fresh from when it was generated (`max-age`); in a request, the
     /// oldest stored response the client accepts.
-    public var maxAge: Int?
+    package var maxAge: Int?
     /// A shared cache's `max-age` (`s-maxage`); a private cache ignores it.
-    public var sharedMaxAge: Int?
+    package var sharedMaxAge: Int?
     /// Once stale, the response is never served without a successful revalidation (`must-revalidate`).
-    public var mustRevalidate = false
+    package var mustRevalidate = false
     /// `must-revalidate` for shared caches only (`proxy-revalidate`).
-    public var proxyRevalidate = false
+    package var proxyRevalidate = false
     /// The response is for one user (`private`); a private cache may store it.
-    public var isPrivate = false
+    package var isPrivate = false
     /// Any cache may store the response, even a status that is not cacheable by default (`public`).
-    public var isPublic = false
+    package var isPublic = false
     /// The response will not change while fresh (`immutable`).
-    public var immutable = false
+    package var immutable = false
     /// Seconds past freshness in which the response may be served while it is revalidated in the
     /// background (`stale-while-revalidate`, RFC 5861).
-    public var staleWhileRevalidate: Int?
+    package var staleWhileRevalidate: Int?
     /// Seconds past freshness in which the response may be served when revalidation fails
     /// (`stale-if-error`, RFC 5861).
-    public var staleIfError: Int?
+    package var staleIfError: Int?
     /// Store only when the status's caching rules are understood, whatever `no-store` says (`must-understand`).
-    public var mustUnderstand = false
+    package var mustUnderstand = false
     /// In a request: a stale response is accepted, up to this many seconds past freshness
     /// (`max-stale=N`), or any stale response (`max-stale` alone, `Int.max`).
-    public var maxStale: Int?
+    package var maxStale: Int?
     /// In a request: the response must stay fresh for at least this many seconds more (`min-fresh`).
-    public var minFresh: Int?
+    package var minFresh: Int?
     /// In a request: answer only from storage (`only-if-cached`).
-    public var onlyIfCached = false
+    package var onlyIfCached = false
 
     /// No directives.
-    public init() {}
+    package init() {}
 
     /// Reads every `Cache-Control` field of `headers`.
     /// - Parameters:
     ///   - headers: Request or response headers.
     ///   - isRequest: Whether they are a request's: an invalid `max-age` is then ignored rather than
     ///     making the response stale.
-    public init(_ headers: HTTPHeaders, isRequest: Bool = false) {
+    package init(_ headers: HTTPHeaders, isRequest: Bool = false) {
         // A handful of directives: a list is cheaper than a set (this runs on every cache hit).
         var seen: [String] = []
         for value in headers.values(for: "Cache-Control") {
@@ -79,7 +79,7 @@ public struct CacheControl: Sendable, Hashable {
     }
 
     /// Whether any directive was present.
-    public var isEmpty: Bool { self == CacheControl() }
+    package var isEmpty: Bool { self == CacheControl() }
 
     private mutating func apply(_ name: String, _ argument: Argument?, isRequest: Bool) {
         switch name {
