@@ -489,7 +489,7 @@ extension ServerAPIManager {
     ) async throws -> Value {
         var number = 0
         var pluginRetries = 0
-        depositRetryBudget(api: api, url: base.url)
+        depositRetryBudget(call, api: api, url: base.url)
         while true {
             number += 1
             call.stampAttempt(number)

@@ -7,31 +7,35 @@
 // The resilience policies in the pipeline: the retry budget around `attempts`' retry decisions, and the
 // circuit breaker, the concurrency limit and hedging around each attempt's exchange with the transport.
 extension ServerAPIManager {
-    /// The origin and policies of a call, or `nil` when no policy applies to it.
-    func resilience(for api: ServerAPI, url: URL) -> (origin: ServerOrigin, policies: ResiliencePolicies)? {
+    /// The origin and policies of a call, or `nil` when no policy applies to it: resolved once per call (again only
+    /// when a plugin sends an attempt to another origin), and kept on the call.
+    func resilience(of call: Call, api: ServerAPI, url: URL) -> (origin: ServerOrigin, policies: ResiliencePolicies)? {
         let configured = configuration.resilience
         if configured == .none && api.resilience == ResilienceOverrides() { return nil }
         let origin = ServerOrigin(url)
-        let policies = api.resilience.resolve(configured.policies(for: origin))
-        guard
-            policies.retryBudget != nil || policies.circuitBreaker != nil || policies.hedging != nil
-                || policies.concurrencyLimit != nil
-        else { return nil }
-        return (origin, policies)
+        if let kept = call.resilience, kept.origin == origin { return kept.policies.map { (origin, $0) } }
+        var policies: ResiliencePolicies? = api.resilience.resolve(configured.policies(for: origin))
+        if let resolved = policies, resolved.retryBudget == nil, resolved.circuitBreaker == nil,
+            resolved.hedging == nil, resolved.concurrencyLimit == nil
+        {
+            policies = nil
+        }
+        call.keepResilience(origin: origin, policies: policies)
+        return policies.map { (origin, $0) }
     }
 
     /// Counts a call against its origin's retry budget, once, before its first attempt.
-    func depositRetryBudget(api: ServerAPI, url: URL) {
-        guard let (origin, policies) = resilience(for: api, url: url), let budget = policies.retryBudget else { return }
+    func depositRetryBudget(_ call: Call, api: ServerAPI, url: URL) {
+        guard let (origin, policies) = resilience(of: call, api: api, url: url), let budget = policies.retryBudget
+        else { return }
         resilienceRegistry.origin(origin).depositCall(budget, at: resilienceRegistry.now(configuration.clock))
     }
 
     /// Asks the origin's retry budget for a retry the retry policy or a plugin wants.
     /// - Returns: Whether the retry may go; a refusal is recorded in the call's metrics.
     func withdrawRetryBudget(api: ServerAPI, url: URL, call: Call) -> Bool {
-        guard let (origin, policies) = resilience(for: api, url: url), let budget = policies.retryBudget else {
-            return true
-        }
+        guard let (origin, policies) = resilience(of: call, api: api, url: url), let budget = policies.retryBudget
+        else { return true }
         let allowed = resilienceRegistry.origin(origin).withdrawRetry(
             budget, at: resilienceRegistry.now(configuration.clock))
         if !allowed {
@@ -51,7 +55,7 @@ extension ServerAPIManager {
     func guardedSend(
         _ request: TransportRequest, _ call: Call, api: ServerAPI, streams: Bool
     ) async throws -> TransportResponse {
-        guard let (origin, policies) = resilience(for: api, url: request.url),
+        guard let (origin, policies) = resilience(of: call, api: api, url: request.url),
             policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
         else { return try await transfer(request, streams: streams) }
         return try await guarded(request, call, origin: origin, policies: policies, status: \.status) { entry in
@@ -69,7 +73,7 @@ extension ServerAPIManager {
         _ request: TransportRequest, _ call: Call, api: ServerAPI, status: (Answer) -> Int,
         _ exchange: () async throws -> Answer
     ) async throws -> Answer {
-        guard let (origin, policies) = resilience(for: api, url: request.url),
+        guard let (origin, policies) = resilience(of: call, api: api, url: request.url),
             policies.circuitBreaker != nil || policies.concurrencyLimit != nil
         else { return try await exchange() }
         return try await guarded(request, call, origin: origin, policies: policies, status: status) { _ in

@@ -47,6 +47,9 @@ final class Call: Sendable {
     /// a shared flight's for its transport call), and only they write or read these. A hedge's legs run in
     /// child tasks that do not touch them; a streamed body's end works on a copy taken at the head.
     private(set) nonisolated(unsafe) var metrics: RequestMetrics
+    /// The resilience policies of the call's origin, resolved once (`ServerAPIManager.resilience(of:api:url:)`);
+    /// `nil` before. Written and read only by the call's own task, as `metrics` is.
+    private(set) nonisolated(unsafe) var resilience: (origin: ServerOrigin, policies: ResiliencePolicies?)?
     /// Inline rather than a `Locked` of its own: one heap object less per call.
     private let lifecycle: Mutex<CallStateMachine>
     /// The manager's registry that lists the call, for its drain handler (`onDrain`).
@@ -272,6 +275,11 @@ final class Call: Sendable {
     /// The call was answered by another one's exchange (a shared flight's, a replayed one's): its metrics.
     func stampJoined(_ shared: RequestMetrics) {
         metrics = shared
+    }
+
+    /// Keeps the resolved resilience policies of an origin.
+    func keepResilience(origin: ServerOrigin, policies: ResiliencePolicies?) {
+        resilience = (origin, policies)
     }
 
     /// What a resilience policy did.
