@@ -200,11 +200,17 @@ for (binary, offset), count in second_sites.items():
         continue
     name = "?"
     if binary != "?":
-        out = subprocess.run(["addr2line", "-f", "-C", "-e", binary, offset], capture_output=True, text=True).stdout
-        name = out.splitlines()[0] if out else "?"
-        if name.startswith("$s"):
-            name = subprocess.run(["swift", "demangle", "--simplified", name], capture_output=True, text=True).stdout.strip()
-    by_function[name[:150]] += share
+        # The inlined frames, innermost first (every other line is a file and line): the first that is not the lock
+        # itself names who took it.
+        out = subprocess.run(["addr2line", "-f", "-i", "-e", binary, offset], capture_output=True, text=True).stdout
+        for mangled in out.splitlines()[::2]:
+            demangled = subprocess.run(
+                ["swift", "demangle", "--simplified", "--compact", mangled], capture_output=True, text=True
+            ).stdout.strip()
+            name = demangled or mangled
+            if not any(part in name for part in ("withLock", "Mutex", "locked(", "closure #1 in Locked")):
+                break
+    by_function[name[:120]] += share
 for name, share in by_function.most_common():
     print(f"    {share:5.2f}  {name}")
 PYEOF

@@ -112,15 +112,19 @@ final class CurlLoop: Sendable {
     func submit(_ job: CurlJob) {
         let (refusal, signal) = inbox.withLock { inbox -> (ServerAPIError?, Bool) in
             if let startFailure { return (ServerAPIError(.network, startFailure), false) }
-            // Read under the lock that `cancel` takes after the call (or task) was marked cancelled: either
-            // this sees it, or `cancel` finds the job in the inbox.
-            if job.request.isCancelled { return (.cancelled(), false) }
             if inbox.shuttingDown || inbox.draining { return (Self.shutDownRefusal, false) }
             inbox.jobs.append(job)
             return (nil, Self.needsWake(&inbox))
         }
         if signal { wake() }
-        if let refusal { job.fail(refusal) }
+        if let refusal {
+            job.fail(refusal)
+            return
+        }
+        // Read after the job is in the inbox, and not under its lock: a call (or task) marked cancelled before
+        // this read is cancelled here; one marked after it runs its handler after the mark, and that `cancel`
+        // finds the job in the inbox or the loop. A second cancel of the same job does nothing.
+        if job.request.isCancelled { cancel(job.id) }
     }
 
     /// Cancels a job: resumes it at once if the loop has not taken it yet, else tells the loop.
