@@ -11,11 +11,13 @@ import Testing
     static let items = ServerAPI(host: "https://api.test", path: "/items").format(.string)
 
     static func manager(
-        _ mock: MockTransport, _ cache: any CachePolicy, clock: TestClock, honoring: Bool = true
+        _ mock: MockTransport, _ cache: any CachePolicy, clock: TestClock, honoring: Bool = true,
+        maxStaleAge: Duration? = nil
     ) -> ServerAPIManager {
         var configuration = ServerAPIManager.Configuration(defaultCacheTTL: .zero)
         configuration.honorsHTTPCacheHeaders = honoring
         configuration.now = clock.dateSource
+        configuration.maxStaleAge = maxStaleAge
         return ServerAPIManager(transport: mock, cache: cache, configuration: configuration)
     }
 
@@ -402,10 +404,7 @@ import Testing
         try await kind.with(clock: clock) { cache async throws in
             let mock = MockTransport()
             mock.stub(.get, "/items", .text("stored", headers: ["Cache-Control": "max-age=10"]))
-            var configuration = ServerAPIManager.Configuration()
-            configuration.now = clock.dateSource
-            configuration.maxStaleAge = .seconds(100)
-            let manager = ServerAPIManager(transport: mock, cache: cache, configuration: configuration)
+            let manager = Self.manager(mock, cache, clock: clock, maxStaleAge: .seconds(100))
             _ = try await manager.send(Self.items.cache(.returnCacheElseLoad))
             let key = CacheKey(request: try Self.items.transportRequest(), varying: Self.items.varyingHeaders)
             #expect(try await cache.lookup(key) != nil)
