@@ -39,6 +39,27 @@ struct CoalescingTests {
         #expect(manager.controls.flights.flightCount == 0)
     }
 
+    @Test(
+        "each caller of a shared flight ends once for the plugins, with the flight's metrics; the flight itself does not"
+    )
+    func eachCallerEnds() async throws {
+        let clock = TestClock()
+        let mock = gatedMock(clock)
+        let ends = Recorder<(RequestID, String, Int)>()
+        let manager = ServerAPIManager(transport: mock, plugins: [ManagerPluginTests.EndRecorder(ends: ends)])
+        let outcomes = Outcomes()
+        let calls = (0..<3).map { _ in ServerAPI.test("/items").coalesced() }
+        for (index, call) in calls.enumerated() { Task { await outcomes.run(index) { try await manager.send(call) } } }
+        await manager.controls.flights.waitForJoins(3)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(1))
+        await outcomes.done.wait(for: 3)
+        #expect(mock.requestCount == 1)
+        #expect(Set(ends.all.map(\.0)) == Set(calls.map(\.id)))
+        #expect(ends.all.count == 3)
+        #expect(ends.all.allSatisfy { $0.1 == "ok" && $0.2 == 1 })
+    }
+
     @Test("calls that differ in credentials, varying headers, query or body never share a response")
     func differentCallsDoNotShare() async throws {
         let clock = TestClock()

@@ -48,6 +48,40 @@ struct ManagerPluginTests {
         #expect(mock.requests.first?.headers.values(for: "X-Plugin") == ["A", "B"])
     }
 
+    /// Records each call's end: its id, the error kind (or "ok") and the attempts its metrics count.
+    struct EndRecorder: ServerAPIPlugin {
+        let ends: Recorder<(RequestID, String, Int)>
+        func didComplete(_ api: ServerAPI, metrics: RequestMetrics, error: ServerAPIError?) {
+            ends.append((api.id, error?.kind.rawValue ?? "ok", metrics.attempts))
+        }
+    }
+
+    @Test(
+        "a call refused before it is sent (throttled, a cache-only miss, the manager shut down) ends once for the plugins"
+    )
+    func refusedCallsEnd() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/feed", .json(#"{"n":1}"#))
+        let ends = Recorder<(RequestID, String, Int)>()
+        let clock = TestClock()
+        let manager = ServerAPIManager(
+            transport: mock, plugins: [EndRecorder(ends: ends)], configuration: .init(clock: clock))
+        let feed = ServerAPI.test("/feed").minimumInterval(.seconds(2))
+        _ = try await manager.send(feed)
+        let throttled = await expectError { try await manager.send(feed) }
+        #expect(throttled?.kind == .throttled)
+        let cacheOnly = ServerAPI.test("/feed").cache(.cacheOnly)
+        let miss = await expectError { try await manager.send(cacheOnly) }
+        #expect(miss?.kind == .cacheMiss)
+        await manager.shutdown(gracePeriod: .zero)
+        let late = ServerAPI.test("/feed")
+        let refused = await expectError { try await manager.send(late) }
+        #expect(refused?.kind == .shuttingDown)
+        #expect(ends.all.map(\.0) == [feed.id, feed.id, cacheOnly.id, late.id])
+        #expect(ends.all.map(\.1) == ["ok", "throttled", "cache miss", "shutting down"])
+        #expect(ends.all.map(\.2) == [1, 0, 0, 0])
+    }
+
     @Test("an interceptor in process turns a success into a failure")
     func interceptor() async {
         struct Reject: ServerAPIPlugin {
