@@ -66,17 +66,18 @@ extension ServerAPIManager {
     func end<T>(_ call: Call, _ outcome: Result<T, any Error>, metrics: RequestMetrics? = nil) throws(ServerAPIError)
         -> T
     {
-        let ended = endMetrics(metrics ?? call.metrics, call: call)
         switch outcome {
         case .success(let value):
-            if call.end(failed: false), call.reportsEnd {
+            // The final metrics are made only for a plugin to see: a caller's value carries its own.
+            if call.end(failed: false), call.reportsEnd, !plugins.isEmpty {
+                let ended = endMetrics(metrics ?? call.metrics, call: call)
                 for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: nil) }
             }
             return value
         case .failure(let error):
             var failure = call.stamp(error)
             // A shared flight's error carries the flight's metrics: what the call that joined it reports.
-            let ended = failure.metrics ?? ended
+            let ended = failure.metrics ?? endMetrics(metrics ?? call.metrics, call: call)
             failure.metrics = ended
             if failure.kind == .cancelled, call.state == .cancelled(.shutdown) {
                 failure.message = "the call was cancelled: the manager shut down, and its grace period ended first"

@@ -10,11 +10,10 @@ extension ServerAPIManager {
     /// The origin and policies of a call, or `nil` when no policy applies to it: resolved once per call (again only
     /// when a plugin sends an attempt to another origin), and kept on the call.
     func resilience(of call: Call, api: ServerAPI, url: URL) -> (origin: ServerOrigin, policies: ResiliencePolicies)? {
-        let configured = configuration.resilience
-        if configured == .none && api.resilience == ResilienceOverrides() { return nil }
+        if !configuresResilience && !api.resilience.setsAPolicy { return nil }
         let origin = ServerOrigin(url)
         if let kept = call.resilience, kept.origin == origin { return kept.policies.map { (origin, $0) } }
-        var policies: ResiliencePolicies? = api.resilience.resolve(configured.policies(for: origin))
+        var policies: ResiliencePolicies? = api.resilience.resolve(configuration.resilience.policies(for: origin))
         if let resolved = policies, resolved.retryBudget == nil, resolved.circuitBreaker == nil,
             resolved.hedging == nil, resolved.concurrencyLimit == nil
         {

@@ -97,6 +97,8 @@ public final class ServerAPIManager: Sendable {
     let registry = InFlightRegistry()
     let controls = RequestControls()
     let resilienceRegistry = ResilienceRegistry()
+    /// Whether the configuration sets any resilience policy: without one, only a call's own can apply.
+    let configuresResilience: Bool
     let shutdownState = ShutdownState()
 
     /// Creates a manager.
@@ -123,6 +125,7 @@ public final class ServerAPIManager: Sendable {
         self.cache = cache
         self.plugins = plugins
         self.configuration = configuration
+        configuresResilience = configuration.resilience != .none
     }
 
     // MARK: Sending
