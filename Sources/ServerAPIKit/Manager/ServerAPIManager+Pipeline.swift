@@ -845,7 +845,7 @@ extension ServerAPIManager {
         // The connection's end, on another thread, works on this copy: the call's own metrics stay with this task.
         let headMetrics = call.metrics
         call.headReceived()
-        call.bodyStreaming()
+        call.webSocketOpened()
         var compressor: WebSocketCompressingSender?
         if let deflate = agreed.deflate, let compression {
             compressor = WebSocketCompressingSender(WebSocketDeflateSender(client: deflate, compression: compression))

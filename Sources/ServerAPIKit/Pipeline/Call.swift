@@ -214,6 +214,16 @@ final class Call: Sendable {
         locked { $0.bodyStreaming() }
     }
 
+    /// The WebSocket's connection went to the caller.
+    func webSocketOpened() {
+        locked { $0.webSocketOpened() }
+    }
+
+    /// The WebSocket sent its close frame; the server's is awaited.
+    func webSocketClosing() {
+        locked { $0.webSocketClosing() }
+    }
+
     /// Ends the call, with a result (`failed == false`) or an error, and leaves the registries that list it: what
     /// `ServerAPIManager.end` does, and only it.
     /// - Returns: Whether this was the call's end: its metrics are stamped and `didComplete` runs only then.

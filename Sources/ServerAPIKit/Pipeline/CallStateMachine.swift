@@ -28,6 +28,10 @@ struct CallStateMachine: Sendable {
         case headReceived
         /// The caller reads a streamed body.
         case streamingBody
+        /// A WebSocket's connection is open (its handshake was the head).
+        case open
+        /// A WebSocket sent its close frame and waits for the server's; its end is the call's.
+        case closing
     }
 
     /// Where a call is in its life, as tests and diagnostics see it.
@@ -182,11 +186,11 @@ struct CallStateMachine: Sendable {
     }
 
     /// The moves of a running call: registered, then its attempts with a wait between two of them, or a join;
-    /// after an attempt, the head and its streamed body (or open WebSocket). Any stage may end.
+    /// after an attempt, the head and its streamed body, or a WebSocket open and then closing. Any stage may end.
     static func allows(_ from: Stage, _ to: Stage) -> Bool {
         switch (from, to) {
         case (.registered, .attempting(1)), (.registered, .joined), (.attempting, .headReceived),
-            (.headReceived, .streamingBody):
+            (.headReceived, .streamingBody), (.headReceived, .open), (.open, .closing):
             true
         case (.attempting(let attempt), .waitingToRetry(let waiting)): waiting == attempt
         case (.waitingToRetry(let waited), .attempting(let next)): next == waited + 1
@@ -208,6 +212,12 @@ struct CallStateMachine: Sendable {
 
     /// The head went to the caller with a body it reads as it arrives.
     mutating func bodyStreaming() { _ = enter(.streamingBody) }
+
+    /// The WebSocket's connection went to the caller.
+    mutating func webSocketOpened() { _ = enter(.open) }
+
+    /// The WebSocket sent its close frame.
+    mutating func webSocketClosing() { _ = enter(.closing) }
 
     /// A `RequestScope` operation lists the call too.
     /// - Returns: `false` when the call has ended: the owner removes it from `registry` again.

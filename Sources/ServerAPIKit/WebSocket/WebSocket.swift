@@ -136,6 +136,9 @@ public final class WebSocket: Sendable {
     /// Whether the connection has ended.
     public var isClosed: Bool { state.withLock { $0.phase == .ended } }
 
+    /// The state of the current connection's call, for tests and diagnostics: open, closing, then ended.
+    var callState: CallStateMachine.State? { state.withLock { $0.link.call?.state } }
+
     /// How many times the socket has reconnected (see `Reconnection`).
     public var reconnects: Int { state.withLock { $0.reconnects } }
 
@@ -219,13 +222,14 @@ public final class WebSocket: Sendable {
     ///   - code: The code to send (1000, normal closure, by default); one that may not be sent becomes 1000.
     ///   - reason: A short reason (at most 123 bytes of UTF-8 are sent).
     public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async {
-        let (phase, connection) = state.withLock { state in
+        let (phase, connection, call) = state.withLock { state in
             let phase = state.phase
             if phase == .open { state.phase = .closing }
-            return (phase, state.link.connection)
+            return (phase, state.link.connection, state.link.call)
         }
         switch phase {
         case .open:
+            call?.webSocketClosing()
             inbox.stopAccepting()
             do {
                 try await connection.send(.close(code.isSendable ? code : .normalClosure, reason: reason))

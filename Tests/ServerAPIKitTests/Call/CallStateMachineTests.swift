@@ -268,18 +268,18 @@ import Testing
     }
 
     @Test(
-        "A running call moves only along its path: registered, attempts with a wait between two, or a join; the head, then its body"
+        "A running call moves only along its path: registered, attempts with a wait between two, or a join; the head, then its body or an open WebSocket that closes"
     )
     func legalMoves() {
         let stages: [Machine.Stage] = [
             .registered, .attempting(1), .attempting(2), .waitingToRetry(1), .waitingToRetry(2), .joined, .headReceived,
-            .streamingBody,
+            .streamingBody, .open, .closing,
         ]
         let legal: Set<[Machine.Stage]> = [
             [.registered, .attempting(1)], [.registered, .joined], [.attempting(1), .waitingToRetry(1)],
             [.attempting(2), .waitingToRetry(2)], [.waitingToRetry(1), .attempting(2)],
-            [.attempting(1), .headReceived],
-            [.attempting(2), .headReceived], [.headReceived, .streamingBody],
+            [.attempting(1), .headReceived], [.attempting(2), .headReceived], [.headReceived, .streamingBody],
+            [.headReceived, .open], [.open, .closing],
         ]
         for from in stages {
             for to in stages {

@@ -41,6 +41,21 @@ struct WebSocketManagerTests {
         #expect(manager.inFlight.isEmpty)
     }
 
+    @Test("the connection's open and closed are states of its call: open while it is, finished when it closes")
+    func callStates() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chat", .webSocket([.echo(1)]))
+        let manager = ServerAPIManager(transport: mock)
+        let socket = try await manager.webSocket(Self.chat)
+        #expect(socket.callState == .running(.open))
+        try await socket.send(.text("hi"))
+        var iterator = socket.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("hi"))
+        await socket.close()
+        #expect(socket.callState == .finished)
+        #expect(manager.inFlight.isEmpty)
+    }
+
     @Test("the handshake carries the jar's cookies for the host, and the cookies its answer sets are stored")
     func cookies() async throws {
         let jar = MemoryCookieStorage()
