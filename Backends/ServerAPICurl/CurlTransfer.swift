@@ -166,6 +166,7 @@ final class CurlTransfer {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
         }
         try configureStallTimeout()
+        if let refusal = settings.httpVersionRefusal { throw refusal }
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
         if !settings.resolve.isEmpty, resolveList == nil {
             for entry in settings.resolve {
