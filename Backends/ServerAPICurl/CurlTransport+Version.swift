@@ -28,6 +28,9 @@ extension CurlTransport {
         return String(cString: name)
     }
 
+    /// Whether `CURLINFO_SSL_VERIFYRESULT` is OpenSSL's X509 code: with GnuTLS it holds GnuTLS's status bits.
+    static let verifyResultIsX509 = tlsLibrary.hasPrefix("OpenSSL")
+
     /// Why `version` cannot be used with the loaded libcurl, or `nil`.
     static func refusal(_ version: HTTPVersion) -> ServerAPIError? {
         guard version == .http3 || version == .http3Only, !supportsHTTP3 else { return nil }
