@@ -24,6 +24,8 @@ final class CurlSettings {
     let stallTimeout: StallTimeout?
     /// `CURLOPT_RESOLVE` entries, `host:port:addresses`.
     let resolve: [String]
+    /// The transport's alt-svc cache (`Configuration.altSvc`), shared by its loops.
+    let altSvc: CurlAltSvcFile?
     /// Pins and client certificate, or why the transport's TLS options cannot be used (every request fails with it).
     let tls: CurlTLS.Prepared
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
@@ -31,8 +33,12 @@ final class CurlSettings {
     /// Makes each download's writer.
     let makeDownloadWriter: CurlDownloadWriterFactory
 
-    init(_ configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
+    init(
+        _ configuration: CurlTransport.Configuration, altSvc: CurlAltSvcFile?,
+        makeDownloadWriter: @escaping CurlDownloadWriterFactory
+    ) {
         self.makeDownloadWriter = makeDownloadWriter
+        self.altSvc = altSvc
         httpVersion =
             switch configuration.httpVersion {
             case .http1: CURL_HTTP_VERSION_1_1

@@ -168,6 +168,7 @@ final class CurlTransfer {
         try configureStallTimeout()
         if let refusal = settings.httpVersionRefusal { throw refusal }
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
+        try settings.altSvc?.apply(to: easy)
         if !settings.resolve.isEmpty, resolveList == nil {
             for entry in settings.resolve {
                 guard let list = curl_slist_append(resolveList, entry) else {

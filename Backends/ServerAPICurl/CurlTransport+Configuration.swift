@@ -79,6 +79,15 @@ extension CurlTransport {
         /// How calls are given to the loops (`.adaptive` by default).
         public var loopAssignment: LoopAssignment = .adaptive
 
+        /// Where the transport keeps the alternative services servers announce (`Alt-Svc`), so that with `.http3`
+        /// an `Alt-Svc: h3=…` answer moves later calls to that origin onto QUIC: `.memory`, `.file(url)`, or `nil`
+        /// (the default) to ignore them.
+        ///
+        /// - Important: libcurl 8.14 does not fall back to the origin when an alternative it was told of cannot be
+        ///   reached: the call fails (`cannotConnect`) until the announcement's `ma` (max-age) ends. A server that
+        ///   announces an alternative must keep it answering, or stop announcing it well before it goes.
+        public var altSvc: AltSvcCache? = nil
+
         /// Whether a loop drives libcurl's socket interface on an epoll set (`curl_multi_socket_action`, Linux
         /// only) instead of `curl_multi_perform` and `curl_multi_poll`.
         ///

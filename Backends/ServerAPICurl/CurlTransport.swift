@@ -122,8 +122,10 @@ public final class CurlTransport: RequestPerforming {
         if configuration.loopAssignment != .byOrigin, configuration.maxConnectionsPerHost > 0 {
             perLoop.maxConnectionsPerHost = share(of: configuration.maxConnectionsPerHost, over: count)
         }
+        // One alt-svc cache for the whole transport: what a call on one loop learned serves the calls on every other.
+        let altSvc = configuration.altSvc.map(CurlAltSvcFile.init)
         return CurlLoopSet(count: count) { [perLoop] in
-            CurlLoop(configuration: perLoop, threads: threads, makeDownloadWriter: makeDownloadWriter)
+            CurlLoop(configuration: perLoop, altSvc: altSvc, threads: threads, makeDownloadWriter: makeDownloadWriter)
         }
     }
 

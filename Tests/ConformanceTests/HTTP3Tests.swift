@@ -15,10 +15,15 @@ import Testing
 struct HTTP3Tests {
     static let expectsHTTP3 = ProcessInfo.processInfo.environment["SAPI_EXPECT_HTTP3"] == "1"
 
-    /// A manager over `CurlTransport` with `version`, trusting the test CA.
-    private func manager(_ version: HTTPVersion = .http3) throws -> ServerAPIManager {
-        let configuration = CurlTransport.Configuration(
+    /// A manager over `CurlTransport` with `version`, trusting the test CA, keeping `Alt-Svc` answers in `altSvc`.
+    private func manager(
+        _ version: HTTPVersion = .http3, altSvc: CurlTransport.AltSvcCache? = nil, loopCount: Int = 1
+    ) throws -> ServerAPIManager {
+        var configuration = CurlTransport.Configuration(
             httpVersion: version, additionalTrustedCAFile: try TestServers.h2CAFile())
+        configuration.altSvc = altSvc
+        configuration.loopCount = loopCount
+        configuration.loopAssignment = .roundRobin
         return ServerAPIManager(transport: CurlTransport(configuration: configuration))
     }
 
@@ -147,5 +152,38 @@ struct HTTP3Tests {
         // And the same manager reaches a server that does speak QUIC.
         let result = try await manager.send(ServerAPI(url: try h3("/get")).format(.data))
         #expect(result.metrics.transport?.httpVersion == "3")
+    }
+
+    @Test("an Alt-Svc answer moves the later calls to its origin onto QUIC, on every loop")
+    func altSvcUpgrade() async throws {
+        guard try await hasHTTP3() else { return }
+        // Two loops taking the calls in turn: the second call runs on the other loop, and still knows.
+        let manager = try manager(altSvc: .memory, loopCount: 2)
+        let first = try await manager.send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+        #expect(first.metrics.transport?.httpVersion == "1.1")
+        #expect(first.headers["Alt-Svc"]?.hasPrefix("h3=") == true)
+        for _ in 0..<2 {
+            let later = try await manager.send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+            #expect(later.status == 200)
+            #expect(later.metrics.transport?.httpVersion == "3")
+            #expect(try protocolName(later) == "h3")
+        }
+    }
+
+    @Test("an Alt-Svc cache in a file outlives its transport")
+    func altSvcFile() async throws {
+        guard try await hasHTTP3() else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("altsvc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("alt-svc.txt")
+        let first = try await manager(altSvc: .file(file)).send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+        #expect(first.metrics.transport?.httpVersion == "1.1")
+        let quicPort = try #require(URL(string: try TestServers.h3())?.port)
+        let saved = try String(contentsOf: file, encoding: .utf8)
+        #expect(saved.contains("h3 127.0.0.1 \(quicPort)"), "\(saved)")
+        // A new transport reads the file: its first call to the origin goes over QUIC at once.
+        let next = try await manager(altSvc: .file(file)).send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+        #expect(next.metrics.transport?.httpVersion == "3")
     }
 }

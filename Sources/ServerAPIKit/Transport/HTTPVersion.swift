@@ -21,7 +21,8 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
     public static let http2PriorKnowledge = HTTPVersion("2-prior-knowledge")
     /// HTTP/3 over QUIC for https, falling back to HTTP/2 or HTTP/1.1 over TCP when QUIC cannot be had
     /// (`CURL_HTTP_VERSION_3`: libcurl tries QUIC first and TCP a moment later, and keeps whichever connects
-    /// first); HTTP/1.1 for plain http.
+    /// first); HTTP/1.1 for plain http. With `CurlTransport.Configuration.altSvc`, an `Alt-Svc: h3=…` answer moves
+    /// the later calls to that origin onto QUIC.
     ///
     /// - Important: Only a libcurl built with HTTP/3 can: with another, every call fails with an `unsupported`
     ///   error naming what to install (see the Choosing a transport article).
