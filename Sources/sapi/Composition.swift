@@ -123,10 +123,9 @@ struct Composition {
                 if let version = options.httpVersion { configuration.httpVersion = version }
                 do throws(ServerAPIError) {
                     return try CurlTransport(validating: configuration)
-                } catch where error.kind == .unsupported {
-                    // HTTP/3 on a libcurl without it: the message says what to install.
-                    throw UsageError(message: error.message, hint: "--http-version 2")
                 } catch {
+                    // HTTP/3 on a libcurl without it: the message says what to install.
+                    if error.kind == .unsupported { throw UsageError(message: error.message, hint: "--http-version 2") }
                     // Unreadable --cert/--key files or a malformed --pin are bad input (exit 1), not a TLS failure.
                     throw UsageError(message: error.message)
                 }
