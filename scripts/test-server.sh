@@ -8,6 +8,8 @@
 #   streams per connection, to the fixture again, and
 #   the WebSocket peer (Tests/Fixtures/ws_server.py, the `websockets` package from the same venv), plain and over
 #   TLS with the HTTP/2 front's certificate, and
+#   the HTTP/3 peer (Tests/Fixtures/h3_server.py, the `aioquic` package from the same venv) over QUIC with the
+#   HTTP/2 front's certificate, beside an HTTPS/1.1 origin of its own that announces it in `Alt-Svc`, and
 #   two SOCKS proxies (pproxy, from PyPI, in the same venv) speaking SOCKS5 and SOCKS4: one without
 #   authentication, one that needs a user name and password (SOCKS5 only). They connect to servers from
 #   127.0.0.2 and 127.0.0.3, so a server sees which proxy a request came through.
@@ -17,7 +19,7 @@
 # SAPI_HTTPBIN_H2_URL=…, SAPI_FIXTURE_H2_URL=…, SAPI_H2_LIMITED_URL=… and its CA as SAPI_H2_CA_FILE=…,
 # the WebSocket peer's as SAPI_WS_URL=ws://…, SAPI_WSS_URL=wss://… and SAPI_WS_DEFLATE_URL=ws://… (compressing), the SOCKS proxies' as SAPI_SOCKS5_URL=socks5://… and SAPI_SOCKS5_AUTH_URL=socks5://USER:PASSWORD@…
 # (with the test credentials it needs), and the addresses they connect from as SAPI_SOCKS5_SOURCE=… and
-# SAPI_SOCKS5_AUTH_SOURCE=….
+# SAPI_SOCKS5_AUTH_SOURCE=…, the HTTP/3 peer's as SAPI_H3_URL=https://… (UDP) and SAPI_H3_ALTSVC_URL=https://… (TCP).
 #
 #   scripts/test-server.sh start   # create the venv if needed, start both, wait until they answer
 #   scripts/test-server.sh stop    # stop both (by pid)
@@ -83,8 +85,8 @@ ensure_venv() {
     log "installing the test servers' Python packages"
     "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQUIREMENTS" >&2 \
         || fail "pip could not install scripts/requirements-test.txt"
-    "$VENV/bin/python" -c "import httpbin, gunicorn, pproxy, websockets" >"$STATE/venv-check.log" 2>&1 \
-        || fail "httpbin, gunicorn, pproxy or websockets does not import"
+    "$VENV/bin/python" -c "import httpbin, gunicorn, pproxy, websockets, aioquic" >"$STATE/venv-check.log" 2>&1 \
+        || fail "httpbin, gunicorn, pproxy, websockets or aioquic does not import"
     echo "$wanted" >"$stamp"
 }
 
@@ -163,6 +165,25 @@ start_ws() {
     WS_URL="ws://127.0.0.1:${ports[0]}"
     WSS_URL="wss://127.0.0.1:${ports[1]}"
     WS_DEFLATE_URL="ws://127.0.0.1:${ports[2]}"
+}
+
+# The HTTP/3 peer (Tests/Fixtures/h3_server.py, aioquic) with the HTTP/2 front's certificate (start_h2 makes it):
+# QUIC on a UDP port, and an HTTPS/1.1 origin on a TCP port that announces the first in `Alt-Svc`.
+start_h3() {
+    local log_file="$STATE/h3.log" pidfile="$STATE/h3.pid" port_file="$STATE/h3.port" deadline ports
+    rm -f "$port_file"
+    setsid "$VENV/bin/python" "$ROOT/Tests/Fixtures/h3_server.py" --port-file "$port_file" \
+        --cert "$STATE/h2/server.pem" --key "$STATE/h2/server.key" >"$log_file" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    deadline=$((SECONDS + START_TIMEOUT))
+    while [ ! -s "$port_file" ] && [ $SECONDS -lt $deadline ]; do
+        alive "$pidfile" || fail "the HTTP/3 peer exited while starting (see $log_file)"
+        sleep 0.1
+    done
+    [ -s "$port_file" ] || fail "the HTTP/3 peer did not report its ports within ${START_TIMEOUT}s"
+    read -r -a ports <"$port_file"
+    H3_URL="https://127.0.0.1:${ports[0]}"
+    H3_ALTSVC_URL="https://127.0.0.1:${ports[1]}"
 }
 
 free_port() {
@@ -339,10 +360,11 @@ cmd_stop() {
     stop_one "$STATE/socks.pid"
     stop_one "$STATE/socks-auth.pid"
     stop_one "$STATE/ws.pid"
+    stop_one "$STATE/h3.pid"
     stop_one "$STATE/nginx.pid"
     stop_one "$STATE/httpbin.pid"
     stop_one "$STATE/fixture.pid"
-    rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port" "$STATE/ws.port" "$STATE/httpbin.sock"
+    rm -f "$ENV_FILE" "$STATE/httpbin.pid.gunicorn" "$STATE/fixture.port" "$STATE/ws.port" "$STATE/h3.port" "$STATE/httpbin.sock"
 }
 
 cmd_start() {
@@ -359,6 +381,7 @@ cmd_start() {
     start_fixture
     start_h2
     start_ws
+    start_h3
     start_socks socks "$SOCKS_SOURCE" "" socks4+socks5
     SOCKS5_URL="socks5://127.0.0.1:$SOCKS_PORT"
     start_socks socks-auth "$SOCKS_AUTH_SOURCE" "#$SOCKS_USER:$SOCKS_PASSWORD" socks5
@@ -371,7 +394,8 @@ cmd_start() {
     printf 'SAPI_WS_URL=%s\nSAPI_WSS_URL=%s\nSAPI_WS_DEFLATE_URL=%s\n' "$WS_URL" "$WSS_URL" "$WS_DEFLATE_URL" >>"$ENV_FILE"
     printf 'SAPI_SOCKS5_URL=%s\nSAPI_SOCKS5_AUTH_URL=%s\n' "$SOCKS5_URL" "$SOCKS5_AUTH_URL" >>"$ENV_FILE"
     printf 'SAPI_SOCKS5_SOURCE=%s\nSAPI_SOCKS5_AUTH_SOURCE=%s\n' "$SOCKS_SOURCE" "$SOCKS_AUTH_SOURCE" >>"$ENV_FILE"
-    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, WebSocket peer at $WS_URL, $WSS_URL and $WS_DEFLATE_URL (deflate), SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
+    printf 'SAPI_H3_URL=%s\nSAPI_H3_ALTSVC_URL=%s\n' "$H3_URL" "$H3_ALTSVC_URL" >>"$ENV_FILE"
+    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, WebSocket peer at $WS_URL, $WSS_URL and $WS_DEFLATE_URL (deflate), HTTP/3 peer at $H3_URL (UDP; Alt-Svc origin $H3_ALTSVC_URL), SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
 }
 
 cmd_env() {
@@ -380,7 +404,8 @@ cmd_env() {
 }
 
 all_alive() {
-    alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && alive "$STATE/ws.pid" && alive "$STATE/socks.pid" \
+    alive "$STATE/httpbin.pid" && alive "$STATE/fixture.pid" && alive "$STATE/nginx.pid" && alive "$STATE/ws.pid" && alive "$STATE/h3.pid" \
+        && alive "$STATE/socks.pid" \
         && alive "$STATE/socks-auth.pid" && [ -f "$ENV_FILE" ]
 }
 

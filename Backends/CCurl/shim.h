@@ -137,9 +137,23 @@ static inline CURLcode ccurl_easy_setopt_ws_raw_mode(CURL *handle) {
 typedef CURLcode (*ccurl_ws_send_function)(CURL *handle, const void *buffer, size_t length, size_t *sent,
                                            curl_off_t fragsize, unsigned int flags);
 
-/// curl_ws_send in the libcurl this process loaded, or NULL when it has none.
+/// curl_ws_send in the libcurl this module calls, or NULL when it has none.
 static inline ccurl_ws_send_function ccurl_ws_send_symbol(void) {
-    // The process's global symbols (RTLD_DEFAULT needs _GNU_SOURCE on glibc; a handle to the main program does not).
+    // A process may load two libcurls, each taking only its own handles: a build against the GnuTLS flavour
+    // (libcurl-gnutls.so.4) beside FoundationNetworking's OpenSSL one (libcurl.so.4). The one whose curl_easy_init is
+    // the one this module calls is ours.
+    static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4"};
+    for (unsigned index = 0; index < sizeof(names) / sizeof(names[0]); index++) {
+        void *library = dlopen(names[index], RTLD_LAZY | RTLD_NOLOAD);
+        if (!library) continue;
+        int ours = dlsym(library, "curl_easy_init") == (void *)curl_easy_init;
+        void *send = ours ? dlsym(library, "curl_ws_send") : NULL;
+        // Loaded already (RTLD_NOLOAD): closing drops only this reference, and the address stays valid.
+        dlclose(library);
+        if (ours) return (ccurl_ws_send_function)send;
+    }
+    // Elsewhere (macOS, another name): the process's global symbols (RTLD_DEFAULT needs _GNU_SOURCE on glibc; a
+    // handle to the main program does not).
     void *process = dlopen(NULL, RTLD_LAZY);
     if (!process) return NULL;
     return (ccurl_ws_send_function)dlsym(process, "curl_ws_send");

@@ -7,7 +7,7 @@ import ServerAPIKit
 ///   cleaned up and the buffer freed in `deinit`, so an easy handle can never outlive its buffer.
 final class CurlEasyHandle {
     /// The `CURL *`.
-    let raw: UnsafeMutableRawPointer
+    private(set) var raw: UnsafeMutableRawPointer
     /// `CURL_ERROR_SIZE` bytes for `CURLOPT_ERRORBUFFER`.
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
@@ -29,6 +29,17 @@ final class CurlEasyHandle {
     /// points libcurl at the error buffer again, ready for the next transfer.
     func reset() {
         curl_easy_reset(raw)
+        errorBuffer[0] = 0
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    /// Replaces the handle with a new one, as `reset()` does, cleaning the old one up: libcurl writes a handle's
+    /// alt-svc cache to its file then and only then (see `CurlAltSvcFile`). Resets it instead when libcurl cannot
+    /// make a new one.
+    func renew() {
+        guard let fresh = curl_easy_init() else { return reset() }
+        curl_easy_cleanup(raw)
+        raw = fresh
         errorBuffer[0] = 0
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
     }

@@ -9,6 +9,11 @@ extension ServerAPIError {
     /// the host name, which libcurl checks itself, shows only in its message. A server that rejects or
     /// requires a client certificate says so with a TLS alert, which under TLS 1.3 arrives after the
     /// handshake, as a receive error (56) whose message names the alert.
+    ///
+    /// libcurl's GnuTLS flavour words the same failures its own way, and its verification result is GnuTLS's
+    /// status bits, not an X509 code: there the message alone tells an expired certificate from an untrusted one, a
+    /// key file it cannot read or decrypt from a failed handshake ("error reading X.509 … key file"), and its alert
+    /// message does not name the alert.
     /// - Parameters:
     ///   - code: libcurl's result.
     ///   - message: libcurl's message for the transfer.
@@ -25,6 +30,7 @@ extension ServerAPIError {
             // libcurl checks the host name after OpenSSL accepted the chain, and then reports an
             // unspecified X509 result (1): its message is what tells.
             if namesHostMismatch(message) { return .hostnameMismatch }
+            if namesExpiry(message) { return .expiredCertificate }
             switch verifyResult ?? 0 {
             case X509.certificateNotYetValid, X509.certificateExpired: return .expiredCertificate
             case X509.hostnameMismatch, X509.ipAddressMismatch: return .hostnameMismatch
@@ -37,6 +43,7 @@ extension ServerAPIError {
         }
         let lowercased = message.lowercased()
         if TLSFailure.isClientCertificateAlert(lowercased) { return .clientCertificateRejected }
+        if lowercased.contains("error reading x.509") { return .clientCertificateProblem }
         if code == CURLE_SSL_CONNECT_ERROR, namesOldProtocol(lowercased) { return .protocolTooOld }
         switch code {
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS,
@@ -59,12 +66,24 @@ extension ServerAPIError {
         ].contains { message.contains($0) }
     }
 
+    /// Whether a failed verification's message is libcurl's GnuTLS flavour's for a certificate out of its validity
+    /// period: "certificate has expired" (GnuTLS's verdict), "server certificate expired" and "server certificate
+    /// not activated yet" (libcurl's own check of the dates).
+    static func namesExpiry(_ message: String) -> Bool {
+        ["certificate has expired", "certificate expired", "certificate not activated yet"].contains {
+            message.contains($0)
+        }
+    }
+
     /// Whether a failed handshake's message says that no protocol version was common: OpenSSL's "tlsv1 alert
     /// protocol version" and "unsupported protocol" (the server's alert against our floor, or our refusal of its
-    /// hello), GnuTLS's "unsupported version". libcurl names no code for it.
+    /// hello), GnuTLS's "unsupported version" and, for a server that offers only TLS 1.1 (libcurl 8.14's GnuTLS
+    /// flavour), "handshake failed: error in protocol version". libcurl names no code for it.
     static func namesOldProtocol(_ message: String) -> Bool {
-        ["alert protocol version", "unsupported protocol", "unsupported version", "no protocols available"]
-            .contains { message.contains($0) }
+        [
+            "alert protocol version", "unsupported protocol", "unsupported version", "no protocols available",
+            "error in protocol version",
+        ].contains { message.contains($0) }
     }
 
     /// A TLS error: a sentence naming the failure, with libcurl's message kept in it.

@@ -53,6 +53,9 @@ extension ServerAPIError {
             (.timedOut, "the request timed out")
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             (.cannotConnect, "could not connect to the server")
+        case CURLE_QUIC_CONNECT_ERROR:
+            // HTTP/3 only (`HTTPVersion.http3Only`): the QUIC handshake failed, with no TCP to fall back to.
+            (.cannotConnect, "could not connect to the server over QUIC")
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,

@@ -67,7 +67,7 @@ final class CurlLoop: Sendable {
     private let loopThread = Atomic<UInt>(0)
 
     init(
-        configuration: CurlTransport.Configuration, threads: CurlThreads,
+        configuration: CurlTransport.Configuration, altSvc: CurlAltSvcFile?, threads: CurlThreads,
         makeDownloadWriter: @escaping CurlDownloadWriterFactory
     ) {
         if let failure = CurlGlobal.initializationFailure {
@@ -91,7 +91,8 @@ final class CurlLoop: Sendable {
             named: Self.threadName, kind: .loop, stop: { [self] in shutDown() },
             body: { [self] in
                 CurlLoopRunner(
-                    loop: self, multi: multi, configuration: configuration, makeDownloadWriter: makeDownloadWriter
+                    loop: self, multi: multi, configuration: configuration, altSvc: altSvc,
+                    makeDownloadWriter: makeDownloadWriter
                 ).run()
             })
         if refusal != nil {

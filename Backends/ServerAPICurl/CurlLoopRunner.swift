@@ -43,12 +43,12 @@ final class CurlLoopRunner {
     private static let pollMilliseconds: Int32 = 1000
 
     init(
-        loop: CurlLoop, multi: CurlMultiHandle, configuration: CurlTransport.Configuration,
+        loop: CurlLoop, multi: CurlMultiHandle, configuration: CurlTransport.Configuration, altSvc: CurlAltSvcFile?,
         makeDownloadWriter: @escaping CurlDownloadWriterFactory
     ) {
         self.loop = loop
         self.multi = multi.raw
-        settings = CurlSettings(configuration, makeDownloadWriter: makeDownloadWriter)
+        settings = CurlSettings(configuration, altSvc: altSvc, makeDownloadWriter: makeDownloadWriter)
         _ = ccurl_multi_setopt_long(self.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maxConnections))
         _ = ccurl_multi_setopt_long(
             self.multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))
@@ -284,8 +284,8 @@ final class CurlLoopRunner {
     /// Resets a handle that has left the multi handle and keeps it for the next transfer.
     private func recycle(_ easy: CurlEasyHandle) {
         // The reset clears every pointer to the transfer (callbacks' context, PRIVATE) before the
-        // transfer can be released.
-        easy.reset()
+        // transfer can be released; with an alt-svc cache, a new handle does (`CurlAltSvcFile` says why).
+        if settings.altSvc != nil { easy.renew() } else { easy.reset() }
         if idleHandles.count < max(Self.minIdleHandles, peakTransfers) { idleHandles.append(easy) }
         loop.idleHandles.store(idleHandles.count, ordering: .relaxed)
     }

@@ -11,6 +11,9 @@ import ServerAPIKit
 /// shared by its transfers (a class: a transfer holds one reference, not a copy of every field).
 final class CurlSettings {
     let httpVersion: Int
+    /// Why the configured HTTP version cannot be used with the loaded libcurl (HTTP/3 without it): every request
+    /// fails with it, as with `tls` below.
+    let httpVersionRefusal: ServerAPIError?
     let automaticDecompression: Bool
     let connectTimeout: Duration?
     let caFile: String?
@@ -21,6 +24,8 @@ final class CurlSettings {
     let stallTimeout: StallTimeout?
     /// `CURLOPT_RESOLVE` entries, `host:port:addresses`.
     let resolve: [String]
+    /// The transport's alt-svc cache (`Configuration.altSvc`), shared by its loops.
+    let altSvc: CurlAltSvcFile?
     /// Pins and client certificate, or why the transport's TLS options cannot be used (every request fails with it).
     let tls: CurlTLS.Prepared
     /// In-memory bodies up to this size are handed to libcurl in one copy; larger ones are streamed.
@@ -28,14 +33,21 @@ final class CurlSettings {
     /// Makes each download's writer.
     let makeDownloadWriter: CurlDownloadWriterFactory
 
-    init(_ configuration: CurlTransport.Configuration, makeDownloadWriter: @escaping CurlDownloadWriterFactory) {
+    init(
+        _ configuration: CurlTransport.Configuration, altSvc: CurlAltSvcFile?,
+        makeDownloadWriter: @escaping CurlDownloadWriterFactory
+    ) {
         self.makeDownloadWriter = makeDownloadWriter
+        self.altSvc = altSvc
         httpVersion =
             switch configuration.httpVersion {
             case .http1: CURL_HTTP_VERSION_1_1
             case .http2PriorKnowledge: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            case .http3: CURL_HTTP_VERSION_3
+            case .http3Only: CURL_HTTP_VERSION_3ONLY
             default: CURL_HTTP_VERSION_2TLS
             }
+        httpVersionRefusal = CurlTransport.refusal(configuration.httpVersion)
         automaticDecompression = configuration.automaticDecompression
         connectTimeout = configuration.connectTimeout
         caFile = configuration.additionalTrustedCAFile?.path
@@ -47,8 +59,9 @@ final class CurlSettings {
         tls = CurlTLS.prepare(configuration.tls)
     }
 
-    /// Whether a request to `url` may be multiplexed on an HTTP/2 connection: HTTP/2 with prior
-    /// knowledge, or HTTP/2 allowed and, as libcurl then negotiates it only by ALPN, the URL is https.
+    /// Whether a request to `url` may be multiplexed on an HTTP/2 or HTTP/3 connection: HTTP/2 with prior
+    /// knowledge, or HTTP/2 or 3 allowed and, as libcurl then negotiates them only for https (ALPN, QUIC), the URL
+    /// is https.
     func mayMultiplex(_ url: URL) -> Bool {
         httpVersion == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
             || (httpVersion != CURL_HTTP_VERSION_1_1 && url.scheme?.lowercased() == "https")

@@ -66,7 +66,8 @@ extension CurlTransfer {
         var error =
             closedAfterHandshake(code) ?? pausedBomb(code)
             ?? .curl(
-                code, detail: easy.errorMessage, status: status, verifyResult: easy.long(CURLINFO_SSL_VERIFYRESULT))
+                code, detail: easy.errorMessage, status: status,
+                verifyResult: CurlTransport.verifyResultIsX509 ? easy.long(CURLINFO_SSL_VERIFYRESULT) : nil)
         // After a redirect, the URL that failed is the hop's, not the caller's (a TLS error names the host it met).
         if exchange.redirects > 0 { error.url = request.url }
         return clientCertificateNamed(error)

@@ -166,7 +166,9 @@ final class CurlTransfer {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
         }
         try configureStallTimeout()
+        if let refusal = settings.httpVersionRefusal { throw refusal }
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
+        try settings.altSvc?.apply(to: easy)
         if !settings.resolve.isEmpty, resolveList == nil {
             for entry in settings.resolve {
                 guard let list = curl_slist_append(resolveList, entry) else {

@@ -18,8 +18,9 @@ extension CurlTransport {
         /// (`CurlTransport.supportedContentCodings`: gzip, deflate, br, zstd on Debian 12). A request's own
         /// `Accept-Encoding` is sent instead of libcurl's, and a body in a supported coding is still decoded.
         public var automaticDecompression: Bool
-        /// The HTTP versions to use: HTTP/2 where TLS negotiates it (the default), HTTP/1.1 only, or
-        /// HTTP/2 with prior knowledge.
+        /// The HTTP versions to use: HTTP/2 where TLS negotiates it (the default), HTTP/1.1 only, HTTP/2 with
+        /// prior knowledge, or HTTP/3 over QUIC with or without a fallback to TCP (on a libcurl that has it:
+        /// `CurlTransport.supportsHTTP3`).
         public var httpVersion: HTTPVersion
         /// The connect timeout for requests that do not set one; `nil` leaves only the request's timeout.
         public var connectTimeout: Duration?
@@ -78,6 +79,15 @@ extension CurlTransport {
         /// How calls are given to the loops (`.adaptive` by default).
         public var loopAssignment: LoopAssignment = .adaptive
 
+        /// Where the transport keeps the alternative services servers announce (`Alt-Svc`), so that with `.http3`
+        /// an `Alt-Svc: h3=…` answer moves later calls to that origin onto QUIC: `.memory`, `.file(url)`, or `nil`
+        /// (the default) to ignore them.
+        ///
+        /// - Important: libcurl 8.14 does not fall back to the origin when an alternative it was told of cannot be
+        ///   reached: the call fails (`cannotConnect`) until the announcement's `ma` (max-age) ends. A server that
+        ///   announces an alternative must keep it answering, or stop announcing it well before it goes.
+        public var altSvc: AltSvcCache? = nil
+
         /// Whether a loop drives libcurl's socket interface on an epoll set (`curl_multi_socket_action`, Linux
         /// only) instead of `curl_multi_perform` and `curl_multi_poll`.
         ///
@@ -91,8 +101,9 @@ extension CurlTransport {
             /// Calls to one origin run on the loop the origin maps to, as with `.byOrigin`, while that loop has
             /// fewer calls in flight than it has connections to one host (`maxConnectionsPerHost` split between
             /// the loops, or `adaptiveThreshold` calls with no per-host limit, or when the calls may share an
-            /// HTTP/2 connection: https with `.http2`, or `.http2PriorKnowledge`); past that, a call goes to the
-            /// loop with the fewest calls in flight. A few calls at a time share one loop's connections; a
+            /// HTTP/2 or HTTP/3 connection: https with `.http2`, `.http3` or `.http3Only`, or
+            /// `.http2PriorKnowledge`); past that, a call goes to the loop with the fewest calls in flight. A few
+            /// calls at a time share one loop's connections; a
             /// thousand calls to one origin use every core. The per-host limit holds in total: each loop has its
             /// share of it. Calls to an HTTP/2 origin share one connection per loop they run on.
             case adaptive
@@ -190,6 +201,6 @@ extension CurlTransport {
     }
 
     /// The HTTP versions a `CurlTransport` speaks (`CURLOPT_HTTP_VERSION`): `.http1`, `.http2` (the
-    /// default: over TLS, by ALPN) or `.http2PriorKnowledge`.
+    /// default: over TLS, by ALPN), `.http2PriorKnowledge`, `.http3` or `.http3Only`.
     public typealias HTTPVersion = ServerAPIKit.HTTPVersion
 }

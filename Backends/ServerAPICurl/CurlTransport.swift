@@ -122,8 +122,10 @@ public final class CurlTransport: RequestPerforming {
         if configuration.loopAssignment != .byOrigin, configuration.maxConnectionsPerHost > 0 {
             perLoop.maxConnectionsPerHost = share(of: configuration.maxConnectionsPerHost, over: count)
         }
+        // One alt-svc cache for the whole transport: what a call on one loop learned serves the calls on every other.
+        let altSvc = configuration.altSvc.map(CurlAltSvcFile.init)
         return CurlLoopSet(count: count) { [perLoop] in
-            CurlLoop(configuration: perLoop, threads: threads, makeDownloadWriter: makeDownloadWriter)
+            CurlLoop(configuration: perLoop, altSvc: altSvc, threads: threads, makeDownloadWriter: makeDownloadWriter)
         }
     }
 
@@ -155,15 +157,15 @@ public final class CurlTransport: RequestPerforming {
 
     /// The calls in flight on a loop past which `.adaptive` sends the next call to `url` elsewhere: the loop's share
     /// of `maxConnectionsPerHost` for HTTP/1.1 (one call per connection), `adaptiveThreshold` when the calls may
-    /// share one HTTP/2 connection as streams (an https URL negotiating HTTP/2, or HTTP/2 with prior knowledge),
-    /// so that a few streams are not split over two connections.
+    /// share one HTTP/2 or HTTP/3 connection as streams (`CurlSettings.mayMultiplex`), so that a few streams are
+    /// not split over two connections.
     private func busyThreshold(for url: URL) -> Int {
         let perHost = configuration.maxConnectionsPerHost
         guard perHost > 0 else { return Configuration.adaptiveThreshold }
         let share = Self.share(of: perHost, over: loops.count)
         let version = configuration.httpVersion
         let multiplexed =
-            version == .http2PriorKnowledge || (version == .http2 && url.scheme?.lowercased() == "https")
+            version == .http2PriorKnowledge || (version != .http1 && url.scheme?.lowercased() == "https")
         return multiplexed ? max(share, Configuration.adaptiveThreshold) : share
     }
 
@@ -359,14 +361,16 @@ public final class CurlTransport: RequestPerforming {
 extension CurlTransport {
     /// Creates a transport after checking its TLS options, so that a missing or unreadable client
     /// certificate or key, an encrypted key without a passphrase, or a malformed pin is reported now
-    /// rather than by the first request.
+    /// rather than by the first request; and that the loaded libcurl can speak the configured HTTP version.
     /// - Parameter configuration: Connection limits, TLS trust, pins, client certificate, decoding and timeouts.
     /// - Throws: `ServerAPIError`: `tls` with `TLSFailure.clientCertificateProblem` for the client
-    ///   certificate's files, `invalidRequest` for a pin; the message names the file.
+    ///   certificate's files, `invalidRequest` for a pin; the message names the file. `unsupported` for
+    ///   `HTTPVersion.http3` or `.http3Only` on a libcurl without HTTP/3 (`supportsHTTP3`).
     /// - Important: A wrong passphrase, or a key that does not match its certificate, can only show at the
     ///   first TLS connection: that request fails with `clientCertificateProblem`.
     public convenience init(validating configuration: Configuration) throws(ServerAPIError) {
         _ = try CurlTLS(configuration.tls)
+        if let refusal = Self.refusal(configuration.httpVersion) { throw refusal }
         self.init(configuration: configuration)
     }
 }

@@ -124,6 +124,8 @@ struct Composition {
                 do throws(ServerAPIError) {
                     return try CurlTransport(validating: configuration)
                 } catch {
+                    // HTTP/3 on a libcurl without it: the message says what to install.
+                    if error.kind == .unsupported { throw UsageError(message: error.message, hint: "--http-version 2") }
                     // Unreadable --cert/--key files or a malformed --pin are bad input (exit 1), not a TLS failure.
                     throw UsageError(message: error.message)
                 }

@@ -178,10 +178,12 @@ extension Options {
             $0.backend = backend
         },
         OptionSpec(
-            names: ["--http-version"], value: "VERSION", help: "1.1, 2 (over TLS: the default) or 2-prior-knowledge"
+            names: ["--http-version"], value: "VERSION",
+            help: "1.1, 2 (over TLS: the default), 2-prior-knowledge, 3 (QUIC, else TCP) or 3-only (QUIC only)"
         ) {
             guard let version = HTTPVersion(name: $1.lowercased()) else {
-                throw UsageError(message: "unknown HTTP version \"\($1)\"", hint: "use 1.1, 2 or 2-prior-knowledge")
+                throw UsageError(
+                    message: "unknown HTTP version \"\($1)\"", hint: "use 1.1, 2, 2-prior-knowledge, 3 or 3-only")
             }
             $0.httpVersion = version
         },
@@ -658,7 +660,7 @@ extension Options {
                 message: "a WebSocket handshake has no body: send messages as lines on standard input", hint: hint)
         }
         let cache = options.cache != .none || options.cacheDirectory != nil || options.cacheMode != nil
-        let http2 = options.httpVersion != nil && options.httpVersion != .http1
+        let version = options.httpVersion.flatMap { $0 == .http1 ? nil : $0 }
         let refused: [(Bool, String)] = [
             (options.download || options.resume, "--download and --continue"),
             (options.stream, "--stream (a WebSocket's messages are always printed as they arrive)"),
@@ -667,7 +669,7 @@ extension Options {
             (options.retry > 0, "--retry"),
             (options.stallTimeout != nil, "--stall-timeout"),
             (options.unixSocket != nil, "--unix-socket"),
-            (http2, "--http-version 2 (the handshake is HTTP/1.1)"),
+            (version != nil, "--http-version \(version?.description ?? "") (the handshake is HTTP/1.1)"),
             (options.authType == .digest, "-A digest (the handshake answers no challenge)"),
         ]
         if let (_, what) = refused.first(where: \.0) {

@@ -66,17 +66,29 @@ struct OptionsTests {
         #expect(try Options.parse(["--success-codes", "0, 200", "x.test"]).successCodes == ["0", "200"])
     }
 
-    @Test("--http-version takes 1.1, 2 or 2-prior-knowledge; the urlsession backend takes only 2")
+    @Test("--http-version takes 1.1, 2, 2-prior-knowledge, 3 or 3-only; the urlsession backend takes only 2")
     func httpVersion() throws {
         #expect(try Options.parse(["--http-version", "1.1", "x.test"]).httpVersion == .http1)
         #expect(try Options.parse(["--http-version=2", "x.test"]).httpVersion == .http2)
         #expect(
             try Options.parse(["--http-version", "2-prior-knowledge", "x.test"]).httpVersion == .http2PriorKnowledge)
         #expect(try Options.parse(["x.test"]).httpVersion == nil)
-        #expect(throws: UsageError.self) { try Options.parse(["--http-version", "3", "x.test"]) }
+        #expect(try Options.parse(["--http-version", "3", "x.test"]).httpVersion == .http3)
+        #expect(try Options.parse(["--http-version", "3-only", "x.test"]).httpVersion == .http3Only)
+        #expect(throws: UsageError.self) { try Options.parse(["--http-version", "4", "x.test"]) }
+        // HTTP/3 on the curl backend: taken where the loaded libcurl has it, refused with what to install where not
+        // (the conformance suite's HTTP3Tests check which applies to the libcurl loaded).
+        for version in ["3", "3-only"] {
+            do {
+                _ = try Composition.transport(Options.parse(["x.test", "--http-version", version]))
+            } catch let error as UsageError {
+                #expect(error.message.contains("needs a libcurl built with HTTP/3"), "\(error.message)")
+                #expect(error.hint == "--http-version 2")
+            }
+        }
         _ = try Composition.transport(Options.parse(["x.test", "--http-version", "2-prior-knowledge"]))
         _ = try Composition.transport(Options.parse(["x.test", "--backend", "urlsession", "--http-version", "2"]))
-        for version in ["1.1", "2-prior-knowledge"] {
+        for version in ["1.1", "2-prior-knowledge", "3", "3-only"] {
             let error = #expect(throws: UsageError.self) {
                 try Composition.transport(
                     Options.parse(["x.test", "--backend", "urlsession", "--http-version", version]))

@@ -28,8 +28,11 @@ struct CurlTLSTests {
             #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .untrustedCertificate)
             #expect(error?.message.contains("certificate") == true)
-            // libcurl's own message is kept.
-            #expect(error?.message.contains("SSL certificate problem") == true)
+            // libcurl's own message is kept, in its TLS library's words.
+            let words =
+                CurlTransport.tlsLibrary.hasPrefix("GnuTLS")
+                ? "certificate signer not trusted" : "SSL certificate problem"
+            #expect(error?.message.contains(words) == true, "\(String(describing: error))")
         }
     }
 
@@ -66,6 +69,27 @@ struct CurlTLSTests {
         #expect(!ServerAPIError.namesHostMismatch("SSL certificate problem: unable to get local issuer certificate"))
     }
 
+    @Test(
+        "a refused protocol version, as OpenSSL and GnuTLS word it, is protocol too old",
+        arguments: [
+            "OpenSSL/3.0.19: error:0A00042E:SSL routines::tlsv1 alert protocol version",
+            "error:0A000102:SSL routines::unsupported protocol",
+            "GnuTLS, handshake failed: Error in protocol version",
+        ])
+    func oldProtocolMessages(message: String) {
+        // `tlsFailure` hands it the lower-cased message.
+        #expect(ServerAPIError.namesOldProtocol(message.lowercased()))
+        #expect(!ServerAPIError.namesOldProtocol("gnutls, handshake failed: decryption has failed."))
+    }
+
+    @Test("GnuTLS's verification messages for a certificate out of its validity period are an expired certificate")
+    func gnuTLSExpiryMessages() {
+        #expect(ServerAPIError.namesExpiry("server verification failed: certificate has expired. (CAfile: ca.pem)"))
+        #expect(ServerAPIError.namesExpiry("server certificate expired"))
+        #expect(ServerAPIError.namesExpiry("server certificate not activated yet"))
+        #expect(!ServerAPIError.namesExpiry("server verification failed: certificate signer not trusted."))
+    }
+
     @Test("a certificate for another host name is a hostname mismatch")
     func wrongHostCertificate() async throws {
         try await CurlTestServer.withTLS(certificate: "wrong-host") { server, certificates in
@@ -85,7 +109,7 @@ struct CurlTLSTests {
                 try await transport(certificates).perform(TransportRequest(url: server.url("/echo")))
             }
             #expect(error?.kind == .tls)
-            #expect(error?.tlsFailure == .expiredCertificate)
+            #expect(error?.tlsFailure == .expiredCertificate, "\(String(describing: error))")
         }
     }
 
@@ -226,7 +250,9 @@ struct CurlTLSTests {
             }
             #expect(error?.kind == .tls)
             #expect(error?.tlsFailure == .clientCertificateRejected)
-            #expect(error?.message.contains("certificate required") == true)
+            // libcurl's GnuTLS flavour does not name the alert.
+            let words = CurlTransport.tlsLibrary.hasPrefix("GnuTLS") ? "fatal alert" : "certificate required"
+            #expect(error?.message.contains(words) == true, "\(String(describing: error))")
         }
     }
 
@@ -296,7 +322,7 @@ struct CurlTLSTests {
                 try await transport(certificates, tls: tls).perform(TransportRequest(url: server.url("/whoami")))
             }
             #expect(error?.kind == .tls)
-            #expect(error?.tlsFailure == .clientCertificateProblem)
+            #expect(error?.tlsFailure == .clientCertificateProblem, "\(String(describing: error))")
             #expect(error?.message.contains("client-encrypted.key") == true)
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The local test servers that scripts/test-server.sh starts: httpbin, the fault fixture, the HTTP/2 front
-/// and the SOCKS proxies.
+/// The local test servers that scripts/test-server.sh starts: httpbin, the fault fixture, the HTTP/2 front,
+/// the HTTP/3 peer and the SOCKS proxies.
 ///
 /// Integration tests fail (they never skip) when the servers are not there: run them with
 /// `scripts/test.sh`, which starts the servers and exports their URLs.
@@ -53,6 +53,16 @@ public enum TestServers {
     public static func h2CAFile() throws -> URL {
         URL(fileURLWithPath: try url("SAPI_H2_CA_FILE", "the HTTP/2 front (nginx)"))
     }
+
+    /// The HTTP/3 peer (Tests/Fixtures/h3_server.py, aioquic) over QUIC, trusted through `h2CAFile()`, from
+    /// `SAPI_H3_URL`: `https://127.0.0.1:PORT` on a UDP port.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func h3() throws -> String { try url("SAPI_H3_URL", "the HTTP/3 peer (aioquic)") }
+
+    /// The HTTP/3 peer's HTTPS/1.1 origin over TCP, whose answers announce the QUIC port in `Alt-Svc`, from
+    /// `SAPI_H3_ALTSVC_URL`. Nothing listens on UDP at its port.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func h3AltSvc() throws -> String { try url("SAPI_H3_ALTSVC_URL", "the HTTP/3 peer (aioquic)") }
 
     /// The SOCKS proxy without authentication (pproxy; SOCKS5 and SOCKS4), from `SAPI_SOCKS5_URL`:
     /// `socks5://127.0.0.1:PORT`.

@@ -1,0 +1,189 @@
+import Foundation
+import ServerAPICurl
+import ServerAPIKit
+import ServerAPITestSupport
+import Testing
+
+/// HTTP/3 against a real QUIC server on loopback (Tests/Fixtures/h3_server.py, aioquic, with the HTTP/2 front's
+/// certificate): calls answered over QUIC say "3" in their metrics, bodies go both ways whole, a cancelled body
+/// ends at once, `.http3` falls back to TCP where nothing answers on UDP, and `.http3Only` fails there, typed.
+///
+/// Every test runs on every build. On a libcurl without HTTP/3 (Debian's OpenSSL flavour) each checks the typed
+/// refusal instead; a run that expects HTTP/3 (`SAPI_EXPECT_HTTP3=1`: the conformance run on the GnuTLS build, see
+/// scripts/libcurl-gnutls.sh) fails if the libcurl it loaded has none, so the QUIC cases cannot pass unseen.
+@Suite("Conformance: HTTP/3")
+struct HTTP3Tests {
+    static let expectsHTTP3 = ProcessInfo.processInfo.environment["SAPI_EXPECT_HTTP3"] == "1"
+
+    /// A manager over `CurlTransport` with `version`, trusting the test CA, keeping `Alt-Svc` answers in `altSvc`.
+    private func manager(
+        _ version: HTTPVersion = .http3, altSvc: CurlTransport.AltSvcCache? = nil, loopCount: Int = 1
+    ) throws -> ServerAPIManager {
+        var configuration = CurlTransport.Configuration(
+            httpVersion: version, additionalTrustedCAFile: try TestServers.h2CAFile())
+        configuration.altSvc = altSvc
+        configuration.loopCount = loopCount
+        configuration.loopAssignment = .roundRobin
+        return ServerAPIManager(transport: CurlTransport(configuration: configuration))
+    }
+
+    /// A URL on the HTTP/3 peer's QUIC port.
+    private func h3(_ path: String) throws -> URL { try TestServers.url(base: TestServers.h3(), path) }
+
+    /// A URL on the HTTP/3 peer's HTTPS/1.1 origin (TCP only).
+    private func tcpOnly(_ path: String) throws -> URL { try TestServers.url(base: TestServers.h3AltSvc(), path) }
+
+    /// Whether the loaded libcurl speaks HTTP/3. When it does not, checks what a user then gets for `version`: an
+    /// `unsupported` error that says what is missing, from `CurlTransport(validating:)` and from a call alike.
+    private func hasHTTP3(
+        refusing version: HTTPVersion = .http3, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Bool {
+        if CurlTransport.supportsHTTP3 { return true }
+        #expect(
+            !Self.expectsHTTP3,
+            "SAPI_EXPECT_HTTP3=1, but the loaded libcurl \(CurlTransport.libcurlVersion) has no HTTP/3",
+            sourceLocation: sourceLocation)
+        let created = await expectError { try CurlTransport(validating: .init(httpVersion: version)) }
+        #expect(created?.kind == .unsupported, sourceLocation: sourceLocation)
+        #expect(created?.message.contains("needs a libcurl built with HTTP/3") == true, sourceLocation: sourceLocation)
+        let manager = try manager(version)
+        let error = await expectError { try await manager.send(ServerAPI(url: try h3("/get")).format(.data)) }
+        #expect(error?.kind == .unsupported, sourceLocation: sourceLocation)
+        return false
+    }
+
+    /// The fixture's `/get` answer: which protocol carried the request.
+    private func protocolName(_ result: ServerResult) throws -> String? {
+        let object = try JSONSerialization.jsonObject(with: result.data ?? Data()) as? [String: Any]
+        return object?["protocol"] as? String
+    }
+
+    @Test("a call with .http3 is answered over QUIC, and its metrics say 3")
+    func answeredOverQUIC() async throws {
+        guard try await hasHTTP3() else { return }
+        let result = try await manager().send(ServerAPI(url: try h3("/get")).format(.data))
+        #expect(result.status == 200)
+        #expect(result.metrics.transport?.httpVersion == "3")
+        #expect(try protocolName(result) == "h3")
+    }
+
+    @Test("a 1 MiB request body goes over QUIC whole")
+    func postBody() async throws {
+        guard try await hasHTTP3() else { return }
+        let body = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let result = try await manager().send(
+            ServerAPI(url: try h3("/post")).method(.post).body(.data(body)).format(.data))
+        #expect(result.status == 200)
+        #expect(result.metrics.transport?.httpVersion == "3")
+        #expect(result.data == body)
+    }
+
+    @Test("an 8 MiB response body arrives whole over QUIC")
+    func largeBody() async throws {
+        guard try await hasHTTP3() else { return }
+        let size = 8 << 20
+        let result = try await manager().send(ServerAPI(url: try h3("/bytes?size=\(size)")).format(.data))
+        #expect(result.status == 200)
+        #expect(result.metrics.transport?.httpVersion == "3")
+        let data = try #require(result.data)
+        #expect(data.count == size)
+        // The fixture's pattern: byte i is i modulo 256.
+        #expect(data.enumerated().allSatisfy { $0.element == UInt8(truncatingIfNeeded: $0.offset) })
+    }
+
+    @Test("16 calls at once share one QUIC connection as streams")
+    func concurrentStreams() async throws {
+        guard try await hasHTTP3() else { return }
+        let manager = try manager()
+        let url = try h3("/get")
+        let versions = try await withThrowingTaskGroup(of: TransportMetrics?.self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await manager.send(ServerAPI(url: url).format(.data)).metrics.transport }
+            }
+            var metrics: [TransportMetrics?] = []
+            for try await one in group { metrics.append(one) }
+            return metrics
+        }
+        #expect(versions.allSatisfy { $0?.httpVersion == "3" }, "\(versions.map { $0?.httpVersion })")
+        // CURLOPT_PIPEWAIT: the calls wait for the first connection rather than each opening one.
+        let opened = versions.filter { $0?.reusedConnection == false }.count
+        #expect(opened >= 1 && opened <= 2, "\(opened) QUIC connections opened")
+    }
+
+    @Test("a body cancelled part-way over QUIC ends at once with cancelled")
+    func cancelMidBody() async throws {
+        guard try await hasHTTP3() else { return }
+        let response = try await manager().stream(ServerAPI(url: try h3("/slow?n=100&interval_ms=100")))
+        #expect(response.metrics.transport?.httpVersion == "3" || response.metrics.transport == nil)
+        var chunks = response.body.makeAsyncIterator()
+        // The first chunk: the call is mid-body, the rest ten seconds away.
+        #expect(try await chunks.next()?.isEmpty == false)
+        let started = ContinuousClock.now
+        response.cancel()
+        let error = await expectError {
+            while try await chunks.next() != nil {}
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.kind == .cancelled)
+        #expect(elapsed < TestTiming.bound(.milliseconds(100)), "cancelled after \(elapsed)")
+    }
+
+    @Test(".http3 falls back to TCP when nothing answers on UDP")
+    func fallsBackToTCP() async throws {
+        guard try await hasHTTP3() else { return }
+        let result = try await manager().send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+        #expect(result.status == 200)
+        #expect(result.metrics.transport?.httpVersion == "1.1")
+        #expect(try protocolName(result) == "http/1.1")
+    }
+
+    @Test(".http3Only fails at once, typed, when QUIC cannot be had")
+    func onlyFailsFast() async throws {
+        guard try await hasHTTP3(refusing: .http3Only) else { return }
+        let manager = try manager(.http3Only)
+        let started = ContinuousClock.now
+        let error = await expectError {
+            try await manager.send(ServerAPI(url: try tcpOnly("/get")).format(.data).retry(0))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.kind == .cannotConnect, "\(String(describing: error))")
+        // Loopback answers a QUIC packet to a closed UDP port at once (ICMP port unreachable): no timeout is waited.
+        #expect(elapsed < TestTiming.bound(.seconds(2)), "failed after \(elapsed)")
+        // And the same manager reaches a server that does speak QUIC.
+        let result = try await manager.send(ServerAPI(url: try h3("/get")).format(.data))
+        #expect(result.metrics.transport?.httpVersion == "3")
+    }
+
+    @Test("an Alt-Svc answer moves the later calls to its origin onto QUIC, on every loop")
+    func altSvcUpgrade() async throws {
+        guard try await hasHTTP3() else { return }
+        // Two loops taking the calls in turn: the second call runs on the other loop, and still knows.
+        let manager = try manager(altSvc: .memory, loopCount: 2)
+        let first = try await manager.send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+        #expect(first.metrics.transport?.httpVersion == "1.1")
+        #expect(first.headers["Alt-Svc"]?.hasPrefix("h3=") == true)
+        for _ in 0..<2 {
+            let later = try await manager.send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+            #expect(later.status == 200)
+            #expect(later.metrics.transport?.httpVersion == "3")
+            #expect(try protocolName(later) == "h3")
+        }
+    }
+
+    @Test("an Alt-Svc cache in a file outlives its transport")
+    func altSvcFile() async throws {
+        guard try await hasHTTP3() else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("altsvc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("alt-svc.txt")
+        let first = try await manager(altSvc: .file(file)).send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+        #expect(first.metrics.transport?.httpVersion == "1.1")
+        let quicPort = try #require(URL(string: try TestServers.h3())?.port)
+        let saved = try String(contentsOf: file, encoding: .utf8)
+        #expect(saved.contains("h3 127.0.0.1 \(quicPort)"), "\(saved)")
+        // A new transport reads the file: its first call to the origin goes over QUIC at once.
+        let next = try await manager(altSvc: .file(file)).send(ServerAPI(url: try tcpOnly("/get")).format(.data))
+        #expect(next.metrics.transport?.httpVersion == "3")
+    }
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The HTTP/3 peer of ServerAPIKit's conformance tests, on loopback (the `aioquic` package, pinned in
+scripts/requirements-test.txt). scripts/test-server.sh starts it with the HTTP/2 front's certificate, so that
+SAPI_H2_CA_FILE trusts it too, on two ports the kernel picks, written to the port file in this order:
+
+  1. UDP: HTTP/3 over QUIC (SAPI_H3_URL, https://127.0.0.1:PORT)
+  2. TCP: HTTPS/1.1 serving the same paths, each answer carrying `Alt-Svc: h3=":PORT1"`, so that a client that
+     honours Alt-Svc takes its later calls to this origin over QUIC (SAPI_H3_ALTSVC_URL)
+
+    python3 h3_server.py --port-file /tmp/ports --cert server.pem --key server.key
+
+Paths (every answer says which protocol carried it in `X-Protocol`: "h3" or "http/1.1"):
+
+  /get                 200, JSON {"protocol", "method", "path", "headers"}
+  /post                200, the request's body echoed (any method with a body)
+  /bytes?size=N        200, N bytes (1 MiB by default) of a repeating pattern, sent 64 KiB at a time
+  /slow?n=N&interval_ms=M  200, N chunks of 16 bytes, M ms apart (100 chunks, 100 ms: ten seconds by default),
+                       for cancelling a call part-way
+  /connections         200, how many QUIC connections the UDP side has accepted, as text
+"""
+
+import argparse
+import asyncio
+import json
+import ssl
+import urllib.parse
+
+from aioquic.asyncio import QuicConnectionProtocol, serve
+from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.events import DataReceived, H3Event, HeadersReceived
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import ProtocolNegotiated, QuicEvent
+
+PATTERN = bytes(range(256)) * 256  # 64 KiB
+ALT_SVC_MAX_AGE = 3600
+quic_connections = 0
+
+
+def parse_target(target):
+    parts = urllib.parse.urlsplit(target)
+    return parts.path, dict(urllib.parse.parse_qsl(parts.query))
+
+
+async def answer(protocol, method, target, headers, body, send_head, send_data):
+    """Serves one request through send_head(status, headers) and send_data(bytes, end): the same routes on both
+    protocols."""
+    path, query = parse_target(target)
+    extra = [("x-protocol", protocol)]
+    if path == "/get":
+        value = {"protocol": protocol, "method": method, "path": target, "headers": headers}
+        payload = json.dumps(value).encode()
+        await send_head(200, extra + [("content-type", "application/json"), ("content-length", str(len(payload)))])
+        await send_data(payload, True)
+    elif path == "/post":
+        await send_head(200, extra + [("content-type", "application/octet-stream"),
+                                      ("content-length", str(len(body)))])
+        await send_data(body, True)
+    elif path == "/bytes":
+        size = int(query.get("size", 1 << 20))
+        await send_head(200, extra + [("content-type", "application/octet-stream"), ("content-length", str(size))])
+        sent = 0
+        while sent < size:
+            chunk = PATTERN[: min(len(PATTERN), size - sent)]
+            sent += len(chunk)
+            await send_data(chunk, sent == size)
+        if size == 0:
+            await send_data(b"", True)
+    elif path == "/slow":
+        count, interval = int(query.get("n", 100)), int(query.get("interval_ms", 100)) / 1000
+        await send_head(200, extra + [("content-type", "application/octet-stream"),
+                                      ("content-length", str(16 * count))])
+        for index in range(count):
+            await send_data(b"slow-chunk-%06d" % index, index == count - 1)
+            await asyncio.sleep(interval)
+    elif path == "/connections":
+        payload = str(quic_connections).encode()
+        await send_head(200, extra + [("content-type", "text/plain"), ("content-length", str(len(payload)))])
+        await send_data(payload, True)
+    else:
+        payload = b"not found"
+        await send_head(404, extra + [("content-type", "text/plain"), ("content-length", str(len(payload)))])
+        await send_data(payload, True)
+
+
+class H3Server(QuicConnectionProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.http = None
+        self.requests = {}  # stream id -> [method, target, headers, bytearray body]
+
+    def quic_event_received(self, event: QuicEvent):
+        global quic_connections
+        if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
+            self.http = H3Connection(self._quic)
+            quic_connections += 1
+        if self.http is not None:
+            for http_event in self.http.handle_event(event):
+                self.http_event_received(http_event)
+
+    def http_event_received(self, event: H3Event):
+        if isinstance(event, HeadersReceived):
+            fields = {name.decode(): value.decode() for name, value in event.headers}
+            headers = {name: value for name, value in fields.items() if not name.startswith(":")}
+            self.requests[event.stream_id] = [fields.get(":method", "GET"), fields.get(":path", "/"), headers,
+                                              bytearray()]
+            if event.stream_ended:
+                self.start(event.stream_id)
+        elif isinstance(event, DataReceived) and event.stream_id in self.requests:
+            self.requests[event.stream_id][3] += event.data
+            if event.stream_ended:
+                self.start(event.stream_id)
+
+    def start(self, stream_id):
+        method, target, headers, body = self.requests.pop(stream_id)
+
+        async def send_head(status, fields):
+            head = [(b":status", str(status).encode())] + [(n.encode(), v.encode()) for n, v in fields]
+            self.http.send_headers(stream_id, head)
+            self.transmit()
+
+        async def send_data(data, end):
+            self.http.send_data(stream_id, data, end)
+            self.transmit()
+            # Lets the connection's flow control and the event loop breathe between large chunks.
+            await asyncio.sleep(0)
+
+        async def run():
+            try:
+                await answer("h3", method, target, headers, bytes(body), send_head, send_data)
+            except Exception:
+                # The client reset the stream (a cancelled call) or left: nothing more to send.
+                pass
+
+        asyncio.ensure_future(run())
+
+
+async def tcp_client(reader, writer, h3_port):
+    """HTTPS/1.1 with keep-alive, announcing the HTTP/3 port in every answer."""
+    try:
+        while True:
+            request_line = await reader.readline()
+            if not request_line:
+                return
+            method, target, _ = request_line.decode("latin-1").split(" ", 2)
+            headers = {}
+            while True:
+                line = (await reader.readline()).decode("latin-1").rstrip("\r\n")
+                if not line:
+                    break
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+            length = int(headers.get("content-length", "0"))
+            body = await reader.readexactly(length) if length else b""
+
+            async def send_head(status, fields):
+                lines = [f"HTTP/1.1 {status} {'OK' if status == 200 else 'Not Found'}",
+                         f'alt-svc: h3=":{h3_port}"; ma={ALT_SVC_MAX_AGE}']
+                lines += [f"{name}: {value}" for name, value in fields]
+                writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+            async def send_data(data, end):
+                writer.write(data)
+                await writer.drain()
+
+            await answer("http/1.1", method, target, headers, body, send_head, send_data)
+    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--cert", required=True)
+    parser.add_argument("--key", required=True)
+    arguments = parser.parse_args()
+
+    configuration = QuicConfiguration(alpn_protocols=H3_ALPN, is_client=False, max_datagram_frame_size=65536)
+    configuration.load_cert_chain(arguments.cert, arguments.key)
+    quic = await serve(arguments.host, 0, configuration=configuration, create_protocol=H3Server)
+    h3_port = quic._transport.get_extra_info("sockname")[1]
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(arguments.cert, arguments.key)
+    context.set_alpn_protocols(["http/1.1"])
+    tcp = await asyncio.start_server(lambda r, w: tcp_client(r, w, h3_port), arguments.host, 0, ssl=context)
+    tcp_port = tcp.sockets[0].getsockname()[1]
+
+    with open(arguments.port_file, "w") as file:
+        file.write(f"{h3_port} {tcp_port}\n")
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
