@@ -132,9 +132,12 @@ struct URLSessionStreamingTests {
     @Test("the stall timeout still applies after the head")
     func stallAfterHead() async throws {
         let transport = URLSessionTransport()
+        // A window of 5 s: FoundationNetworking hands the head over from a thread of its own, which took more than
+        // 2 s on two busy cores (CI's release pass, with builds beside it); the stall then fired before the head.
+        // The total timeout (30 s) is far enough that only the stall can end the body.
         let request = TransportRequest(
             url: try TestServers.fixture("/hang-body?size=100000&after=1000"), timeout: .seconds(30),
-            stallTimeout: StallTimeout(bytesPerSecond: 100, duration: .seconds(2)))
+            stallTimeout: StallTimeout(bytesPerSecond: 100, duration: .seconds(5)))
         let response = try await transport.stream(request)
         let error = await #expect(throws: ServerAPIError.self) {
             _ = try await streamBody(response).collect(upTo: 1 << 20)
