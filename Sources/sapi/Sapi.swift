@@ -16,6 +16,16 @@ enum Sapi {
     static func main(_ arguments: [String]) async -> Int32 {
         // Ctrl-C must never kill the process mid-write: it is turned into a cancellation below.
         signal(SIGINT, SIG_IGN)
+        #if os(Linux)
+            // Blocked too, here, before any thread starts, so that every thread inherits the mask. libdispatch's
+            // signal source reads SIGINT from a signalfd on Linux, which sees only a signal that no thread takes: a
+            // thread that has it unblocked takes it, and with SIG_IGN it is dropped. That lost Ctrl-C now and then
+            // (the call ran on to its timeout), depending on which thread the kernel chose.
+            var interruptMask = sigset_t()
+            sigemptyset(&interruptMask)
+            sigaddset(&interruptMask, SIGINT)
+            pthread_sigmask(SIG_BLOCK, &interruptMask, nil)
+        #endif
         // Only the variables sapi reads: building the whole environment costs more at start-up than the call.
         let environment = Self.environment(["NO_COLOR", "SAPI_CONFIG_DIR", "XDG_CONFIG_HOME", "HOME"])
         let options: Options
