@@ -24,9 +24,8 @@ step() {
 
 # A build that needs the cores while the tests before it mostly wait on servers (the conformance suites run one test
 # at a time): `background NAME CMD...` starts it at the lowest priority (nice 19), so the tests keep the cores when
-# they want them and their timings stay theirs. `beside NAME CMD...` starts a test run that mostly waits too (real
-# pauses, little to compute), at the normal priority, beside the one in the foreground. `finish NAME` waits for
-# either and fails the run if it failed, with the failures and the end of its log (.build-logs/NAME.log).
+# they want them and their timings stay theirs. `finish NAME` waits for it and fails the run if it failed, with the
+# failures and the end of its log (.build-logs/NAME.log).
 declare -A background_pids=()
 start_background() {
     local name=$1 priority=$2
@@ -38,7 +37,6 @@ start_background() {
     background_pids[$name]=$!
 }
 background() { start_background "$1" 19 "${@:2}"; }
-beside() { start_background "$1" 0 "${@:2}"; }
 finish() {
     local name=$1 status=0
     wait "${background_pids[$name]}" || status=$?
