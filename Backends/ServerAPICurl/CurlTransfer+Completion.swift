@@ -8,11 +8,29 @@ import ServerAPIKit
 #endif
 
 extension CurlTransfer {
+    /// Whether a transfer that could not connect had taken an HTTP/3 alternative (`Alt-Svc`) of its origin that
+    /// does not answer: libcurl fails such a call rather than falling back. The alternative is marked broken
+    /// (`CurlAltSvcFile`) and the transfer goes again, over TCP to the origin, once. Only with `.http3`
+    /// (`.http3Only` wants QUIC or nothing), and with a body that can be sent again.
+    private func fallsBackFromAlternative(_ code: CURLcode) -> Bool {
+        guard !leftAlternative, settings.httpVersion == CURL_HTTP_VERSION_3, let altSvc = settings.altSvc,
+            request.body.streamedBody == nil
+        else { return false }
+        // A connect timeout is the failure of a path that drops UDP; a timeout after connecting is the call's.
+        let connectFailed =
+            code == CURLE_COULDNT_CONNECT || code == CURLE_QUIC_CONNECT_ERROR
+            || (code == CURLE_OPERATION_TIMEDOUT && (easy.offset(CURLINFO_CONNECT_TIME_T) ?? 0) == 0)
+        guard connectFailed, altSvc.alternativeFailed(for: request.url) else { return false }
+        leftAlternative = true
+        return true
+    }
+
     /// Decides what a finished transfer means (its handle has left the multi handle).
     /// - Parameter code: libcurl's result.
     /// - Returns: The response, the failure, or `.again` when `request` must be sent again (a redirect,
     ///   or a download that must start over); the caller then resets the handle and calls `configure`.
     func complete(code: CURLcode) -> Outcome {
+        if code != CURLE_OK, fallsBackFromAlternative(code) { return .again }
         // libcurl's own failure, in our words; when a callback stopped the transfer, `exchange` has the reason.
         if code == CURLE_OK { replayUnansweredChallenge() }
         let libraryFailure = code == CURLE_OK ? nil : curlFailure(code)

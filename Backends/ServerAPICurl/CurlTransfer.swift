@@ -37,6 +37,8 @@ final class CurlTransfer {
     var hopStarted: Duration = .zero
     /// Request body bytes sent by earlier hops.
     var earlierBytesSent: Int64 = 0
+    /// Whether the transfer went again over TCP after an HTTP/3 alternative failed (`fallsBackFromAlternative`).
+    var leftAlternative = false
 
     /// The header list handed to libcurl (`CURLOPT_HTTPHEADER`); freed by `releaseRequestResources`.
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -168,7 +170,7 @@ final class CurlTransfer {
         try configureStallTimeout()
         if let refusal = settings.httpVersionRefusal { throw refusal }
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
-        try settings.altSvc?.apply(to: easy)
+        try settings.altSvc?.apply(to: easy, url: url)
         if !settings.resolve.isEmpty, resolveList == nil {
             for entry in settings.resolve {
                 guard let list = curl_slist_append(resolveList, entry) else {

@@ -83,9 +83,9 @@ extension CurlTransport {
         /// an `Alt-Svc: h3=…` answer moves later calls to that origin onto QUIC: `.memory`, `.file(url)`, or `nil`
         /// (the default) to ignore them.
         ///
-        /// - Important: libcurl 8.14 does not fall back to the origin when an alternative it was told of cannot be
-        ///   reached: the call fails (`cannotConnect`) until the announcement's `ma` (max-age) ends. A server that
-        ///   announces an alternative must keep it answering, or stop announcing it well before it goes.
+        /// An HTTP/3 alternative that cannot be reached (refused, or a connect timeout: a path that drops UDP) does
+        /// not fail the call: it goes again at once over TCP to the origin, and the alternative is ignored for five
+        /// minutes, twice as long at each further failure (`AltSvcCache` says more).
         public var altSvc: AltSvcCache? = nil
 
         /// Whether a loop drives libcurl's socket interface on an epoll set (`curl_multi_socket_action`, Linux

@@ -79,9 +79,14 @@ public final class CurlTransport: RequestPerforming {
 
     /// The loops, at least one, each started when a call first needs it; a request runs on `claimLoop(for:)`.
     private let loops: CurlLoopSet
+    /// The alt-svc cache (`Configuration.altSvc`): one for the whole transport, so that what a call on one loop
+    /// learned serves the calls on every other.
+    private let altSvc: CurlAltSvcFile?
     /// Every thread the transport runs: its loops' and its WebSockets'.
     let threads: CurlThreads
     private let shutdownState = ShutdownState()
+    /// The origins (`host:port`) whose HTTP/3 alternative failed and is ignored now (`AltSvcCache`).
+    package var brokenAlternatives: [String] { altSvc?.brokenOrigins ?? [] }
     /// The next loop in turn, for `.roundRobin`.
     private let nextLoop = Atomic<UInt64>(0)
 
@@ -92,8 +97,9 @@ public final class CurlTransport: RequestPerforming {
         self.configuration = configuration
         let threads = CurlThreads()
         self.threads = threads
+        altSvc = configuration.altSvc.map(CurlAltSvcFile.init)
         loops = Self.makeLoops(
-            configuration, threads: threads,
+            configuration, altSvc: altSvc, threads: threads,
             makeDownloadWriter: CurlDownloads.defaultFactory(maxErrorBodySize: configuration.maxErrorBodySize))
         loopExecutor = CurlLoopExecutor(loops: loops)
         loops.useTaskExecutor(loopExecutor)
@@ -104,13 +110,15 @@ public final class CurlTransport: RequestPerforming {
         self.configuration = configuration
         let threads = CurlThreads()
         self.threads = threads
-        loops = Self.makeLoops(configuration, threads: threads, makeDownloadWriter: makeDownloadWriter)
+        altSvc = configuration.altSvc.map(CurlAltSvcFile.init)
+        loops = Self.makeLoops(configuration, altSvc: altSvc, threads: threads, makeDownloadWriter: makeDownloadWriter)
         loopExecutor = CurlLoopExecutor(loops: loops)
         loops.useTaskExecutor(loopExecutor)
     }
 
     private static func makeLoops(
-        _ configuration: Configuration, threads: CurlThreads, makeDownloadWriter: @escaping CurlDownloadWriterFactory
+        _ configuration: Configuration, altSvc: CurlAltSvcFile?, threads: CurlThreads,
+        makeDownloadWriter: @escaping CurlDownloadWriterFactory
     ) -> CurlLoopSet {
         let count = max(1, configuration.loopCount)
         var perLoop = configuration
@@ -122,8 +130,6 @@ public final class CurlTransport: RequestPerforming {
         if configuration.loopAssignment != .byOrigin, configuration.maxConnectionsPerHost > 0 {
             perLoop.maxConnectionsPerHost = share(of: configuration.maxConnectionsPerHost, over: count)
         }
-        // One alt-svc cache for the whole transport: what a call on one loop learned serves the calls on every other.
-        let altSvc = configuration.altSvc.map(CurlAltSvcFile.init)
         return CurlLoopSet(count: count) { [perLoop] in
             CurlLoop(configuration: perLoop, altSvc: altSvc, threads: threads, makeDownloadWriter: makeDownloadWriter)
         }

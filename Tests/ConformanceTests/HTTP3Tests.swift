@@ -1,7 +1,9 @@
 import Foundation
 import ServerAPICurl
 import ServerAPIKit
+import ServerAPIMemoryCache
 import ServerAPITestSupport
+import ServerAPITesting
 import Testing
 
 /// HTTP/3 against a real QUIC server on loopback (Tests/Fixtures/h3_server.py, aioquic, with the HTTP/2 front's
@@ -185,5 +187,105 @@ struct HTTP3Tests {
         // A new transport reads the file: its first call to the origin goes over QUIC at once.
         let next = try await manager(altSvc: .file(file)).send(ServerAPI(url: try tcpOnly("/get")).format(.data))
         #expect(next.metrics.transport?.httpVersion == "3")
+    }
+
+    @Test("an HTTP/3 alternative that does not answer falls back to TCP in the same call, and is ignored after")
+    func brokenAlternative() async throws {
+        guard try await hasHTTP3() else { return }
+        var configuration = CurlTransport.Configuration(
+            httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile())
+        configuration.altSvc = .memory
+        let transport = CurlTransport(configuration: configuration)
+        let manager = ServerAPIManager(transport: transport)
+        // The origin announces UDP port 1, where nothing listens.
+        let api = ServerAPI(url: try tcpOnly("/get?alt_port=1")).format(.data)
+        let first = try await manager.send(api)
+        #expect(first.metrics.transport?.httpVersion == "1.1")
+        #expect(first.headers["Alt-Svc"]?.hasPrefix("h3=\":1\"") == true)
+        #expect(transport.brokenAlternatives.isEmpty)
+        // The next call takes the alternative, which fails: it is answered over TCP all the same.
+        let second = try await manager.send(api)
+        #expect(second.status == 200)
+        #expect(second.metrics.transport?.httpVersion == "1.1")
+        let origin = try #require(URL(string: try TestServers.h3AltSvc()))
+        #expect(transport.brokenAlternatives == ["127.0.0.1:\(try #require(origin.port))"])
+        // Later calls go straight to the origin.
+        let third = try await manager.send(api)
+        #expect(third.metrics.transport?.httpVersion == "1.1")
+        #expect(third.metrics.transport?.reusedConnection == true)
+        #expect(transport.brokenAlternatives.count == 1)
+    }
+
+    // MARK: The manager's features over QUIC
+
+    @Test("a 503 over QUIC is retried by the call's policy, and the retry is answered over QUIC")
+    func retryOverQUIC() async throws {
+        guard try await hasHTTP3() else { return }
+        let api = ServerAPI(url: try h3("/flaky?key=\(UUID().uuidString)&failures=2")).format(.string)
+            .retry(2, policy: .immediate)
+        let result = try await manager().send(api)
+        #expect(result.string == "recovered")
+        #expect(result.metrics.attempts == 3)
+        #expect(result.metrics.transport?.httpVersion == "3")
+    }
+
+    @Test("a stored response is revalidated over QUIC: If-None-Match, a 304, the stored body")
+    func revalidationOverQUIC() async throws {
+        guard try await hasHTTP3() else { return }
+        var configuration = ServerAPIManager.Configuration()
+        configuration.honorsHTTPCacheHeaders = true
+        var transportConfiguration = CurlTransport.Configuration(
+            httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile())
+        transportConfiguration.loopCount = 1
+        let manager = ServerAPIManager(
+            transport: CurlTransport(configuration: transportConfiguration), cache: MemoryCache(),
+            configuration: configuration)
+        let api = ServerAPI(url: try h3("/etag")).format(.string).cache(.returnCacheElseLoad)
+        let first = try await manager.send(api)
+        #expect(first.string == "validated over h3")
+        #expect(!first.isFromCache)
+        // `no-cache`: the next call asks the server, which answers 304; the stored body answers it.
+        let second = try await manager.send(api.id(.next()))
+        #expect(second.status == 200)
+        #expect(second.string == "validated over h3")
+        #expect(second.isFromCache)
+        #expect(second.metrics.transport?.httpVersion == "3")
+    }
+
+    @Test("a download reset part-way over QUIC resumes with Range and ends byte-identical")
+    func resumedDownloadOverQUIC() async throws {
+        guard try await hasHTTP3() else { return }
+        let scratch = try Scratch()
+        let size = 1_000_000
+        let target = DownloadTarget(destination: scratch.file("quic.bin"), resume: true)
+        let transport = CurlTransport(
+            configuration: .init(httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile()))
+        let url = try h3("/bytes?size=\(size)&drop_after=400000")
+        let error = await expectError { _ = try await transport.send(url) { $0.download = target } }
+        #expect(error?.kind == .network)
+        let kept = scratch.size(target.partialURL) ?? 0
+        #expect(kept > 0 && kept <= 400_000)
+        let response = try await transport.send(url) { $0.download = target }
+        #expect(response.status == 206)
+        #expect(response.metrics.httpVersion == "3")
+        #expect(response.body == .file(target.destination, bytes: Int64(size)))
+        let bytes = try Data(contentsOf: target.destination)
+        #expect(bytes.count == size)
+        #expect(bytes.enumerated().allSatisfy { $0.element == UInt8(truncatingIfNeeded: $0.offset) })
+    }
+
+    @Test("a call over QUIC is recorded in HAR as HTTP/3")
+    func harOverQUIC() async throws {
+        guard try await hasHTTP3() else { return }
+        let scratch = try Scratch()
+        let recording = RecordingTransport(
+            recording: CurlTransport(
+                configuration: .init(httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile())),
+            to: scratch.file("quic.har"))
+        _ = try await ServerAPIManager(transport: recording).send(ServerAPI(url: try h3("/get")).format(.data))
+        let entry = try #require(recording.archive.entries.first)
+        #expect(entry.request.httpVersion == "HTTP/3")
+        #expect(entry.response.httpVersion == "HTTP/3")
+        #expect(entry.response.status == 200)
     }
 }

@@ -1,6 +1,10 @@
 import Foundation
 @_spi(Backend) import ServerAPIKit
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Watches this process's resident memory (VmRSS in /proc/self/status) while a transfer runs.
 ///
 /// Tests run in one process, so the peak (VmHWM) says nothing about one transfer: the probe
@@ -11,6 +15,16 @@ final class MemoryProbe: Sendable {
 
     /// Resident memory now, in bytes; `nil` where /proc is not available.
     static func residentBytes() -> Int64? { read("VmRSS:") }
+
+    /// Hands the pages `malloc` holds free back to the system (glibc's `malloc_trim(0)`, looked up at run time:
+    /// the Glibc module has no `malloc.h`), so that a rise measured from here is what a transfer holds, not
+    /// hidden by the allocator reusing pages that earlier tests in the process freed. Does nothing elsewhere.
+    static func trimFreePages() {
+        #if canImport(Glibc)
+            guard let program = dlopen(nil, RTLD_NOW), let symbol = dlsym(program, "malloc_trim") else { return }
+            _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+        #endif
+    }
 
     /// The process's peak resident memory so far, in bytes.
     static func peakResidentBytes() -> Int64? { read("VmHWM:") }

@@ -5,7 +5,8 @@ SAPI_H2_CA_FILE trusts it too, on two ports the kernel picks, written to the por
 
   1. UDP: HTTP/3 over QUIC (SAPI_H3_URL, https://127.0.0.1:PORT)
   2. TCP: HTTPS/1.1 serving the same paths, each answer carrying `Alt-Svc: h3=":PORT1"`, so that a client that
-     honours Alt-Svc takes its later calls to this origin over QUIC (SAPI_H3_ALTSVC_URL)
+     honours Alt-Svc takes its later calls to this origin over QUIC (SAPI_H3_ALTSVC_URL); a request whose query
+     has `alt_port=N` is announced port N instead (a port where nothing answers: an alternative that fails)
 
     python3 h3_server.py --port-file /tmp/ports --cert server.pem --key server.key
 
@@ -13,7 +14,12 @@ Paths (every answer says which protocol carried it in `X-Protocol`: "h3" or "htt
 
   /get                 200, JSON {"protocol", "method", "path", "headers"}
   /post                200, the request's body echoed (any method with a body)
-  /bytes?size=N        200, N bytes (1 MiB by default) of a repeating pattern, sent 64 KiB at a time
+  /bytes?size=N        200, N bytes (1 MiB by default): byte i is i % 256, sent 64 KiB at a time, with an ETag;
+                       `Range: bytes=K-` answers 206 from byte K; `drop_after=M` (without Range) resets the stream
+                       (over TCP: closes the connection) after M bytes, for a download to resume
+  /flaky?key=K&failures=N  503 for the first N requests with key K (1 by default), then 200 "recovered"
+  /etag                200 "validated over PROTOCOL" with `ETag: "h3-v1"` and `Cache-Control: no-cache`; 304 to
+                       `If-None-Match: "h3-v1"`
   /slow?n=N&interval_ms=M  200, N chunks of 16 bytes, M ms apart (100 chunks, 100 ms: ten seconds by default),
                        for cancelling a call part-way
   /connections         200, how many QUIC connections the UDP side has accepted, as text
@@ -34,6 +40,11 @@ from aioquic.quic.events import ProtocolNegotiated, QuicEvent
 PATTERN = bytes(range(256)) * 256  # 64 KiB
 ALT_SVC_MAX_AGE = 3600
 quic_connections = 0
+flaky_requests = {}  # key -> requests seen
+
+
+class DropStream(Exception):
+    """Raised by a route that ends its answer part-way: the stream is reset (over TCP, the connection closed)."""
 
 
 def parse_target(target):
@@ -57,14 +68,41 @@ async def answer(protocol, method, target, headers, body, send_head, send_data):
         await send_data(body, True)
     elif path == "/bytes":
         size = int(query.get("size", 1 << 20))
-        await send_head(200, extra + [("content-type", "application/octet-stream"), ("content-length", str(size))])
-        sent = 0
+        requested = headers.get("range", "")
+        start = int(requested[6:-1]) if requested.startswith("bytes=") and requested.endswith("-") else 0
+        drop_after = int(query.get("drop_after", -1)) if not requested else -1
+        fields = [("content-type", "application/octet-stream"), ("content-length", str(size - start)),
+                  ("etag", f'"bytes-{size}"'), ("accept-ranges", "bytes")]
+        if requested:
+            fields.append(("content-range", f"bytes {start}-{size - 1}/{size}"))
+        await send_head(206 if requested else 200, extra + fields)
+        sent = start
         while sent < size:
-            chunk = PATTERN[: min(len(PATTERN), size - sent)]
-            sent += len(chunk)
-            await send_data(chunk, sent == size)
-        if size == 0:
+            end = min(size, sent + len(PATTERN) - sent % len(PATTERN))
+            if 0 <= drop_after < end:
+                await send_data(PATTERN[sent % len(PATTERN): sent % len(PATTERN) + drop_after - sent], False)
+                raise DropStream()
+            await send_data(PATTERN[sent % len(PATTERN): sent % len(PATTERN) + end - sent], end == size)
+            sent = end
+        if start >= size:
             await send_data(b"", True)
+    elif path == "/flaky":
+        key, failures = query.get("key", ""), int(query.get("failures", 1))
+        seen = flaky_requests.get(key, 0)
+        flaky_requests[key] = seen + 1
+        status, payload = (503, b"unavailable") if seen < failures else (200, b"recovered")
+        await send_head(status, extra + [("content-type", "text/plain"), ("content-length", str(len(payload)))])
+        await send_data(payload, True)
+    elif path == "/etag":
+        tag, control = '"h3-v1"', [("etag", '"h3-v1"'), ("cache-control", "no-cache")]
+        if headers.get("if-none-match") == tag:
+            await send_head(304, extra + control)
+            await send_data(b"", True)
+        else:
+            payload = f"validated over {protocol}".encode()
+            await send_head(200, extra + control + [("content-type", "text/plain"),
+                                                    ("content-length", str(len(payload)))])
+            await send_data(payload, True)
     elif path == "/slow":
         count, interval = int(query.get("n", 100)), int(query.get("interval_ms", 100)) / 1000
         await send_head(200, extra + [("content-type", "application/octet-stream"),
@@ -127,6 +165,9 @@ class H3Server(QuicConnectionProtocol):
         async def run():
             try:
                 await answer("h3", method, target, headers, bytes(body), send_head, send_data)
+            except DropStream:
+                self._quic.reset_stream(stream_id, 0x010C)  # H3_REQUEST_CANCELLED
+                self.transmit()
             except Exception:
                 # The client reset the stream (a cancelled call) or left: nothing more to send.
                 pass
@@ -152,9 +193,12 @@ async def tcp_client(reader, writer, h3_port):
             length = int(headers.get("content-length", "0"))
             body = await reader.readexactly(length) if length else b""
 
+            announced = parse_target(target)[1].get("alt_port", h3_port)
+
             async def send_head(status, fields):
-                lines = [f"HTTP/1.1 {status} {'OK' if status == 200 else 'Not Found'}",
-                         f'alt-svc: h3=":{h3_port}"; ma={ALT_SVC_MAX_AGE}']
+                reason = {200: "OK", 206: "Partial Content", 304: "Not Modified", 503: "Service Unavailable"}
+                lines = [f"HTTP/1.1 {status} {reason.get(status, 'Not Found')}",
+                         f'alt-svc: h3=":{announced}"; ma={ALT_SVC_MAX_AGE}']
                 lines += [f"{name}: {value}" for name, value in fields]
                 writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
 
@@ -163,7 +207,7 @@ async def tcp_client(reader, writer, h3_port):
                 await writer.drain()
 
             await answer("http/1.1", method, target, headers, body, send_head, send_data)
-    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+    except (ConnectionError, asyncio.IncompleteReadError, ValueError, DropStream):
         pass
     finally:
         writer.close()
