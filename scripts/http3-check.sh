@@ -9,7 +9,7 @@
 #   --http-version 3-only to a TCP-only origin fails at once: exit 7 (cannot connect), "QUIC" in the message
 #   --http-version 3 on a libcurl without it   (the system's GnuTLS libcurl 7.88) refused: exit 1, says what to install
 #
-# The HTTP/3 and TLS conformance suites on that libcurl are a longer run by hand (the Choosing a transport article).
+# scripts/test.sh runs the conformance suite on that libcurl just before (the Choosing a transport article).
 # Needs the test servers (scripts/test-server.sh start) and the release build (scripts/build-flags.sh). Exits 3 when
 # the system is not Debian 12 (scripts/libcurl-gnutls.sh).
 set -euo pipefail

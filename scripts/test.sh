@@ -183,9 +183,10 @@ else
         background autobahn-server scripts/autobahn.sh start
     fi
     step swift test --skip-build "${RELEASE_BUILD[@]}" --skip ConformanceTests
-    # The conformance suite on each libcurl: what a transfer can do is decided by the library loaded at run time
-    # (CurlTransport.libcurlVersion), so the same build is tested against the system's (Debian 12: 7.88) and the
-    # second one (above). Without the second (not Debian 12) only the first; under CI that is a failure.
+    # The conformance suite on each libcurl a user links: what a transfer can do is decided by the library loaded at
+    # run time (CurlTransport.libcurlVersion). Here the system's (Debian 12: OpenSSL, 7.88); above, instrumented, the
+    # second (OpenSSL, 8.14); below, the third (GnuTLS, 8.14, with HTTP/3). Not on Debian 12, only the first; under CI
+    # that is a failure.
     SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
         step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests --skip LargeTransferTests \
         --skip RealTransportCachingConformanceTests --no-parallel
@@ -193,31 +194,39 @@ else
     # (max-age=2 and the like), and beside the conformance run many crossed them at once (about 16 s alone).
     step "$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)/ServerAPIKitPackageTests.xctest" \
         --testing-library swift-testing --filter RealTransportCachingConformanceTests
-    if [ "$backports_status" = 0 ]; then
-        # Autobahn|Testsuite's cases (below) run meanwhile, at the lowest priority.
-        if [ -n "$autobahn" ]; then
-            finish autobahn-server
-            background autobahn-client bash -c 'scripts/autobahn.sh client --no-build --quiet && scripts/autobahn.sh report'
-        fi
-        with_websocket_libcurl step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests \
-            --skip LargeTransferTests --skip RealTransportCachingConformanceTests --no-parallel
-    else
-        skipped "the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
-    fi
-    # HTTP/3 end to end on libcurl's GnuTLS flavour (bookworm-backports' 8.14.1 with ngtcp2 and nghttp3): `sapi`
-    # relinked against it (the flavours share their headers: a second), four calls to the HTTP/3 peer, and relinked
-    # back; a few seconds (scripts/http3-check.sh). Exit 3: not Debian 12. The HTTP/3 and TLS suites on that libcurl
-    # take two minutes more (the test binary's relink recompiles SapiTests in release): a run by hand, see the
-    # Choosing a transport article.
-    http3_status=0
-    step scripts/http3-check.sh || http3_status=$?
-    case "$http3_status" in
-        0) ;;
-        3) skipped "HTTP/3 on libcurl's GnuTLS flavour: not Debian 12 (scripts/libcurl-gnutls.sh)" ;;
-        *) exit "$http3_status" ;;
-    esac
     # The 200 MB transfers measure this process's memory: alone.
     step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
+    # Autobahn|Testsuite's cases (below) run meanwhile, at the lowest priority.
+    if [ -n "$autobahn" ]; then
+        finish autobahn-server
+        background autobahn-client bash -c 'scripts/autobahn.sh client --no-build --quiet && scripts/autobahn.sh report'
+    fi
+    # The third libcurl: bookworm-backports' GnuTLS flavour 8.14.1, built with ngtcp2 and nghttp3
+    # (scripts/libcurl-gnutls.sh unpacks it). The flavours share their headers, so the release test binary is only
+    # relinked against it (about a minute; it recompiles SapiTests, which tests the relinked `sapi`); the URLSession
+    # transport's own suites are left out (FoundationNetworking loads the system's libcurl). It stays so:
+    # the next build without that PKG_CONFIG_PATH relinks it back, as scripts/http3-check.sh does `sapi`. The
+    # conformance suite and the transport's own suites run on it, the HTTP/3 cases over QUIC (SAPI_EXPECT_HTTP3=1: a
+    # libcurl without HTTP/3 fails them); then `sapi` end to end over HTTP/3 (scripts/http3-check.sh). Exit 3: not
+    # Debian 12.
+    gnutls_status=0
+    gnutls_env=$(scripts/libcurl-gnutls.sh) || gnutls_status=$?
+    case "$gnutls_status" in
+        0)
+            (
+                eval "$gnutls_env"
+                step swift build "${RELEASE_BUILD[@]}" --product ServerAPIKitPackageTests
+                SAPI_EXPECT_HTTP3=1 SAPI_EXPECTED_LIBCURL=8.14 step swift test --skip-build "${RELEASE_BUILD[@]}" \
+                    --filter 'ConformanceTests|ServerAPICurlTests' --skip LargeTransferTests \
+                    --skip RealTransportCachingConformanceTests --skip URLSession --no-parallel
+            )
+            step scripts/http3-check.sh
+            ;;
+        3) skipped "the conformance run on libcurl's GnuTLS flavour (HTTP/3): not Debian 12 (scripts/libcurl-gnutls.sh)" ;;
+        *) exit "$gnutls_status" ;;
+    esac
+    [ "$backports_status" = 0 ] ||
+        skipped "the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
     # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
     step bash scripts/soak.sh --short
     # Autobahn|Testsuite (its server started and its cases run beside the runs above; the cases are chosen there).
