@@ -306,8 +306,8 @@ import Testing
 
     @Test("a 5xx or no answer is answered from storage within stale-if-error; past it, the failure is the caller's")
     func staleIfError() throws {
-        let entry = stored(["Cache-Control": "max-age=1, stale-if-error=60"], lifetime: 1)
         let decision = CacheDecision(mode: .returnCacheElseLoad)
+        let entry = stored(["Cache-Control": "max-age=1, stale-if-error=60"], lifetime: 1)
         clock.advance(by: .seconds(30))
         let fetch = try #require(before(decision, entry, Self.request()).fetch)
         #expect(fetch.refusesServerErrors)

@@ -43,8 +43,8 @@ extension CacheDecision {
             varying: api.varyingHeaders, carriesUserInfo: api.carriesUserInfo)
     }
 
-    /// The request headers a stored variant is matched against and stored with: the request's, with the default
-    /// headers it does not set (plugins' headers come later and are not part of the match).
+    /// The request headers a stored variant is matched against: the request's, with the manager's default headers
+    /// it does not set (plugins' headers come later and are not part of the match).
     func variantHeaders(of request: TransportRequest) -> HTTPHeaders {
         guard !defaultHeaders.isEmpty else { return request.headers }
         var headers = request.headers
