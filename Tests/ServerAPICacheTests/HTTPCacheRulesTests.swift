@@ -237,58 +237,6 @@ import Testing
             .matches(["Foo": "1, 2"]))
     }
 
-    @Test("how a stored response may answer: freshness, request directives, no-cache, must-revalidate, windows")
-    func use() {
-        func use(
-            _ headers: HTTPHeaders, lifetime: TimeInterval, age: TimeInterval, request: HTTPHeaders = [:]
-        ) -> CacheUse {
-            let stored = Self.received.addingTimeInterval(-age)
-            let entry = CacheEntry(
-                status: 200, headers: headers, body: Data(), url: URL(string: "https://api.test/")!, storedAt: stored,
-                expiresAt: stored.addingTimeInterval(lifetime))
-            return CacheUse(entry: entry, request: request, honorsHTTP: true, now: Self.received)
-        }
-        #expect(use([:], lifetime: 10, age: 5).answersFresh)
-        #expect(!use([:], lifetime: 10, age: 10).answersFresh)
-        #expect(!use(["Cache-Control": "no-cache"], lifetime: 10, age: 0).answersFresh)
-        #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "no-cache"]).answersFresh)
-        // Pragma is deprecated (RFC 9111 §5.4): a call says `Cache-Control: no-cache`.
-        #expect(use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache"]).answersFresh)
-        #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "no-store"]).answersFresh)
-        #expect(!use([:], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"]).answersFresh)
-        #expect(
-            use(["Cache-Control": "immutable"], lifetime: 10, age: 5, request: ["Cache-Control": "max-age=0"])
-                .answersFresh)
-        #expect(
-            use([:], lifetime: 10, age: 5, request: ["Pragma": "no-cache", "Cache-Control": "max-age=60"]).answersFresh)
-        #expect(!use([:], lifetime: 100, age: 50, request: ["Cache-Control": "max-age=10"]).answersFresh)
-        #expect(!use([:], lifetime: 100, age: 50, request: ["Cache-Control": "min-fresh=60"]).answersFresh)
-        #expect(use([:], lifetime: 10, age: 15, request: ["Cache-Control": "max-stale=10"]).answersFresh)
-        #expect(!use([:], lifetime: 10, age: 25, request: ["Cache-Control": "max-stale=10"]).answersFresh)
-        #expect(
-            !use(["Cache-Control": "must-revalidate"], lifetime: 10, age: 15, request: ["Cache-Control": "max-stale"])
-                .answersFresh)
-        let swr = ["Cache-Control": "max-age=1, stale-while-revalidate=4"] as HTTPHeaders
-        #expect(use(swr, lifetime: 1, age: 3).answersWhileRevalidating)
-        #expect(!use(swr, lifetime: 1, age: 6).answersWhileRevalidating)
-        let sie = ["Cache-Control": "max-age=1, stale-if-error=4"] as HTTPHeaders
-        #expect(use(sie, lifetime: 1, age: 3).answersOnError)
-        #expect(!use(sie, lifetime: 1, age: 6).answersOnError)
-        // Without stale-if-error, cut off from the server (RFC 9111 §4.2.4, §4.3.3): stale unless forbidden by the
-        // response or the request, and within the request's max-stale.
-        #expect(use([:], lifetime: 1, age: 100).answersOnError)
-        #expect(!use(["Cache-Control": "must-revalidate"], lifetime: 1, age: 100).answersOnError)
-        #expect(!use(["Cache-Control": "no-cache"], lifetime: 10, age: 1).answersOnError)
-        #expect(!use([:], lifetime: 1, age: 100, request: ["Cache-Control": "no-cache"]).answersOnError)
-        #expect(!use([:], lifetime: 1, age: 100, request: ["Cache-Control": "no-store"]).answersOnError)
-        #expect(use([:], lifetime: 1, age: 5, request: ["Cache-Control": "max-stale=10"]).answersOnError)
-        #expect(!use([:], lifetime: 1, age: 20, request: ["Cache-Control": "max-stale=10"]).answersOnError)
-        #expect(use([:], lifetime: 1, age: 100).mayAnswerOffline)
-        #expect(!use(["Cache-Control": "must-revalidate"], lifetime: 1, age: 100).mayAnswerOffline)
-        #expect(use(["Cache-Control": "must-revalidate"], lifetime: 10, age: 1).mayAnswerOffline)
-        #expect(!use(["Cache-Control": "no-cache"], lifetime: 10, age: 1).mayAnswerOffline)
-    }
-
     @Test("Accept-Language selects a variant by meaning: case, order within a weight, the language weighed highest")
     func acceptLanguageVariants() {
         let stored = CacheVariant(names: ["accept-language"], request: ["Accept-Language": "en, de;q=0.5"])

@@ -6,8 +6,8 @@
 
 /// The rules of HTTP caching (RFC 9111) for a private cache, as pure functions: what may be stored, which
 /// fields are kept, how fresh and how old a stored response is, whether it may answer a request, and what an
-/// unsafe request invalidates. The manager applies them (`ServerAPIManager+Cache.swift`); the caches only
-/// store and find entries. How the seeds' cache modes layer over them is in the Caching article.
+/// unsafe request invalidates. `CacheDecision` applies them; the caches only store and find entries. How the
+/// seeds' cache modes layer over them is in the Caching article.
 enum HTTPCacheRules {
     /// Statuses that may be stored and reused with heuristic freshness (RFC 9110 §15.1). 206 is left out:
     /// this cache never stores a partial response.

@@ -5,12 +5,13 @@
 #endif
 
 // How a call travels, whole or streamed, in the order of this file: `run` accepts it (its `Call`, listed in the
-// registry) and applies the controls (coalescing, the minimum interval); `execute` answers from the cache
-// (ServerAPIManager+Cache) or runs the attempts, each an exchange with the transport (`perform` for a whole
-// response, `stream` for the head with a streamed body) inside the resilience policies (ServerAPIManager+Resilience),
-// a failed one retried by the plugins and the call's policy; after the exchange, a whole response is delivered
-// (formatted or decoded, intercepted, stored) and a streamed one is handed over, completing when its body ends. The
-// finisher (`CallFinishing`) says which. A WebSocket's handshake, last, is an exchange of its own.
+// registry) and applies the controls (coalescing, the minimum interval); `execute` answers from the cache as
+// `CacheDecision` says (ServerAPIManager+Cache carries it out) or runs the attempts, each an exchange with the
+// transport (`perform` for a whole response, `stream` for the head with a streamed body) inside the resilience
+// policies (ServerAPIManager+Resilience), a failed one retried by the plugins and the call's policy; after the
+// exchange, a whole response is delivered (formatted or decoded, intercepted, stored) and a streamed one is handed
+// over, completing when its body ends. The finisher (`CallFinishing`) says which. A WebSocket's handshake, last, is
+// an exchange of its own.
 //
 // Memory per call in flight: an async function's frame holds every local of every path it could take, and stays
 // allocated until the function returns, so for a call in flight every step's frame is held at once. Hence:
@@ -354,123 +355,59 @@ extension ServerAPIManager {
     func execute<F: CallFinishing>(
         _ call: Call, _ finisher: F, record: ThrottleRecord? = nil
     ) async throws -> F.Value {
-        if finisher.streams { return try await attempts(call, revalidation: nil, finisher, record: nil) }
+        if finisher.streams { return try await attempts(call, conditional: nil, finisher, record: nil) }
         // Without a cache there is nothing to look up, revalidate or fall back to.
         guard cache != nil || call.api.cacheMode == .cacheOnly else {
-            return try await attempts(call, revalidation: nil, finisher, record: record)
+            return try await attempts(call, conditional: nil, finisher, record: record)
         }
         return try await executeWithCache(call, finisher, record: record)
     }
 
-    /// `execute` for a call that may use the cache: the stored response that fits it answers when its mode and
-    /// `CacheUse` allow; otherwise the call loads, conditionally when the stored response has validators, and a
-    /// failure may still be answered from storage (RFC 9111 §4.2.4 when cut off, `stale-if-error`, the offline
-    /// fallback). The layering of the modes over HTTP is the Caching article's.
+    /// `execute` for a call that may use the cache: what the cache holds is looked up, and `CacheDecision.before`
+    /// says whether it answers, the call misses, or the call loads (conditionally, with a stored response that
+    /// answers instead if the server fails).
     @inline(never)
     private func executeWithCache<F: CallFinishing>(
         _ call: Call, _ finisher: F, record: ThrottleRecord?
     ) async throws -> F.Value {
-        let api = call.api
-        let found = api.cacheMode.readsCache ? await storedResponses(for: call) : StoredResponses()
-        var stored = found.fitting
-        var usage = stored.map { use(of: $0, for: call) }
-        if let stored, let usage, let value = try answerFromCache(stored, usage, call, finisher) { return value }
-        // A request for part of a response is the server's to answer, unless a stored whole answered it above.
-        if call.request.headers.contains("Range") { (stored, usage) = (nil, nil) }
-        if api.cacheMode == .cacheOnly
-            || (configuration.honorsHTTPCacheHeaders
-                && CacheControl(call.request.headers, isRequest: true).onlyIfCached)
-        {
-            throw cacheMiss(call, stored: stored != nil)
-        }
-        var revalidation: Revalidation?
-        if configuration.honorsHTTPCacheHeaders,
-            api.cacheMode == .returnCacheElseLoad || api.cacheMode == .loadElseReturnCache
-        {
-            if let stored {
-                revalidation = self.revalidation(of: stored, for: api, base: call.request)
-            } else if !call.request.headers.contains("Range"), let other = Self.offerable(found.latest) {
-                revalidation = self.revalidation(of: other, for: api, base: call.request)
+        let decision = CacheDecision(call.api, configuration)
+        let lookup = await lookup(for: call, decision)
+        switch decision.before(call.request, lookup, at: configuration.now()) {
+        case .answer(let answer):
+            if answer.revalidatesInBackground { revalidateInBackground(call.api) }
+            call.stampDuration()
+            return try deliverFromCache(answer, call, finisher)
+        case .miss(let miss):
+            throw ServerAPIError(
+                .cacheMiss, "\(miss): a cache-only call cannot be answered", requestID: call.api.id, url: call.url)
+        case .fetch(let fetch):
+            do {
+                return try await attempts(
+                    call, conditional: fetch.conditional, finisher, record: record,
+                    refusesServerErrors: fetch.refusesServerErrors)
+            } catch let error as ServerAPIError {
+                guard let answer = fetch.answer(after: error) else { throw error }
+                call.stampDuration()
+                return try deliverFromCache(answer, call, finisher)
             }
         }
-        // A stored response that may stand in for a failed call (cut off from the server, `stale-if-error`, the offline
-        // fallback) stands in for a 5xx too, even one the call accepts: RFC 9111 §4.3.3 lets a cache treat a 5xx to a
-        // revalidation as no answer, and RFC 5861 counts 500, 502, 503 and 504 as errors.
-        let fallsBack =
-            stored != nil
-            && usage.map { api.cacheMode == .loadElseReturnCache ? $0.mayAnswerOffline : $0.answersOnError } == true
-        do {
-            return try await attempts(
-                call, revalidation: revalidation, finisher, record: record, refusesServerErrors: fallsBack)
-        } catch let error as ServerAPIError where Self.isOfflineFailure(error) {
-            guard let stored, let usage,
-                api.cacheMode == .loadElseReturnCache ? usage.mayAnswerOffline : usage.answersOnError
-            else { throw error }
-            call.stampDuration()
-            return try deliverFromCache(stored, call, finisher)
-        }
     }
 
-    /// The stored answer of a call, when its mode reads the cache first and `CacheUse` allows (fresh; stale
-    /// within `stale-while-revalidate`, revalidated in the background; for `cacheOnly`, whatever may be served
-    /// offline); `nil` when the call goes to the network.
-    @inline(never)
-    private func answerFromCache<F: CallFinishing>(
-        _ stored: CacheEntry, _ use: CacheUse, _ call: Call, _ finisher: F
-    ) throws -> F.Value? {
-        var range: Range<Int>?
-        if let value = call.request.headers["Range"] {
-            // Only a fresh stored whole answers a request for part of it, as that part; If-Range is the server's.
-            guard stored.status == 200, !call.request.headers.contains("If-Range"),
-                let part = HTTPCacheRules.byteRange(value, length: stored.body.count)
-            else { return nil }
-            range = part
-        }
-        switch call.api.cacheMode {
-        case .returnCacheElseLoad:
-            if use.answersFresh { break }
-            guard range == nil, use.answersWhileRevalidating else { return nil }
-            revalidateInBackground(call.api)
-        case .cacheOnly:
-            guard use.answersFresh || use.mayAnswerOffline else { return nil }
-        default:
-            return nil
-        }
-        call.stampDuration()
-        // The call's own validators, when the stored response meets them, are answered here as the server would.
-        let notModified =
-            stored.status == 200 && range == nil
-            && HTTPCacheRules.notModified(request: call.request.headers, stored: stored.headers) == true
-        return try deliverFromCache(stored, call, finisher, range: range, notModified: notModified)
-    }
-
-    /// The `cacheMiss` error of a call that may only be answered from the cache.
-    private func cacheMiss(_ call: Call, stored: Bool) -> ServerAPIError {
-        let api = call.api
-        let reason =
-            cache == nil
-            ? "no cache is configured"
-            : call.cacheKey == nil
-                ? "\(api.method) responses are not cacheable for this call"
-                : stored ? "the stored response must be revalidated" : "the cache has no entry for this call"
-        return ServerAPIError(
-            .cacheMiss, "\(reason): a cache-only call cannot be answered", requestID: api.id, url: call.url)
-    }
-
-    /// The attempts of a whole or streamed call: `retrying`, each attempt an `attempt`. A conditional call
-    /// (`revalidation`) accepts 304 and carries the stored entry's validators; with `refusesServerErrors`, a 5xx is
-    /// an `httpStatus` error whatever the call accepts, so that a stored response can answer instead.
+    /// The attempts of a whole or streamed call: `retrying`, each attempt an `attempt`. A conditional call accepts
+    /// 304 and carries the stored entry's validators; with `refusesServerErrors`, a 5xx is an `httpStatus` error
+    /// whatever the call accepts, so that a stored response can answer instead.
     private func attempts<F: CallFinishing>(
-        _ call: Call, revalidation: Revalidation?, _ finisher: F, record: ThrottleRecord?,
+        _ call: Call, conditional: CacheDecision.Conditional?, _ finisher: F, record: ThrottleRecord?,
         refusesServerErrors: Bool = false
     ) async throws -> F.Value {
-        var api = revalidation?.api ?? call.api
+        var api = call.api
+        if conditional != nil { api.acceptableStatus = api.acceptableStatus.acceptingNotModified }
         if refusesServerErrors { api.acceptableStatus = api.acceptableStatus.refusingServerErrors }
         let described = api
-        return try await retrying(call, api: described, base: revalidation?.base ?? call.request) {
+        return try await retrying(call, api: described, base: conditional?.request ?? call.request) {
             request, lastResponse in
             try await attempt(
-                request, call, api: described, revalidation: revalidation, finisher, record: record,
+                request, call, api: described, conditional: conditional, finisher, record: record,
                 lastResponse: &lastResponse)
         }
     }
@@ -514,73 +451,61 @@ extension ServerAPIManager {
     }
 
     /// One attempt, from the exchange to the caller's value. The one difference between a whole and a
-    /// streamed call is here: the transport's `perform` or `stream`, and after the exchange the delivery (and
-    /// the cache's store) or the hand-over of the head and body. Not inlined into the loop, whose frame would
-    /// then hold both.
+    /// streamed call is here: the transport's `perform` or `stream`, and after the exchange the delivery (with
+    /// what the cache does, `cacheAfter`) or the hand-over of the head and body. Not inlined into the loop, whose
+    /// frame would then hold both.
     @inline(never)
     private func attempt<F: CallFinishing>(
-        _ request: TransportRequest, _ call: Call, api: ServerAPI, revalidation: Revalidation?, _ finisher: F,
-        record: ThrottleRecord?, lastResponse: inout TransportResponse?
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, conditional: CacheDecision.Conditional?,
+        _ finisher: F, record: ThrottleRecord?, lastResponse: inout TransportResponse?
     ) async throws -> F.Value {
         if let completion = finisher.streamCompletion {
             let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
-            if cache != nil, !HTTPCacheRules.isSafe(request.method) { await invalidate(after: head, to: request) }
+            if cache != nil { await apply(CacheDecision.invalidations(after: head, to: request)) }
             call.stampDuration()
             return try handOver(head, call, finisher, completion: completion)
         }
         let requestTime = cache == nil ? Date.distantPast : configuration.now()
-        var processed: TransportResponse
+        let processed: TransportResponse
         do {
             processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
         } catch let error as ServerAPIError where error.kind == .httpStatus && cache != nil {
-            // A status the call does not accept is stored too when HTTP allows (a 404 with `max-age`), and an
-            // unsafe request's redirect invalidates.
-            if let response = lastResponse { await cacheRefused(response, request, call, api: api, requestTime) }
+            if let response = lastResponse { await cacheRefused(response, to: request, call, requestTime: requestTime) }
             throw error
         }
-        if cache != nil, !HTTPCacheRules.isSafe(request.method) {
-            await afterUnsafe(processed, to: request, api: api, requestTime: requestTime)
+        guard cache != nil else {
+            call.stampDuration()
+            return try deliver(processed, source: .network, metrics: call.metrics, call, finisher, record: record)
         }
+        return try await deliverCaching(
+            processed, to: request, call, conditional: conditional, finisher, record: record, requestTime: requestTime)
+    }
+
+    /// Delivers a whole response as `CacheDecision.after` says: what it changes at once is changed (`cacheAfter`),
+    /// the response it serves is delivered (a 304's stored response, from the cache), and what it stores is stored
+    /// once the caller's value is made.
+    @inline(never)
+    private func deliverCaching<F: CallFinishing>(
+        _ response: TransportResponse, to request: TransportRequest, _ call: Call,
+        conditional: CacheDecision.Conditional?, _ finisher: F, record: ThrottleRecord?, requestTime: Date
+    ) async throws -> F.Value {
+        let after = await cacheAfter(
+            response, to: request, call, conditional: conditional, accepted: true, requestTime: requestTime)
         call.stampDuration()
-        var source = ResultSource.network
-        var notModified: (headers: HTTPHeaders, receivedAt: Date)?
-        if let revalidation, processed.status == 304 {
-            // Not modified: the stored entry answers, marked as from the cache and just received.
-            let now = configuration.now()
-            notModified = (processed.headers, now)
-            processed = revalidation.refreshedResponse(processed)
-            call.stampStatus(processed.status)
-            source = .cache(storedAt: now, age: .zero)
-        }
-        if case .network = source, request.method == .head, processed.status == 200, let cache, call.cacheKey != nil,
-            let updated = await updateStoredGET(
-                after: processed, to: request, api: api, requestTime: requestTime, in: cache)
-        {
-            processed.headers = updated
-        }
-        let value = try deliver(processed, source: source, metrics: call.metrics, call, finisher, record: record)
-        if let cache, let key = call.cacheKey {
-            if let revalidation, let notModified {
-                await refresh(
-                    revalidation, with: notModified, api: call.api, requestTime: requestTime, in: cache, key: key)
-            } else if case .network = source {
-                await store(processed, request: request, api: api, requestTime: requestTime, in: cache, key: key)
-            }
-        }
+        if case .cache = after.source { call.stampStatus(after.response.status) }
+        let value = try deliver(
+            after.response, source: after.source, metrics: call.metrics, call, finisher, record: record)
+        if let change = after.change { await apply([change]) }
         return value
     }
 
-    /// What the cache does with a response whose status the call refused: stored when HTTP allows, and, for an
-    /// unsafe request, the invalidation a 3xx asks for.
+    /// What the cache does with a response whose status the call refused (`CacheDecision.after`): stored when HTTP
+    /// allows (a 404 with `max-age`), and an unsafe request's redirect invalidates.
     @inline(never)
     private func cacheRefused(
-        _ response: TransportResponse, _ request: TransportRequest, _ call: Call, api: ServerAPI,
-        _ requestTime: Date
+        _ response: TransportResponse, to request: TransportRequest, _ call: Call, requestTime: Date
     ) async {
-        if !HTTPCacheRules.isSafe(request.method) { await invalidate(after: response, to: request) }
-        if let cache, let key = call.cacheKey {
-            await store(response, request: request, api: api, requestTime: requestTime, in: cache, key: key)
-        }
+        _ = await cacheAfter(response, to: request, call, conditional: nil, accepted: false, requestTime: requestTime)
     }
 
     /// An attempt's request before the plugins: its number, its call (what the transport observes), the manager's

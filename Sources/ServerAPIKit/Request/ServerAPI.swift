@@ -271,6 +271,15 @@ public enum StatusValidation: Sendable, Hashable {
         }
     }
 
+    /// The same validation with 304 as well: what a conditional request the cache sends accepts.
+    var acceptingNotModified: StatusValidation {
+        switch self {
+        case .any: self
+        case .successful: .codes(Set(200..<300).union([304]))
+        case .codes(let codes): .codes(codes.union([304]))
+        }
+    }
+
     /// The same validation without the 5xx statuses.
     package var refusingServerErrors: StatusValidation {
         switch self {
