@@ -105,9 +105,8 @@ if ((HTTP3)); then
     echo "Building serverapi-transport-bench (release) against the GnuTLS libcurl in Benchmarks/.build-gnutls…" >&2
     (eval "$GNUTLS_ENV" && swift build "${H3_BUILD[@]}" --product serverapi-transport-bench >&2)
     BENCH="$(swift build "${H3_BUILD[@]}" --show-bin-path)/serverapi-transport-bench"
-    if ! ldd "$BENCH" | grep -q 'libcurl-gnutls\.so\.4'; then
-        echo "bench-transports.sh --http3: $BENCH is not linked against libcurl-gnutls.so.4:" >&2
-        ldd "$BENCH" | grep curl >&2
+    if ! grep -q 'libcurl-gnutls\.so\.4' <<<"$(ldd "$BENCH")"; then
+        echo "bench-transports.sh --http3: $BENCH is not linked against libcurl-gnutls.so.4" >&2
         exit 1
     fi
 
