@@ -165,6 +165,8 @@ EOF
     # The server's CPU seconds so far (utime + stime of /proc/PID/stat, in clock ticks).
     TICKS=$(getconf CLK_TCK)
     server_cpu() { awk -v ticks="$TICKS" '{ print ($14 + $15) / ticks }' "/proc/$SERVER_PID/stat"; }
+    # The connections that have carried a request so far, this query's own included.
+    server_connections() { curl -sf --cacert "$WORK/ca.pem" "https://127.0.0.1:$PORT/connections"; }
     LIBRARY=$(eval "$GNUTLS_ENV" && python3 -c '
 import ctypes
 curl = ctypes.CDLL("libcurl-gnutls.so.4")
@@ -173,14 +175,15 @@ print(curl.curl_version().decode())')
     echo "hypercorn on 127.0.0.1:$PORT (TCP and UDP); $LIBRARY; $RUNS run(s) per row, ${DURATION}s each; levels $LEVELS" >&2
     RAW="$WORK/raw.jsonl"
     : >"$RAW"
-    # A row's JSON line with its client, protocol and the server's share of one core over the client's run (warm-up
-    # included); failed when another version than the one asked for answered.
+    LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+    # A row's JSON line with its client, protocol, the server's share of one core over the client's run (warm-up
+    # included) and the connections the client opened; failed when another version than the one asked for answered.
     label() {
         python3 -c '
 import json, sys
 row = json.loads(sys.stdin.read())
-client, protocol, busy = sys.argv[1], sys.argv[2], float(sys.argv[3])
-row.update(client=client, protocol=protocol, serverBusy=busy)
+client, protocol, busy, connections = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+row.update(client=client, protocol=protocol, serverBusy=busy, connections=connections)
 if row.get("httpVersion", protocol) != protocol:
     row.update(failed=True, why="answered over HTTP/" + row["httpVersion"])
 print(json.dumps(row))' "$@"
@@ -194,6 +197,7 @@ print(json.dumps(row))' "$@"
                 asked=$([[ $protocol == 3 ]] && echo 3-only || echo "$protocol")
                 for client in libcurl-c curl curl-manager; do
                     echo "  run $run: $client HTTP/$protocol $mode" >&2
+                    connections_before=$(server_connections)
                     before=$(server_cpu)
                     started=$(date +%s.%N)
                     out=""
@@ -206,8 +210,10 @@ print(json.dumps(row))' "$@"
                     fi
                     busy=$(python3 -c 'import sys, time; print((float(sys.argv[2]) - float(sys.argv[1])) / (time.time() - float(sys.argv[3])))' \
                         "$before" "$(server_cpu)" "$started")
+                    # Less the query that counts them.
+                    opened=$(($(server_connections) - connections_before - 1))
                     if [[ -n $out ]]; then
-                        label "$client" "$protocol" "$busy" <<<"$out" >>"$RAW"
+                        label "$client" "$protocol" "$busy" "$opened" <<<"$out" >>"$RAW"
                     else
                         echo "{\"client\":\"$client\",\"protocol\":\"$protocol\",\"mode\":\"$mode\",\"failed\":true}" >>"$RAW"
                     fi
@@ -217,12 +223,14 @@ print(json.dumps(row))' "$@"
     done
 
     mkdir -p Benchmarks/results
-    python3 - "$RAW" "$ROOT/Benchmarks/results/bench-http3.json" "$RUNS" "$DURATION" "$LIBRARY" <<'EOF'
+    LOAD="$LOAD_BEFORE → $(cut -d' ' -f1-3 /proc/loadavg)"
+    python3 - "$RAW" "$ROOT/Benchmarks/results/bench-http3.json" "$RUNS" "$DURATION" "$LIBRARY" "$LOAD" "$(nproc)" <<'EOF'
 import json, statistics, sys
 raw_path, out_path, runs, duration, library = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+load, cores = sys.argv[6], sys.argv[7]
 rows = [json.loads(line) for line in open(raw_path) if line.strip()]
 keys = ["requestsPerSecond", "p50Microseconds", "p99Microseconds", "cpuMicrosecondsPerRequest", "peakRSSKilobytes",
-        "serverBusy"]
+        "serverBusy", "connections"]
 names = {"libcurl-c": "C libcurl loop", "curl": "CurlTransport, bare", "curl-manager": "manager + CurlTransport"}
 
 def median(client, protocol, mode, key):
@@ -236,26 +244,32 @@ def fmt(v, spec="{:,.0f}"):
 modes = []
 for r in rows:
     if r["mode"] not in modes: modes.append(r["mode"])
-summary = {"runs": runs, "durationSeconds": duration, "library": library, "rows": []}
+summary = {"runs": runs, "durationSeconds": duration, "library": library, "loadAverage": load, "cores": cores,
+           "rows": []}
 print()
 print(f"HTTP/3 against HTTP/2 and HTTP/1.1 (both over TLS): 1 KB JSON from hypercorn (one Python process) on loopback; "
       f"{library}; median of {runs} run(s), {duration:g} s each after 1 s of warm-up. Client CPU: the client process's "
       "user + system time per request. Server CPU: the server's CPU time over the client's run ÷ the run's wall time "
-      "(1.00 is one core: the server is the ceiling).")
+      "(1.00 is one core: the server is the ceiling). Connections: those that carried a request, counted by the server "
+      f"(warm-up included). {cores} cores; load average {load} (1, 5, 15 min, before → after).")
 print()
-print("| calls at once | protocol | client | req/s | p50 µs | p99 µs | client CPU µs/req | peak RSS MB | server CPU |")
-print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+print("| calls at once | protocol | client | req/s | p50 µs | p99 µs | client CPU µs/req | peak RSS MB | server CPU | "
+      "connections |")
+print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
 for mode in modes:
     for protocol in ["3", "2", "1.1"]:
         for client in ["libcurl-c", "curl", "curl-manager"]:
             v = {k: median(client, protocol, mode, k) for k in keys}
             if all(x is None for x in v.values()): continue
-            summary["rows"].append({"client": client, "protocol": protocol, "mode": mode, **v})
+            each = [{k: r.get(k) for k in keys} for r in rows
+                    if r["client"] == client and r["protocol"] == protocol and r["mode"] == mode and not r.get("failed")]
+            summary["rows"].append({"client": client, "protocol": protocol, "mode": mode, **v, "eachRun": each})
             rss = v["peakRSSKilobytes"]
             print(f"| {1 if mode == 'seq' else mode[1:]} | HTTP/{protocol} | {names[client]} | "
                   f"{fmt(v['requestsPerSecond'])} | {fmt(v['p50Microseconds'])} | {fmt(v['p99Microseconds'])} | "
                   f"{fmt(v['cpuMicrosecondsPerRequest'], '{:,.1f}')} | "
-                  f"{fmt(None if rss is None else rss / 1024, '{:,.1f}')} | {fmt(v['serverBusy'], '{:.2f}')} |")
+                  f"{fmt(None if rss is None else rss / 1024, '{:,.1f}')} | {fmt(v['serverBusy'], '{:.2f}')} | "
+                  f"{fmt(v['connections'])} |")
 summary["failures"] = [r for r in rows if r.get("failed")]
 if summary["failures"]:
     print("Failed runs:", ", ".join(f"{r['client']} HTTP/{r['protocol']} {r['mode']}" + (f" ({r['why']})" if r.get("why") else "")

@@ -7,7 +7,9 @@ same number, so that one URL serves every protocol.
 
     python3 h123_server.py --port PORT --cert server.pem --key server.key --body small.json
 
-GET of any path answers 200 with the body file (application/json).
+GET /connections answers how many connections (TCP and QUIC together) the server has seen so far, as text, so that
+the benchmark can tell a client that reconnects from one that keeps its connections; any other path answers 200 with
+the body file (application/json).
 """
 
 import argparse
@@ -26,6 +28,8 @@ def main():
     arguments = parser.parse_args()
     body = open(arguments.body, "rb").read()
     head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    # A connection is its client address and port: a TCP connection's or a QUIC connection's UDP socket.
+    connections = set()
 
     async def app(scope, receive, send):
         if scope["type"] == "lifespan":
@@ -36,6 +40,13 @@ def main():
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
                     return
+        connections.add(tuple(scope["client"]))
+        if scope["path"] == "/connections":
+            count = str(len(connections)).encode()
+            count_head = [(b"content-length", str(len(count)).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": count_head})
+            await send({"type": "http.response.body", "body": count})
+            return
         await send({"type": "http.response.start", "status": 200, "headers": head})
         await send({"type": "http.response.body", "body": body})
 
