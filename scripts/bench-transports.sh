@@ -165,7 +165,7 @@ EOF
     # The server's CPU seconds so far (utime + stime of /proc/PID/stat, in clock ticks).
     TICKS=$(getconf CLK_TCK)
     server_cpu() { awk -v ticks="$TICKS" '{ print ($14 + $15) / ticks }' "/proc/$SERVER_PID/stat"; }
-    # The connections that have carried a request so far, this query's own included.
+    # The connections that have carried a request since the last query, this query's own included.
     server_connections() { curl -sf --cacert "$WORK/ca.pem" "https://127.0.0.1:$PORT/connections"; }
     LIBRARY=$(eval "$GNUTLS_ENV" && python3 -c '
 import ctypes
@@ -197,7 +197,7 @@ print(json.dumps(row))' "$@"
                 asked=$([[ $protocol == 3 ]] && echo 3-only || echo "$protocol")
                 for client in libcurl-c curl curl-manager; do
                     echo "  run $run: $client HTTP/$protocol $mode" >&2
-                    connections_before=$(server_connections)
+                    server_connections >/dev/null
                     before=$(server_cpu)
                     started=$(date +%s.%N)
                     out=""
@@ -211,7 +211,7 @@ print(json.dumps(row))' "$@"
                     busy=$(python3 -c 'import sys, time; print((float(sys.argv[2]) - float(sys.argv[1])) / (time.time() - float(sys.argv[3])))' \
                         "$before" "$(server_cpu)" "$started")
                     # Less the query that counts them.
-                    opened=$(($(server_connections) - connections_before - 1))
+                    opened=$(($(server_connections) - 1))
                     if [[ -n $out ]]; then
                         label "$client" "$protocol" "$busy" "$opened" <<<"$out" >>"$RAW"
                     else

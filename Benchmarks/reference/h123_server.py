@@ -7,9 +7,9 @@ same number, so that one URL serves every protocol.
 
     python3 h123_server.py --port PORT --cert server.pem --key server.key --body small.json
 
-GET /connections answers how many connections (TCP and QUIC together) the server has seen so far, as text, so that
-the benchmark can tell a client that reconnects from one that keeps its connections; any other path answers 200 with
-the body file (application/json).
+GET /connections answers how many connections (TCP and QUIC together) have carried a request since the last such
+query, its own included, as text, and starts counting again: the benchmark tells a client that reconnects from one
+that keeps its connections. Any other path answers 200 with the body file (application/json).
 """
 
 import argparse
@@ -28,7 +28,8 @@ def main():
     arguments = parser.parse_args()
     body = open(arguments.body, "rb").read()
     head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    # A connection is its client address and port: a TCP connection's or a QUIC connection's UDP socket.
+    # A connection is its client address and port: a TCP connection's or a QUIC connection's UDP socket. Counted
+    # between two queries only, so that a port the kernel hands out again in a later row is counted again.
     connections = set()
 
     async def app(scope, receive, send):
@@ -43,6 +44,7 @@ def main():
         connections.add(tuple(scope["client"]))
         if scope["path"] == "/connections":
             count = str(len(connections)).encode()
+            connections.clear()
             count_head = [(b"content-length", str(len(count)).encode())]
             await send({"type": "http.response.start", "status": 200, "headers": count_head})
             await send({"type": "http.response.body", "body": count})
