@@ -42,9 +42,9 @@ SCALING_CLIENTS="wrk libcurl-c libcurl-c-loops libcurl-c-epoll ahc curl-1loop cu
 # at c1 and c64 (--levels): the C libcurl loop, the bare CurlTransport and manager + CurlTransport, on Debian 12's
 # bookworm-backports GnuTLS libcurl 8.14 with ngtcp2 and nghttp3 (scripts/libcurl-gnutls.sh; Benchmarks built
 # against it in Benchmarks/.build-gnutls, the default build untouched). req/s, p50/p99, the client's CPU µs per
-# request and peak RSS as in the concurrency table, and the server's CPU use over each client's run. Medians of 3
-# runs, 5 s each (--quick: 1 run, 3 s). Writes Benchmarks/results/bench-http3.json. Exits 3 when the system is not
-# Debian 12.
+# request and peak RSS as in the concurrency table, the server's CPU use over each client's run and the connections
+# the client opened (the server counts them). Medians of 3 runs, 5 s each (--quick: 1 run, 3 s). Writes
+# Benchmarks/results/bench-http3.json. Exits 3 when the system is not Debian 12.
 BACKPORTS=0
 INSTRUCTIONS=0
 LOCKS=0
