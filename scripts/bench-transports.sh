@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compares the transports against async-http-client, wrk and curl on a local nginx.
 # Usage: scripts/bench-transports.sh [--quick] [--scaling-only] [--levels "1 64 256 1000"] [--clients "…"] [--libcurl-backports]
+#        scripts/bench-transports.sh --http3 [--quick] [--levels "1 64"]
 #   full run: 3 runs per row (medians), 5 s per throughput run, a 1 GB download.
 #   --quick:  1 run per row, 3 s per throughput run, a 64 MB download.
 #   --scaling-only: only the concurrency table (c1, c64, c256, c1000) and issue 26's goals.
@@ -36,24 +37,248 @@ SCALING_CLIENTS="wrk libcurl-c libcurl-c-loops libcurl-c-epoll ahc curl-1loop cu
 # and the manager over it (the same build): in total, nested (taken while the thread held another), and by the
 # function that took them. Every lock of the package goes through one function that calls ThreadSanitizer's hooks
 # (Locked.swift); a preloaded library (Benchmarks/reference/lock_count.c) defines the hooks and counts.
+# --http3: instead of the tables, HTTP/3 against HTTP/2 and HTTP/1.1 (both over TLS), all three from one server
+# (Benchmarks/reference/h123_server.py: hypercorn, one Python process, in a venv of its own in .build/bench-http3/),
+# at c1 and c64 (--levels): the C libcurl loop, the bare CurlTransport and manager + CurlTransport, on Debian 12's
+# bookworm-backports GnuTLS libcurl 8.14 with ngtcp2 and nghttp3 (scripts/libcurl-gnutls.sh; Benchmarks built
+# against it in Benchmarks/.build-gnutls, the default build untouched). req/s, p50/p99, the client's CPU µs per
+# request and peak RSS as in the concurrency table, the server's CPU use over each client's run and the connections
+# the client opened (the server counts them). Medians of 3 runs, 5 s each (--quick: 1 run, 3 s). Writes
+# Benchmarks/results/bench-http3.json. Exits 3 when the system is not Debian 12.
 BACKPORTS=0
 INSTRUCTIONS=0
 LOCKS=0
+HTTP3=0
+LEVELS_GIVEN=0
 while (($#)); do
     case "$1" in
     --quick) RUNS=1; DURATION=3; DOWNLOAD_MB=64 ;;
     --scaling-only) SCALING_ONLY=1 ;;
-    --levels) LEVELS="$2"; shift ;;
+    --levels) LEVELS="$2"; LEVELS_GIVEN=1; shift ;;
     --clients) SCALING_CLIENTS="$2"; shift ;;
     --libcurl-backports) BACKPORTS=1 ;;
     --instructions) INSTRUCTIONS=1 ;;
     --locks) LOCKS=1 ;;
-    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"] [--libcurl-backports] [--instructions] [--locks]" >&2; exit 1 ;;
+    --http3) HTTP3=1 ;;
+    *) echo "usage: $0 [--quick] [--scaling-only] [--levels \"1 64 256 1000\"] [--clients \"…\"] [--libcurl-backports] [--instructions] [--locks] [--http3]" >&2; exit 1 ;;
     esac
     shift
 done
 # c1000 needs a descriptor per connection on both sides, and more.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+if ((HTTP3)); then
+    # shellcheck source=/dev/null
+    . /etc/os-release
+    if [[ ${ID:-} != debian || ${VERSION_ID:-} != 12 ]]; then
+        echo "bench-transports.sh --http3: needs Debian 12 (its bookworm-backports GnuTLS libcurl 8.14 has HTTP/3:" \
+            "scripts/libcurl-gnutls.sh); this is ${PRETTY_NAME:-an unknown system}" >&2
+        exit 3
+    fi
+    status=0
+    GNUTLS_ENV=$(scripts/libcurl-gnutls.sh) || status=$?
+    ((status == 0)) || exit "$status"
+    ((LEVELS_GIVEN)) || LEVELS="1 64"
+    missing=()
+    command -v pkg-config >/dev/null || missing+=(pkg-config)
+    pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
+    command -v openssl >/dev/null || missing+=(openssl)
+    probe=$(mktemp -d)
+    python3 -m venv "$probe/venv" >/dev/null 2>&1 || missing+=(python3-venv)
+    rm -rf "$probe"
+    if ((${#missing[@]})); then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    # The server's venv, made again when the pinned requirements change (as scripts/test-server.sh does its own).
+    VENV="$ROOT/.build/bench-http3/venv"
+    wanted=$(sha256sum scripts/requirements-bench-http3.txt | cut -d' ' -f1)
+    if [[ ! -x $VENV/bin/python || $(cat "$VENV/.requirements.sha256" 2>/dev/null) != "$wanted" ]]; then
+        echo "Installing the server (scripts/requirements-bench-http3.txt) in $VENV…" >&2
+        [[ -x $VENV/bin/python ]] || python3 -m venv "$VENV"
+        "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r scripts/requirements-bench-http3.txt >&2
+        echo "$wanted" >"$VENV/.requirements.sha256"
+    fi
+
+    touch Package.swift Benchmarks/Package.swift
+    H3_BUILD=(-c release --package-path Benchmarks --scratch-path Benchmarks/.build-gnutls)
+    echo "Building serverapi-transport-bench (release) against the GnuTLS libcurl in Benchmarks/.build-gnutls…" >&2
+    (eval "$GNUTLS_ENV" && swift build "${H3_BUILD[@]}" --product serverapi-transport-bench >&2)
+    BENCH="$(swift build "${H3_BUILD[@]}" --show-bin-path)/serverapi-transport-bench"
+    if ! grep -q 'libcurl-gnutls\.so\.4' <<<"$(ldd "$BENCH")"; then
+        echo "bench-transports.sh --http3: $BENCH is not linked against libcurl-gnutls.so.4" >&2
+        exit 1
+    fi
+
+    WORK=$(mktemp -d /tmp/bench-http3.XXXXXX)
+    SERVER_PID=""
+    cleanup_http3() {
+        if [[ -n $SERVER_PID ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+        rm -rf "$WORK"
+    }
+    trap cleanup_http3 EXIT INT TERM
+    CC=${CC:-$(command -v cc || command -v clang)}
+    # shellcheck disable=SC2046
+    (eval "$GNUTLS_ENV" && "$CC" -O2 Benchmarks/reference/curl_multi_loop.c $(pkg-config --cflags --libs libcurl) \
+        -lpthread -o "$WORK/curl_multi_loop")
+    # The certificate for 127.0.0.1, signed by a CA made here (the clients trust it), and the 1 KB document of the
+    # other tables.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=bench CA" -keyout "$WORK/ca.key" -out "$WORK/ca.pem" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$WORK/server.key" -out "$WORK/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/server.ext"
+    openssl x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial -days 2 \
+        -extfile "$WORK/server.ext" -out "$WORK/server.pem" 2>/dev/null
+    python3 - "$WORK/small.json" <<'EOF'
+import json, sys
+doc = {"code": 0, "msg": "ok", "data": [{"id": i, "name": f"item-{i}", "price": i * 1.5} for i in range(20)], "pad": ""}
+doc["pad"] = "x" * (1024 - len(json.dumps(doc)))
+open(sys.argv[1], "w").write(json.dumps(doc))
+EOF
+    # One port number, free for TCP and for UDP: the same URL for every protocol.
+    PORT=$(python3 - <<'EOF'
+import socket
+while True:
+    tcp, udp = socket.socket(), socket.socket(type=socket.SOCK_DGRAM)
+    tcp.bind(("127.0.0.1", 0))
+    port = tcp.getsockname()[1]
+    try:
+        udp.bind(("127.0.0.1", port))
+        break
+    except OSError:
+        pass
+    finally:
+        tcp.close()
+        udp.close()
+print(port)
+EOF
+    )
+    "$VENV/bin/python" Benchmarks/reference/h123_server.py --port "$PORT" --cert "$WORK/server.pem" \
+        --key "$WORK/server.key" --body "$WORK/small.json" >"$WORK/server.log" 2>&1 &
+    SERVER_PID=$!
+    URL="https://127.0.0.1:$PORT/small.json"
+    for _ in $(seq 100); do
+        curl -sf --cacert "$WORK/ca.pem" -o /dev/null "$URL" && break
+        sleep 0.1
+    done
+    curl -sf --http2 --cacert "$WORK/ca.pem" -o /dev/null "$URL" \
+        || { echo "the server does not answer:" >&2; cat "$WORK/server.log" >&2; exit 1; }
+    # The server's CPU seconds so far (utime + stime of /proc/PID/stat, in clock ticks).
+    TICKS=$(getconf CLK_TCK)
+    server_cpu() { awk -v ticks="$TICKS" '{ print ($14 + $15) / ticks }' "/proc/$SERVER_PID/stat"; }
+    # The connections that have carried a request since the last query, this query's own included.
+    server_connections() { curl -sf --cacert "$WORK/ca.pem" "https://127.0.0.1:$PORT/connections"; }
+    LIBRARY=$(eval "$GNUTLS_ENV" && python3 -c '
+import ctypes
+curl = ctypes.CDLL("libcurl-gnutls.so.4")
+curl.curl_version.restype = ctypes.c_char_p
+print(curl.curl_version().decode())')
+    echo "hypercorn on 127.0.0.1:$PORT (TCP and UDP); $LIBRARY; $RUNS run(s) per row, ${DURATION}s each; levels $LEVELS" >&2
+    RAW="$WORK/raw.jsonl"
+    : >"$RAW"
+    LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+    # A row's JSON line with its client, protocol, the server's share of one core over the client's run (warm-up
+    # included) and the connections the client opened; failed when another version than the one asked for answered.
+    label() {
+        python3 -c '
+import json, sys
+row = json.loads(sys.stdin.read())
+client, protocol, busy, connections = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+row.update(client=client, protocol=protocol, serverBusy=busy, connections=connections)
+if row.get("httpVersion", protocol) != protocol:
+    row.update(failed=True, why="answered over HTTP/" + row["httpVersion"])
+print(json.dumps(row))' "$@"
+    }
+    for run in $(seq "$RUNS"); do
+        for level in $LEVELS; do
+            mode=$([[ $level == 1 ]] && echo seq || echo "c$level")
+            # Protocols and clients in turn, so that a busy spell of the machine does not fall on one of them only.
+            for protocol in 3 2 1.1; do
+                # HTTP/3 only: with `3`, libcurl would race a TCP connection against QUIC and keep the first.
+                asked=$([[ $protocol == 3 ]] && echo 3-only || echo "$protocol")
+                for client in libcurl-c curl curl-manager; do
+                    echo "  run $run: $client HTTP/$protocol $mode" >&2
+                    server_connections >/dev/null
+                    before=$(server_cpu)
+                    started=$(date +%s.%N)
+                    out=""
+                    if [[ $client == libcurl-c ]]; then
+                        out=$(eval "$GNUTLS_ENV" && CURL_MULTI_LOOP_HTTP_VERSION=$asked CURL_MULTI_LOOP_CA="$WORK/ca.pem" \
+                            timeout 300 "$WORK/curl_multi_loop" "$URL" "$level" "$DURATION") || out=""
+                    else
+                        out=$(eval "$GNUTLS_ENV" && timeout 300 "$BENCH" --client "$client" --mode "$mode" --url "$URL" \
+                            --ca "$WORK/ca.pem" --http-version "$asked" --duration "$DURATION") || out=""
+                    fi
+                    busy=$(python3 -c 'import sys, time; print((float(sys.argv[2]) - float(sys.argv[1])) / (time.time() - float(sys.argv[3])))' \
+                        "$before" "$(server_cpu)" "$started")
+                    # Less the query that counts them.
+                    opened=$(($(server_connections) - 1))
+                    if [[ -n $out ]]; then
+                        label "$client" "$protocol" "$busy" "$opened" <<<"$out" >>"$RAW"
+                    else
+                        echo "{\"client\":\"$client\",\"protocol\":\"$protocol\",\"mode\":\"$mode\",\"failed\":true}" >>"$RAW"
+                    fi
+                done
+            done
+        done
+    done
+
+    mkdir -p Benchmarks/results
+    LOAD="$LOAD_BEFORE → $(cut -d' ' -f1-3 /proc/loadavg)"
+    python3 - "$RAW" "$ROOT/Benchmarks/results/bench-http3.json" "$RUNS" "$DURATION" "$LIBRARY" "$LOAD" "$(nproc)" <<'EOF'
+import json, statistics, sys
+raw_path, out_path, runs, duration, library = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+load, cores = sys.argv[6], sys.argv[7]
+rows = [json.loads(line) for line in open(raw_path) if line.strip()]
+keys = ["requestsPerSecond", "p50Microseconds", "p99Microseconds", "cpuMicrosecondsPerRequest", "peakRSSKilobytes",
+        "serverBusy", "connections"]
+names = {"libcurl-c": "C libcurl loop", "curl": "CurlTransport, bare", "curl-manager": "manager + CurlTransport"}
+
+def median(client, protocol, mode, key):
+    values = [r[key] for r in rows if r["client"] == client and r["protocol"] == protocol and r["mode"] == mode
+              and not r.get("failed") and r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+def fmt(v, spec="{:,.0f}"):
+    return "—" if v is None else spec.format(v)
+
+modes = []
+for r in rows:
+    if r["mode"] not in modes: modes.append(r["mode"])
+summary = {"runs": runs, "durationSeconds": duration, "library": library, "loadAverage": load, "cores": cores,
+           "rows": []}
+print()
+print(f"HTTP/3 against HTTP/2 and HTTP/1.1 (both over TLS): 1 KB JSON from hypercorn (one Python process) on loopback; "
+      f"{library}; median of {runs} run(s), {duration:g} s each after 1 s of warm-up. Client CPU: the client process's "
+      "user + system time per request. Server CPU: the server's CPU time over the client's run ÷ the run's wall time "
+      "(1.00 is one core: the server is the ceiling). Connections: those that carried a request, counted by the server "
+      f"(warm-up included). {cores} cores; load average {load} (1, 5, 15 min, before → after).")
+print()
+print("| calls at once | protocol | client | req/s | p50 µs | p99 µs | client CPU µs/req | peak RSS MB | server CPU | "
+      "connections |")
+print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+for mode in modes:
+    for protocol in ["3", "2", "1.1"]:
+        for client in ["libcurl-c", "curl", "curl-manager"]:
+            v = {k: median(client, protocol, mode, k) for k in keys}
+            if all(x is None for x in v.values()): continue
+            each = [{k: r.get(k) for k in keys} for r in rows
+                    if r["client"] == client and r["protocol"] == protocol and r["mode"] == mode and not r.get("failed")]
+            summary["rows"].append({"client": client, "protocol": protocol, "mode": mode, **v, "eachRun": each})
+            rss = v["peakRSSKilobytes"]
+            print(f"| {1 if mode == 'seq' else mode[1:]} | HTTP/{protocol} | {names[client]} | "
+                  f"{fmt(v['requestsPerSecond'])} | {fmt(v['p50Microseconds'])} | {fmt(v['p99Microseconds'])} | "
+                  f"{fmt(v['cpuMicrosecondsPerRequest'], '{:,.1f}')} | "
+                  f"{fmt(None if rss is None else rss / 1024, '{:,.1f}')} | {fmt(v['serverBusy'], '{:.2f}')} | "
+                  f"{fmt(v['connections'])} |")
+summary["failures"] = [r for r in rows if r.get("failed")]
+if summary["failures"]:
+    print("Failed runs:", ", ".join(f"{r['client']} HTTP/{r['protocol']} {r['mode']}" + (f" ({r['why']})" if r.get("why") else "")
+                                    for r in summary["failures"]))
+json.dump(summary, open(out_path, "w"), indent=2, sort_keys=True)
+print(f"\nWrote {out_path}")
+EOF
+    exit 0
+fi
 
 missing=()
 command -v nginx >/dev/null || missing+=(nginx-light)

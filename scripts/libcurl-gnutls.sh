@@ -70,6 +70,18 @@ Libs: -L\${libdir} -lcurl
 Cflags: $cflags
 EOF
 fi
+# SwiftPM reads .pc files itself and, unlike pkg-config, keeps the system folder of zlib.pc's `-L`: on a link line
+# where CZlib's flags come before CCurl's (Benchmarks' serverapi-transport-bench), `-lcurl` found the OpenSSL
+# flavour's libcurl.so there. This zlib.pc, found first, has no `-L`.
+if [ ! -f "$DEST/pkgconfig/zlib.pc" ]; then
+    cat >"$DEST/pkgconfig/zlib.pc" <<EOF
+Name: zlib
+Description: the system's zlib, without its -L (scripts/libcurl-gnutls.sh)
+Version: $(pkg-config --modversion zlib 2>/dev/null || echo 1)
+Libs: -lz
+Cflags:
+EOF
+fi
 if [ "${1:-}" = "--lib-dir" ]; then
     echo "$LIBDIR"
 else

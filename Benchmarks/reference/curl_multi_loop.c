@@ -21,6 +21,11 @@
 //
 // CURL_MULTI_LOOP_WARMUP=SECONDS sets the warm-up (1 by default): `bench-transports.sh --instructions` sets 0, so
 // that every request the process makes is one it counts.
+//
+// CURL_MULTI_LOOP_HTTP_VERSION=1.1|2|3-only and CURL_MULTI_LOOP_CA=FILE (an https server's CA) are for
+// `bench-transports.sh --http3`: HTTP/2 and HTTP/3 handles wait for a connection they can multiplex on
+// (CURLOPT_PIPEWAIT), as CurlTransport's do, rather than open one each. Without them: libcurl's default (HTTP/1.1
+// for http).
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -66,6 +71,9 @@ struct loop {
     double *latency;
     size_t latencies;
     long requests, failures;
+    /// How many handles have finished a transfer (each counted once), and which.
+    int warmed;
+    char *finished_once;
 #ifdef __linux__
     int epoll_set;
     /// When libcurl wants its timeout action (CLOCK_MONOTONIC seconds); negative for never.
@@ -85,6 +93,10 @@ static void collect(struct loop *loop) {
         int index = (int)(long)context;
         double finished = now();
         if (message->data.result != CURLE_OK) loop->failures++;
+        if (!loop->finished_once[index]) {
+            loop->finished_once[index] = 1;
+            loop->warmed++;
+        }
         if (finished >= measuring) {
             loop->requests++;
             if (loop->latencies < capacity) loop->latency[loop->latencies++] = finished - loop->started[index];
@@ -199,6 +211,16 @@ int main(int argc, char **argv) {
         return 1;
     }
 #endif
+    const char *version_name = getenv("CURL_MULTI_LOOP_HTTP_VERSION");
+    const char *ca_file = getenv("CURL_MULTI_LOOP_CA");
+    long version = CURL_HTTP_VERSION_NONE;
+    if (version_name && strcmp(version_name, "1.1") == 0) version = CURL_HTTP_VERSION_1_1;
+    else if (version_name && strcmp(version_name, "2") == 0) version = CURL_HTTP_VERSION_2TLS;
+    else if (version_name && strcmp(version_name, "3-only") == 0) version = CURL_HTTP_VERSION_3ONLY;
+    else if (version_name) {
+        fprintf(stderr, "CURL_MULTI_LOOP_HTTP_VERSION: 1.1, 2 or 3-only, not %s\n", version_name);
+        return 1;
+    }
     curl_global_init(CURL_GLOBAL_ALL);
     struct loop *all = calloc((size_t)loops, sizeof(struct loop));
     for (int number = 0; number < loops; number++) {
@@ -207,6 +229,10 @@ int main(int argc, char **argv) {
         int count = connections / loops + (number < connections % loops);
         loop->multi = curl_multi_init();
         curl_multi_setopt(loop->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)count);
+        // 8.14 caps an idle pool at 4 × the transfers still running (Benchmarks/results/libcurl-814.md): when most of
+        // them finish in one turn it closes connections that the next transfers open again, and a TLS connection on
+        // GnuTLS costs a read of the CA directory. The pool keeps every connection in the --http3 rows.
+        if (version_name) curl_multi_setopt(loop->multi, CURLMOPT_MAXCONNECTS, (long)count);
 #ifdef __linux__
         loop->timer_due = -1;
         if (socket_mode) {
@@ -218,12 +244,21 @@ int main(int argc, char **argv) {
         }
 #endif
         loop->started = calloc((size_t)count, sizeof(double));
+        loop->finished_once = calloc((size_t)count, 1);
         loop->latency = malloc(capacity * sizeof(double));
         for (int index = 0; index < count; index++) {
             CURL *easy = curl_easy_init();
             curl_easy_setopt(easy, CURLOPT_URL, url);
             curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
             curl_easy_setopt(easy, CURLOPT_PRIVATE, (void *)(long)index);
+            if (version != CURL_HTTP_VERSION_NONE) {
+                if (curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, version) != CURLE_OK) {
+                    fprintf(stderr, "this libcurl cannot speak HTTP version %s\n", version_name);
+                    return 1;
+                }
+                if (version != CURL_HTTP_VERSION_1_1) curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+            }
+            if (ca_file) curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
             loop->started[index] = now();
             curl_multi_add_handle(loop->multi, easy);
         }
@@ -237,6 +272,20 @@ int main(int argc, char **argv) {
     // The CPU time (the whole process's, every loop's) is read when measuring starts: the warm-up runs the
     // same loop until then.
     run(&all[0], measuring);
+    // With one loop and a warm-up, every handle must have finished a transfer before measuring starts, as in the
+    // Swift benchmark: over TLS on GnuTLS, each new connection reads the CA directory (/etc/ssl/certs), and 64 of
+    // them on a busy machine can take longer than the warm-up and the measured seconds together. When they took
+    // longer than the warm-up, it starts again once they are all done: the transfers started while connections
+    // were still being set up would have long latencies.
+    if (loops == 1 && measuring > begin && all[0].warmed < connections) {
+        while (all[0].warmed < connections) run(&all[0], now() + 0.05);
+        measuring = now() + (measuring - begin);
+        end_time = measuring + duration;
+        run(&all[0], measuring);
+        // What finished after the first warm-up was counted: it was the warm-up too.
+        all[0].requests = 0;
+        all[0].latencies = 0;
+    }
     double cpu_start = cpu_seconds();
     run(&all[0], end_time);
     for (int number = 1; number < loops; number++) pthread_join(threads[number], NULL);

@@ -33,6 +33,8 @@ struct RunResult: Codable, Sendable {
     var cpuMicrosecondsPerRequest: Double?
     /// The curl clients' `CurlTransport.Configuration.loopCount`.
     var loops: Int?
+    /// The HTTP version that answered the first call (`--http-version`), as `TransportMetrics` names it.
+    var httpVersion: String?
 }
 
 /// A client under test: a small GET that returns the body size, and a download to a file.
@@ -42,6 +44,8 @@ struct Client: Sendable {
     var shutdown: @Sendable () async throws -> Void
     /// Where the calling tasks prefer to run: the curl transport's thread for the `-executor` clients.
     var executor: (any TaskExecutor)? = nil
+    /// One call that returns the HTTP version that answered it, for the clients that know.
+    var answeredVersion: (@Sendable () async throws -> String?)? = nil
 }
 
 struct Options {
@@ -58,6 +62,9 @@ struct Options {
     var loops: Int?
     /// The client's name in the output; `nil` for `client`.
     var label: String?
+    /// The curl clients' HTTP version in the `seq` and `cN` modes (`--http-version`, as `sapi` names them); `nil`
+    /// for HTTP/1.1.
+    var httpVersion: HTTPVersion?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -78,6 +85,11 @@ struct Options {
             case "--ca": caFile = value
             case "--loops": loops = Int(value)
             case "--label": label = value
+            case "--http-version":
+                guard let version = HTTPVersion(name: value) else {
+                    throw ServerAPIError(.invalidRequest, "bad HTTP version \(value)")
+                }
+                httpVersion = version
             default: throw ServerAPIError(.invalidRequest, "unknown option \(argument)")
             }
         }
@@ -85,12 +97,14 @@ struct Options {
 }
 
 func makeClient(
-    _ name: String, url: URL, connections: Int, http2: Bool, caFile: String?, loops: Int?
+    _ name: String, url: URL, connections: Int, http2: Bool, caFile: String?, loops: Int?, httpVersion: HTTPVersion?
 ) throws -> Client {
     if http2 { return try makeHTTP2Client(name, url: url, caFile: caFile) }
     switch name {
     case "curl", "curl-manager", "curl-executor", "curl-manager-executor":
-        var configuration = CurlTransport.Configuration(maxConnectionsPerHost: connections, httpVersion: .http1)
+        var configuration = CurlTransport.Configuration(
+            maxConnectionsPerHost: connections, httpVersion: httpVersion ?? .http1,
+            additionalTrustedCAFile: caFile.map(URL.init(fileURLWithPath:)))
         if let loops { configuration.loopCount = loops }
         // SAPI_BENCH_SOCKET_INTERFACE=1: the loops drive libcurl's socket interface on epoll.
         configuration.socketInterface = ProcessInfo.processInfo.environment["SAPI_BENCH_SOCKET_INTERFACE"] == "1"
@@ -149,7 +163,8 @@ func transportClient(_ transport: some RequestPerforming, url: URL) -> Client {
             guard case .file(_, let bytes) = response.body else { throw ServerAPIError(.network, "no file") }
             return bytes
         },
-        shutdown: {})
+        shutdown: {},
+        answeredVersion: { try await transport.perform(TransportRequest(url: url)).metrics.httpVersion })
 }
 
 func managerClient(_ transport: some RequestPerforming, url: URL) -> Client {
@@ -166,7 +181,8 @@ func managerClient(_ transport: some RequestPerforming, url: URL) -> Client {
             _ = result
             return size ?? 0
         },
-        shutdown: {})
+        shutdown: {},
+        answeredVersion: { try await manager.send(ServerAPI(url: url).format(.data)).metrics.transport?.httpVersion })
 }
 
 /// FoundationNetworking's URLSession itself, with the settings URLSessionTransport gives its own session.
@@ -258,11 +274,13 @@ let usage = """
                                               urlsession|urlsession-manager|urlsession-raw|ahc]
                                      [--mode seq|c64|h2|download] [--url URL] [--duration SECONDS]
                                      [--warmup SECONDS] [--concurrency N] [--output FILE] [--ca FILE]
-                                     [--loops N] [--label NAME]
+                                     [--loops N] [--label NAME] [--http-version 1.1|2|3|3-only]
     cN (c256, c1000, …): N concurrent calls over up to N connections, like c64.
     h2: c64 over HTTP/2 to an https URL whose certificate --ca signed (clients curl, curl-manager, ahc).
     --loops: the curl clients' CurlTransport loops (default: the active processor count).
     --label: the client's name in the output (default: --client).
+    --http-version: the curl clients' HTTP version in the seq and cN modes (default 1.1), with --ca for https; the
+    version that answered the first call is in the output (scripts/bench-transports.sh --http3).
     Prints one JSON line of results. scripts/bench-transports.sh runs every client and prints the table.
     """
 if CommandLine.arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
@@ -282,9 +300,11 @@ let concurrency =
     options.mode == "c64" || options.mode == "h2" ? options.concurrency : concurrentMode ?? 1
 let client = try makeClient(
     options.client, url: options.url, connections: max(concurrency, 1), http2: options.mode == "h2",
-    caFile: options.caFile, loops: options.loops)
+    caFile: options.caFile, loops: options.loops, httpVersion: options.httpVersion)
 let clock = ContinuousClock()
 var result: RunResult
+// Which version answered, asked before the warm-up: libcurl with `.http3` would fall back to TCP unnoticed.
+let answeredVersion = options.httpVersion == nil ? nil : try await client.answeredVersion?()
 
 switch options.mode {
 case _ where options.mode == "seq" || options.mode == "h2" || concurrentMode != nil:
@@ -304,7 +324,8 @@ case _ where options.mode == "seq" || options.mode == "h2" || concurrentMode != 
         p99Microseconds: percentile(sorted, 0.99).map { $0 * 1e6 },
         bytes: nil, megabytesPerSecond: nil, peakRSSKilobytes: peakRSSKilobytes(),
         cpuMicrosecondsPerRequest: sorted.isEmpty ? nil : cpu * 1e6 / Double(sorted.count),
-        loops: options.client.hasPrefix("curl") ? options.loops ?? CurlTransport.Configuration.defaultLoopCount : nil)
+        loops: options.client.hasPrefix("curl") ? options.loops ?? CurlTransport.Configuration.defaultLoopCount : nil,
+        httpVersion: answeredVersion)
 case "download":
     // No warm-up: opening one connection is nothing next to a transfer of 64 MB to 1 GB.
     try? FileManager.default.removeItem(at: options.output)
