@@ -22,6 +22,16 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     /// variable is read on Android only).
     case curlHTTP2
 
+    /// Every kind, or those `SAPI_CONFORMANCE_KINDS` names (comma-separated). scripts/test.sh's pass on libcurl's
+    /// GnuTLS flavour names `curl,curlHTTP2`: FoundationNetworking loads the system's libcurl whichever one the test
+    /// binary links, so `urlsession` there would repeat the release pass.
+    static var allCases: [TransportKind] {
+        let every: [TransportKind] = [.urlsession, .curl, .curlHTTP2]
+        guard let names = ProcessInfo.processInfo.environment["SAPI_CONFORMANCE_KINDS"]?.split(separator: ",")
+        else { return every }
+        return every.filter { names.contains(Substring($0.rawValue)) }
+    }
+
     /// A new transport of this kind.
     func make() -> any RequestPerforming {
         switch self {
