@@ -82,14 +82,16 @@ final class CurlAltSvcFile: Sendable {
     /// call should go again, over TCP.
     func alternativeFailed(for url: URL, now: Date = Date()) -> Bool {
         let origin = Self.origin(url)
-        guard !isBroken(origin), Self.http3Alternatives(in: path, for: origin, now: now) else { return false }
+        guard Self.http3Alternatives(in: path, for: origin, now: now) else { return false }
         let instant = ContinuousClock.now
-        broken.withLock { table in
+        // Checked and marked in one step: two calls failing at once count as one failure.
+        return broken.withLock { table in
+            if let mark = table[origin], instant < mark.until { return false }
             let failures = (table[origin]?.failures ?? 0) + 1
             let period = Self.brokenPeriod * (1 << min(failures - 1, 16))
             table[origin] = (instant + min(period, Self.longestBrokenPeriod), failures)
+            return true
         }
-        return true
     }
 
     /// The origins whose HTTP/3 alternative is ignored now (tests).

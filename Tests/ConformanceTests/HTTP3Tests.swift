@@ -17,16 +17,23 @@ import Testing
 struct HTTP3Tests {
     static let expectsHTTP3 = ProcessInfo.processInfo.environment["SAPI_EXPECT_HTTP3"] == "1"
 
-    /// A manager over `CurlTransport` with `version`, trusting the test CA, keeping `Alt-Svc` answers in `altSvc`.
-    private func manager(
+    /// A `CurlTransport` with `version`, trusting the test CA, keeping `Alt-Svc` answers in `altSvc`.
+    private func transport(
         _ version: HTTPVersion = .http3, altSvc: CurlTransport.AltSvcCache? = nil, loopCount: Int = 1
-    ) throws -> ServerAPIManager {
+    ) throws -> CurlTransport {
         var configuration = CurlTransport.Configuration(
             httpVersion: version, additionalTrustedCAFile: try TestServers.h2CAFile())
         configuration.altSvc = altSvc
         configuration.loopCount = loopCount
         configuration.loopAssignment = .roundRobin
-        return ServerAPIManager(transport: CurlTransport(configuration: configuration))
+        return CurlTransport(configuration: configuration)
+    }
+
+    /// A manager over `transport(version, altSvc:, loopCount:)`.
+    private func manager(
+        _ version: HTTPVersion = .http3, altSvc: CurlTransport.AltSvcCache? = nil, loopCount: Int = 1
+    ) throws -> ServerAPIManager {
+        ServerAPIManager(transport: try transport(version, altSvc: altSvc, loopCount: loopCount))
     }
 
     /// A URL on the HTTP/3 peer's QUIC port.
@@ -192,28 +199,25 @@ struct HTTP3Tests {
     @Test("an HTTP/3 alternative that does not answer falls back to TCP in the same call, and is ignored after")
     func brokenAlternative() async throws {
         guard try await hasHTTP3() else { return }
-        var configuration = CurlTransport.Configuration(
-            httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile())
-        configuration.altSvc = .memory
-        let transport = CurlTransport(configuration: configuration)
-        let manager = ServerAPIManager(transport: transport)
+        let curl = try transport(altSvc: .memory)
+        let manager = ServerAPIManager(transport: curl)
         // The origin announces UDP port 1, where nothing listens.
         let api = ServerAPI(url: try tcpOnly("/get?alt_port=1")).format(.data)
         let first = try await manager.send(api)
         #expect(first.metrics.transport?.httpVersion == "1.1")
         #expect(first.headers["Alt-Svc"]?.hasPrefix("h3=\":1\"") == true)
-        #expect(transport.brokenAlternatives.isEmpty)
+        #expect(curl.brokenAlternatives.isEmpty)
         // The next call takes the alternative, which fails: it is answered over TCP all the same.
         let second = try await manager.send(api)
         #expect(second.status == 200)
         #expect(second.metrics.transport?.httpVersion == "1.1")
         let origin = try #require(URL(string: try TestServers.h3AltSvc()))
-        #expect(transport.brokenAlternatives == ["127.0.0.1:\(try #require(origin.port))"])
+        #expect(curl.brokenAlternatives == ["127.0.0.1:\(try #require(origin.port))"])
         // Later calls go straight to the origin.
         let third = try await manager.send(api)
         #expect(third.metrics.transport?.httpVersion == "1.1")
         #expect(third.metrics.transport?.reusedConnection == true)
-        #expect(transport.brokenAlternatives.count == 1)
+        #expect(curl.brokenAlternatives.count == 1)
     }
 
     // MARK: The manager's features over QUIC
@@ -234,12 +238,7 @@ struct HTTP3Tests {
         guard try await hasHTTP3() else { return }
         var configuration = ServerAPIManager.Configuration()
         configuration.honorsHTTPCacheHeaders = true
-        var transportConfiguration = CurlTransport.Configuration(
-            httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile())
-        transportConfiguration.loopCount = 1
-        let manager = ServerAPIManager(
-            transport: CurlTransport(configuration: transportConfiguration), cache: MemoryCache(),
-            configuration: configuration)
+        let manager = ServerAPIManager(transport: try transport(), cache: MemoryCache(), configuration: configuration)
         let api = ServerAPI(url: try h3("/etag")).format(.string).cache(.returnCacheElseLoad)
         let first = try await manager.send(api)
         #expect(first.string == "validated over h3")
@@ -258,14 +257,13 @@ struct HTTP3Tests {
         let scratch = try Scratch()
         let size = 1_000_000
         let target = DownloadTarget(destination: scratch.file("quic.bin"), resume: true)
-        let transport = CurlTransport(
-            configuration: .init(httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile()))
+        let curl = try transport()
         let url = try h3("/bytes?size=\(size)&drop_after=400000")
-        let error = await expectError { _ = try await transport.send(url) { $0.download = target } }
+        let error = await expectError { _ = try await curl.send(url) { $0.download = target } }
         #expect(error?.kind == .network)
         let kept = scratch.size(target.partialURL) ?? 0
         #expect(kept > 0 && kept <= 400_000)
-        let response = try await transport.send(url) { $0.download = target }
+        let response = try await curl.send(url) { $0.download = target }
         #expect(response.status == 206)
         #expect(response.metrics.httpVersion == "3")
         #expect(response.body == .file(target.destination, bytes: Int64(size)))
@@ -278,10 +276,7 @@ struct HTTP3Tests {
     func harOverQUIC() async throws {
         guard try await hasHTTP3() else { return }
         let scratch = try Scratch()
-        let recording = RecordingTransport(
-            recording: CurlTransport(
-                configuration: .init(httpVersion: .http3, additionalTrustedCAFile: try TestServers.h2CAFile())),
-            to: scratch.file("quic.har"))
+        let recording = RecordingTransport(recording: try transport(), to: scratch.file("quic.har"))
         _ = try await ServerAPIManager(transport: recording).send(ServerAPI(url: try h3("/get")).format(.data))
         let entry = try #require(recording.archive.entries.first)
         #expect(entry.request.httpVersion == "HTTP/3")
