@@ -17,7 +17,7 @@ enum PasswordPrompt {
     /// Asks for the password of `target` (`user@host`) on `/dev/tty`.
     ///
     /// The terminal is put in non-canonical mode without echo and without signals, so that Ctrl-C arrives as
-    /// a byte the prompt answers (the process ignores `SIGINT` while it sets up); the terminal's settings
+    /// a byte the prompt answers; the terminal's settings
     /// are restored on every path before this returns or throws.
     /// - Throws: `UsageError` when stdin is not a terminal (the password must then be given with `-a`)
     ///   or the terminal cannot be opened; `Failure.interrupted` on Ctrl-C.

@@ -15,17 +15,7 @@ enum Sapi {
     /// Runs the command and returns its exit code.
     static func main(_ arguments: [String]) async -> Int32 {
         // Ctrl-C must never kill the process mid-write: it is turned into a cancellation below.
-        signal(SIGINT, SIG_IGN)
-        #if os(Linux)
-            // Blocked too, here, before any thread starts, so that every thread inherits the mask. libdispatch's
-            // signal source reads SIGINT from a signalfd on Linux, which sees only a signal that no thread takes: a
-            // thread that has it unblocked takes it, and with SIG_IGN it is dropped. That lost Ctrl-C now and then
-            // (the call ran on to its timeout), depending on which thread the kernel chose.
-            var interruptMask = sigset_t()
-            sigemptyset(&interruptMask)
-            sigaddset(&interruptMask, SIGINT)
-            pthread_sigmask(SIG_BLOCK, &interruptMask, nil)
-        #endif
+        Interrupt.install()
         // Only the variables sapi reads: building the whole environment costs more at start-up than the call.
         let environment = Self.environment(["NO_COLOR", "SAPI_CONFIG_DIR", "XDG_CONFIG_HOME", "HOME"])
         let options: Options
@@ -148,13 +138,11 @@ enum Sapi {
             return code.rawValue
         }
         // Ctrl-C cancels the request cleanly; a partial download stays for --continue; a WebSocket is closed (1000).
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler {
+        let interrupt = Interrupt.onInterrupt {
             if let webSocket { webSocket.interrupt() } else { task.cancel() }
         }
-        interrupt.resume()
         let code = await task.value
-        interrupt.cancel()
+        interrupt?.cancel()
         if let session, let cookies, !options.sessionReadOnly {
             save(session, options: options, auth: commandLineAuth, cookies: cookies.allCookies)
         }
