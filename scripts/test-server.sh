@@ -9,7 +9,8 @@
 #   the WebSocket peer (Tests/Fixtures/ws_server.py, the `websockets` package from the same venv), plain and over
 #   TLS with the HTTP/2 front's certificate, and
 #   the HTTP/3 peer (Tests/Fixtures/h3_server.py, the `aioquic` package from the same venv) over QUIC with the
-#   HTTP/2 front's certificate, beside an HTTPS/1.1 origin of its own that announces it in `Alt-Svc`, and
+#   HTTP/2 front's certificate, beside an HTTPS/1.1 origin of its own that announces it in `Alt-Svc`, and in front
+#   of httpbin and the fixture (its HTTP/3 fronts: the same process, a UDP port each), and
 #   two SOCKS proxies (pproxy, from PyPI, in the same venv) speaking SOCKS5 and SOCKS4: one without
 #   authentication, one that needs a user name and password (SOCKS5 only). They connect to servers from
 #   127.0.0.2 and 127.0.0.3, so a server sees which proxy a request came through.
@@ -19,7 +20,8 @@
 # SAPI_HTTPBIN_H2_URL=…, SAPI_FIXTURE_H2_URL=…, SAPI_H2_LIMITED_URL=… and its CA as SAPI_H2_CA_FILE=…,
 # the WebSocket peer's as SAPI_WS_URL=ws://…, SAPI_WSS_URL=wss://… and SAPI_WS_DEFLATE_URL=ws://… (compressing), the SOCKS proxies' as SAPI_SOCKS5_URL=socks5://… and SAPI_SOCKS5_AUTH_URL=socks5://USER:PASSWORD@…
 # (with the test credentials it needs), and the addresses they connect from as SAPI_SOCKS5_SOURCE=… and
-# SAPI_SOCKS5_AUTH_SOURCE=…, the HTTP/3 peer's as SAPI_H3_URL=https://… (UDP) and SAPI_H3_ALTSVC_URL=https://… (TCP).
+# SAPI_SOCKS5_AUTH_SOURCE=…, the HTTP/3 peer's as SAPI_H3_URL=https://… (UDP) and SAPI_H3_ALTSVC_URL=https://… (TCP), its fronts' as SAPI_HTTPBIN_H3_URL=https://… and
+# SAPI_FIXTURE_H3_URL=https://… (UDP).
 #
 #   scripts/test-server.sh start   # create the venv if needed, start both, wait until they answer
 #   scripts/test-server.sh stop    # stop both (by pid)
@@ -173,7 +175,8 @@ start_h3() {
     local log_file="$STATE/h3.log" pidfile="$STATE/h3.pid" port_file="$STATE/h3.port" deadline ports
     rm -f "$port_file"
     setsid "$VENV/bin/python" "$ROOT/Tests/Fixtures/h3_server.py" --port-file "$port_file" \
-        --cert "$STATE/h2/server.pem" --key "$STATE/h2/server.key" >"$log_file" 2>&1 </dev/null &
+        --cert "$STATE/h2/server.pem" --key "$STATE/h2/server.key" \
+        --proxy "${HTTPBIN_URL#http://}" --proxy "${FIXTURE_URL#http://}" >"$log_file" 2>&1 </dev/null &
     echo $! >"$pidfile"
     deadline=$((SECONDS + START_TIMEOUT))
     while [ ! -s "$port_file" ] && [ $SECONDS -lt $deadline ]; do
@@ -184,6 +187,8 @@ start_h3() {
     read -r -a ports <"$port_file"
     H3_URL="https://127.0.0.1:${ports[0]}"
     H3_ALTSVC_URL="https://127.0.0.1:${ports[1]}"
+    HTTPBIN_H3_URL="https://127.0.0.1:${ports[2]}"
+    FIXTURE_H3_URL="https://127.0.0.1:${ports[3]}"
 }
 
 free_port() {
@@ -395,7 +400,8 @@ cmd_start() {
     printf 'SAPI_SOCKS5_URL=%s\nSAPI_SOCKS5_AUTH_URL=%s\n' "$SOCKS5_URL" "$SOCKS5_AUTH_URL" >>"$ENV_FILE"
     printf 'SAPI_SOCKS5_SOURCE=%s\nSAPI_SOCKS5_AUTH_SOURCE=%s\n' "$SOCKS_SOURCE" "$SOCKS_AUTH_SOURCE" >>"$ENV_FILE"
     printf 'SAPI_H3_URL=%s\nSAPI_H3_ALTSVC_URL=%s\n' "$H3_URL" "$H3_ALTSVC_URL" >>"$ENV_FILE"
-    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, WebSocket peer at $WS_URL, $WSS_URL and $WS_DEFLATE_URL (deflate), HTTP/3 peer at $H3_URL (UDP; Alt-Svc origin $H3_ALTSVC_URL), SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
+    printf 'SAPI_HTTPBIN_H3_URL=%s\nSAPI_FIXTURE_H3_URL=%s\n' "$HTTPBIN_H3_URL" "$FIXTURE_H3_URL" >>"$ENV_FILE"
+    log "httpbin at $HTTPBIN_URL, fault fixture at $FIXTURE_URL, HTTP/2 front on https://127.0.0.1:$H2_HTTPBIN_PORT, WebSocket peer at $WS_URL, $WSS_URL and $WS_DEFLATE_URL (deflate), HTTP/3 peer at $H3_URL (UDP; Alt-Svc origin $H3_ALTSVC_URL; fronts $HTTPBIN_H3_URL and $FIXTURE_H3_URL), SOCKS proxies at $SOCKS5_URL and ${SOCKS5_AUTH_URL##*@} ($ENV_FILE)"
 }
 
 cmd_env() {

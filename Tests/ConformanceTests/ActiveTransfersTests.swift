@@ -24,8 +24,8 @@ struct ActiveTransfersTests {
                 let tasks = await transport.sessionTaskCount()
                 return transport.activeTransfers + tasks
             }
-        case .curl, .curlHTTP2:
-            let transport = CurlTransport()
+        case .curl, .curlHTTP2, .curlHTTP3:
+            let transport = CurlTransport(configuration: kind.curlConfiguration(.init()))
             return Counted(manager: ServerAPIManager(transport: transport)) { transport.activeTransferCount }
         }
     }

@@ -109,7 +109,7 @@ struct ContentCodingConformanceTests {
     func chunkedBomb(kind: TransportKind) async throws {
         let transport = kind.make()
         switch kind {
-        case .curl, .curlHTTP2:
+        case .curl, .curlHTTP2, .curlHTTP3:
             let error = await #expect(throws: ServerAPIError.self) {
                 _ = try await transport.send(try kind.fixture("/coding/bomb?chunked=1"))
             }

@@ -191,8 +191,9 @@ struct ExchangeConformanceTests {
         let response = try await kind.make().send(
             try kind.fixture("/upload-sink"), method: .post, body: .data(body))
         #expect(response.metrics.transport == kind.transportName)
-        // Over the HTTP/2 front, the version libcurl negotiated; the plain servers speak HTTP/1.1.
+        // Over the HTTP/2 and HTTP/3 fronts, the version libcurl negotiated; the plain servers speak HTTP/1.1.
         if kind == .curlHTTP2 { #expect(response.metrics.httpVersion == "2") }
+        if kind == .curlHTTP3 { #expect(response.metrics.httpVersion == "3") }
         if kind == .curl { #expect(response.metrics.httpVersion == "1.1") }
         #expect(response.metrics.bytesSent == 1000)
         #expect(response.metrics.bytesReceived == Int64(response.data?.count ?? -1))

@@ -67,7 +67,7 @@ struct FailureConformanceTests {
         let port = try closedPort()
         let transport = kind.make()
         let error = await #expect(throws: ServerAPIError.self) {
-            _ = try await transport.send(URL(string: "http://127.0.0.1:\(port)/")!, timeout: .seconds(10))
+            _ = try await transport.send(URL(string: "\(kind.scheme)://127.0.0.1:\(port)/")!, timeout: .seconds(10))
         }
         #expect(error?.kind == .cannotConnect)
         #expect(error?.underlying != nil)

@@ -137,6 +137,29 @@ struct HTTP3Tests {
         #expect(elapsed < TestTiming.bound(.milliseconds(100)), "cancelled after \(elapsed)")
     }
 
+    @Test("QUIC's TLS is checked as TCP's: an untrusted certificate and a wrong pin are TLS errors, not fallbacks")
+    func tlsOverQUIC() async throws {
+        guard try await hasHTTP3(refusing: .http3Only) else { return }
+        // Without the test CA: the certificate is not trusted.
+        let untrusted = CurlTransport(configuration: .init(httpVersion: .http3Only))
+        let error = await expectError { try await untrusted.send(try h3("/get")) }
+        #expect(error?.kind == .tls, "\(String(describing: error))")
+        #expect(error?.tlsFailure == .untrustedCertificate, "\(String(describing: error))")
+        // With it, and a pin that no key of the chain has.
+        let wrongPin = "sha256//" + Data(repeating: 0x5A, count: 32).base64EncodedString()
+        let pinned = try CurlTransport(
+            validating: .init(
+                httpVersion: .http3Only, additionalTrustedCAFile: try TestServers.h2CAFile(),
+                tls: TLSOptions(pins: [.sha256([wrongPin])])))
+        let mismatch = await expectError { try await pinned.send(try h3("/get")) }
+        #expect(mismatch?.kind == .tls, "\(String(describing: mismatch))")
+        #expect(mismatch?.tlsFailure == .pinMismatch, "\(String(describing: mismatch))")
+        // `.http3` does not fall back to TCP past a certificate QUIC refused (the server's is the same there).
+        let fallback = CurlTransport(configuration: .init(httpVersion: .http3))
+        let refused = await expectError { try await fallback.send(try h3("/get")) }
+        #expect(refused?.kind == .tls, "\(String(describing: refused))")
+    }
+
     @Test(".http3 falls back to TCP when nothing answers on UDP")
     func fallsBackToTCP() async throws {
         guard try await hasHTTP3() else { return }

@@ -14,7 +14,8 @@ struct StallConformanceTests {
     /// A transport of `kind` whose default stall limit is `stall`.
     func make(_ kind: TransportKind, stall: StallTimeout?) -> any RequestPerforming {
         switch kind {
-        case .curl, .curlHTTP2: CurlTransport(configuration: kind.curlConfiguration(.init(stallTimeout: stall)))
+        case .curl, .curlHTTP2, .curlHTTP3:
+            CurlTransport(configuration: kind.curlConfiguration(.init(stallTimeout: stall)))
         case .urlsession: URLSessionTransport(configuration: .init(stallTimeout: stall))
         }
     }

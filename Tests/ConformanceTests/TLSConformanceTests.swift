@@ -14,16 +14,19 @@ extension TransportKind {
         case .curl: try CurlTransport(validating: .init(additionalTrustedCAFile: caFile, tls: tls))
         case .curlHTTP2:
             try CurlTransport(validating: .init(httpVersion: .http2, additionalTrustedCAFile: caFile, tls: tls))
+        case .curlHTTP3:
+            try CurlTransport(validating: .init(httpVersion: .http3Only, additionalTrustedCAFile: caFile, tls: tls))
         }
     }
 }
 
-/// TLS failures are typed alike on every backend, and TLS options are never silently ignored.
+/// TLS failures are typed alike on every backend, and TLS options are never silently ignored. The servers here are
+/// TLS over TCP (`CurlTestServer`), so the QUIC kind is not among the arguments: `HTTP3Tests` checks QUIC's TLS.
 @Suite("Conformance: TLS")
 struct TLSConformanceTests {
     @Test(
         "an untrusted certificate is a TLS error of detail untrusted on every backend",
-        arguments: TransportKind.allCases)
+        arguments: TransportKind.overTCP)
     func untrusted(kind: TransportKind) async throws {
         try await CurlTestServer.withTLS { server, _ in
             let error = await #expect(throws: ServerAPIError.self) {
@@ -37,7 +40,7 @@ struct TLSConformanceTests {
 
     @Test(
         "a server that offers only TLS 1.1 is refused as protocol too old; a host let down to it is answered",
-        arguments: TransportKind.allCases)
+        arguments: TransportKind.overTCP)
     func protocolFloor(kind: TransportKind) async throws {
         try await CurlTestServer.withTLS(certificate: "server-rsa", onlyTLS11: true) { server, certificates in
             let known: KnownLimit? =
@@ -72,7 +75,7 @@ struct TLSConformanceTests {
 
     @Test(
         "a TLS error after a redirect names the URL whose host failed, not the first one",
-        arguments: TransportKind.allCases)
+        arguments: TransportKind.overTCP)
     func tlsErrorAfterRedirect(kind: TransportKind) async throws {
         try await CurlTestServer.withTLS { server, _ in
             let target = server.url("/echo").absoluteString
@@ -87,7 +90,7 @@ struct TLSConformanceTests {
 
     @Test(
         "a wrong pin is never ignored: refused when the transport is made, or a pin mismatch",
-        arguments: TransportKind.allCases)
+        arguments: TransportKind.overTCP)
     func wrongPin(kind: TransportKind) async throws {
         try await CurlTestServer.withTLS { server, certificates in
             let tls = TLSOptions(pins: [.sha256([try certificates.pin("backup.pin")])])

@@ -21,22 +21,42 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     /// to the system bundle and has no per-session trust (its `URLSessionCertificateAuthorityInfoFile`
     /// variable is read on Android only).
     case curlHTTP2
+    /// `CurlTransport` with `httpVersion: .http3Only` talking to the servers through their HTTP/3 front (the HTTP/3
+    /// peer relaying to them, see Tests/Fixtures/h3_server.py), trusting its CA, with one loop: a kind only where
+    /// the loaded libcurl has HTTP/3 (`CurlTransport.supportsHTTP3`, Debian's GnuTLS flavour). `.http3Only`, so that
+    /// a call that fell back to TCP fails instead of passing over another protocol.
+    case curlHTTP3
 
-    /// Every kind, or those `SAPI_CONFORMANCE_KINDS` names (comma-separated). scripts/test.sh's pass on libcurl's
-    /// GnuTLS flavour names `curl,curlHTTP2`: FoundationNetworking loads the system's libcurl whichever one the test
-    /// binary links, so `urlsession` there would repeat the release pass.
+    /// Every kind the loaded libcurl allows, or those `SAPI_CONFORMANCE_KINDS` names (comma-separated).
+    /// scripts/test.sh's pass on libcurl's GnuTLS flavour names `curlHTTP2,curlHTTP3`: FoundationNetworking loads the
+    /// system's libcurl whichever one the test binary links, so `urlsession` there would repeat the release pass, and
+    /// `curl` (HTTP/1.1 in clear) the passes on the OpenSSL flavour. A kind named that the library cannot run is
+    /// kept, and its cases fail.
     static var allCases: [TransportKind] {
-        let every: [TransportKind] = [.urlsession, .curl, .curlHTTP2]
+        let every: [TransportKind] = [.urlsession, .curl, .curlHTTP2, .curlHTTP3]
         guard let names = ProcessInfo.processInfo.environment["SAPI_CONFORMANCE_KINDS"]?.split(separator: ",")
-        else { return every }
+        else { return every.filter { $0 != .curlHTTP3 || CurlTransport.supportsHTTP3 } }
         return every.filter { names.contains(Substring($0.rawValue)) }
     }
+
+    /// The kinds that reach a server over TCP: all but `curlHTTP3`, which speaks QUIC only. The cases about
+    /// HTTP/1.1's framing on a server of the test's own (the fault fixture's raw answers) and TLS over TCP take
+    /// these; what QUIC's TLS does is in `HTTP3Tests`.
+    static var overTCP: [TransportKind] { allCases.filter { $0 != .curlHTTP3 } }
+
+    /// The scheme of the kind's servers: `https` through a front, which speaks TLS only.
+    var scheme: String { throughFront ? "https" : "http" }
+
+    /// Whether this kind reaches the servers through a front (nginx for HTTP/2, the HTTP/3 peer for HTTP/3) that
+    /// answers for them what it received over HTTP/1.1: the fixture's malformed or cut answers reach the client as
+    /// the front turned them (a 502, a reset stream), not as the fixture sent them.
+    var throughFront: Bool { self == .curlHTTP2 || self == .curlHTTP3 }
 
     /// A new transport of this kind.
     func make() -> any RequestPerforming {
         switch self {
         case .urlsession: URLSessionTransport()
-        case .curl, .curlHTTP2: CurlTransport(configuration: curlConfiguration(.init()))
+        case .curl, .curlHTTP2, .curlHTTP3: CurlTransport(configuration: curlConfiguration(.init()))
         }
     }
 
@@ -44,20 +64,20 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     func make(maxErrorBodySize: Int) -> any RequestPerforming {
         switch self {
         case .urlsession: URLSessionTransport(configuration: .init(maxErrorBodySize: maxErrorBodySize))
-        case .curl, .curlHTTP2:
+        case .curl, .curlHTTP2, .curlHTTP3:
             CurlTransport(configuration: curlConfiguration(.init(maxErrorBodySize: maxErrorBodySize)))
         }
     }
 
     /// `configuration` as this kind changes it: for `curl`, two loops round-robin on the socket interface; for
-    /// `curlHTTP2`, one loop, HTTP/2 and the front's CA.
+    /// `curlHTTP2` and `curlHTTP3`, one loop, HTTP/2 or HTTP/3 only, and the fronts' CA.
     func curlConfiguration(_ configuration: CurlTransport.Configuration) -> CurlTransport.Configuration {
         var configuration = configuration
         configuration.loopCount = self == .curl ? 2 : 1
         configuration.socketInterface = self == .curl
         if self == .curl { configuration.loopAssignment = .roundRobin }
-        guard self == .curlHTTP2 else { return configuration }
-        configuration.httpVersion = .http2
+        guard throughFront else { return configuration }
+        configuration.httpVersion = self == .curlHTTP2 ? .http2 : .http3Only
         // A missing variable leaves the CA unset: calls then fail with an untrusted certificate, and
         // the URL accessors below throw `MissingServer` first anyway.
         configuration.additionalTrustedCAFile = try? TestServers.h2CAFile()
@@ -67,11 +87,23 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The name its metrics give (`TransportMetrics.transport`).
     var transportName: String { self == .urlsession ? "urlsession" : "curl" }
 
-    /// httpbin's base URL for this kind: the HTTP/2 front's for `curlHTTP2`.
-    func httpbin() throws -> String { self == .curlHTTP2 ? try TestServers.httpbinH2() : try TestServers.httpbin() }
+    /// httpbin's base URL for this kind: its HTTP/2 or HTTP/3 front's for `curlHTTP2` and `curlHTTP3`.
+    func httpbin() throws -> String {
+        switch self {
+        case .urlsession, .curl: try TestServers.httpbin()
+        case .curlHTTP2: try TestServers.httpbinH2()
+        case .curlHTTP3: try TestServers.httpbinH3()
+        }
+    }
 
-    /// The fault fixture's base URL for this kind: the HTTP/2 front's for `curlHTTP2`.
-    func fixture() throws -> String { self == .curlHTTP2 ? try TestServers.fixtureH2() : try TestServers.fixture() }
+    /// The fault fixture's base URL for this kind: its HTTP/2 or HTTP/3 front's for `curlHTTP2` and `curlHTTP3`.
+    func fixture() throws -> String {
+        switch self {
+        case .urlsession, .curl: try TestServers.fixture()
+        case .curlHTTP2: try TestServers.fixtureH2()
+        case .curlHTTP3: try TestServers.fixtureH3()
+        }
+    }
 
     /// A URL on httpbin, for this kind.
     /// - Parameter path: The path and query, starting with `/`.

@@ -8,7 +8,17 @@ SAPI_H2_CA_FILE trusts it too, on two ports the kernel picks, written to the por
      honours Alt-Svc takes its later calls to this origin over QUIC (SAPI_H3_ALTSVC_URL); a request whose query
      has `alt_port=N` is announced port N instead (a port where nothing answers: an alternative that fails)
 
-    python3 h3_server.py --port-file /tmp/ports --cert server.pem --key server.key
+  3. and on: UDP, one per `--proxy HOST:PORT`: HTTP/3 in front of that HTTP/1.1 origin (httpbin, the fault fixture),
+     as the nginx front is their HTTP/2 one, so that the conformance suite's cases run over QUIC
+     (SAPI_HTTPBIN_H3_URL, SAPI_FIXTURE_H3_URL)
+
+    python3 h3_server.py --port-file /tmp/ports --cert server.pem --key server.key [--proxy 127.0.0.1:8080 …]
+
+The proxy sends each request on a connection of its own (`Connection: close`), streams both bodies (the request's
+chunked when it has no length), passes the client's reset on by closing that connection, and relays the origin's
+answer field by field, without the hop-by-hop ones. An origin that fails before its head gives 502; after it, the
+stream is reset (H3_INTERNAL_ERROR), as a truncated answer. It reads from the origin only while QUIC has taken what
+it read (at most 256 KiB waits in a stream's send buffer), so that a client that stops reading stops the origin.
 
 Paths (every answer says which protocol carried it in `X-Protocol`: "h3" or "http/1.1"):
 
@@ -35,7 +45,7 @@ from aioquic.asyncio import QuicConnectionProtocol, serve
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, H3Event, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ProtocolNegotiated, QuicEvent
+from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent, StopSendingReceived, StreamReset
 
 PATTERN = bytes(range(256)) * 256  # 64 KiB
 ALT_SVC_MAX_AGE = 3600
@@ -118,6 +128,225 @@ async def answer(protocol, method, target, headers, body, send_head, send_data):
         payload = b"not found"
         await send_head(404, extra + [("content-type", "text/plain"), ("content-length", str(len(payload)))])
         await send_data(payload, True)
+
+
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"}
+SEND_BUFFER_LIMIT = 256 * 1024
+
+
+class UpstreamFailed(Exception):
+    """The origin closed or broke its answer."""
+
+
+async def read_head(reader):
+    """The origin's status and fields; 1xx answers are skipped."""
+    while True:
+        status_line = await reader.readline()
+        if not status_line:
+            raise UpstreamFailed("the origin closed before its answer")
+        parts = status_line.decode("latin-1").split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            raise UpstreamFailed("the origin's status line is malformed")
+        fields = []
+        while True:
+            line = await reader.readline()
+            if not line:
+                raise UpstreamFailed("the origin closed in its head")
+            line = line.decode("latin-1").rstrip("\r\n")
+            if not line:
+                break
+            name, colon, value = line.partition(":")
+            if not colon:
+                raise UpstreamFailed("the origin's field line is malformed")
+            fields.append((name.strip().lower(), value.strip()))
+        status = int(parts[1])
+        if status >= 200 or status == 101:
+            return status, fields
+
+
+async def body_chunks(reader, method, status, fields, trailers):
+    """The origin's body as it arrives: by its length, chunked (its trailer fields appended to `trailers`), or up to
+    the close."""
+    names = dict(fields)
+    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+        return
+    if "chunked" in names.get("transfer-encoding", "").lower():
+        while True:
+            size_line = await reader.readline()
+            if not size_line:
+                raise UpstreamFailed("the origin closed inside a chunked body")
+            size = int(size_line.split(b";")[0].strip() or b"x", 16)
+            if size == 0:
+                while True:
+                    line = (await reader.readline()).decode("latin-1").rstrip("\r\n")
+                    if not line:
+                        return
+                    name, _, value = line.partition(":")
+                    trailers.append((name.strip().lower(), value.strip()))
+            left = size
+            while left:
+                data = await reader.read(min(left, 65536))
+                if not data:
+                    raise UpstreamFailed("the origin closed inside a chunk")
+                left -= len(data)
+                yield data
+            await reader.readline()
+    elif "content-length" in names:
+        left = int(names["content-length"])
+        while left:
+            data = await reader.read(min(left, 65536))
+            if not data:
+                raise UpstreamFailed("the origin closed before its length")
+            left -= len(data)
+            yield data
+    else:
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                return
+            yield data
+
+
+class H3Proxy(QuicConnectionProtocol):
+    """HTTP/3 in front of one HTTP/1.1 origin (`self.upstream`, set by the factory)."""
+
+    upstream = ("127.0.0.1", 0)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.http = None
+        self.streams = {}  # stream id -> asyncio.Queue of request body pieces (None: the end)
+        self.tasks = {}  # stream id -> the task relaying it
+        self.has_body = {}  # stream id -> whether a body follows the request's head
+
+    def quic_event_received(self, event: QuicEvent):
+        if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
+            self.http = H3Connection(self._quic)
+        if isinstance(event, (StreamReset, StopSendingReceived)) and event.stream_id in self.tasks:
+            # The client cancelled: the origin sees its connection close.
+            self.tasks.pop(event.stream_id).cancel()
+        if isinstance(event, ConnectionTerminated):
+            for task in self.tasks.values():
+                task.cancel()
+            self.tasks.clear()
+        if self.http is not None:
+            for http_event in self.http.handle_event(event):
+                self.http_event_received(http_event)
+
+    def http_event_received(self, event: H3Event):
+        if isinstance(event, HeadersReceived) and event.stream_id in self.streams:
+            # The request's trailer fields, after its body.
+            body = self.streams[event.stream_id]
+            body.put_nowait([(name.decode(), value.decode("latin-1")) for name, value in event.headers])
+            if event.stream_ended:
+                body.put_nowait(None)
+        elif isinstance(event, HeadersReceived):
+            body = asyncio.Queue()
+            self.streams[event.stream_id] = body
+            self.has_body[event.stream_id] = not event.stream_ended
+            if event.stream_ended:
+                body.put_nowait(None)
+            self.tasks[event.stream_id] = asyncio.ensure_future(self.relay(event.stream_id, event.headers, body))
+        elif isinstance(event, DataReceived) and event.stream_id in self.streams:
+            body = self.streams[event.stream_id]
+            if event.data:
+                body.put_nowait(event.data)
+            if event.stream_ended:
+                body.put_nowait(None)
+
+    async def drained(self, stream_id, limit=SEND_BUFFER_LIMIT):
+        """Waits until less than `limit` bytes of the stream wait to be sent or acknowledged (QUIC's flow control
+        holds them), or the stream is gone."""
+        while True:
+            stream = self._quic._streams.get(stream_id)
+            if stream is None or len(stream.sender._buffer) < limit:
+                return
+            await asyncio.sleep(0.005)
+
+    async def relay(self, stream_id, request_fields, body):
+        writer = sending = None
+        head_sent = False
+        try:
+            fields = [(name.decode(), value.decode("latin-1")) for name, value in request_fields]
+            pseudo = {name: value for name, value in fields if name.startswith(":")}
+            method, target = pseudo.get(":method", "GET"), pseudo.get(":path", "/")
+            headers = [(n, v) for n, v in fields if not n.startswith(":") and n not in HOP_BY_HOP and n != "host"]
+            has_length = any(name == "content-length" for name, _ in headers)
+            reader, writer = await asyncio.open_connection(*self.upstream)
+            lines = [f"{method} {target} HTTP/1.1", f"host: {pseudo.get(':authority', '')}", "connection: close"]
+            lines += [f"{name}: {value}" for name, value in headers]
+            # The head goes at once, before any body: an origin may answer first (and wait for nothing).
+            chunked = self.has_body.pop(stream_id, False) and not has_length
+            if chunked:
+                lines.append("transfer-encoding: chunked")
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+            async def send_body():
+                piece, request_trailers = await body.get(), []
+                while piece is not None:
+                    if isinstance(piece, list):
+                        request_trailers = piece
+                    else:
+                        writer.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+                        await writer.drain()
+                    piece = await body.get()
+                if chunked:
+                    lines = "".join(f"{name}: {value}\r\n" for name, value in request_trailers)
+                    writer.write(b"0\r\n" + lines.encode("latin-1") + b"\r\n")
+                await writer.drain()
+
+            await writer.drain()
+            sending = asyncio.ensure_future(send_body())
+            try:
+                status, answer_fields = await read_head(reader)
+            except UpstreamFailed:
+                payload = b"bad gateway"
+                self.http.send_headers(stream_id, [(b":status", b"502"), (b"content-length", b"11")])
+                self.http.send_data(stream_id, payload, True)
+                self.transmit()
+                return
+            relayed = [(b":status", str(status).encode())]
+            # The origin writes absolute Locations with its own scheme; the client came over QUIC, so TLS (as nginx's
+            # `proxy_redirect http:// https://` does for the HTTP/2 front).
+            answer_fields = [(n, "https://" + v[7:] if n == "location" and v.startswith("http://") else v)
+                             for n, v in answer_fields]
+            relayed += [(n.encode(), v.encode("latin-1")) for n, v in answer_fields if n not in HOP_BY_HOP]
+            self.http.send_headers(stream_id, relayed)
+            head_sent = True
+            self.transmit()
+            trailers = []
+            async for data in body_chunks(reader, method, status, answer_fields, trailers):
+                self.http.send_data(stream_id, data, False)
+                self.transmit()
+                await self.drained(stream_id)
+            if trailers:
+                self.http.send_headers(stream_id, [(n.encode(), v.encode("latin-1")) for n, v in trailers], True)
+            else:
+                self.http.send_data(stream_id, b"", True)
+            if not sending.done():
+                # The answer is whole before the request: the client may stop sending (RFC 9114 §4.1).
+                self._quic.stop_stream(stream_id, 0x0100)  # H3_NO_ERROR
+            self.transmit()
+        except asyncio.CancelledError:
+            pass
+        except (UpstreamFailed, ConnectionError, ValueError, OSError):
+            if head_sent:
+                # What the origin sent reaches the client before the reset, which would discard it (as a cut
+                # HTTP/1.1 answer's bytes arrive before its close): a download then resumes from all of them.
+                try:
+                    await asyncio.wait_for(self.drained(stream_id, limit=1), 10)
+                except asyncio.TimeoutError:
+                    pass
+                self._quic.reset_stream(stream_id, 0x0102)  # H3_INTERNAL_ERROR
+                self.transmit()
+        finally:
+            self.streams.pop(stream_id, None)
+            self.has_body.pop(stream_id, None)
+            self.tasks.pop(stream_id, None)
+            if sending is not None:
+                sending.cancel()
+            if writer is not None:
+                writer.close()
 
 
 class H3Server(QuicConnectionProtocol):
@@ -219,6 +448,7 @@ async def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--cert", required=True)
     parser.add_argument("--key", required=True)
+    parser.add_argument("--proxy", action="append", default=[], metavar="HOST:PORT")
     arguments = parser.parse_args()
 
     configuration = QuicConfiguration(alpn_protocols=H3_ALPN, is_client=False, max_datagram_frame_size=65536)
@@ -232,8 +462,15 @@ async def main():
     tcp = await asyncio.start_server(lambda r, w: tcp_client(r, w, h3_port), arguments.host, 0, ssl=context)
     tcp_port = tcp.sockets[0].getsockname()[1]
 
+    proxy_ports = []
+    for upstream in arguments.proxy:
+        host, _, port = upstream.rpartition(":")
+        protocol = type("H3ProxyTo", (H3Proxy,), {"upstream": (host, int(port))})
+        front = await serve(arguments.host, 0, configuration=configuration, create_protocol=protocol)
+        proxy_ports.append(str(front._transport.get_extra_info("sockname")[1]))
+
     with open(arguments.port_file, "w") as file:
-        file.write(f"{h3_port} {tcp_port}\n")
+        file.write(" ".join([str(h3_port), str(tcp_port)] + proxy_ports) + "\n")
     await asyncio.Event().wait()
 
 

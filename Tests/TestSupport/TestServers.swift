@@ -54,6 +54,15 @@ public enum TestServers {
         URL(fileURLWithPath: try url("SAPI_H2_CA_FILE", "the HTTP/2 front (nginx)"))
     }
 
+    /// The HTTP/3 front's base URL for httpbin (the HTTP/3 peer relaying to it over HTTP/1.1), trusted through
+    /// `h2CAFile()`, from `SAPI_HTTPBIN_H3_URL`: `https://127.0.0.1:PORT` on a UDP port.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func httpbinH3() throws -> String { try url("SAPI_HTTPBIN_H3_URL", "the HTTP/3 front (aioquic)") }
+
+    /// The HTTP/3 front's base URL for the fault fixture, from `SAPI_FIXTURE_H3_URL`.
+    /// - Throws: `MissingServer` when the variable is not set.
+    public static func fixtureH3() throws -> String { try url("SAPI_FIXTURE_H3_URL", "the HTTP/3 front (aioquic)") }
+
     /// The HTTP/3 peer (Tests/Fixtures/h3_server.py, aioquic) over QUIC, trusted through `h2CAFile()`, from
     /// `SAPI_H3_URL`: `https://127.0.0.1:PORT` on a UDP port.
     /// - Throws: `MissingServer` when the variable is not set.
