@@ -52,7 +52,7 @@ enum Interrupt {
 
     /// Calls `action` on each Ctrl-C, including one pressed since `install`, until the returned source is cancelled.
     /// Without a pipe (`install` could not make one) Ctrl-C keeps its default: it ends the process.
-    static func onInterrupt(_ action: @escaping @Sendable () -> Void) -> DispatchSourceRead? {
+    static func onInterrupt(_ action: @escaping @Sendable () -> Void) -> (any DispatchSourceRead)? {
         guard readEnd >= 0 else { return nil }
         let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .global())
         let readEnd = readEnd
