@@ -9,15 +9,14 @@
 /// A caller meets it as `StreamedResponse.body` (beside its `lines` and `events` views); a transport
 /// returns it in a `TransportResponse` whose `ResponseBody` is `.stream`.
 ///
-/// A transport makes one with `makeStream(bufferSize:onResume:onTermination:)` and feeds it from its
-/// source's end; the caller reads it with `for try await chunk in body`. Between them sits a bounded
-/// buffer: when it holds `bufferSize` bytes, `Source.yield(_:)` answers `.pause` and the transport
-/// stops reading from the socket until the reader has taken half of it and `onResume` runs. Memory
-/// stays bounded whatever the body's size.
+/// This package's transports feed it as the body arrives; the caller reads it with
+/// `for try await chunk in body`. Between them sits a bounded buffer (the transport's `streamBufferSize`,
+/// `defaultBufferSize` unless set): when it is full, the transport stops reading from the socket until the
+/// reader has taken half of it. Memory stays bounded whatever the body's size. A transport of your own
+/// that cannot stream delivers a body it already holds with `init(chunks:metrics:trailers:)`.
 ///
 /// The stream ends with `nil` after the last chunk, or throws a `ServerAPIError` (a dropped
-/// connection, a timeout, `cancelled`). It is cancelled — the transfer stops and `onTermination`
-/// runs — when:
+/// connection, a timeout, `cancelled`). It is cancelled — the transfer stops — when:
 /// - `cancel()` is called (the manager does so for `cancel(id:)`, `cancel(tag:)`, first, last, all);
 /// - the task reading it is cancelled while it waits for a chunk;
 /// - its reader goes away before the end: a `for try await` loop left early with `break`, `return` or
@@ -32,7 +31,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     public static let defaultBufferSize = 1 << 20
 
     /// What the reader wants after a chunk was handed over.
-    @_spi(Transport) public enum Demand: Sendable, Hashable {
+    package enum Demand: Sendable, Hashable {
         /// Keep reading.
         case more
         /// The buffer is full: stop reading until `onResume` runs.
@@ -60,7 +59,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     ///     before the source finished it; the transport tears the transfer down. Not called after
     ///     `finish`.
     /// - Returns: The stream, for the caller, and its source, for the transport.
-    @_spi(Transport) public static func makeStream(
+    package static func makeStream(
         bufferSize: Int = defaultBufferSize,
         onResume: @escaping @Sendable () -> Void = {},
         onTermination: @escaping @Sendable () -> Void = {}
@@ -131,20 +130,20 @@ extension ResponseBodyStream {
     /// The transport's end of a stream: hands over chunks as they arrive, then finishes it.
     ///
     /// Call it from one thread at a time (a transport's loop or delegate queue); the reader may be anywhere.
-    @_spi(Transport) public struct Source: Sendable {
+    package struct Source: Sendable {
         let storage: Storage
 
         /// Hands a chunk to the reader.
         /// - Returns: `.more` to keep reading, `.pause` to stop reading until `onResume` runs (the chunk
         ///   was kept), `.stopped` when the reader is gone (the chunk was dropped; end the transfer).
         @discardableResult
-        public func yield(_ chunk: Data) -> Demand { storage.yield(chunk) }
+        package func yield(_ chunk: Data) -> Demand { storage.yield(chunk) }
 
         /// Ends the body: the reader gets the buffered chunks and then the end.
         /// - Parameters:
         ///   - metrics: What the transport measured for the whole exchange.
         ///   - trailers: The trailer fields after the body, as `TrailerRule.received(_:)` gave them.
-        public func finish(metrics: TransportMetrics?, trailers: HTTPHeaders = [:]) {
+        package func finish(metrics: TransportMetrics?, trailers: HTTPHeaders = [:]) {
             storage.finish(.success(metrics), trailers: trailers)
         }
 
@@ -152,12 +151,12 @@ extension ResponseBodyStream {
         /// - Parameters:
         ///   - error: What went wrong.
         ///   - metrics: What the transport measured up to the failure.
-        public func finish(throwing error: ServerAPIError, metrics: TransportMetrics?) {
+        package func finish(throwing error: ServerAPIError, metrics: TransportMetrics?) {
             storage.finish(.failure(error), metrics: metrics)
         }
 
         /// Whether the reader is gone (cancelled, or left early): the transfer should stop.
-        public var isTerminated: Bool { storage.isTerminated }
+        package var isTerminated: Bool { storage.isTerminated }
     }
 
     /// Reads a body's chunks in order.
