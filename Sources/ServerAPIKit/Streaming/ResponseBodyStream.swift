@@ -13,7 +13,8 @@
 /// `for try await chunk in body`. Between them sits a bounded buffer (the transport's `streamBufferSize`,
 /// `defaultBufferSize` unless set): when it is full, the transport stops reading from the socket until the
 /// reader has taken half of it. Memory stays bounded whatever the body's size. A transport of your own
-/// that cannot stream delivers a body it already holds with `init(chunks:metrics:trailers:)`.
+/// streams a body with `init(streaming:bufferSize:end:)`, or delivers one it already holds with
+/// `init(chunks:metrics:trailers:)`.
 ///
 /// The stream ends with `nil` after the last chunk, or throws a `ServerAPIError` (a dropped
 /// connection, a timeout, `cancelled`). It is cancelled — the transfer stops — when:
@@ -79,6 +80,82 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
         let source = Source(storage: storage)
         for chunk in chunks { _ = source.yield(chunk) }
         source.finish(metrics: metrics, trailers: trailers)
+    }
+
+    /// A stream fed from `chunks` as they arrive: what a transport of your own that streams delivers.
+    ///
+    /// A task reads `chunks` only as far as the reader has room for (`bufferSize` bytes ahead); cancelling the
+    /// stream, or its reader leaving early, cancels that task. The body ends when `chunks` does, with the metrics
+    /// and trailers `end` gives then; an error `chunks` throws ends it with that error (a `ServerAPIError` as it
+    /// is, any other as `network`).
+    /// - Parameters:
+    ///   - chunks: The body's chunks, in order (empty chunks are skipped).
+    ///   - bufferSize: The bytes read ahead of the reader.
+    ///   - end: Called once `chunks` has ended, for what the transport measured and the trailer fields.
+    public convenience init<Chunks: AsyncSequence & Sendable>(
+        streaming chunks: Chunks, bufferSize: Int = defaultBufferSize,
+        end: @escaping @Sendable () -> (metrics: TransportMetrics?, trailers: HTTPHeaders) = { (nil, [:]) }
+    ) where Chunks.Element == Data {
+        // The task that reads `chunks`, the continuation it waits on while paused, whether the reader went away, and
+        // whether the reader resumed before the task began to wait.
+        let feeder = Locked<Feeder>(Feeder())
+        let storage = Storage(
+            bufferSize: bufferSize,
+            onResume: {
+                feeder.withLock { state in
+                    defer { state.resume = nil }
+                    if state.resume == nil { state.resumedEarly = true }
+                    return state.resume
+                }?.resume()
+            },
+            onTermination: {
+                let (task, resume) = feeder.withLock { state in
+                    state.stopped = true
+                    defer { state.resume = nil }
+                    return (state.task, state.resume)
+                }
+                task?.cancel()
+                resume?.resume()
+            })
+        self.init(storage: storage)
+        let source = Source(storage: storage)
+        let task = Task {
+            do {
+                for try await chunk in chunks where !chunk.isEmpty {
+                    switch source.yield(chunk) {
+                    case .more: continue
+                    case .stopped: return
+                    case .pause:
+                        await withCheckedContinuation { continuation in
+                            let resumeNow = feeder.withLock { state in
+                                guard !state.stopped, !state.resumedEarly else {
+                                    state.resumedEarly = false
+                                    return true
+                                }
+                                state.resume = continuation
+                                return false
+                            }
+                            if resumeNow { continuation.resume() }
+                        }
+                        if source.isTerminated { return }
+                    }
+                }
+                let (metrics, trailers) = end()
+                source.finish(metrics: metrics, trailers: trailers)
+            } catch {
+                guard !source.isTerminated else { return }
+                source.finish(throwing: ServerAPIError.wrap(error), metrics: nil)
+            }
+        }
+        feeder.withLock { $0.task = task }
+    }
+
+    /// The state of the task that feeds a stream made by `init(streaming:bufferSize:end:)`.
+    private struct Feeder: Sendable {
+        var task: Task<Void, Never>?
+        var resume: CheckedContinuation<Void, Never>?
+        var stopped = false
+        var resumedEarly = false
     }
 
     /// Ends the stream with `cancelled`: buffered chunks are dropped and the transfer stops.

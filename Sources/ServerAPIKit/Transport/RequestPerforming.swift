@@ -36,8 +36,10 @@
 ///   own, which cancelling the call cancels.
 /// - Throw only `ServerAPIError`, with the kind that says what went wrong.
 /// - `stream(_:)` has a default: it sends the request with `perform` and delivers the whole body as one
-///   chunk (`ResponseBodyStream(chunks:metrics:trailers:)`). This package's transports implement it to
-///   return as soon as the response head has arrived, with the body fed from the transfer as it arrives.
+///   chunk (`ResponseBodyStream(chunks:metrics:trailers:)`). To stream, implement it to return as soon as the
+///   response head has arrived, with the body as `ResponseBodyStream(streaming:bufferSize:end:)` over the
+///   transfer's chunks: they are read only as far as the caller has room for, and the sequence's task is
+///   cancelled when the caller cancels or leaves.
 ///
 /// A test double conforms the same way: see `MockTransport` in `ServerAPITesting`.
 public protocol RequestPerforming: Sendable {
