@@ -1,4 +1,4 @@
-@_spi(Transport) import ServerAPIKit
+import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

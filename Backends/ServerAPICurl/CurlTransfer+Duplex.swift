@@ -1,6 +1,6 @@
 internal import CCurl
 import Foundation
-@_spi(Transport) import ServerAPIKit
+import ServerAPIKit
 
 // Full duplex: a streamed request body with a streamed response (`CurlTransport.stream` of a call whose
 // body is a `RequestBodyStream`), where the server may answer as it reads and end its response while the

@@ -1,5 +1,5 @@
 internal import CCurl
-@_spi(Transport) import ServerAPIKit
+import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,5 +1,5 @@
 internal import CCurl
-@_spi(Transport) import ServerAPIKit
+import ServerAPIKit
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -1,4 +1,4 @@
-@_spi(Transport) @_spi(Backend) import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

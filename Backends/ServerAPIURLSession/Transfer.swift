@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) @_spi(Backend) import ServerAPIKit
+@_spi(Backend) import ServerAPIKit
 
 #if canImport(FoundationNetworking)
     internal import FoundationNetworking

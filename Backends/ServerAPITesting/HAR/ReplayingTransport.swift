@@ -16,7 +16,7 @@ import Foundation
 /// differed.
 ///
 /// Responses are replayed with their status, headers and body; a download is written to its file as a
-/// transport writes one (through `DownloadFileWriter`: resume, error bodies and 416 behave the same); a
+/// transport writes one (through the writer the real transports use: resume, error bodies and 416 behave the same); a
 /// streamed response arrives in its recorded chunks, at once or with their recorded timing on a clock
 /// (`StreamTiming.recorded(clock:)`, with a `TestClock` to drive it); a recorded failure is thrown as the same
 /// typed `ServerAPIError` (kind, message, TLS failure), before the head or mid-body as it happened.

@@ -16,7 +16,7 @@ extension CacheKey {
     /// - Parameters:
     ///   - request: The resolved request.
     ///   - varying: Names of request headers whose values are part of the key.
-    public init(request: TransportRequest, varying: [String] = []) {
+    package init(request: TransportRequest, varying: [String] = []) {
         var text = request.method.rawValue + " " + Self.normalize(request.url)
         // The same URL through two sockets is two servers: neither the cache nor coalescing mixes them.
         if let socket = request.unixSocketPath { text += " unix:" + socket }

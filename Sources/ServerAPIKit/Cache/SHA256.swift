@@ -9,7 +9,7 @@
 ///
 /// Contiguous input (`Data`, `[UInt8]`, a string's UTF-8 view) is hashed a block at a time
 /// straight from its storage; other sequences go through a 64-byte buffer.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var h0: UInt32 = 0x6a09_e667, h1: UInt32 = 0xbb67_ae85, h2: UInt32 = 0x3c6e_f372, h3: UInt32 = 0xa54f_f53a
     private var h4: UInt32 = 0x510e_527f, h5: UInt32 = 0x9b05_688c, h6: UInt32 = 0x1f83_d9ab, h7: UInt32 = 0x5be0_cd19
     /// A partial block, kept inline (no allocation): `buffered` bytes of it are in use.
@@ -47,7 +47,7 @@ public struct SHA256: Sendable {
     /// The digest of `data` as lower-case hex.
     /// - Parameter data: The bytes to hash.
     /// - Returns: 64 hex digits.
-    public static func hex(_ data: some Sequence<UInt8>) -> String {
+    package static func hex(_ data: some Sequence<UInt8>) -> String {
         var hash = SHA256()
         hash.update(data)
         hash.finish()

@@ -30,7 +30,7 @@ public struct InFlightRequest: Sendable, Hashable {
     public var kind: Kind
 
     /// Creates a description.
-    package init(
+    init(
         id: RequestID, tag: String?, method: HTTPMethod?, url: URL?, startedAt: Date, kind: Kind = .call
     ) {
         self.id = id

@@ -150,7 +150,7 @@ extension ServerAPIManager {
     }
 
     /// Waits until the background revalidations started so far have ended (for tests and orderly shutdown).
-    public func backgroundRevalidationsFinished() async {
+    package func backgroundRevalidationsFinished() async {
         while let task = controls.revalidations.withLock({ $0.values.first }) {
             await task.value
             _ = controls.revalidations.withLock { tasks in

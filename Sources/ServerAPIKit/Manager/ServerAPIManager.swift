@@ -53,7 +53,7 @@ public final class ServerAPIManager: Sendable {
         /// `.none` (the default) applies none. See `ResiliencePolicies`.
         public var resilience = ResiliencePolicies.none
         /// The largest response body a call holds in memory when it sets no `maxResponseSize` of its own:
-        /// 64 MiB (`ResponseSizeRule.defaultMemoryLimit`) by default; `nil` for no limit. A body past it ends
+        /// 64 MiB (67,108,864 bytes) by default; `nil` for no limit. A body past it ends
         /// the call with `responseTooLarge`, and nothing of it is kept. Downloads to disk and streamed bodies
         /// are not bounded by it (a call's own `maxResponseSize` still applies to them).
         /// - Important: The default protects the process from a server that sends more than it should (or

@@ -10,11 +10,11 @@
 /// ```swift
 /// let signing = SigningPlugin { request in
 ///     let timestamp = String(Int(Date().timeIntervalSince1970))
+///     let canonical = [request.method.rawValue, request.pathAndQuery, timestamp].joined(separator: "\n")
 ///     return [
 ///         "X-Timestamp": timestamp,
 ///         "X-Content-SHA256": try request.bodyDigest(),
-///         "X-Signature": SHA256.hex(Data([request.method.rawValue, request.pathAndQuery, timestamp, secret]
-///             .joined(separator: "\n").utf8)),
+///         "X-Signature": hmacSHA256Hex(canonical, key: secret),   // your HMAC (swift-crypto's HMAC<SHA256>)
 ///     ]
 /// }
 /// let manager = ServerAPIManager(transport: transport, plugins: [common, signing])   // signing last

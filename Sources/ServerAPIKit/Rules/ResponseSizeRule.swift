@@ -9,10 +9,10 @@
 /// that a server that sends bytes forever ends the call with `responseTooLarge` instead of taking the
 /// process's memory. A download to disk and a streamed body have no default limit: the disk, and the
 /// stream's own buffer with its backpressure, bound them. `Int64.max` asks for no limit at all.
-@_spi(Transport) public enum ResponseSizeRule {
+@usableFromInline package enum ResponseSizeRule {
     /// The largest body a request without a `maxResponseSize` of its own may hold in memory: 64 MiB
     /// (67,108,864 bytes). `ServerAPIManager.Configuration.maxResponseSize` starts from it.
-    public static let defaultMemoryLimit: Int64 = 64 << 20
+    @usableFromInline package static let defaultMemoryLimit: Int64 = 64 << 20
 
     /// The limit that applies to a request's body: its own `maxResponseSize`, else `defaultMemoryLimit`
     /// when the whole body is kept in memory, else none (a download, or a streamed body).
@@ -21,7 +21,7 @@
     ///   - streamed: Whether the body is handed over as a stream (`RequestPerforming.stream`).
     /// - Returns: The limit in bytes, or `nil` for none.
     @inlinable
-    public static func limit(for request: TransportRequest, streamed: Bool) -> Int64? {
+    package static func limit(for request: TransportRequest, streamed: Bool) -> Int64? {
         if let own = request.maxResponseSize { return own }
         return streamed || request.download != nil ? nil : defaultMemoryLimit
     }
@@ -70,7 +70,7 @@
     ///   - method: The method of the request it answers.
     ///   - limit: The request's `maxResponseSize`.
     /// - Returns: `responseTooLarge` when the announced body exceeds the limit, else `nil`.
-    public static func check(announced: Int64?, status: Int, method: HTTPMethod, limit: Int64?) -> ServerAPIError? {
+    package static func check(announced: Int64?, status: Int, method: HTTPMethod, limit: Int64?) -> ServerAPIError? {
         guard let limit, let announced, announced > limit, carriesBody(status: status, method: method) else {
             return nil
         }
@@ -84,7 +84,7 @@
     ///   - limit: The request's `maxResponseSize`.
     /// - Returns: `responseTooLarge` once `received` exceeds the limit, else `nil`.
     @inlinable
-    public static func check(received: Int64, status: Int, limit: Int64?) -> ServerAPIError? {
+    package static func check(received: Int64, status: Int, limit: Int64?) -> ServerAPIError? {
         // Runs for every piece of every body: two comparisons, the error only built when it fails.
         guard let limit, received > limit else { return nil }
         return .responseTooLarge(limit: limit, status: status)

@@ -9,15 +9,15 @@
 /// A caller meets it as `StreamedResponse.body` (beside its `lines` and `events` views); a transport
 /// returns it in a `TransportResponse` whose `ResponseBody` is `.stream`.
 ///
-/// A transport makes one with `makeStream(bufferSize:onResume:onTermination:)` and feeds it from its
-/// source's end; the caller reads it with `for try await chunk in body`. Between them sits a bounded
-/// buffer: when it holds `bufferSize` bytes, `Source.yield(_:)` answers `.pause` and the transport
-/// stops reading from the socket until the reader has taken half of it and `onResume` runs. Memory
-/// stays bounded whatever the body's size.
+/// This package's transports feed it as the body arrives; the caller reads it with
+/// `for try await chunk in body`. Between them sits a bounded buffer (the transport's `streamBufferSize`,
+/// `defaultBufferSize` unless set): when it is full, the transport stops reading from the socket until the
+/// reader has taken half of it. Memory stays bounded whatever the body's size. A transport of your own
+/// streams a body with `init(streaming:bufferSize:end:)`, or delivers one it already holds with
+/// `init(chunks:metrics:trailers:)`.
 ///
 /// The stream ends with `nil` after the last chunk, or throws a `ServerAPIError` (a dropped
-/// connection, a timeout, `cancelled`). It is cancelled — the transfer stops and `onTermination`
-/// runs — when:
+/// connection, a timeout, `cancelled`). It is cancelled — the transfer stops — when:
 /// - `cancel()` is called (the manager does so for `cancel(id:)`, `cancel(tag:)`, first, last, all);
 /// - the task reading it is cancelled while it waits for a chunk;
 /// - its reader goes away before the end: a `for try await` loop left early with `break`, `return` or
@@ -32,7 +32,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     public static let defaultBufferSize = 1 << 20
 
     /// What the reader wants after a chunk was handed over.
-    @_spi(Transport) public enum Demand: Sendable, Hashable {
+    package enum Demand: Sendable, Hashable {
         /// Keep reading.
         case more
         /// The buffer is full: stop reading until `onResume` runs.
@@ -60,7 +60,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     ///     before the source finished it; the transport tears the transfer down. Not called after
     ///     `finish`.
     /// - Returns: The stream, for the caller, and its source, for the transport.
-    @_spi(Transport) public static func makeStream(
+    package static func makeStream(
         bufferSize: Int = defaultBufferSize,
         onResume: @escaping @Sendable () -> Void = {},
         onTermination: @escaping @Sendable () -> Void = {}
@@ -80,6 +80,82 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
         let source = Source(storage: storage)
         for chunk in chunks { _ = source.yield(chunk) }
         source.finish(metrics: metrics, trailers: trailers)
+    }
+
+    /// A stream fed from `chunks` as they arrive: what a transport of your own that streams delivers.
+    ///
+    /// A task reads `chunks` only as far as the reader has room for (`bufferSize` bytes ahead); cancelling the
+    /// stream, or its reader leaving early, cancels that task. The body ends when `chunks` does, with the metrics
+    /// and trailers `end` gives then; an error `chunks` throws ends it with that error (a `ServerAPIError` as it
+    /// is, any other as `network`).
+    /// - Parameters:
+    ///   - chunks: The body's chunks, in order (empty chunks are skipped).
+    ///   - bufferSize: The bytes read ahead of the reader.
+    ///   - end: Called once `chunks` has ended, for what the transport measured and the trailer fields.
+    public convenience init<Chunks: AsyncSequence & Sendable>(
+        streaming chunks: Chunks, bufferSize: Int = defaultBufferSize,
+        end: @escaping @Sendable () -> (metrics: TransportMetrics?, trailers: HTTPHeaders) = { (nil, [:]) }
+    ) where Chunks.Element == Data {
+        // The task that reads `chunks`, the continuation it waits on while paused, whether the reader went away, and
+        // whether the reader resumed before the task began to wait.
+        let feeder = Locked<Feeder>(Feeder())
+        let storage = Storage(
+            bufferSize: bufferSize,
+            onResume: {
+                feeder.withLock { state in
+                    defer { state.resume = nil }
+                    if state.resume == nil { state.resumedEarly = true }
+                    return state.resume
+                }?.resume()
+            },
+            onTermination: {
+                let (task, resume) = feeder.withLock { state in
+                    state.stopped = true
+                    defer { state.resume = nil }
+                    return (state.task, state.resume)
+                }
+                task?.cancel()
+                resume?.resume()
+            })
+        self.init(storage: storage)
+        let source = Source(storage: storage)
+        let task = Task {
+            do {
+                for try await chunk in chunks where !chunk.isEmpty {
+                    switch source.yield(chunk) {
+                    case .more: continue
+                    case .stopped: return
+                    case .pause:
+                        await withCheckedContinuation { continuation in
+                            let resumeNow = feeder.withLock { state in
+                                guard !state.stopped, !state.resumedEarly else {
+                                    state.resumedEarly = false
+                                    return true
+                                }
+                                state.resume = continuation
+                                return false
+                            }
+                            if resumeNow { continuation.resume() }
+                        }
+                        if source.isTerminated { return }
+                    }
+                }
+                let (metrics, trailers) = end()
+                source.finish(metrics: metrics, trailers: trailers)
+            } catch {
+                guard !source.isTerminated else { return }
+                source.finish(throwing: ServerAPIError.wrap(error), metrics: nil)
+            }
+        }
+        feeder.withLock { $0.task = task }
+    }
+
+    /// The state of the task that feeds a stream made by `init(streaming:bufferSize:end:)`.
+    private struct Feeder: Sendable {
+        var task: Task<Void, Never>?
+        var resume: CheckedContinuation<Void, Never>?
+        var stopped = false
+        var resumedEarly = false
     }
 
     /// Ends the stream with `cancelled`: buffered chunks are dropped and the transfer stops.
@@ -131,20 +207,20 @@ extension ResponseBodyStream {
     /// The transport's end of a stream: hands over chunks as they arrive, then finishes it.
     ///
     /// Call it from one thread at a time (a transport's loop or delegate queue); the reader may be anywhere.
-    @_spi(Transport) public struct Source: Sendable {
+    package struct Source: Sendable {
         let storage: Storage
 
         /// Hands a chunk to the reader.
         /// - Returns: `.more` to keep reading, `.pause` to stop reading until `onResume` runs (the chunk
         ///   was kept), `.stopped` when the reader is gone (the chunk was dropped; end the transfer).
         @discardableResult
-        public func yield(_ chunk: Data) -> Demand { storage.yield(chunk) }
+        package func yield(_ chunk: Data) -> Demand { storage.yield(chunk) }
 
         /// Ends the body: the reader gets the buffered chunks and then the end.
         /// - Parameters:
         ///   - metrics: What the transport measured for the whole exchange.
         ///   - trailers: The trailer fields after the body, as `TrailerRule.received(_:)` gave them.
-        public func finish(metrics: TransportMetrics?, trailers: HTTPHeaders = [:]) {
+        package func finish(metrics: TransportMetrics?, trailers: HTTPHeaders = [:]) {
             storage.finish(.success(metrics), trailers: trailers)
         }
 
@@ -152,12 +228,12 @@ extension ResponseBodyStream {
         /// - Parameters:
         ///   - error: What went wrong.
         ///   - metrics: What the transport measured up to the failure.
-        public func finish(throwing error: ServerAPIError, metrics: TransportMetrics?) {
+        package func finish(throwing error: ServerAPIError, metrics: TransportMetrics?) {
             storage.finish(.failure(error), metrics: metrics)
         }
 
         /// Whether the reader is gone (cancelled, or left early): the transfer should stop.
-        public var isTerminated: Bool { storage.isTerminated }
+        package var isTerminated: Bool { storage.isTerminated }
     }
 
     /// Reads a body's chunks in order.

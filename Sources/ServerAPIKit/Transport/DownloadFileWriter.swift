@@ -36,9 +36,9 @@
 /// // on any error or cancellation: writer.abandon()
 /// ```
 /// - Important: Not thread-safe: one transfer owns one writer and calls it from one thread at a time.
-@_spi(Transport) public final class DownloadFileWriter {
+package final class DownloadFileWriter {
     /// Where the body of the current response goes.
-    public enum Disposition: Sendable, Hashable {
+    package enum Disposition: Sendable, Hashable {
         /// A 2xx body: written to the partial file (appended for a matching 206, from zero for a 200).
         case file
         /// A non-2xx body: kept in memory (bounded), the files untouched.
@@ -52,9 +52,9 @@
     }
 
     /// The download target.
-    public let target: DownloadTarget
+    package let target: DownloadTarget
     /// The largest error body kept in memory; bytes past it are dropped.
-    public let maxErrorBodySize: Int
+    package let maxErrorBodySize: Int
 
     private let requestID: RequestID
     private let url: URL
@@ -66,9 +66,9 @@
     private var restarted = false
 
     /// Bytes of the download now in the partial file (for a resume, including what was there before).
-    public private(set) var bytesOnDisk: Int64 = 0
+    package private(set) var bytesOnDisk: Int64 = 0
     /// The size of the whole file, when the server said it.
-    public private(set) var expectedTotal: Int64?
+    package private(set) var expectedTotal: Int64?
 
     /// Creates a writer for one transfer.
     /// - Parameters:
@@ -76,7 +76,7 @@
     ///   - requestID: The call's id, for errors.
     ///   - url: The request's URL, for errors.
     ///   - maxErrorBodySize: The most bytes of an error response kept in memory (1 MiB by default).
-    public init(target: DownloadTarget, requestID: RequestID, url: URL, maxErrorBodySize: Int = 1 << 20) {
+    package init(target: DownloadTarget, requestID: RequestID, url: URL, maxErrorBodySize: Int = 1 << 20) {
         self.target = target
         self.requestID = requestID
         self.url = url
@@ -86,7 +86,7 @@
     deinit { closeFile() }
 
     /// Download progress: bytes on disk out of the expected total.
-    public var progress: TransferProgress {
+    package var progress: TransferProgress {
         TransferProgress(direction: .download, completed: bytesOnDisk, total: expectedTotal)
     }
 
@@ -99,7 +99,7 @@
     /// - Parameter request: The request to send; its `Range` and `If-Range` headers are set or removed.
     /// - Returns: The offset the download resumes from (0 when not resuming).
     @discardableResult
-    public func prepare(_ request: inout TransportRequest) -> Int64 {
+    package func prepare(_ request: inout TransportRequest) -> Int64 {
         request.headers.remove(name: "Range")
         request.headers.remove(name: "If-Range")
         requestedOffset = nil
@@ -123,7 +123,7 @@
     /// - Returns: What to do with the body (see `Disposition`).
     /// - Throws: `fileSystem` when the partial file cannot be opened; `network` when the server
     ///   sends a partial response that was not asked for.
-    public func receiveHead(status: Int, headers: HTTPHeaders) throws(ServerAPIError) -> Disposition {
+    package func receiveHead(status: Int, headers: HTTPHeaders) throws(ServerAPIError) -> Disposition {
         closeFile()
         errorBody = Data()
         let decision = try decide(status: status, headers: headers)
@@ -167,7 +167,7 @@
     /// Writes the current response's body bytes where `receiveHead` decided.
     /// - Parameter bytes: The next bytes of the body.
     /// - Throws: `fileSystem` when writing fails (disk full, permissions).
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(ServerAPIError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(ServerAPIError) {
         guard !bytes.isEmpty else { return }
         switch disposition {
         case .file:
@@ -183,7 +183,7 @@
     /// Writes the current response's body bytes where `receiveHead` decided.
     /// - Parameter data: The next bytes of the body.
     /// - Throws: `fileSystem` when writing fails (disk full, permissions).
-    public func write(_ data: Data) throws(ServerAPIError) {
+    package func write(_ data: Data) throws(ServerAPIError) {
         var failure: ServerAPIError?
         data.withUnsafeBytes { buffer in
             do throws(ServerAPIError) { try write(buffer) } catch { failure = error }
@@ -198,7 +198,7 @@
     /// - Throws: `fileSystem` when the file cannot be moved; `network` when the body ended
     ///   before the length the server announced (the partial file is kept for a resume) or no
     ///   response head was received.
-    public func finish() throws(ServerAPIError) -> ResponseBody {
+    package func finish() throws(ServerAPIError) -> ResponseBody {
         switch disposition {
         case .memory:
             return .data(errorBody)
@@ -222,7 +222,7 @@
 
     /// Ends a failed or cancelled transfer: closes the partial file and keeps it, with its
     /// validator, for a later resume. The destination is not touched.
-    public func abandon() {
+    package func abandon() {
         closeFile()
         disposition = nil
         errorBody = Data()

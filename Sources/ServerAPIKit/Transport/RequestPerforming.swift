@@ -10,21 +10,22 @@
 /// `CurlTransport` and `MockTransport` conform; the app picks one when it composes its
 /// `ServerAPIManager`.
 ///
-/// To write a conformer, `@_spi(Transport) import ServerAPIKit`: the helpers every transport shares
-/// (`validateForSending`, `ResponseSizeRule`, `DownloadFileWriter`, `ResponseBodyStream.makeStream` and its
-/// `Source`) are public to that SPI only, so that an app's code completion never offers them.
-/// - Check the request with `request.validateForSending(defaultStallTimeout:)` before sending.
+/// To write a conformer (the helpers this package's transports share for these rules are `package`, not
+/// public: a conformer of your own applies the rules itself):
+/// - Before sending anything, refuse with `invalidRequest` a URL that is not `http`/`https` with a host, a
+///   method that is not an HTTP token, a timeout that is not positive, and header names or values that are
+///   not valid HTTP (a line break in one would inject a header).
 /// - Send `request.method` to `request.url` with exactly `request.headers` and the bytes of
 ///   `request.body`: `BodySource.segments` in order, each `.file` segment streamed from disk (never
 ///   read a whole file into memory), and a `.stream` body read once with
 ///   `RequestBodyStream.makeChunks()`. Add `Content-Length` from `BodySource.contentLength()` when the
 ///   headers have none.
-/// - Enforce `timeout`, `connectTimeout`, the size limit and `redirects`. The size limit is
-///   `ResponseSizeRule.limit(for:streamed:)`: the request's `maxResponseSize`, else 64 MiB for a body
-///   kept in memory; `ResponseSizeRule.check(announced:status:method:limit:)` and
-///   `check(received:status:limit:)` give the error to throw.
-/// - With a `download` target, write the body to disk as it arrives through a `DownloadFileWriter`,
-///   which gives every transport the same resume, 404 and 416 semantics.
+/// - Enforce `timeout`, `connectTimeout`, the size limit and `redirects`. The size limit is the request's
+///   `maxResponseSize`, else 64 MiB for a body kept in memory (none for a download or a streamed body); a
+///   body that announces or delivers more ends with `responseTooLarge`.
+/// - With a `download` target, write the body to disk as it arrives, as `DownloadTarget` says: into its
+///   partial file, moved onto the destination once complete, an error response kept in memory, a partial
+///   file resumed with `Range`.
 /// - Report progress through `request.progress`, from any thread, never after returning.
 /// - Honour cancellation promptly: tear the connection down and throw `ServerAPIError` of kind
 ///   `cancelled`, including when cancellation came before the transfer started. Wrap the wait in
@@ -34,11 +35,11 @@
 ///   only honours task cancellation keeps working: the manager then runs each `perform` in a task of its
 ///   own, which cancelling the call cancels.
 /// - Throw only `ServerAPIError`, with the kind that says what went wrong.
-/// - To stream, implement `stream(_:)`: return as soon as the response head has arrived, with the body
-///   as a `ResponseBodyStream` fed from the transfer (`ResponseBodyStream.makeStream`). Stop reading from
-///   the socket when its source answers `.pause` until `onResume` runs; end the transfer when it answers
-///   `.stopped` or `onTermination` runs. Without it, the default sends the request with `perform` and
-///   delivers the whole body as one chunk.
+/// - `stream(_:)` has a default: it sends the request with `perform` and delivers the whole body as one
+///   chunk (`ResponseBodyStream(chunks:metrics:trailers:)`). To stream, implement it to return as soon as the
+///   response head has arrived, with the body as `ResponseBodyStream(streaming:bufferSize:end:)` over the
+///   transfer's chunks: they are read only as far as the caller has room for, and the sequence's task is
+///   cancelled when the caller cancels or leaves.
 ///
 /// A test double conforms the same way: see `MockTransport` in `ServerAPITesting`.
 public protocol RequestPerforming: Sendable {

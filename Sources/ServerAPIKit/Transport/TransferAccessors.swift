@@ -31,7 +31,7 @@ extension ServerAPI {
 
     /// The largest response body accepted, in bytes; `nil` for the default of a body held in memory (64 MiB,
     /// or the manager's `Configuration.maxResponseSize`) and none for a download or a stream; `Int64.max`
-    /// for no limit. See `ResponseSizeRule.limit(for:streamed:)`.
+    /// for no limit.
     public var maxResponseSize: Int64? {
         get { transfer.maxResponseSize }
         set { transfer.maxResponseSize = newValue }

@@ -43,7 +43,7 @@ extension TransportRequest {
     /// (or changed since), and for a prepared one only the transport's own default stall limit.
     /// - Parameter defaultStallTimeout: The transport's stall limit for requests that set none.
     /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong.
-    @_spi(Transport) public func validateForSending(defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {
+    package func validateForSending(defaultStallTimeout: StallTimeout?) throws(ServerAPIError) {
         guard isPrepared else { return try validate(stallTimeout: stallTimeout ?? defaultStallTimeout) }
         if stallTimeout == nil, let defaultStallTimeout, !defaultStallTimeout.isValid {
             throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(defaultStallTimeout)")

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import ServerAPIKit
+import ServerAPIKit
 import ServerAPITestSupport
 import ServerAPITesting
 import Synchronization

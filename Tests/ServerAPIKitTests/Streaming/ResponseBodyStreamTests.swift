@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import ServerAPIKit
+import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
@@ -173,5 +173,69 @@ struct ResponseBodyStreamTests {
         #expect(count == total * 97)
         #expect(sum == (0..<total).reduce(0) { $0 + ($1 % 251) * 97 })
         #expect(pauses > 0)
+    }
+
+    /// An endless body of one-byte chunks that counts what was pulled from it and fires `ended` when its iterator
+    /// goes away (the task reading it has stopped).
+    private struct Endless: AsyncSequence, Sendable {
+        let pulled: EventCounter
+        let ended: EventCounter
+        final class Lifetime: Sendable {
+            let ended: EventCounter
+            init(_ ended: EventCounter) { self.ended = ended }
+            deinit { ended.fire() }
+        }
+        struct AsyncIterator: AsyncIteratorProtocol {
+            let pulled: EventCounter
+            let lifetime: Lifetime
+            mutating func next() async throws -> Data? {
+                pulled.fire()
+                return Data([0x61])
+            }
+        }
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(pulled: pulled, lifetime: Lifetime(ended)) }
+    }
+
+    @Test("a stream fed from an async sequence: chunks in order, then the end's metrics and trailers")
+    func streamingSequence() async throws {
+        let (chunks, writer) = AsyncStream<Data>.makeStream()
+        let stream = ResponseBodyStream(streaming: chunks) {
+            (TransportMetrics(transport: "own", bytesReceived: 6), ["X-Checksum": "abc"])
+        }
+        writer.yield(bytes("one,"))
+        writer.yield(Data())
+        writer.yield(bytes("two"))
+        writer.finish()
+        #expect(String(decoding: try await stream.collect(upTo: 100), as: UTF8.self) == "one,two")
+        #expect(stream.metrics?.transport == "own")
+        #expect(stream.trailers["X-Checksum"] == "abc")
+    }
+
+    @Test("a stream fed from an async sequence reads no further than its buffer, and cancelling it stops the reading")
+    func streamingSequenceBounded() async throws {
+        let pulled = EventCounter()
+        let ended = EventCounter()
+        let stream = ResponseBodyStream(streaming: Endless(pulled: pulled, ended: ended), bufferSize: 8)
+        var iterator = stream.makeAsyncIterator()
+        for _ in 0..<20 { #expect(try await iterator.next() == Data([0x61])) }
+        stream.cancel()
+        await ended.wait(for: 1)
+        // What the reader took, the buffer, and the chunk that filled it: never the endless rest.
+        #expect(pulled.count <= 20 + 8 + 1, "pulled \(pulled.count)")
+        await #expect(throws: ServerAPIError.self) { _ = try await iterator.next() }
+    }
+
+    @Test("an error the sequence throws ends the stream with it, as network when it is not a ServerAPIError")
+    func streamingSequenceFails() async throws {
+        struct Broken: Error {}
+        let (chunks, writer) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let stream = ResponseBodyStream(streaming: chunks)
+        writer.yield(bytes("part"))
+        writer.finish(throwing: Broken())
+        var iterator = stream.makeAsyncIterator()
+        #expect(try await iterator.next() == bytes("part"))
+        let error = await #expect(throws: ServerAPIError.self) { _ = try await iterator.next() }
+        #expect(error?.kind == .network)
+        #expect(error?.underlying is Broken)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-@_spi(Transport) @testable import ServerAPIKit
+@testable import ServerAPIKit
 
 #if canImport(Glibc)
     import Glibc

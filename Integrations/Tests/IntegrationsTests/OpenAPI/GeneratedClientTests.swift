@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
-@_spi(Transport) import ServerAPIKit
+import ServerAPIKit
 import ServerAPIOpenAPI
 import Synchronization
 import Testing
