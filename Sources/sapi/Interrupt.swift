@@ -28,22 +28,18 @@ enum Interrupt {
         }
         readEnd = ends[0]
         writeEnd = ends[1]
+        let handler: @convention(c) (Int32) -> Void = { _ in
+            let saved = errno
+            var byte: UInt8 = 1
+            // A full pipe already holds an interrupt nobody has read: this one adds nothing.
+            _ = write(Interrupt.writeEnd, &byte, 1)
+            errno = saved
+        }
         var action = sigaction()
         #if os(Linux)
-            action.__sigaction_handler.sa_handler = { _ in
-                let saved = errno
-                var byte: UInt8 = 1
-                // A full pipe already holds an interrupt nobody has read: this one adds nothing.
-                _ = write(Interrupt.writeEnd, &byte, 1)
-                errno = saved
-            }
+            action.__sigaction_handler.sa_handler = handler
         #else
-            action.__sigaction_u.__sa_handler = { _ in
-                let saved = errno
-                var byte: UInt8 = 1
-                _ = write(Interrupt.writeEnd, &byte, 1)
-                errno = saved
-            }
+            action.__sigaction_u.__sa_handler = handler
         #endif
         action.sa_flags = SA_RESTART
         sigemptyset(&action.sa_mask)

@@ -164,6 +164,17 @@ async def read_head(reader):
             return status, fields
 
 
+async def exactly(reader, size, failure):
+    """`size` bytes of the origin's body as they arrive; UpstreamFailed(failure) if it closes first."""
+    left = size
+    while left:
+        data = await reader.read(min(left, 65536))
+        if not data:
+            raise UpstreamFailed(failure)
+        left -= len(data)
+        yield data
+
+
 async def body_chunks(reader, method, status, fields, trailers):
     """The origin's body as it arrives: by its length, chunked (its trailer fields appended to `trailers`), or up to
     the close."""
@@ -183,21 +194,11 @@ async def body_chunks(reader, method, status, fields, trailers):
                         return
                     name, _, value = line.partition(":")
                     trailers.append((name.strip().lower(), value.strip()))
-            left = size
-            while left:
-                data = await reader.read(min(left, 65536))
-                if not data:
-                    raise UpstreamFailed("the origin closed inside a chunk")
-                left -= len(data)
+            async for data in exactly(reader, size, "the origin closed inside a chunk"):
                 yield data
             await reader.readline()
     elif "content-length" in names:
-        left = int(names["content-length"])
-        while left:
-            data = await reader.read(min(left, 65536))
-            if not data:
-                raise UpstreamFailed("the origin closed before its length")
-            left -= len(data)
+        async for data in exactly(reader, int(names["content-length"]), "the origin closed before its length"):
             yield data
     else:
         while True:
