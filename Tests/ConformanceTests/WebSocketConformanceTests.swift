@@ -342,7 +342,8 @@ struct WebSocketConformanceTests {
         #expect(messages.isEmpty)
         #expect(error?.kind == .network)
         #expect(error?.message.contains("1007") == true)
-        #expect(try await Self.report(manager, key).hasPrefix("1007 "))
+        let report = try await Self.report(manager, key)
+        #expect(report.hasPrefix("1007 "), "the peer received: \(report)")
     }
 
     @Test(
@@ -358,7 +359,8 @@ struct WebSocketConformanceTests {
         #expect(error?.kind == .network)
         #expect(error?.message.contains("1007") == true, "\(String(describing: error))")
         // The peer never ends the message: a client that waited for its end would have had the connection dropped.
-        #expect(try await Self.report(manager, key).hasPrefix("1007 "))
+        let report = try await Self.report(manager, key)
+        #expect(report.hasPrefix("1007 "), "the peer received: \(report)")
     }
 
     @Test("a message in 65,536 frames of 64 bytes arrives whole, and echoes back", arguments: Peer.allCases)
@@ -391,7 +393,8 @@ struct WebSocketConformanceTests {
         let (messages, error) = await socket.collectMessages()
         #expect(messages.isEmpty)
         #expect(error?.kind == .responseTooLarge)
-        #expect(try await Self.report(manager, key).hasPrefix("1009 "))
+        let report = try await Self.report(manager, key)
+        #expect(report.hasPrefix("1009 "), "the peer received: \(report)")
     }
 
     @Test(
