@@ -218,7 +218,6 @@ class H3Proxy(QuicConnectionProtocol):
         self.http = None
         self.streams = {}  # stream id -> asyncio.Queue of request body pieces (None: the end)
         self.tasks = {}  # stream id -> the task relaying it
-        self.has_body = {}  # stream id -> whether a body follows the request's head
 
     def quic_event_received(self, event: QuicEvent):
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
@@ -244,10 +243,10 @@ class H3Proxy(QuicConnectionProtocol):
         elif isinstance(event, HeadersReceived):
             body = asyncio.Queue()
             self.streams[event.stream_id] = body
-            self.has_body[event.stream_id] = not event.stream_ended
             if event.stream_ended:
                 body.put_nowait(None)
-            self.tasks[event.stream_id] = asyncio.ensure_future(self.relay(event.stream_id, event.headers, body))
+            self.tasks[event.stream_id] = asyncio.ensure_future(
+                self.relay(event.stream_id, event.headers, body, has_body=not event.stream_ended))
         elif isinstance(event, DataReceived) and event.stream_id in self.streams:
             body = self.streams[event.stream_id]
             if event.data:
@@ -264,7 +263,7 @@ class H3Proxy(QuicConnectionProtocol):
                 return
             await asyncio.sleep(0.005)
 
-    async def relay(self, stream_id, request_fields, body):
+    async def relay(self, stream_id, request_fields, body, has_body):
         writer = sending = None
         head_sent = False
         try:
@@ -277,7 +276,7 @@ class H3Proxy(QuicConnectionProtocol):
             lines = [f"{method} {target} HTTP/1.1", f"host: {pseudo.get(':authority', '')}", "connection: close"]
             lines += [f"{name}: {value}" for name, value in headers]
             # The head goes at once, before any body: an origin may answer first (and wait for nothing).
-            chunked = self.has_body.pop(stream_id, False) and not has_length
+            chunked = has_body and not has_length
             if chunked:
                 lines.append("transfer-encoding: chunked")
             writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
@@ -342,7 +341,6 @@ class H3Proxy(QuicConnectionProtocol):
                 self.transmit()
         finally:
             self.streams.pop(stream_id, None)
-            self.has_body.pop(stream_id, None)
             self.tasks.pop(stream_id, None)
             if sending is not None:
                 sending.cancel()
