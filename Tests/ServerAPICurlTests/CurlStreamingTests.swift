@@ -20,6 +20,38 @@ private func body(of response: TransportResponse) throws -> ResponseBodyStream {
     return stream
 }
 
+/// Runs `body` with time bounds scaled by 1, then 2, then 4: for a case whose check needs the response head within a
+/// bound of a second or so (a timeout, a stall limit). On a machine too busy to give it that, the call rightly ends
+/// before its head with `timedOut`, which says nothing of what the case checks; the case then runs again with bounds
+/// twice as long, and says so. Any other outcome, and a `timedOut` head at the last scale, is the case's result.
+private func withScaledBounds(_ body: (_ scale: Int) async throws -> Void) async throws {
+    var scale = 1
+    while true {
+        do {
+            return try await body(scale)
+        } catch let error as HeadTooLate where scale < 4 {
+            print("the head came after the bound (\(error.error)); again with bounds \(scale * 2) times as long")
+            scale *= 2
+        } catch let error as HeadTooLate {
+            throw error.error
+        }
+    }
+}
+
+/// A call that ended with `timedOut` before its head came (see `withScaledBounds`).
+private struct HeadTooLate: Error {
+    let error: ServerAPIError
+}
+
+/// The streamed response to `request`, with a `timedOut` failure before the head thrown as `HeadTooLate`.
+private func streamedHead(_ transport: CurlTransport, _ request: TransportRequest) async throws -> TransportResponse {
+    do {
+        return try await transport.stream(request)
+    } catch let error as ServerAPIError where error.kind == .timedOut {
+        throw HeadTooLate(error: error)
+    }
+}
+
 /// `count` chunks of `size` bytes made as they are asked for (each byte is its chunk's index), with an
 /// error instead of chunk `failAt`.
 private struct GeneratedChunks: AsyncSequence, Sendable {
@@ -194,12 +226,16 @@ struct CurlStreamingTests {
 
     @Test("a streamed call's timeout bounds the head only, not a body that keeps moving", .timeLimit(.minutes(1)))
     func timeoutBoundsHeadOnly() async throws {
-        let transport = CurlTransport()
-        let response = try await transport.stream(
-            TransportRequest(
-                url: try TestServers.fixture("/drip?size=8&interval_ms=300&chunk=1"), timeout: .seconds(1)))
-        let data = try await body(of: response).collect(upTo: 1 << 20)
-        #expect(data.count == 8)
+        try await withScaledBounds { scale in
+            // Eight bytes 300 ms apart: the body takes 2.4 times the timeout.
+            let response = try await streamedHead(
+                CurlTransport(),
+                TransportRequest(
+                    url: try TestServers.fixture("/drip?size=8&interval_ms=\(300 * scale)&chunk=1"),
+                    timeout: .seconds(scale)))
+            let data = try await body(of: response).collect(upTo: 1 << 20)
+            #expect(data.count == 8)
+        }
     }
 
     @Test("a head that does not come within the timeout fails the call", .timeLimit(.minutes(1)))
@@ -235,13 +271,16 @@ struct CurlStreamingTests {
 
     @Test("a stall timeout ends a body that stops arriving", .timeLimit(.minutes(1)))
     func stall() async throws {
-        let response = try await CurlTransport().stream(
-            TransportRequest(
-                url: try TestServers.fixture("/hang-body?size=1000000&after=1000"),
-                stallTimeout: StallTimeout(bytesPerSecond: 100, duration: .seconds(1))))
-        let error = await expectError { try await body(of: response).collect(upTo: 10 << 20) }
-        #expect(error?.kind == .timedOut)
-        #expect(error?.isStalled == true)
+        try await withScaledBounds { scale in
+            let response = try await streamedHead(
+                CurlTransport(),
+                TransportRequest(
+                    url: try TestServers.fixture("/hang-body?size=1000000&after=1000"),
+                    stallTimeout: StallTimeout(bytesPerSecond: 100, duration: .seconds(scale))))
+            let error = await expectError { try await body(of: response).collect(upTo: 10 << 20) }
+            #expect(error?.kind == .timedOut)
+            #expect(error?.isStalled == true)
+        }
     }
 
     @Test("1xx and redirect heads are not delivered: the final head is", .timeLimit(.minutes(1)))
