@@ -183,24 +183,13 @@ else
         background autobahn-server scripts/autobahn.sh start
     fi
     step swift test --skip-build "${RELEASE_BUILD[@]}" --skip ConformanceTests
-    # The conformance suite on each libcurl a user links: what a transfer can do is decided by the library loaded at
-    # run time (CurlTransport.libcurlVersion). Here the system's (Debian 12: OpenSSL, 7.88); above, instrumented, the
-    # second (OpenSSL, 8.14); below, the third (GnuTLS, 8.14, with HTTP/3). Not on Debian 12, only the first; under CI
-    # that is a failure.
-    SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
-        step swift test --skip-build "${RELEASE_BUILD[@]}" --filter ConformanceTests --skip LargeTransferTests \
-        --skip RealTransportCachingConformanceTests --no-parallel
-    # The caching cases through the real transports, after it and not beside it: their bounds are on the real clock
-    # (max-age=2 and the like), and beside the conformance run many crossed them at once (about 16 s alone).
-    step "$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)/ServerAPIKitPackageTests.xctest" \
-        --testing-library swift-testing --filter RealTransportCachingConformanceTests
-    # The 200 MB transfers measure this process's memory: alone.
-    step swift test --skip-build "${RELEASE_BUILD[@]}" --filter LargeTransferTests
-    # Autobahn|Testsuite's cases (below) run meanwhile, at the lowest priority.
-    if [ -n "$autobahn" ]; then
-        finish autobahn-server
-        background autobahn-client bash -c 'scripts/autobahn.sh client --no-build --quiet && scripts/autobahn.sh report'
-    fi
+    # From here on two chains run side by side, both mostly waiting on servers: the passes on the system's libcurl in
+    # the foreground, and the pass on the third libcurl in the background, which relinks .build/release's test binary
+    # in place. The foreground runs a copy of the binary as it is now, directly: a `swift test` holds .build while it
+    # runs, so the foreground calls no `swift` until the background pass has ended.
+    release_bin=$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)
+    cp "$release_bin/ServerAPIKitPackageTests.xctest" "$release_bin/ServerAPIKitPackageTests-system-libcurl.xctest"
+    system_libcurl_tests=("$release_bin/ServerAPIKitPackageTests-system-libcurl.xctest" --testing-library swift-testing)
     # The third libcurl: bookworm-backports' GnuTLS flavour 8.14.1, built with ngtcp2 and nghttp3
     # (scripts/libcurl-gnutls.sh unpacks it). The flavours share their headers, so the release test binary is only
     # relinked against it (about a minute; it recompiles SapiTests, which tests the relinked `sapi`); the URLSession
@@ -209,24 +198,47 @@ else
     # conformance suite runs on it over HTTP/2 (TLS over TCP on GnuTLS) and over HTTP/3 (the `curlHTTP3` kind, through
     # the HTTP/3 peer's fronts for httpbin and the fixture), with the transport's own suites and the HTTP/3 cases
     # (SAPI_EXPECT_HTTP3=1: a libcurl without HTTP/3 fails them); HTTP/1.1 in clear is the OpenSSL passes' (the same
-    # code on either flavour). Then `sapi` end to end over HTTP/3 (scripts/http3-check.sh). Exit 3: not Debian 12.
+    # code on either flavour). Then `sapi` end to end over HTTP/3 (scripts/http3-check.sh). At normal priority: it is
+    # a test pass with timings of its own, not a build. Exit 3: not Debian 12.
     gnutls_status=0
     gnutls_env=$(scripts/libcurl-gnutls.sh) || gnutls_status=$?
     case "$gnutls_status" in
         0)
-            (
-                eval "$gnutls_env"
-                step swift build "${RELEASE_BUILD[@]}" --product ServerAPIKitPackageTests
-                SAPI_EXPECT_HTTP3=1 SAPI_EXPECTED_LIBCURL=8.14 SAPI_CONFORMANCE_KINDS=curlHTTP2,curlHTTP3 \
-                    step swift test --skip-build "${RELEASE_BUILD[@]}" \
-                    --filter 'ConformanceTests|ServerAPICurlTests' --skip LargeTransferTests \
-                    --skip RealTransportCachingConformanceTests --skip URLSession --no-parallel
-            )
-            step scripts/http3-check.sh
+            SAPI_GNUTLS_ENV="$gnutls_env" start_background gnutls-pass 0 bash -c '
+                set -euo pipefail
+                source scripts/build-flags.sh
+                (
+                    eval "$SAPI_GNUTLS_ENV"
+                    swift build "${RELEASE_BUILD[@]}" --product ServerAPIKitPackageTests
+                    SAPI_EXPECT_HTTP3=1 SAPI_EXPECTED_LIBCURL=8.14 SAPI_CONFORMANCE_KINDS=curlHTTP2,curlHTTP3 \
+                        swift test --skip-build "${RELEASE_BUILD[@]}" \
+                        --filter "ConformanceTests|ServerAPICurlTests" --skip LargeTransferTests \
+                        --skip RealTransportCachingConformanceTests --skip URLSession --no-parallel
+                )
+                scripts/http3-check.sh'
             ;;
         3) skipped "the conformance run on libcurl's GnuTLS flavour (HTTP/3): not Debian 12 (scripts/libcurl-gnutls.sh)" ;;
         *) exit "$gnutls_status" ;;
     esac
+    # The conformance suite on each libcurl a user links: what a transfer can do is decided by the library loaded at
+    # run time (CurlTransport.libcurlVersion). Here the system's (Debian 12: OpenSSL, 7.88); above, instrumented, the
+    # second (OpenSSL, 8.14); beside it, the third (GnuTLS, 8.14, with HTTP/3). Not on Debian 12, only the first;
+    # under CI that is a failure.
+    SAPI_EXPECTED_LIBCURL=$(pkg-config --modversion libcurl) \
+        step "${system_libcurl_tests[@]}" --filter ConformanceTests --skip LargeTransferTests \
+        --skip RealTransportCachingConformanceTests --no-parallel
+    # The 200 MB transfers measure this process's memory: alone in it.
+    step "${system_libcurl_tests[@]}" --filter LargeTransferTests
+    # Autobahn|Testsuite's cases (below) run meanwhile, at the lowest priority.
+    if [ -n "$autobahn" ]; then
+        finish autobahn-server
+        background autobahn-client bash -c 'scripts/autobahn.sh client --no-build --quiet && scripts/autobahn.sh report'
+    fi
+    [ "$gnutls_status" != 0 ] || finish gnutls-pass
+    # The caching cases through the real transports, after the conformance runs and not beside them: their bounds are
+    # on the real clock (max-age=2 and the like), and beside a conformance run many crossed them at once (about 16 s
+    # alone).
+    step "${system_libcurl_tests[@]}" --filter RealTransportCachingConformanceTests
     [ "$backports_status" = 0 ] ||
         skipped "the conformance run on a second libcurl: not Debian 12 (scripts/libcurl-backports.sh)"
     # A short soak and chaos round on each backend (scripts/soak.sh), with the servers still up.
