@@ -466,8 +466,10 @@ struct PeerConformanceTests {
     /// How long a speak call may go without its response's end before it is cancelled. Where the end never comes
     /// while the upload is open (HTTP/2 with libcurl before 8.9, the known issue below), the bound is short and not
     /// scaled: waiting longer, under ThreadSanitizer ten times longer, would only prove the same hang more slowly.
+    /// Elsewhere it only keeps a hang from stopping the suite, and costs nothing when the end comes: a thousand round
+    /// trips through the HTTP/3 front (two Python processes) took over 5 s on a machine busy with builds.
     static func speakLimit(_ kind: TransportKind) -> Duration {
-        responseFirstLimits[kind] != nil ? .seconds(2) : TestTiming.bound(.seconds(5))
+        responseFirstLimits[kind] != nil ? .seconds(2) : TestTiming.bound(.seconds(60))
     }
 
     @Test(
