@@ -374,7 +374,13 @@ public final class WebSocket: Sendable {
     /// Reads one connection's frames until it ends, and acts on what the assembler makes of them.
     private func read(_ link: Link) async -> LinkEnd {
         await withTaskExecutorPreference(link.connection.receiveExecutor) {
-            await readFrames(link.connection, deflate: link.deflate)
+            let end = await readFrames(link.connection, deflate: link.deflate)
+            // A failure that ends the socket ends it here, on the connection's executor: its close frame goes out
+            // without waiting for a thread of the global executor, which may be busy (`read()` finds it ended).
+            if case .failed(let error, let code, let retryable) = end, reconnector == nil || !retryable {
+                finish(error, closing: code)
+            }
+            return end
         }
     }
 
@@ -594,7 +600,9 @@ public final class WebSocket: Sendable {
         if taken.linkOpen {
             let connection = taken.link.connection
             if let code, taken.wasOpen {
-                Task {
+                // On the connection's executor, as its reader: the close frame goes out without waiting for a
+                // thread of the global executor, which may be busy.
+                Task(executorPreference: connection.receiveExecutor) {
                     try? await connection.send(.close(code))
                     connection.close()
                 }
