@@ -20,8 +20,8 @@
 # added or damaged a message fails (and so does one stuck for a minute past its time), it gives no number.
 # Reported: messages/s, the client process's CPU µs per message (getrusage user + system over the measured seconds),
 # its peak RSS, its RSS per connection at 100 connections, the server's CPU µs per message, and ServerAPIKit ÷
-# websocket-kit per row. The ServerAPIKit client needs libcurl 8.11+: it runs on bookworm-backports' 8.14
-# (scripts/libcurl-backports.sh); both clients run with the same LD_LIBRARY_PATH. Prints a table; writes
+# websocket-kit per row. The ServerAPIKit client runs on bookworm-backports' libcurl 8.14
+# (scripts/libcurl-backports.sh), as CI's WebSocket runs do; both clients run with the same LD_LIBRARY_PATH. Prints a table; writes
 # Benchmarks/results/bench-websocket.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,7 +77,7 @@ touch Package.swift Benchmarks/Package.swift
 swift build -c release --package-path Benchmarks --product serverapi-websocket-bench >&2
 BIN="$(swift build -c release --package-path Benchmarks --show-bin-path)"
 BENCH="$BIN/serverapi-websocket-bench"
-# libcurl 8.14 for ServerAPIKit's client (Debian 12's 7.88 has no WebSockets).
+# libcurl 8.14 for ServerAPIKit's client (7.88 works too; 8.14 is the one the figures are compared on).
 LIBCURL_DIR=$(scripts/libcurl-backports.sh)
 export LD_LIBRARY_PATH="$LIBCURL_DIR"
 
@@ -159,9 +159,9 @@ COMPONENTS = [
     ("core: WebSocketMessageAssembler", "WebSocketMessageAssembler"),
     ("core: WebSocketInbox (push, next)", "WebSocketInbox"),
     ("core: WebSocket (read loop, send)", "ServerAPIKit9WebSocketC"),
-    ("curl backend: CurlWebSocketSession (send, receive, deliver: locks, queues, continuations)", "CurlWebSocketSession"),
-    ("curl backend: CurlWebSocketDriver (thread loop, callbacks)", "CurlWebSocketDriver"),
-    ("curl backend: libcurl callbacks", "curlWebSocket"),
+    ("curl backend: CurlWebSocket.Wire (the loop's reads and writes)", "CurlWebSocketC4Wire"),
+    ("curl backend: CurlWebSocket (send, receive, deliver: locks, queues, continuations)", "CurlWebSocket"),
+    ("curl backend: the loop (CurlLoopRunner)", "CurlLoopRunner"),
     ("benchmark harness", "serverapi_websocket_bench"),
 ]
 def kind(frames):

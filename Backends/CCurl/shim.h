@@ -120,52 +120,8 @@ static inline curl_socket_t ccurl_socket_timeout(void) { return CURL_SOCKET_TIME
 static inline unsigned long ccurl_auth_digest(void) { return CURLAUTH_DIGEST; }
 
 // MARK: WebSockets
-//
-// libcurl's WebSocket API (official from 8.11) in raw mode (CURLWS_RAW_MODE: libcurl does the handshake, then hands
-// the connection's bytes to the write callback and sends ours as they are; the framing is the core's). The package
-// builds against headers that may predate it (Debian 12's 7.88 declares none of it), so the option is spelled out
-// here and curl_ws_send is found at run time: the library loaded may be newer than the headers.
 
-#include <dlfcn.h>
-
-/// CURLOPT_WS_OPTIONS (CURLOPTTYPE_LONG + 320) set to CURLWS_RAW_MODE (1 << 0).
-static inline CURLcode ccurl_easy_setopt_ws_raw_mode(CURL *handle) {
-    return curl_easy_setopt(handle, (CURLoption)(CURLOPTTYPE_LONG + 320), (long)(1 << 0));
-}
-
-/// curl_ws_send's signature (8.11): handle, buffer, length, bytes sent, fragment size, flags.
-typedef CURLcode (*ccurl_ws_send_function)(CURL *handle, const void *buffer, size_t length, size_t *sent,
-                                           curl_off_t fragsize, unsigned int flags);
-
-/// curl_ws_send in the libcurl this module calls, or NULL when it has none.
-static inline ccurl_ws_send_function ccurl_ws_send_symbol(void) {
-    // A process may load two libcurls, each taking only its own handles: a build against the GnuTLS flavour
-    // (libcurl-gnutls.so.4) beside FoundationNetworking's OpenSSL one (libcurl.so.4). The one whose curl_easy_init is
-    // the one this module calls is ours.
-    static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4"};
-    for (unsigned index = 0; index < sizeof(names) / sizeof(names[0]); index++) {
-        void *library = dlopen(names[index], RTLD_LAZY | RTLD_NOLOAD);
-        if (!library) continue;
-        int ours = dlsym(library, "curl_easy_init") == (void *)curl_easy_init;
-        void *send = ours ? dlsym(library, "curl_ws_send") : NULL;
-        // Loaded already (RTLD_NOLOAD): closing drops only this reference, and the address stays valid.
-        dlclose(library);
-        if (ours) return (ccurl_ws_send_function)send;
-    }
-    // Elsewhere (macOS, another name): the process's global symbols (RTLD_DEFAULT needs _GNU_SOURCE on glibc; a
-    // handle to the main program does not).
-    void *process = dlopen(NULL, RTLD_LAZY);
-    if (!process) return NULL;
-    return (ccurl_ws_send_function)dlsym(process, "curl_ws_send");
-}
-
-/// Sends raw bytes (raw mode takes no fragment size and no flags).
-static inline CURLcode ccurl_ws_send_raw(ccurl_ws_send_function send, CURL *handle, const void *buffer,
-                                         size_t length, size_t *sent) {
-    return send(handle, buffer, length, sent, 0, 0);
-}
-
-/// CURLINFO_ACTIVESOCKET: the connection's socket, for waiting until it can take more bytes.
+/// CURLINFO_ACTIVESOCKET: the socket of a connect-only handle's connection, for the loop to watch.
 static inline curl_socket_t ccurl_active_socket(CURL *handle) {
     curl_socket_t socket = CURL_SOCKET_BAD;
     if (curl_easy_getinfo(handle, CURLINFO_ACTIVESOCKET, &socket) != CURLE_OK) return CURL_SOCKET_BAD;

@@ -12,6 +12,8 @@ struct CurlJob: Sendable {
     let continuation: CurlContinuation
     /// For `CurlTransport.stream`: how the body is streamed; `nil` for `perform`.
     var streaming: CurlStreaming? = nil
+    /// For `CurlTransport.webSocket`: the socket the handshake opens; the continuation takes the handshake's answer.
+    var webSocket: CurlWebSocket? = nil
 
     private static let ids = Atomic<UInt64>(0)
 

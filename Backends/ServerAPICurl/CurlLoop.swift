@@ -88,7 +88,7 @@ final class CurlLoop: Sendable {
         let multi = CurlMultiHandle(raw: raw)
         startFailure = nil
         let refusal = threads.start(
-            named: Self.threadName, kind: .loop, stop: { [self] in shutDown() },
+            named: Self.threadName,
             body: { [self] in
                 CurlLoopRunner(
                     loop: self, multi: multi, configuration: configuration, altSvc: altSvc,
@@ -308,12 +308,14 @@ final class CurlLoopExecutor: TaskExecutor {
     }
 }
 
-/// A paused direction of a transfer to resume, by job id.
+/// A paused direction of a transfer to resume, or a WebSocket to look at, by job id.
 enum CurlResumption: Sendable {
     /// The streamed response's reader drained its buffer: receive again.
     case receiving(UInt64)
     /// The streamed request body has bytes (or its end) ready: send again.
     case sending(UInt64)
+    /// A WebSocket has frames to send, was closed, or its reader made room (`CurlWebSocket`).
+    case webSocket(UInt64)
 }
 
 /// A `CURLM *` handed to the loop thread.

@@ -14,6 +14,13 @@ import Synchronization
 /// (`CurlSocketWatcher`); otherwise, or when the epoll set cannot be made, it drives `curl_multi_perform` and
 /// sleeps in `curl_multi_poll`.
 ///
+/// WebSockets (Linux) live on the loop beside the transfers: libcurl connects each in a multi handle of the loop's
+/// WebSockets (`CURLOPT_CONNECT_ONLY`, configured as any transfer), whose socket interface drives an epoll set
+/// that also holds the connected WebSockets' sockets (`CurlWebSocket.Wire`); the loop waits on that set as one
+/// more descriptor. Their multi handle is not the transfers': libcurl keeps a connect-only connection in the
+/// connection cache of the multi handle that made it, where the per-host and total connection limits would close
+/// it to make room for another, or hold up new transfers behind it.
+///
 /// - Important: Made on the loop thread and used only there; nothing in it is shared.
 final class CurlLoopRunner {
     private let loop: CurlLoop
@@ -47,6 +54,19 @@ final class CurlLoopRunner {
     #endif
     /// How long `curl_multi_poll` waits when libcurl has no earlier timer (a wake-up ends it early).
     private static let pollMilliseconds: Int32 = 1000
+    #if os(Linux)
+        /// The multi handle that connects the loop's WebSockets, and its watcher, whose epoll set holds the
+        /// connected WebSockets' sockets too; made for the first.
+        private var webSocketMulti: UnsafeMutableRawPointer?
+        private var webSocketWatcher: CurlSocketWatcher?
+        /// Where every WebSocket of the loop reads into (`curl_easy_recv`): an idle socket holds no buffer.
+        private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        /// WebSockets whose connection libcurl is making, by job id.
+        private var connecting: [UInt64: CurlTransfer] = [:]
+        /// Connected WebSockets, by job id and by descriptor.
+        private var webSockets: [UInt64: CurlWebSocket.Wire] = [:]
+        private var wires: [Int32: CurlWebSocket.Wire] = [:]
+    #endif
 
     init(
         loop: CurlLoop, multi: CurlMultiHandle, configuration: CurlTransport.Configuration, altSvc: CurlAltSvcFile?,
@@ -96,9 +116,12 @@ final class CurlLoopRunner {
                 tasks.removeAll(keepingCapacity: true)
             }
             drive()
+            #if os(Linux)
+                driveWebSockets()
+            #endif
             if !headDeadlines.isEmpty { checkHeadDeadlines() }
-            // The transport's shutdown waits for the loop's transfers to end (its grace period).
-            if !idleWaiters.isEmpty, transfers.isEmpty {
+            // The transport's shutdown waits for the loop's transfers and WebSockets to end (its grace period).
+            if !idleWaiters.isEmpty, transfers.isEmpty, !hasWebSockets {
                 for waiter in idleWaiters { waiter.resume() }
                 idleWaiters.removeAll()
             }
@@ -108,6 +131,9 @@ final class CurlLoopRunner {
         let (late, waiting, lateIdleWaiters) = loop.close()
         for job in late { job.fail(.cancelled("the transport was shut down")) }
         for id in Array(transfers.keys) { cancelTransfer(id: id, reason: .cancelled("the transport was shut down")) }
+        #if os(Linux)
+            closeWebSockets(.cancelled("the transport was shut down"))
+        #endif
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
         #if os(Linux)
@@ -131,27 +157,43 @@ final class CurlLoopRunner {
 
     /// Sleeps until a socket is ready, libcurl's next timer, or another thread signals new work.
     private func waitForWork() {
+        var deadline = headDeadlines.values.min()
         #if os(Linux)
+            if let timer = webSocketWatcher?.timerDeadline { deadline = min(deadline ?? timer, timer) }
             if let watcher {
-                return watcher.wait(until: headDeadlines.values.min(), collect: collectFinishedTransfers)
+                return watcher.wait(until: deadline, collect: collectFinishedTransfers)
             }
         #endif
         guard let wakeup = loop.wakeup else { return }
-        var waiting = curl_waitfd(fd: wakeup.readDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        var waiting = [curl_waitfd(fd: wakeup.readDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
+        #if os(Linux)
+            // The WebSockets' epoll set: readable when one of them (or a socket libcurl is connecting) is ready.
+            if let webSocketWatcher {
+                waiting.append(
+                    curl_waitfd(fd: webSocketWatcher.descriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
+            }
+        #endif
         var milliseconds = Self.pollMilliseconds
-        if let deadline = headDeadlines.values.min() {
+        if let deadline {
             let left = (deadline - .now).curlMilliseconds
             milliseconds = Int32(clamping: min(Int(milliseconds), left))
         }
-        _ = curl_multi_poll(multi, &waiting, 1, milliseconds, nil)
+        _ = curl_multi_poll(multi, &waiting, UInt32(waiting.count), milliseconds, nil)
         // Drained before the inbox is read: a signal sent after this belongs to work the next
         // `takeWork` may not see yet, and it wakes the next poll.
-        if waiting.revents != 0 { wakeup.drain() }
+        if waiting[0].revents != 0 { wakeup.drain() }
     }
 
     // MARK: Starting
 
     private func start(_ job: CurlJob) {
+        if let socket = job.webSocket {
+            #if os(Linux)
+                return startWebSocket(job, socket)
+            #else
+                return job.fail(ServerAPIError(.unsupported, CurlTransport.webSocketSupport ?? "no WebSockets here"))
+            #endif
+        }
         guard let easy = takeHandle() else {
             return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
         }
@@ -189,6 +231,13 @@ final class CurlLoopRunner {
             guard let found = transfers[id] else { return }
             transfer = found
             code = transfer.resume(receiving: false)
+        case .webSocket(let id):
+            #if os(Linux)
+                guard let wire = webSockets[id] else { return }
+                wire.service(scratch: scratch)
+                update(wire)
+            #endif
+            return
         }
         #if os(Linux)
             // libcurl scheduled the unpaused transfer, not always telling the timer callback.
@@ -202,6 +251,19 @@ final class CurlLoopRunner {
     private func checkHeadDeadlines() {
         let now = ContinuousClock.now
         for (id, deadline) in headDeadlines {
+            #if os(Linux)
+                if let wire = webSockets[id] {
+                    if now >= deadline {
+                        wire.deadlinePassed()
+                        update(wire)
+                    }
+                    continue
+                }
+                if let transfer = connecting[id] {
+                    if now >= deadline { cancelConnecting(id, reason: .timedOut(after: transfer.job.request.timeout)) }
+                    continue
+                }
+            #endif
             guard let transfer = transfers[id], !transfer.headDelivered else {
                 headDeadlines[id] = nil
                 continue
@@ -283,7 +345,12 @@ final class CurlLoopRunner {
     }
 
     private func cancelTransfer(id: UInt64, reason: ServerAPIError = .cancelled()) {
-        guard let transfer = transfers[id] else { return }
+        guard let transfer = transfers[id] else {
+            #if os(Linux)
+                cancelWebSocketHandshake(id, reason: reason)
+            #endif
+            return
+        }
         _ = curl_multi_remove_handle(multi, transfer.easy.raw)
         let metrics = transfer.streamMetrics
         transfer.abandon()
@@ -318,3 +385,195 @@ final class CurlLoopRunner {
         return CurlEasyHandle()
     }
 }
+
+#if os(Linux)
+    // MARK: WebSockets
+
+    extension CurlLoopRunner {
+        /// The size of `scratch`.
+        private static let scratchSize = 64 << 10
+
+        /// Whether the loop has WebSockets connecting or connected.
+        fileprivate var hasWebSockets: Bool { !connecting.isEmpty || !webSockets.isEmpty }
+
+        /// Makes the WebSockets' multi handle, watcher and scratch buffer, once; `false` when they cannot be made.
+        private func setUpWebSockets() -> Bool {
+            if webSocketWatcher != nil { return true }
+            guard let made = curl_multi_init() else { return false }
+            guard let watcher = CurlSocketWatcher(multi: made, wakeup: nil),
+                self.watcher.map({ $0.watchAlso(watcher.descriptor) }) ?? true
+            else {
+                curl_multi_cleanup(made)
+                return false
+            }
+            webSocketMulti = made
+            webSocketWatcher = watcher
+            scratch = .allocate(byteCount: Self.scratchSize, alignment: 16)
+            return true
+        }
+
+        /// Starts connecting a WebSocket: a transfer configured as any other, connect-only (`CurlTransfer.configure`).
+        fileprivate func startWebSocket(_ job: CurlJob, _ socket: CurlWebSocket) {
+            guard setUpWebSockets(), let webSocketMulti else {
+                return job.fail(ServerAPIError(.network, "the transport could not watch a WebSocket"))
+            }
+            guard let easy = takeHandle() else {
+                return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
+            }
+            let transfer = CurlTransfer(job: job, easy: easy, settings: settings, loop: loop)
+            do throws(ServerAPIError) {
+                try transfer.begin()
+                let code = curl_multi_add_handle(webSocketMulti, easy.raw)
+                guard code == CURLM_OK else {
+                    throw ServerAPIError(
+                        .network, "libcurl could not start the transfer: \(String(cString: curl_multi_strerror(code)))")
+                }
+            } catch {
+                transfer.abandon()
+                recycle(easy)
+                socket.ended(error)
+                return job.fail(error)
+            }
+            connecting[job.id] = transfer
+            headDeadlines[job.id] = transfer.started + job.request.timeout
+            webSocketWatcher?.expireNow()
+        }
+
+        /// Lets libcurl make progress on the connections it is making, and the WebSockets on theirs.
+        fileprivate func driveWebSockets() {
+            guard let webSocketWatcher, hasWebSockets else { return }
+            webSocketWatcher.runDueTimers(collect: collectConnected)
+            webSocketWatcher.poll(
+                ours: { descriptor, mask in
+                    guard let wire = wires[descriptor] else { return false }
+                    wire.ready(mask, scratch: scratch)
+                    update(wire)
+                    return true
+                }, collect: collectConnected)
+        }
+
+        /// Takes the connections libcurl has made (or failed to make).
+        private func collectConnected() {
+            guard let webSocketMulti else { return }
+            var done: [(CurlTransfer, CURLcode)] = []
+            var remaining: Int32 = 0
+            while let message = curl_multi_info_read(webSocketMulti, &remaining) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+                var context: UnsafeMutableRawPointer?
+                guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
+                    continue
+                }
+                done.append(
+                    (Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(), message.pointee.data.result))
+            }
+            for (transfer, code) in done { connected(transfer, code: code) }
+        }
+
+        /// libcurl connected a WebSocket (TCP, a proxy's tunnel, TLS), or could not: the handshake starts on the
+        /// connection. The handle stays in the multi handle: libcurl finds a connect-only handle's connection in the
+        /// multi handle's connection cache, and closes it when the handle leaves.
+        private func connected(_ transfer: CurlTransfer, code: CURLcode) {
+            let id = transfer.job.id
+            guard connecting.removeValue(forKey: id) != nil, let socket = transfer.job.webSocket else { return }
+            let descriptor = code == CURLE_OK ? ccurl_active_socket(transfer.easy.raw) : CURL_SOCKET_BAD
+            guard descriptor != CURL_SOCKET_BAD else {
+                let error: ServerAPIError
+                if code == CURLE_OK {
+                    error = ServerAPIError(.network, "libcurl connected the WebSocket without a socket")
+                } else if case .failure(let failure) = transfer.complete(code: code) {
+                    error = failure
+                } else {
+                    error = .curl(code, detail: transfer.easy.errorMessage)
+                }
+                return abandonConnecting(transfer, socket, error)
+            }
+            let wire = CurlWebSocket.Wire(socket: socket, transfer: transfer, descriptor: descriptor)
+            webSockets[id] = wire
+            wires[descriptor] = wire
+            wire.start(scratch: scratch)
+            update(wire)
+        }
+
+        /// Ends a WebSocket libcurl is connecting (cancelled, timed out, the loop stops).
+        private func cancelConnecting(_ id: UInt64, reason: ServerAPIError) {
+            guard let transfer = connecting.removeValue(forKey: id), let socket = transfer.job.webSocket else { return }
+            abandonConnecting(transfer, socket, reason)
+        }
+
+        private func abandonConnecting(_ transfer: CurlTransfer, _ socket: CurlWebSocket, _ error: ServerAPIError) {
+            if let webSocketMulti { _ = curl_multi_remove_handle(webSocketMulti, transfer.easy.raw) }
+            headDeadlines[transfer.job.id] = nil
+            transfer.abandon()
+            recycle(transfer.easy)
+            socket.ended(error)
+            transfer.report(error, metrics: nil)
+        }
+
+        /// Cancels a WebSocket's handshake (the caller's task was cancelled); an open WebSocket is the core's to
+        /// close.
+        fileprivate func cancelWebSocketHandshake(_ id: UInt64, reason: ServerAPIError) {
+            if connecting[id] != nil { return cancelConnecting(id, reason: reason) }
+            guard let wire = webSockets[id] else { return }
+            switch wire.phase {
+            case .handshake, .refused:
+                wire.fail(reason)
+                update(wire)
+            case .open, .closing, .finished:
+                break
+            }
+        }
+
+        /// Watches a WebSocket's descriptor for what it waits for, keeps its deadline, and releases it once it is
+        /// finished.
+        fileprivate func update(_ wire: CurlWebSocket.Wire) {
+            guard let webSocketWatcher else { return }
+            let id = wire.transfer.job.id
+            if wire.isFinished { return release(wire) }
+            headDeadlines[id] = wire.deadline
+            let interest = wire.interest
+            guard interest != wire.watched else { return }
+            if let interest {
+                _ = ccurl_epoll_watch(
+                    webSocketWatcher.descriptor, wire.descriptor, interest, wire.watched == nil ? 0 : 1)
+            } else {
+                _ = ccurl_epoll_unwatch(webSocketWatcher.descriptor, wire.descriptor)
+            }
+            wire.watched = interest
+        }
+
+        /// Forgets a finished WebSocket: its descriptor leaves the set before its handle leaves the multi handle,
+        /// which closes the connection.
+        private func release(_ wire: CurlWebSocket.Wire) {
+            let id = wire.transfer.job.id
+            if let webSocketWatcher, wire.watched != nil {
+                _ = ccurl_epoll_unwatch(webSocketWatcher.descriptor, wire.descriptor)
+            }
+            wire.watched = nil
+            webSockets[id] = nil
+            if wires[wire.descriptor] === wire { wires[wire.descriptor] = nil }
+            headDeadlines[id] = nil
+            if let webSocketMulti { _ = curl_multi_remove_handle(webSocketMulti, wire.transfer.easy.raw) }
+            wire.transfer.releaseRequestResources()
+            recycle(wire.transfer.easy)
+        }
+
+        /// Ends every WebSocket of the loop (it stops) and frees their multi handle.
+        fileprivate func closeWebSockets(_ reason: ServerAPIError) {
+            for id in Array(connecting.keys) { cancelConnecting(id, reason: reason) }
+            for wire in Array(webSockets.values) {
+                wire.fail(reason)
+                release(wire)
+            }
+            if let webSocketMulti { curl_multi_cleanup(webSocketMulti) }
+            webSocketMulti = nil
+            // The watcher outlives the multi handle: libcurl calls back into it until the clean-up returns.
+            webSocketWatcher = nil
+            scratch.deallocate()
+            scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        }
+    }
+#else
+    extension CurlLoopRunner {
+        fileprivate var hasWebSockets: Bool { false }
+    }
+#endif

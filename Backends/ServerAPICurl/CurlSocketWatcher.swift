@@ -14,22 +14,28 @@
     /// walk every transfer and every socket on each turn, a turn costs what is ready, however many
     /// transfers are in flight. The loop's wake-up descriptor is in the same epoll set.
     ///
+    /// A loop's WebSockets have a watcher of their own, without a wake-up: its set holds the sockets libcurl is
+    /// connecting and the connected WebSockets' (`CurlWebSocket.Wire`), and the loop waits on the set as a whole (an
+    /// epoll descriptor is readable while a descriptor in its set is ready), then reads it without waiting (`poll`).
+    ///
     /// - Important: Made on the loop thread and used only there, like the multi handle.
     final class CurlSocketWatcher {
         private let multi: UnsafeMutableRawPointer
         private let epoll: Int32
-        private let wakeup: CurlWakeup
+        private let wakeup: CurlWakeup?
+        /// A descriptor the loop waits on with libcurl's but reads itself (the WebSockets' set), or -1.
+        private var alsoWatched: Int32 = -1
         /// When libcurl next wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; `nil` for never.
         private(set) var timerDeadline: ContinuousClock.Instant?
         private let ready: UnsafeMutablePointer<ccurl_ready>
         private static let readyCapacity: Int32 = 256
 
-        /// Creates the epoll set with the wake-up descriptor in it and installs libcurl's callbacks;
-        /// `nil` when the process is out of descriptors (the loop then polls).
-        init?(multi: UnsafeMutableRawPointer, wakeup: CurlWakeup) {
+        /// Creates the epoll set with the wake-up descriptor in it (when there is one) and installs libcurl's
+        /// callbacks; `nil` when the process is out of descriptors (the loop then polls).
+        init?(multi: UnsafeMutableRawPointer, wakeup: CurlWakeup?) {
             let epoll = ccurl_epoll_create()
             guard epoll >= 0 else { return nil }
-            guard ccurl_epoll_watch(epoll, wakeup.readDescriptor, CURL_POLL_IN, 0) == 0 else {
+            if let wakeup, ccurl_epoll_watch(epoll, wakeup.readDescriptor, CURL_POLL_IN, 0) != 0 {
                 close(epoll)
                 return nil
             }
@@ -51,6 +57,32 @@
                 let watcher = Unmanaged<CurlSocketWatcher>.fromOpaque(context).takeUnretainedValue()
                 watcher.timerDeadline = milliseconds < 0 ? nil : .now + .milliseconds(milliseconds)
                 return 0
+            }
+        }
+
+        /// The epoll set's descriptor: readable while a descriptor in the set is ready.
+        var descriptor: Int32 { epoll }
+
+        /// Watches `other` for reading besides libcurl's sockets; `wait` returns when it is ready but leaves it to
+        /// the caller.
+        func watchAlso(_ other: Int32) -> Bool {
+            guard ccurl_epoll_watch(epoll, other, CURL_POLL_IN, 0) == 0 else { return false }
+            alsoWatched = other
+            return true
+        }
+
+        /// Handles what is ready now, without waiting: each descriptor `ours` does not take (it returns `false`) is
+        /// libcurl's, and is handed to it; `collect` reads the completions after each.
+        func poll(ours: (Int32, Int32) -> Bool, collect: () -> Void) {
+            let count = ccurl_epoll_wait(epoll, ready, Self.readyCapacity, 0)
+            guard count > 0 else { return }
+            for index in 0..<Int(count) {
+                let socket = ready[index].fd
+                let mask = ready[index].mask
+                if ours(socket, mask) { continue }
+                var running: Int32 = 0
+                _ = curl_multi_socket_action(multi, socket, mask, &running)
+                collect()
             }
         }
 
@@ -98,7 +130,8 @@
             guard count > 0 else { return }
             for index in 0..<Int(count) {
                 let socket = ready[index].fd
-                if socket == wakeup.readDescriptor {
+                if socket == alsoWatched { continue }
+                if let wakeup, socket == wakeup.readDescriptor {
                     // Drained before the inbox is read: a later signal belongs to work the next
                     // `takeWork` may not see yet, and it ends the next wait.
                     wakeup.drain()

@@ -8,7 +8,7 @@
     import Darwin
 #endif
 
-/// The threads of a transport: its loops' and its WebSockets', each a POSIX thread (Foundation's `Thread` is not
+/// The threads of a transport, its loops', each a POSIX thread (Foundation's `Thread` is not
 /// part of FoundationEssentials, and the transport should not bring in all of Foundation for it).
 ///
 /// A thread is made joinable and detaches itself when its body returns, unless the transport's shutdown has
@@ -16,19 +16,8 @@
 /// has left the process (`/proc/self/task`), not merely returned from its body. The group's lock is held while a
 /// thread is created, so that the thread's end always finds its entry.
 final class CurlThreads: Sendable {
-    /// What a thread does for the transport.
-    enum Kind: Sendable {
-        /// A loop's (`CurlLoopRunner`): it ends when the loop is shut down.
-        case loop
-        /// A WebSocket's driver (`CurlWebSocketDriver`): it ends with its connection.
-        case webSocket
-    }
-
     private struct Entry {
         var thread: pthread_t?
-        var kind: Kind
-        /// Makes the thread's body return soon: the loop's shut-down, the WebSocket's close.
-        var stop: @Sendable () -> Void
         var ended = false
         /// The kernel's id of the thread, once it runs (for tests that look at `/proc/self/task`).
         var taskID: Int?
@@ -41,21 +30,14 @@ final class CurlThreads: Sendable {
         var refusing = false
         /// Threads that end are kept to be joined, not detached.
         var claimed = false
-        var endWaiters: [(kind: Kind?, continuation: CheckedContinuation<Void, Never>)] = []
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
 
-        func allEnded(_ kind: Kind?) -> Bool {
-            entries.values.allSatisfy { $0.ended || (kind != nil && $0.kind != kind) }
-        }
+        var allEnded: Bool { entries.values.allSatisfy(\.ended) }
 
         mutating func takeReadyWaiters() -> [CheckedContinuation<Void, Never>] {
-            guard !endWaiters.isEmpty else { return [] }
-            var ready: [CheckedContinuation<Void, Never>] = []
-            var waiting: [(kind: Kind?, continuation: CheckedContinuation<Void, Never>)] = []
-            for waiter in endWaiters {
-                if allEnded(waiter.kind) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
-            }
-            endWaiters = waiting
-            return ready
+            guard !endWaiters.isEmpty, allEnded else { return [] }
+            defer { endWaiters = [] }
+            return endWaiters
         }
     }
 
@@ -70,12 +52,8 @@ final class CurlThreads: Sendable {
     }
 
     /// Runs `body` on a new thread named `name` (at most 15 bytes: the kernel's limit).
-    /// - Parameters:
-    ///   - stop: What makes `body` return soon, for the transport's `close()` and shutdown.
     /// - Returns: `nil` once the thread runs, or why it does not.
-    func start(
-        named name: String, kind: Kind, stop: @escaping @Sendable () -> Void, body: @escaping @Sendable () -> Void
-    ) -> Refusal? {
+    func start(named name: String, body: @escaping @Sendable () -> Void) -> Refusal? {
         state.withLock { state in
             guard !state.refusing else { return .shuttingDown }
             state.nextID += 1
@@ -100,7 +78,7 @@ final class CurlThreads: Sendable {
                 Unmanaged<Context>.fromOpaque(context).release()
                 return .noThread
             }
-            state.entries[id] = Entry(thread: thread, kind: kind, stop: stop)
+            state.entries[id] = Entry(thread: thread)
             return nil
         }
     }
@@ -115,20 +93,12 @@ final class CurlThreads: Sendable {
         state.withLock { $0.claimed = true }
     }
 
-    /// Asks the threads of `kind` (every thread for `nil`) to stop; returns at once.
-    func stop(_ kind: Kind?) {
-        let stops = state.withLock { state in
-            state.entries.values.filter { kind == nil || $0.kind == kind }.map(\.stop)
-        }
-        for stop in stops { stop() }
-    }
-
-    /// Returns once every thread of `kind` (every thread for `nil`) has returned from its body.
-    func waitUntilEnded(_ kind: Kind?) async {
+    /// Returns once every thread has returned from its body.
+    func waitUntilEnded() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
-                if state.allEnded(kind) { return true }
-                state.endWaiters.append((kind, continuation))
+                if state.allEnded { return true }
+                state.endWaiters.append(continuation)
                 return false
             }
             if ready { continuation.resume() }

@@ -225,6 +225,28 @@ final class CurlTransfer {
         try installCallbacks(context: context)
         let sendsBody = try configureMethodAndBody(context: context)
         try configureHeaders(sendsBody: sendsBody)
+        if job.webSocket != nil { try configureConnectOnly() }
+    }
+
+    /// A WebSocket's transfer: libcurl only connects (TCP, a proxy, TLS, as configured above for any transfer) and
+    /// hands the connection over (`CurlWebSocket.Wire` writes the handshake). Over HTTP/1.1, on a connection of its
+    /// own, through an HTTP proxy in a `CONNECT` tunnel (a forwarding proxy would not pass the upgrade on).
+    private func configureConnectOnly() throws(ServerAPIError) {
+        guard let url = WebSocketHandshakeRule.httpForm(of: request.url.absoluteString) ?? httpURL(request.url) else {
+            throw ServerAPIError(.invalidRequest, "a WebSocket needs an http(s) or ws(s) URL", url: request.url)
+        }
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_CONNECT_ONLY, 1)
+        try easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        try easy.set(CURLOPT_FRESH_CONNECT, true)
+        if settings.altSvc != nil { try easy.set(CURLOPT_ALTSVC_CTRL, 0) }
+        if httpProxyRoute != nil { try easy.set(CURLOPT_HTTPPROXYTUNNEL, true) }
+    }
+
+    /// `url` when it is an http(s) URL already.
+    private func httpURL(_ url: URL) -> String? {
+        let scheme = url.scheme?.lowercased()
+        return scheme == "http" || scheme == "https" ? url.absoluteString : nil
     }
 
     private func resetResponse() {

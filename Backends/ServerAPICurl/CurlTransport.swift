@@ -34,8 +34,12 @@
 //   in memory are copied by libcurl (`CURLOPT_COPYPOSTFIELDS`) or streamed by a `BodyReader`; easy
 //   handles and their error buffers are freed together in `CurlEasyHandle.deinit`; the multi handle
 //   is cleaned up by the loop thread when the transport is closed or released.
-// - Threads: every thread of the transport (each loop's, each WebSocket's driver) is started through its
-//   `CurlThreads`, which can stop them all and, for `shutdown(gracePeriod:)`, join them, so that the shutdown
+// - WebSockets (`webSocket`) live on the loops too, each in turn: the handshake is a job like a call's, whose
+//   transfer libcurl only connects (`CURLOPT_CONNECT_ONLY`); the loop then writes the handshake and moves the
+//   connection's bytes itself, non-blocking (`CurlWebSocket.Wire`), and the core (`WebSocket`) drives the
+//   `CurlWebSocket` it gets from any thread through the same inbox (`CurlResumption.webSocket`).
+// - Threads: every thread of the transport (each loop's) is started through its
+//   `CurlThreads`, which can, for `shutdown(gracePeriod:)`, join them, so that the shutdown
 //   returns only once they have left the process. Released or closed, the transport does not wait: its threads
 //   detach themselves and end on their own.
 
@@ -71,7 +75,8 @@ public final class CurlTransport: RequestPerforming {
     /// `true`: a `BodySource.stream` body is sent as it is read.
     public var sendsStreamedRequestBodies: Bool { true }
 
-    /// `true`: WebSockets run in libcurl's raw mode, framed by the core, so the core offers permessage-deflate.
+    /// `true`: WebSockets are framed by the core (the transport moves their bytes), so the core offers
+    /// permessage-deflate.
     public var carriesWebSocketExtensions: Bool { true }
 
     /// The settings the transport was made with.
@@ -82,13 +87,15 @@ public final class CurlTransport: RequestPerforming {
     /// The alt-svc cache (`Configuration.altSvc`): one for the whole transport, so that what a call on one loop
     /// learned serves the calls on every other.
     private let altSvc: CurlAltSvcFile?
-    /// Every thread the transport runs: its loops' and its WebSockets'.
+    /// Every thread the transport runs: its loops'.
     let threads: CurlThreads
     private let shutdownState = ShutdownState()
     /// The origins (`host:port`) whose HTTP/3 alternative failed and is ignored now (`AltSvcCache`).
     package var brokenAlternatives: [String] { altSvc?.brokenOrigins ?? [] }
     /// The next loop in turn, for `.roundRobin`.
     private let nextLoop = Atomic<UInt64>(0)
+    /// The loop the next WebSocket lives on.
+    private let nextWebSocketLoop = Atomic<UInt64>(0)
 
     /// Creates a transport and starts its first loop's thread; the others (`Configuration.loopCount`) start
     /// when a call's origin first needs them.
@@ -245,13 +252,18 @@ public final class CurlTransport: RequestPerforming {
         }
     }
 
-    // Released, the transport stops its loops (their calls end with `cancelled`); a WebSocket it opened lives on
-    // until it is closed, as it always has.
+    /// The loop a new WebSocket lives on: each in turn, so that long-lived sockets spread over every loop.
+    func webSocketLoop() -> CurlLoop {
+        loops.loop(at: Int(nextWebSocketLoop.wrappingAdd(1, ordering: .relaxed).oldValue % UInt64(loops.count)))
+    }
+
+    // Released, the transport stops its loops (their calls end with `cancelled`). An open WebSocket keeps its
+    // transport until it ends (`CurlWebSocket`), so this runs only once none is open.
     deinit { loops.close() }
 
     /// Ends every call in flight at once with `cancelled` ("the transport was shut down"), WebSockets included,
     /// and stops the transport's threads; calls made afterwards fail with `shuttingDown`. Releasing the transport
-    /// stops its loops the same way (not its WebSockets).
+    /// stops its loops the same way (an open WebSocket keeps its transport until it ends).
     ///
     /// Each call ends exactly once: its transfer is torn down on its loop, and a call the loop had not taken
     /// yet is refused. Returns at once; the calls end on their loops' threads, and the threads end on their own.
@@ -259,12 +271,11 @@ public final class CurlTransport: RequestPerforming {
     public func close() {
         threads.refuseNew()
         loops.close()
-        threads.stop(.webSocket)
     }
 
     /// Shuts the transport down: new calls fail at once with `shuttingDown`; the calls in flight (streamed bodies and
     /// WebSockets included) get `gracePeriod` to end, and are then cancelled as `close()` cancels them; returns once
-    /// every call has ended and every thread of the transport (its loops', its WebSockets') has exited.
+    /// every call has ended and every thread of the transport (its loops') has exited.
     ///
     /// Calling it again, or from several tasks at once, is safe: each returns once the first has completed.
     /// Cancelling the calling task ends the grace period at once.
@@ -284,16 +295,14 @@ public final class CurlTransport: RequestPerforming {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await loops.waitUntilIdle()
-                await threads.waitUntilEnded(.webSocket)
             }
             group.addTask { try? await Task.sleep(for: gracePeriod) }
             await group.next()
             group.cancelAll()
             // What is left is cancelled; this ends the wait for idleness too.
             loops.close()
-            threads.stop(.webSocket)
         }
-        await threads.waitUntilEnded(nil)
+        await threads.waitUntilEnded()
         threads.joinAll()
         shutdownState.finish()
     }

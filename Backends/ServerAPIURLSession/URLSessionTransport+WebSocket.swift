@@ -44,5 +44,5 @@ extension URLSessionTransport {
     static let webSocketRefusal = ServerAPIError(
         .unsupported,
         "this URLSession has no WebSockets: FoundationNetworking was built against a libcurl without them; "
-            + "CurlTransport on libcurl 8.11 or later has them")
+            + "CurlTransport has them")
 }

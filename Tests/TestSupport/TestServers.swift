@@ -114,7 +114,7 @@ public enum TestServers {
 
     /// The folder of a libcurl with WebSockets (bookworm-backports' 8.14, unpacked by scripts/libcurl-backports.sh),
     /// from `SAPI_LIBCURL_WS_DIR`: a process started with it as `LD_LIBRARY_PATH` loads that libcurl instead of
-    /// the system's (Debian 12's 7.88 has no WebSockets).
+    /// the system's (Debian 12's 7.88), for the runs on bookworm-backports' 8.14.
     /// - Throws: `MissingServer` when the variable is not set.
     public static func webSocketLibcurlDirectory() throws -> String {
         try url("SAPI_LIBCURL_WS_DIR", "a libcurl with WebSockets (scripts/libcurl-backports.sh)")

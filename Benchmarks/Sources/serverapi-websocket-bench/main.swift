@@ -78,9 +78,7 @@ func opener(_ client: String, url: URL, size: Int) throws -> @Sendable () async 
     switch client {
     case "serverapikit":
         guard CurlTransport.supportsWebSockets else {
-            throw BenchFailure(
-                "libcurl \(CurlTransport.libcurlVersion) has no WebSockets: run with LD_LIBRARY_PATH="
-                    + "$(scripts/libcurl-backports.sh)")
+            throw BenchFailure("CurlTransport has no WebSockets on this system (they need Linux)")
         }
         let manager = ServerAPIManager(transport: CurlTransport())
         let payload = WebSocketMessage.binary(Data(repeating: Wire.fill, count: size))
@@ -178,7 +176,7 @@ let usage = """
     serve: the server, on 127.0.0.1 (port 0: the kernel picks); prints `port N`, serves until killed.
     echo: send one message, await its echo, repeat. sink: send messages, the server counts them.
     source: the server sends messages as fast as the socket takes them. Every connection at once.
-    serverapikit needs libcurl 8.11+: LD_LIBRARY_PATH=$(scripts/libcurl-backports.sh).
+    serverapikit runs on any libcurl CurlTransport supports (Linux).
     Prints one JSON line of results. scripts/bench-websocket.sh runs every row and prints the table.
     """
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -7,8 +7,8 @@
 /// The WebSocket wire format (RFC 6455 §5.2) for a transport that moves raw bytes: frames a client sends
 /// (always masked) and the frames read from what a server sent.
 ///
-/// Pure: a transport feeds it bytes as they arrive and sends the bytes it encodes. libcurl's raw mode uses
-/// it, so that framing, masking and limits are ours and the same on every libcurl version.
+/// Pure: a transport feeds it bytes as they arrive and sends the bytes it encodes. `CurlTransport` uses it on the
+/// connections libcurl makes, so that framing, masking and limits are ours and the same on every libcurl version.
 package struct WebSocketFrameCodec: Sendable {
     /// A framing failure: the close code to send and what happened.
     package struct Failure: Error, Sendable, Hashable {
