@@ -441,7 +441,8 @@ final class CurlLoopRunner {
 
         /// Lets libcurl make progress on the connections it is making, and the WebSockets on theirs.
         fileprivate func driveWebSockets() {
-            guard let webSocketWatcher, hasWebSockets else { return }
+            // Also once the last WebSocket is gone: libcurl may still watch a connection it is shutting down.
+            guard let webSocketWatcher else { return }
             webSocketWatcher.runDueTimers(collect: collectConnected)
             webSocketWatcher.poll(
                 ours: { descriptor, mask in
