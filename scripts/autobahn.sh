@@ -19,7 +19,7 @@
 #   scripts/autobahn.sh reference    # run the Python reference client (scripts/autobahn_reference_client.py)
 #   scripts/autobahn.sh client [--no-build] [--transport curl|urlsession]
 #                                    # run our runner (Sources/serverapi-autobahn, a release build): curl on the
-#                                    # libcurl with WebSockets (scripts/libcurl-backports.sh), or URLSession;
+#                                    # bookworm-backports' libcurl (scripts/libcurl-backports.sh), or URLSession;
 #                                    # --no-build runs it as it was last built
 #   scripts/autobahn.sh report [--agent NAME] [--expected-failures FILE] [--reports DIR]
 #                                    # per group pass/fail counts; exits 1 if a case failed that FILE
@@ -259,7 +259,7 @@ cmd_reference() {
     "$CLIENT_VENV/bin/python" "$ROOT/scripts/autobahn_reference_client.py" --url "$SAPI_AUTOBAHN_URL" "$@"
 }
 
-# Our runner (Sources/serverapi-autobahn), built in release, on one transport: curl on the libcurl with WebSockets
+# Our runner (Sources/serverapi-autobahn), built in release, on one transport: curl on bookworm-backports' libcurl
 # (scripts/libcurl-backports.sh prints its folder; SAPI_LIBCURL_WS_DIR overrides), or urlsession.
 cmd_client() {
     local transport=curl libdir=""

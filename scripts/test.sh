@@ -114,7 +114,7 @@ if ! scripts/test-server.sh status >/dev/null 2>&1; then
 fi
 scripts/test-server.sh start
 eval "$(scripts/test-server.sh env)"
-# A second libcurl, bookworm-backports' 8.14 (the first with WebSockets), unpacked beside the system's 7.88: the
+# A second libcurl, bookworm-backports' 8.14, unpacked beside the system's 7.88: the
 # conformance suite runs again on it below, and tests that start a process on WebSockets (sapi's) load it with
 # LD_LIBRARY_PATH=$SAPI_LIBCURL_WS_DIR. Exit 3: not Debian 12, no such library.
 backports_status=0

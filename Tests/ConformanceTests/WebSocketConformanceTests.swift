@@ -7,9 +7,9 @@ import Testing
 
 /// WebSockets over each transport against the WebSocket peer of the test servers (Tests/Fixtures/ws_server.py).
 ///
-/// `CurlTransport` runs on whichever libcurl the process loaded: on one with WebSockets (8.11 or later, such as
-/// bookworm-backports' 8.14) each test checks the behaviour; on one without (Debian 12's 7.88) it checks the typed
-/// `unsupported` error instead. `URLSessionTransport` on Linux checks its `unsupported` error: the toolchains'
+/// `CurlTransport` runs on whichever libcurl the process loaded (CI: Debian 12's 7.88 and bookworm-backports' 8.14;
+/// WebSockets need no WebSocket support of libcurl's); off Linux it checks the typed `unsupported` error instead.
+/// `URLSessionTransport` on Linux checks its `unsupported` error: the toolchains'
 /// FoundationNetworking is built without WebSockets. So each test says which path it took and none is skipped.
 /// What only curl does (the whole protocol, frame by frame; trust in the test CA; backpressure) is tested on curl.
 @Suite("Conformance: WebSockets over each transport and the WebSocket peer")

@@ -9,9 +9,8 @@ import Testing
 /// `CurlTransport` and replayed with no server; with the peer that declines compression and with the one that takes
 /// permessage-deflate (the file holds the messages inflated, as the application saw them, either way).
 ///
-/// On a libcurl with WebSockets (8.11 or later, such as bookworm-backports' 8.14) it records and replays; on one
-/// without (Debian 12's 7.88) it checks the typed `unsupported` error, and that the recording kept no entry for
-/// it, as the other WebSocket conformance tests do.
+/// Where `CurlTransport` has WebSockets (Linux, any libcurl) it records and replays; elsewhere it checks the typed
+/// `unsupported` error, and that the recording kept no entry for it, as the other WebSocket conformance tests do.
 @Suite(
     "Conformance: a WebSocket session over CurlTransport recorded to HAR and replayed without the server",
     .timeLimit(.minutes(1)))
