@@ -165,23 +165,28 @@ final class CurlLoopRunner {
             }
         #endif
         guard let wakeup = loop.wakeup else { return }
-        var waiting = [curl_waitfd(fd: wakeup.readDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
-        #if os(Linux)
-            // The WebSockets' epoll set: readable when one of them (or a socket libcurl is connecting) is ready.
-            if let webSocketWatcher {
-                waiting.append(
-                    curl_waitfd(fd: webSocketWatcher.descriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
-            }
-        #endif
         var milliseconds = Self.pollMilliseconds
         if let deadline {
             let left = (deadline - .now).curlMilliseconds
             milliseconds = Int32(clamping: min(Int(milliseconds), left))
         }
-        _ = curl_multi_poll(multi, &waiting, UInt32(waiting.count), milliseconds, nil)
-        // Drained before the inbox is read: a signal sent after this belongs to work the next
-        // `takeWork` may not see yet, and it wakes the next poll.
-        if waiting[0].revents != 0 { wakeup.drain() }
+        // On the stack: this runs at every turn of the loop that waits.
+        withUnsafeTemporaryAllocation(of: curl_waitfd.self, capacity: 2) { waiting in
+            waiting[0] = curl_waitfd(fd: wakeup.readDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+            var count = 1
+            #if os(Linux)
+                // The WebSockets' epoll set: readable when one of them (or a socket libcurl is connecting) is ready.
+                if let webSocketWatcher {
+                    waiting[1] = curl_waitfd(
+                        fd: webSocketWatcher.descriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+                    count = 2
+                }
+            #endif
+            _ = curl_multi_poll(multi, waiting.baseAddress, UInt32(count), milliseconds, nil)
+            // Drained before the inbox is read: a signal sent after this belongs to work the next
+            // `takeWork` may not see yet, and it wakes the next poll.
+            if waiting[0].revents != 0 { wakeup.drain() }
+        }
     }
 
     // MARK: Starting
