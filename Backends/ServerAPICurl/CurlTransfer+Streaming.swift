@@ -1,5 +1,5 @@
 internal import CCurl
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -1,5 +1,5 @@
 internal import CCurl
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -43,7 +43,7 @@
 //   returns only once they have left the process. Released or closed, the transport does not wait: its threads
 //   detach themselves and end on their own.
 
-public import ServerAPIKit
+@_spi(Transport) public import ServerAPIKit
 import Synchronization
 
 #if canImport(FoundationEssentials)

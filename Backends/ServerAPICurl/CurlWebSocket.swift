@@ -1,5 +1,5 @@
 internal import CCurl
-@_spi(Backend) import ServerAPIKit
+@_spi(Backend) @_spi(Transport) import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

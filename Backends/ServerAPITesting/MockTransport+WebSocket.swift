@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

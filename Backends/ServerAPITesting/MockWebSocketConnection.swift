@@ -1,4 +1,4 @@
-@_spi(Backend) import ServerAPIKit
+@_spi(Backend) @_spi(Transport) import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,4 +1,4 @@
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -28,7 +28,10 @@ public struct MockWebSocketScript: Sendable {
         /// The server sends a message, whole, as one frame.
         case send(WebSocketMessage)
         /// The server sends a frame as it is: a fragment, a ping, a close, or bytes a client must reject.
-        case sendFrame(WebSocketFrame)
+        ///
+        /// Frames are the `Transport` SPI's (`@_spi(Transport) import ServerAPIKit`): a test of the WebSocket
+        /// protocol itself, below the messages an app sends and receives, imports it.
+        @_spi(Transport) case sendFrame(WebSocketFrame)
         /// The server waits for the client's next message, which should be this one.
         case expect(WebSocketMessage)
         /// The server echoes the client's next `count` messages.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Backend) import ServerAPIKit
+@_spi(Backend) @_spi(Transport) import ServerAPIKit
 
 #if canImport(FoundationNetworking)
     internal import FoundationNetworking

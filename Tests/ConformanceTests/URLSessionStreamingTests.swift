@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-@_spi(Backend) @testable import ServerAPIKit
+@_spi(Backend) @_spi(Transport) @testable import ServerAPIKit
 @testable import ServerAPIURLSession
 
 #if canImport(FoundationNetworking)

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 
 extension RecordingTransport {
     /// Opens a WebSocket through the upstream transport and records it as one entry, as Chrome's DevTools export

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 
 /// A transport that sends through another one and writes every exchange to a HAR 1.2 file: what a
 /// `ReplayingTransport` answers from later, without the network.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Backend) import ServerAPIKit
+@_spi(Backend) @_spi(Transport) import ServerAPIKit
 
 /// A transport's WebSocket connection that writes what goes through it into its handshake's entry: every data
 /// message both ways, whole, as it goes, and how the connection ended.

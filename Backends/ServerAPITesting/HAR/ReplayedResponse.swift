@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 
 /// One recorded entry turned back into what a transport returns for a request.
 struct ReplayedResponse {

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Backend) import ServerAPIKit
+@_spi(Backend) @_spi(Transport) import ServerAPIKit
 
 /// The client's side of a replayed WebSocket: the recorded server's messages, each released once the client has
 /// sent the messages recorded before it, then the recorded end.

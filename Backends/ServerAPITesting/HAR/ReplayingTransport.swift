@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Backend) import ServerAPIKit
+@_spi(Backend) @_spi(Transport) import ServerAPIKit
 
 /// A transport that answers from a HAR 1.2 file: what a `RecordingTransport` (or a browser, or `sapi --har`)
 /// recorded, replayed without the network.

@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 
 /// A recorded WebSocket session as a replay plays it: the data messages both ways, in order, how it ended, and
 /// how the server answered the client's close.

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import ServerAPIKit
+@_spi(Transport) @testable import ServerAPIKit
 
 /// permessage-deflate: the server's `Sec-WebSocket-Extensions` answer (the input's first line) and a compressed
 /// message (the rest). The answer's parser never traps and agrees only to windows in range; the inflater holds a

@@ -82,7 +82,8 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
         source.finish(metrics: metrics, trailers: trailers)
     }
 
-    /// A stream fed from `chunks` as they arrive: what a transport of your own that streams delivers.
+    /// A stream fed from `chunks` as they arrive: what a transport of your own that streams delivers (the
+    /// `Transport` SPI's: `@_spi(Transport) import ServerAPIKit`).
     ///
     /// A task reads `chunks` only as far as the reader has room for (`bufferSize` bytes ahead); cancelling the
     /// stream, or its reader leaving early, cancels that task. The body ends when `chunks` does, with the metrics
@@ -92,7 +93,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable, Hashable {
     ///   - chunks: The body's chunks, in order (empty chunks are skipped).
     ///   - bufferSize: The bytes read ahead of the reader.
     ///   - end: Called once `chunks` has ended, for what the transport measured and the trailer fields.
-    public convenience init<Chunks: AsyncSequence & Sendable>(
+    @_spi(Transport) public convenience init<Chunks: AsyncSequence & Sendable>(
         streaming chunks: Chunks, bufferSize: Int = defaultBufferSize,
         end: @escaping @Sendable () -> (metrics: TransportMetrics?, trailers: HTTPHeaders) = { (nil, [:]) }
     ) where Chunks.Element == Data {

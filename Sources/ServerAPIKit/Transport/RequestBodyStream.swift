@@ -62,12 +62,12 @@ public final class RequestBodyStream: Sendable, Hashable {
     }
 
     /// Whether the body is followed by trailer fields.
-    public var hasTrailers: Bool { makeTrailers != nil }
+    @_spi(Transport) public var hasTrailers: Bool { makeTrailers != nil }
 
     /// The trailer fields to send after the body, once its last chunk was read.
     /// - Returns: The fields; empty for a body without trailers.
     /// - Throws: `invalidRequest` when a field is not valid or cannot be a trailer (`TrailerRule`).
-    public func trailers() throws(ServerAPIError) -> HTTPHeaders {
+    @_spi(Transport) public func trailers() throws(ServerAPIError) -> HTTPHeaders {
         guard let makeTrailers else { return [:] }
         return try TrailerRule.outgoing(makeTrailers())
     }
@@ -82,12 +82,13 @@ public final class RequestBodyStream: Sendable, Hashable {
     }
 
     /// Whether a transport has begun to read the body: it cannot be sent again.
-    public var hasStarted: Bool { started.withLock { $0 } }
+    @_spi(Transport) public var hasStarted: Bool { started.withLock { $0 } }
 
-    /// Takes the body's chunks, for the one transfer that sends them.
+    /// Takes the body's chunks, for the one transfer that sends them (the `Transport` SPI's, as are `trailers()`,
+    /// `hasTrailers` and `hasStarted`).
     /// - Returns: The chunks, in order, with empty ones skipped.
     /// - Throws: `invalidRequest` when the body was taken before: it can be sent only once.
-    public func makeChunks() throws(ServerAPIError) -> Chunks {
+    @_spi(Transport) public func makeChunks() throws(ServerAPIError) -> Chunks {
         let first = started.withLock { started -> Bool in
             defer { started = true }
             return !started
@@ -106,7 +107,9 @@ public final class RequestBodyStream: Sendable, Hashable {
     ///
     /// It checks the declared length: a sequence that ends short of it or goes past it throws
     /// `invalidRequest`, so that a wrong `Content-Length` is never sent silently.
-    public struct Chunks: AsyncSequence, Sendable {
+    ///
+    /// In the `Transport` SPI (`@_spi(Transport) import ServerAPIKit`): for writing a transport, not for its callers.
+    @_spi(Transport) public struct Chunks: AsyncSequence, Sendable {
         public typealias Element = Data
         public typealias Failure = ServerAPIError
         let base: any AsyncSequence<Data, any Error> & Sendable

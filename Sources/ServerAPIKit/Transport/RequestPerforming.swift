@@ -41,6 +41,9 @@
 ///   transfer's chunks: they are read only as far as the caller has room for, and the sequence's task is
 ///   cancelled when the caller cancels or leaves.
 ///
+/// What only a transport uses (the call's cancellation, a streamed body's chunks, the streamed response's
+/// source, WebSocket connections and frames) is in the `Transport` SPI: `@_spi(Transport) import ServerAPIKit`.
+///
 /// A test double conforms the same way: see `MockTransport` in `ServerAPITesting`.
 public protocol RequestPerforming: Sendable {
     /// A short name for logs and metrics, such as `"urlsession"` or `"curl"`.

@@ -55,8 +55,10 @@ public struct StallTimeout: Sendable, Hashable, CustomStringConvertible {
             underlying: StallTimeout.Exceeded(limit: self, underlying: underlying))
     }
 
-    /// The `underlying` error of a `ServerAPIError` thrown because a transfer stalled.
-    public struct Exceeded: Error, Sendable, CustomStringConvertible {
+    /// The `underlying` error of a `ServerAPIError` thrown because a transfer stalled: what a transport throws it
+    /// with, in the `Transport` SPI (`@_spi(Transport) import ServerAPIKit`); a caller reads
+    /// `ServerAPIError.stallTimeout`.
+    @_spi(Transport) public struct Exceeded: Error, Sendable, CustomStringConvertible {
         /// The limit the transfer fell below.
         public var limit: StallTimeout
         /// The backend's own error (such as libcurl's), when there is one.

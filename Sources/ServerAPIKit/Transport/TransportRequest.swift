@@ -164,6 +164,8 @@ public struct TransportRequest: Sendable {
     /// by its caller's task, or through the manager (its registry's `cancel(id:)`, `cancel(tag:)`, first, last
     /// and all, a `RequestScope`).
     ///
+    /// In the `Transport` SPI, with `isCancelled` (`@_spi(Transport) import ServerAPIKit`): for writing a transport.
+    ///
     /// ```swift
     /// try await request.withCancellationHandler {
     ///     try await withCheckedThrowingContinuation { continuation in transfer.start(continuation) }
@@ -176,7 +178,7 @@ public struct TransportRequest: Sendable {
     ///   - operation: The transfer.
     ///   - onCancel: Tears the transfer down; runs on any thread, at once if the call is already cancelled.
     /// - Returns: What `operation` returns.
-    public func withCancellationHandler<T, E: Error>(
+    @_spi(Transport) public func withCancellationHandler<T, E: Error>(
         isolation: isolated (any Actor)? = #isolation,
         operation: () async throws(E) -> T,
         onCancel: @escaping @Sendable () -> Void
@@ -200,7 +202,7 @@ public struct TransportRequest: Sendable {
     }
 
     /// Whether the call was cancelled, through the manager or by its caller's task.
-    public var isCancelled: Bool { call?.isCancelled ?? Task.isCancelled }
+    @_spi(Transport) public var isCancelled: Bool { call?.isCancelled ?? Task.isCancelled }
 }
 
 /// Whether redirects are followed.

@@ -21,7 +21,9 @@
 /// - `close()` tears the connection down at once, from any thread: pending and later `send` and `receive`
 ///   calls end (`receive` with `nil`, `send` with `ServerAPIError`).
 /// - Throw only `ServerAPIError`.
-public protocol WebSocketConnection: Sendable {
+///
+/// In the `Transport` SPI (`@_spi(Transport) import ServerAPIKit`): for writing a transport, not for its callers.
+@_spi(Transport) public protocol WebSocketConnection: Sendable {
     /// Sends one frame.
     /// - Throws: `ServerAPIError` when the connection is closed or broke.
     func send(_ frame: WebSocketFrame) async throws
@@ -47,23 +49,26 @@ extension WebSocketConnection {
 
 /// A transport's answer to a WebSocket handshake: the response head and, when the server switched
 /// protocols, the open connection.
+///
+/// A transport makes one with the `Transport` SPI (`@_spi(Transport) import ServerAPIKit`), which holds its
+/// initializer and its connection.
 public struct WebSocketUpgrade: Sendable {
     /// The handshake's response: status 101 and its headers when accepted; the status, headers and body
     /// of a refusal otherwise.
     public var response: TransportResponse
     /// The open connection; `nil` when the server refused the upgrade.
-    public var connection: (any WebSocketConnection)?
+    @_spi(Transport) public var connection: (any WebSocketConnection)?
     /// The transport ran the handshake's proof itself: it sent a `Sec-WebSocket-Key` of its own, not the
     /// request's, and checked the answer's `Upgrade`, `Connection` and `Sec-WebSocket-Accept` (Apple's URLSession
     /// does). `false` (the default) when it sent the request's key: the core then checks the answer (RFC 6455 §4.1).
-    public var handshakeVerified: Bool
+    @_spi(Transport) public var handshakeVerified: Bool
 
     /// Creates an answer.
     /// - Parameters:
     ///   - response: The handshake's response.
     ///   - connection: The open connection; `nil` for a refusal.
     ///   - handshakeVerified: Whether the transport checked the answer against a key of its own.
-    public init(
+    @_spi(Transport) public init(
         response: TransportResponse, connection: (any WebSocketConnection)?, handshakeVerified: Bool = false
     ) {
         self.response = response

@@ -8,7 +8,9 @@
 ///
 /// The core reassembles fragmented messages, checks UTF-8 and sizes, answers pings and runs the close
 /// handshake (`WebSocketMessageAssembler`); a transport only moves frames (see `WebSocketConnection`).
-public struct WebSocketFrame: Sendable, Hashable {
+///
+/// In the `Transport` SPI (`@_spi(Transport) import ServerAPIKit`): for writing a transport, not for its callers.
+@_spi(Transport) public struct WebSocketFrame: Sendable, Hashable {
     /// The frame's opcode (RFC 6455 §5.2).
     public struct Opcode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         public var rawValue: UInt8

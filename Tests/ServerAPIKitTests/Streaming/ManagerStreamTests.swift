@@ -3,7 +3,7 @@ import ServerAPITestSupport
 import ServerAPITesting
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Transport) @testable import ServerAPIKit
 
 @Suite("Streamed calls through the manager (MockTransport)")
 struct ManagerStreamTests {

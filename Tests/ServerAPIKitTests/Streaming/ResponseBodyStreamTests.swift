@@ -1,5 +1,5 @@
 import Foundation
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Transport) @testable import ServerAPIKit
 
 @Suite("permessage-deflate (RFC 7692): compressing, inflating, RSV1 and the limits")
 struct WebSocketDeflateTests {

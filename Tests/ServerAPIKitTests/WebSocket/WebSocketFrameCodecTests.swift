@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Transport) @testable import ServerAPIKit
 
 @Suite("WebSocket framing: the wire format a raw transport reads and writes")
 struct WebSocketFrameCodecTests {

@@ -1,9 +1,9 @@
 import Foundation
 import ServerAPITestSupport
-import ServerAPITesting
+@_spi(Transport) import ServerAPITesting
 import Testing
 
-@_spi(Backend) @testable import ServerAPIKit
+@_spi(Backend) @_spi(Transport) @testable import ServerAPIKit
 
 @Suite("WebSockets through the manager (MockTransport's scripted sessions)")
 struct WebSocketManagerTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import ServerAPIKit
+@_spi(Transport) @testable import ServerAPIKit
 
 @Suite("WebSocket messages: reassembly, UTF-8, limits and close frames (RFC 6455)")
 struct WebSocketMessageAssemblerTests {
