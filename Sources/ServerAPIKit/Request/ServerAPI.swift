@@ -184,8 +184,9 @@ extension ServerAPI {
         set { policy.throttle = newValue }
     }
 
-    /// Whether identical GET and HEAD calls in flight share one transport call. See `coalesced(_:)`.
-    public var coalescing: CoalescingMode {
+    /// Whether identical GET and HEAD calls in flight share one transport call: what `coalesced(_:)`, its public
+    /// spelling, sets.
+    package var coalescing: CoalescingMode {
         get { policy.coalescing }
         set { policy.coalescing = newValue }
     }
@@ -203,9 +204,9 @@ extension ServerAPI {
         set { policy.businessRules = newValue }
     }
 
-    /// This call's overrides of the manager's resilience policies. See `retryBudget(_:)`, `circuitBreaker(_:)`,
-    /// `hedging(_:)` and `concurrencyLimit(_:)`.
-    public var resilience: ResilienceOverrides {
+    /// This call's overrides of the manager's resilience policies: what `retryBudget(_:)`, `circuitBreaker(_:)`,
+    /// `hedging(_:)` and `concurrencyLimit(_:)` set, which are their public spelling.
+    package var resilience: ResilienceOverrides {
         get { policy.resilience }
         set { policy.resilience = newValue }
     }

@@ -71,7 +71,7 @@ public struct ResiliencePolicies: Sendable, Hashable {
 }
 
 /// A call's choice for one resilience policy: the manager's, none, or its own.
-public enum PolicyOverride<Policy: Sendable & Hashable>: Sendable, Hashable {
+package enum PolicyOverride<Policy: Sendable & Hashable>: Sendable, Hashable {
     /// The manager's policy for the call's origin.
     case managerDefault
     /// No policy for this call.
@@ -95,19 +95,20 @@ public enum PolicyOverride<Policy: Sendable & Hashable>: Sendable, Hashable {
     }
 }
 
-/// A call's overrides of the manager's resilience policies; see `ServerAPI.retryBudget(_:)` and its siblings.
-public struct ResilienceOverrides: Sendable, Hashable {
+/// A call's overrides of the manager's resilience policies, as `ServerAPI.retryBudget(_:)`, `circuitBreaker(_:)`,
+/// `hedging(_:)` and `concurrencyLimit(_:)` set them: those modifiers are the public spelling.
+package struct ResilienceOverrides: Sendable, Hashable {
     /// The retry budget.
-    public var retryBudget: PolicyOverride<RetryBudget> = .managerDefault
+    package var retryBudget: PolicyOverride<RetryBudget> = .managerDefault
     /// The circuit breaker.
-    public var circuitBreaker: PolicyOverride<CircuitBreakerPolicy> = .managerDefault
+    package var circuitBreaker: PolicyOverride<CircuitBreakerPolicy> = .managerDefault
     /// Hedging.
-    public var hedging: PolicyOverride<HedgingPolicy> = .managerDefault
+    package var hedging: PolicyOverride<HedgingPolicy> = .managerDefault
     /// The concurrency limit.
-    public var concurrencyLimit: PolicyOverride<ConcurrencyLimitPolicy> = .managerDefault
+    package var concurrencyLimit: PolicyOverride<ConcurrencyLimitPolicy> = .managerDefault
 
     /// No overrides: the manager's policies apply.
-    public init() {}
+    package init() {}
 
     /// Whether the call sets a policy of its own.
     var setsAPolicy: Bool {
