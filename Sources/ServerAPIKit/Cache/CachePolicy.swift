@@ -72,7 +72,9 @@ public struct CacheEntry: Sendable, Hashable {
     public var url: URL
     /// When the response was received.
     public var storedAt: Date
-    /// When it stops being fresh; `nil` for never.
+    /// When it stops being fresh, as the manager worked it out when it stored the entry; `nil` for never. A store's
+    /// own clean-up (`FileCache.removeExpired()`) may go by it; whether the entry may answer a call is the manager's
+    /// decision, never the store's.
     public var expiresAt: Date?
     /// How old the response already was when it was received (RFC 9111 §4.2.3: from its `Age` and `Date` and
     /// the time the exchange took); its age at a later date is this plus the time since `storedAt`.
@@ -100,12 +102,6 @@ public struct CacheEntry: Sendable, Hashable {
         self.variant = variant
         self.variantGroup = variantGroup
     }
-
-    /// Whether `expiresAt` is still ahead at `date`: the lifetime the manager worked out when it stored the entry,
-    /// which a store's own clean-up (`removeExpired()`) goes by. Whether the entry may answer a call is decided by
-    /// the manager, which also weighs the call's directives (`max-age`, `min-fresh`, `no-cache`) and stale
-    /// allowances; a store never needs to ask.
-    public func isFresh(at date: Date = Date()) -> Bool { expiresAt.map { date < $0 } ?? true }
 
     /// How old the response is at `date` (RFC 9111 §4.2.3).
     public func age(at date: Date) -> Duration {

@@ -84,7 +84,8 @@ extension ServerAPI {
         }
     }
 
-    /// Returns a copy that connects to a Unix-domain socket instead of its URL's host (see `UnixSocket`).
+    /// Returns a copy that connects to a Unix-domain socket instead of its URL's host, which stays its `Host`
+    /// header (a `http+unix://` URL names the socket in the URL instead).
     public func unixSocket(_ path: String?) -> ServerAPI { with { $0.unixSocketPath = path } }
 
     /// Returns a copy that sends `Authorization: Basic base64(user:password)`.

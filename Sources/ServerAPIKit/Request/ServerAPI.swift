@@ -63,7 +63,7 @@ public struct ServerAPI: Sendable, Hashable {
 
     /// Creates a call to a full URL, which replaces `host` and `path`.
     /// - Parameters:
-    ///   - url: The absolute http(s) URL (or `http+unix://`, see `UnixSocket`).
+    ///   - url: The absolute http(s) URL, or a `http+unix://` one whose host is a socket's percent-encoded path.
     ///   - method: The method (GET by default).
     public init(url: URL, method: HTTPMethod = .get) {
         self.init(host: "", path: "", method: method)
@@ -75,7 +75,8 @@ public struct ServerAPI: Sendable, Hashable {
     /// percent-encoded. `"http://host/a%2Fb c?x=%20 y"` is sent as `/a%2Fb%20c?x=%20%20y`, whereas
     /// Foundation's `URL(string:)` would escape the `%` of `%2F` and `%20` again.
     /// - Parameters:
-    ///   - urlString: An absolute http(s) URL (or `http+unix://`, see `UnixSocket`).
+    ///   - urlString: An absolute http(s) URL, or a `http+unix://` one whose host is a socket's percent-encoded
+    ///     path.
     ///   - method: The method (GET by default).
     /// - Returns: `nil` when the text is not an absolute URL with a scheme and a host.
     public init?(urlString: String, method: HTTPMethod = .get) {

@@ -21,7 +21,7 @@ extension ServerAPI {
         /// See `ServerAPI.stallTimeout(below:for:)`.
         package var stallTimeout: StallTimeout?
         /// The Unix-domain socket to connect to instead of the URL's host (which still names the `Host`
-        /// header); `nil` for the network. A `http+unix://` URL sets it too (see `UnixSocket`).
+        /// header); `nil` for the network. A `http+unix://` URL sets it too (`UnixSocket`).
         package var unixSocketPath: String?
         /// Where to write the response body, for a download; `nil` keeps it in memory.
         package var download: DownloadTarget?

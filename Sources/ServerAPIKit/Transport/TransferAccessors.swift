@@ -51,7 +51,7 @@ extension ServerAPI {
     }
 
     /// The Unix-domain socket the call connects to instead of its URL's host; `nil` for the network.
-    /// A `http+unix://` URL sets it too (see `UnixSocket`).
+    /// A `http+unix://` URL sets it too.
     public var unixSocketPath: String? {
         get { transfer.unixSocketPath }
         set { transfer.unixSocketPath = newValue }

@@ -12,7 +12,7 @@
 ///   `http://localhost/items?x=1` (so `Host: localhost`) through `/var/run/app.sock`;
 /// - an ordinary URL with `ServerAPI.unixSocket(_:)` (`TransportRequest.unixSocketPath`): the URL's host
 ///   is the `Host` header, and the connection goes to the socket.
-public enum UnixSocket {
+package enum UnixSocket {
     /// The longest socket path the system accepts (`sun_path` holds 108 bytes with its NUL on Linux).
     package static let maxPathLength = 107
 
@@ -37,7 +37,7 @@ public enum UnixSocket {
     ///   - socketPath: The socket.
     ///   - path: The request's path and query, from "/".
     ///   - secure: `https+unix` rather than `http+unix`.
-    public static func url(socketPath: String, path: String = "/", secure: Bool = false) -> URL? {
+    package static func url(socketPath: String, path: String = "/", secure: Bool = false) -> URL? {
         // Foundation's `urlHostAllowed` without "/", ":" and "%": unreserved, sub-delims, "[" and "]".
         let host = PercentEncoding.encode(socketPath) { byte in
             switch byte {
