@@ -22,13 +22,13 @@ public protocol CookieStorage: Sendable {
 
 extension CookieStorage {
     /// The `Cookie` header value for a request to `url`, or `nil` when no cookie applies.
-    public func cookieHeader(for url: URL) -> String? {
+    package func cookieHeader(for url: URL) -> String? {
         CookieJar.header(for: cookies(for: url))
     }
 
     /// Stores the `Set-Cookie` fields of a response's headers (each field may hold several lines joined
     /// with ", ", as FoundationNetworking joins them).
-    public func store(responseHeaders headers: HTTPHeaders, from url: URL) {
+    package func store(responseHeaders headers: HTTPHeaders, from url: URL) {
         let fields = headers.values(for: "Set-Cookie")
         guard !fields.isEmpty else { return }
         store(setCookieLines: fields.flatMap(SetCookie.split), from: url)

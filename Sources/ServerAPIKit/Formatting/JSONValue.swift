@@ -59,7 +59,7 @@ public enum JSONValue: Sendable, Hashable {
     public var isNull: Bool { self == .null }
 
     /// A short name of the value's type, for error messages ("an object", "a string", …).
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"

@@ -25,7 +25,7 @@ extension APIRequest {
     public var keyPath: String? { nil }
 
     /// The call with this endpoint's key path applied.
-    public var resolvedAPI: ServerAPI {
+    package var resolvedAPI: ServerAPI {
         let api = self.api
         guard let keyPath else { return api }
         return api.keyPath(keyPath)

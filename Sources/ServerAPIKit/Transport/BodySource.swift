@@ -54,7 +54,7 @@ public enum BodySource: Sendable, Hashable {
     }
 
     /// Whether the body is fully in memory (no file or sequence to stream).
-    public var isInMemory: Bool {
+    package var isInMemory: Bool {
         streamedBody == nil && !segments.contains { if case .file = $0 { true } else { false } }
     }
 

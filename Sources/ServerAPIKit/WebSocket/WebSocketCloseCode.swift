@@ -41,7 +41,7 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
 
     /// Whether an endpoint may send this code in a close frame: RFC 6455 §7.4's 1000–1003 and 1007–1011, the
     /// 1012–1014 IANA's registry added since, and 3000–4999 (1004–1006 and 1015 are never sent).
-    public var isSendable: Bool {
+    package var isSendable: Bool {
         switch rawValue {
         case 1000...1003, 1007...1014, 3000...4999: true
         default: false
