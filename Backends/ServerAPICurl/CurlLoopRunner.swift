@@ -91,7 +91,7 @@ final class CurlLoopRunner {
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
         var resumptions: [CurlResumption] = []
-        var tasks: [UnownedJob] = []
+        var tasks: [CurlTask] = []
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         while true {
             let shuttingDown = loop.takeWork(
@@ -108,10 +108,11 @@ final class CurlLoopRunner {
             // before libcurl is driven again, with no wake-up between threads.
             if !tasks.isEmpty {
                 // Held until the tasks ran: the unowned reference below does not keep it alive.
-                let current = loop.currentTaskExecutor
-                withExtendedLifetime(current) {
-                    let executor = current.asUnownedTaskExecutor()
-                    for task in tasks { task.runSynchronously(on: executor) }
+                let transportExecutor = loop.transportExecutor
+                withExtendedLifetime(transportExecutor) {
+                    let own = loop.asUnownedTaskExecutor()
+                    let shared = transportExecutor?.asUnownedTaskExecutor() ?? own
+                    for task in tasks { task.job.runSynchronously(on: task.viaTransport ? shared : own) }
                 }
                 tasks.removeAll(keepingCapacity: true)
             }
@@ -404,7 +405,7 @@ final class CurlLoopRunner {
         /// Makes the WebSockets' multi handle, watcher and scratch buffer, once; `false` when they cannot be made.
         private func setUpWebSockets() -> Bool {
             if webSocketWatcher != nil { return true }
-            guard let made = curl_multi_init() else { return false }
+            guard let made = CurlMultiHandle.make() else { return false }
             guard let watcher = CurlSocketWatcher(multi: made, wakeup: nil),
                 self.watcher.map({ $0.watchAlso(watcher.descriptor) }) ?? true
             else {
