@@ -114,7 +114,15 @@ package final class CurlWebSocket: WebSocketConnection {
     }
 
     package func receive() async throws -> WebSocketFrame? {
-        try await withCheckedThrowingContinuation { (receiver: CheckedContinuation<WebSocketFrame?, any Error>) in
+        // A frame held already is returned without a continuation.
+        let (held, resumeReading) = state.withLock { state -> (WebSocketFrame?, Bool) in
+            guard let frame = Self.pop(&state) else { return (nil, false) }
+            return (frame, Self.needsResuming(&state))
+        }
+        if resumeReading { loop.resume(.webSocket(id)) }
+        if let held { return held }
+        return try await withCheckedThrowingContinuation {
+            (receiver: CheckedContinuation<WebSocketFrame?, any Error>) in
             let (answer, service): (Result<WebSocketFrame?, ServerAPIError>?, Bool) = state.withLock { state in
                 if let frame = Self.pop(&state) { return (.success(frame), Self.needsResuming(&state)) }
                 if let failure = state.receiveFailure { return (.failure(failure), false) }
@@ -126,6 +134,8 @@ package final class CurlWebSocket: WebSocketConnection {
             if let answer { receiver.resume(with: answer) }
         }
     }
+
+    package var hasFrameReady: Bool { state.withLock { $0.frameHead < $0.frames.count } }
 
     package func close() {
         let service = state.withLock { state in

@@ -391,7 +391,15 @@ public final class WebSocket: Sendable {
     {
         var inflater = WebSocketDeflateReceiver(parameters: deflate, maxMessageSize: configuration.maxMessageSize)
         var assembler = WebSocketMessageAssembler(maxMessageSize: configuration.maxMessageSize)
+        // Messages pushed while a frame was ready may be held for the application's task (`push(_:more:)`): they
+        // are handed over before the reader waits for the connection, and when it stops.
+        var holding = false
+        defer { if holding { inbox.handOver() } }
         while true {
+            if holding, !connection.hasFrameReady {
+                inbox.handOver()
+                holding = false
+            }
             let received: WebSocketFrame?
             do {
                 received = try await connection.receive()
@@ -416,7 +424,9 @@ public final class WebSocket: Sendable {
             switch assembler.receive(frame) {
             case nil: break
             case .message(let message)?:
-                await inbox.push(message)
+                let more = connection.hasFrameReady
+                await inbox.push(message, more: more)
+                holding = more
             case .ping(let payload)?:
                 try? await connection.send(WebSocketFrame(.pong, payload: payload))
             case .pong(let payload)?:
