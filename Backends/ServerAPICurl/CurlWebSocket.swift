@@ -18,8 +18,10 @@ internal import CCurl
 /// received frames back here. Waiters are resumed outside the lock. The socket keeps its transport alive until it
 /// ends, as a streamed body does: a WebSocket lives on while its transport's owner lets go of the transport.
 package final class CurlWebSocket: WebSocketConnection {
-    /// Received bytes held for the core before the loop stops reading the socket (it reads again below half).
-    static let receiveBufferLimit = 1 << 20
+    /// Received bytes held for the core before the loop stops reading the socket (it reads again below half). The
+    /// core's reader takes frames on the same loop, at its next turn, into the socket's own bounded buffer
+    /// (`WebSocket.Configuration.receiveBufferSize`): this one only spans a turn, a few reads of the loop's 64 KiB.
+    static let receiveBufferLimit = 256 << 10
     /// What a held frame counts for besides its payload (the frame and its place in the queue): a flood of tiny
     /// frames (compressed ones are a few bytes) stays within the limit's memory too.
     static let frameCost = 64

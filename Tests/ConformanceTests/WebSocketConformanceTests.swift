@@ -164,7 +164,8 @@ struct WebSocketConformanceTests {
         let session = try #require(socket.transportConnection as? CurlWebSocket)
         try await poll("the transfer paused") { session.isReceivePaused }
         var iterator = socket.messages.makeAsyncIterator()
-        // Well past what was held when receiving paused (1 MiB of 1 KiB messages): the transfer resumed.
+        // Well past what was held when receiving paused (256 KiB of 1 KiB messages and the reader's 4 KiB): the
+        // transfer resumed.
         for expected in 1...3000 {
             guard case .text(let tick)? = try await iterator.next() else {
                 Issue.record("no tick \(expected)")
