@@ -32,6 +32,8 @@ struct RunResult: Codable, Sendable {
     var libcurl: String?
     /// The process's CPU time from its start to the end of the run (the script subtracts it from the machine's).
     var processCPUSeconds: Double
+    /// The process's threads with every connection open (idle: after they settled).
+    var threads: Int?
 }
 
 enum Mode: String {
@@ -41,6 +43,8 @@ enum Mode: String {
     case sink
     /// The server sends messages as fast as the socket takes them; the client counts them.
     case source
+    /// Open the connections, send nothing for the run's seconds, measure memory and threads, close.
+    case idle
 }
 
 struct Options {
@@ -116,6 +120,7 @@ func runPhase(
                 case .echo: try await echo(socket, size: size, until: deadline)
                 case .sink: try await sink(socket, size: size, until: deadline)
                 case .source: try await source(socket, size: size, until: deadline)
+                case .idle: 0
                 }
             }
         }
@@ -171,11 +176,12 @@ func source(_ socket: any BenchSocket, size: Int, until deadline: ContinuousCloc
 
 let usage = """
     usage: serverapi-websocket-bench serve [--port N]
-           serverapi-websocket-bench --port N [--client serverapikit|websocket-kit] [--mode echo|sink|source]
+           serverapi-websocket-bench --port N [--client serverapikit|websocket-kit] [--mode echo|sink|source|idle]
                                      [--size BYTES] [--connections N] [--duration SECONDS] [--warmup SECONDS]
     serve: the server, on 127.0.0.1 (port 0: the kernel picks); prints `port N`, serves until killed.
     echo: send one message, await its echo, repeat. sink: send messages, the server counts them.
     source: the server sends messages as fast as the socket takes them. Every connection at once.
+    idle: open the connections, let them sit for the run's seconds, measure resident memory and threads.
     serverapikit runs on any libcurl CurlTransport supports (Linux).
     Prints one JSON line of results. scripts/bench-websocket.sh runs every row and prints the table.
     """
@@ -207,7 +213,7 @@ Thread.detachNewThread {
 do {
     let route =
         switch options.mode {
-        case .echo: "echo"
+        case .echo, .idle: "echo"
         case .sink: "sink"
         case .source: "source?size=\(options.size)"
         }
@@ -218,7 +224,13 @@ do {
     let openStart = clock.now
     let sockets = try await openSockets(open, count: options.connections)
     let openElapsed = clock.now - openStart
-    let rssOpen = procStatusKilobytes("VmRSS")
+    var rssOpen = procStatusKilobytes("VmRSS")
+    if options.mode == .idle {
+        // Open and idle: what the connections hold once the opening's transient memory is released.
+        try await Task.sleep(for: .seconds(options.warmUp + options.duration))
+        rssOpen = procStatusKilobytes("VmRSS")
+    }
+    let threads = threadCount()
     _ = try await runPhase(sockets, mode: options.mode, size: options.size, until: clock.now + .seconds(options.warmUp))
     let cpuStart = cpuSeconds()
     let start = clock.now
@@ -232,16 +244,18 @@ do {
         try await group.waitForAll()
     }
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    guard measured.messages > 0 else { throw BenchFailure("no message in \(seconds) s") }
+    guard measured.messages > 0 || options.mode == .idle else { throw BenchFailure("no message in \(seconds) s") }
     let result = RunResult(
         client: options.client, mode: options.mode.rawValue, size: options.size, connections: options.connections,
         messages: measured.messages, bytes: measured.bytes, seconds: seconds,
         messagesPerSecond: Double(measured.messages) / seconds,
         megabytesPerSecond: Double(measured.bytes) / seconds / 1_048_576,
-        cpuMicrosecondsPerMessage: cpu * 1e6 / Double(measured.messages), peakRSSKilobytes: peak,
+        cpuMicrosecondsPerMessage: measured.messages > 0 ? cpu * 1e6 / Double(measured.messages) : 0,
+        peakRSSKilobytes: peak,
         rssBeforeOpenKilobytes: rssBefore, rssOpenKilobytes: rssOpen,
         openSeconds: Double(openElapsed.components.seconds) + Double(openElapsed.components.attoseconds) / 1e18,
-        libcurl: options.client == "serverapikit" ? CurlTransport.libcurlVersion : nil, processCPUSeconds: cpuSeconds())
+        libcurl: options.client == "serverapikit" ? CurlTransport.libcurlVersion : nil, processCPUSeconds: cpuSeconds(),
+        threads: threads)
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     print(String(decoding: try encoder.encode(result), as: UTF8.self))
@@ -249,4 +263,9 @@ do {
     let row = "\(options.client) \(options.mode) \(options.size) B × \(options.connections)"
     FileHandle.standardError.write(Data("serverapi-websocket-bench: \(row): \(error)\n".utf8))
     exit(1)
+}
+
+/// The process's threads now (the entries of /proc/self/task).
+func threadCount() -> Int? {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count
 }
