@@ -66,6 +66,9 @@ final class CurlLoopRunner {
         /// Connected WebSockets, by job id and by descriptor.
         private var webSockets: [UInt64: CurlWebSocket.Wire] = [:]
         private var wires: [Int32: CurlWebSocket.Wire] = [:]
+        /// Whether the WebSockets' epoll set may hold ready descriptors: the loop's last wait found it readable, or
+        /// the loop went round without waiting. Otherwise a turn does not look (an `epoll_wait` saved per turn).
+        private var webSocketsMayBeReady = true
     #endif
 
     init(
@@ -127,7 +130,13 @@ final class CurlLoopRunner {
                 idleWaiters.removeAll()
             }
             // Work handed over on this thread (a resumed caller's next request) sent no wake-up.
-            if !loop.hasWork { waitForWork() }
+            if !loop.hasWork {
+                waitForWork()
+            } else {
+                #if os(Linux)
+                    webSocketsMayBeReady = true
+                #endif
+            }
         }
         let (late, waiting, lateIdleWaiters) = loop.close()
         for job in late { job.fail(.cancelled("the transport was shut down")) }
@@ -162,8 +171,11 @@ final class CurlLoopRunner {
         #if os(Linux)
             if let timer = webSocketWatcher?.timerDeadline { deadline = min(deadline ?? timer, timer) }
             if let watcher {
-                return watcher.wait(until: deadline, collect: collectFinishedTransfers)
+                let alsoReady = watcher.wait(until: deadline, collect: collectFinishedTransfers)
+                webSocketsMayBeReady = alsoReady
+                return
             }
+            webSocketsMayBeReady = true
         #endif
         guard let wakeup = loop.wakeup else { return }
         var milliseconds = Self.pollMilliseconds
@@ -187,6 +199,9 @@ final class CurlLoopRunner {
             // Drained before the inbox is read: a signal sent after this belongs to work the next
             // `takeWork` may not see yet, and it wakes the next poll.
             if waiting[0].revents != 0 { wakeup.drain() }
+            #if os(Linux)
+                if count == 2 { webSocketsMayBeReady = waiting[1].revents != 0 }
+            #endif
         }
     }
 
@@ -450,6 +465,8 @@ final class CurlLoopRunner {
             // Also once the last WebSocket is gone: libcurl may still watch a connection it is shutting down.
             guard let webSocketWatcher else { return }
             webSocketWatcher.runDueTimers(collect: collectConnected)
+            guard webSocketsMayBeReady else { return }
+            webSocketsMayBeReady = false
             webSocketWatcher.poll(
                 ours: { descriptor, mask in
                     guard let wire = wires[descriptor] else { return false }

@@ -120,17 +120,23 @@
 
         /// Waits until a socket is ready, libcurl's timer or `limit` is due, or another thread signals new
         /// work; hands libcurl each ready socket, and `collect` reads the completions after each.
-        func wait(until limit: ContinuousClock.Instant?, collect: () -> Void) {
+        /// - Returns: Whether the descriptor watched besides libcurl's (`watchAlso`) was ready.
+        @discardableResult
+        func wait(until limit: ContinuousClock.Instant?, collect: () -> Void) -> Bool {
             var timeout: Int32 = 1000
             if let deadline = [timerDeadline, limit].compactMap(\.self).min() {
                 let left = deadline - .now
                 timeout = left <= .zero ? 0 : Int32(clamping: min(Int(timeout), left.curlMilliseconds))
             }
             let count = ccurl_epoll_wait(epoll, ready, Self.readyCapacity, timeout)
-            guard count > 0 else { return }
+            guard count > 0 else { return false }
+            var alsoReady = false
             for index in 0..<Int(count) {
                 let socket = ready[index].fd
-                if socket == alsoWatched { continue }
+                if socket == alsoWatched {
+                    alsoReady = true
+                    continue
+                }
                 if let wakeup, socket == wakeup.readDescriptor {
                     // Drained before the inbox is read: a later signal belongs to work the next
                     // `takeWork` may not see yet, and it ends the next wait.
@@ -141,6 +147,7 @@
                 _ = curl_multi_socket_action(multi, socket, ready[index].mask, &running)
                 collect()
             }
+            return alsoReady
         }
     }
 #endif
