@@ -4,8 +4,12 @@
 # Usage: scripts/bench-websocket.sh [--quick] [--runs N] [--modes "echo sink source"] [--sizes "64 4096 1048576"]
 #                                   [--levels "1 100"] [--idle "10000"]
 #        scripts/bench-websocket.sh --profile MODE SIZE CONNECTIONS [SECONDS] [--client serverapikit|websocket-kit]
+#        (--modes also takes echo-json and source-json: the compressed rows)
 #   full run: 1 run per row (--runs N: the median of N), 5 s per row after 1 s of warm-up.
 #   --quick:  2 s per row after 0.5 s of warm-up.
+# Compressed rows (modes echo-json and source-json): a JSON payload (records like an API's list) on routes where
+# the server accepts permessage-deflate with no context takeover; ServerAPIKit offers it (its default) and sends and
+# receives compressed messages, websocket-kit offers none. The table says how many bytes a message is compressed.
 #   --idle:   the connection counts of the idle rows (default 10000; "" for none): each client opens that many
 #             connections, lets them sit for the row's time, and reports resident memory per connection (over the
 #             memory before opening) and its threads; then closes them. The medians of --runs.
@@ -305,7 +309,8 @@ def size_name(size):
 def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
-what = {"echo": "echo round trips", "sink": "client → server", "source": "server → client"}
+what = {"echo": "echo round trips", "sink": "client → server", "source": "server → client",
+        "echo-json": "echo, JSON (SAK compressed)", "source-json": "server → client, JSON (SAK compressed)"}
 shares = [r["othersShare"] for r in rows if r.get("othersShare") is not None]
 noise = (f"other processes took {100 * statistics.mean(shares):.0f} % of the machine's CPU on average while the clients "
          f"ran (at most {100 * max(shares):.0f} %)") if shares else ""
@@ -369,7 +374,7 @@ if len(levels) > 1:
     summary["memoryPerConnection"] = memory
 
 # The goal: ServerAPIKit at least 1.5× websocket-kit on small messages (64 B and 4 KiB), every row.
-small = [row for row in summary["rows"] if row["size"] <= 4096]
+small = [row for row in summary["rows"] if row["size"] <= 4096 and not row["mode"].endswith("-json")]
 if small:
     print()
     print("Goal: ServerAPIKit ≥ 1.5× websocket-kit's messages/s on small messages (64 B, 4 KiB):")
@@ -397,6 +402,14 @@ summary["failures"] = failures
 json.dump(summary, open(out_path, "w"), indent=2, sort_keys=True)
 print(f"\nWrote {out_path}")
 EOF
+for mode in $MODES; do
+    [[ $mode == *-json ]] || continue
+    echo
+    for size in $SIZES; do
+        echo "JSON payload of $size B: $("$BENCH" deflated "$size") B as a compressed message (permessage-deflate, no context takeover)"
+    done
+    break
+done
 if [ -s "$IDLE_RAW" ]; then
     python3 - "$IDLE_RAW" "$ROOT/Benchmarks/results/bench-websocket-idle.json" <<'EOF'
 import json, statistics, sys

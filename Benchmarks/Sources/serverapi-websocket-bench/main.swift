@@ -45,6 +45,14 @@ enum Mode: String {
     case source
     /// Open the connections, send nothing for the run's seconds, measure memory and threads, close.
     case idle
+    /// Echo and source with a JSON payload (`Wire.json(size:)`) on routes that accept permessage-deflate: the
+    /// compressed rows. ServerAPIKit offers compression (its default) and the server agrees; websocket-kit offers
+    /// none, so its messages go as they are.
+    case echoJSON = "echo-json"
+    case sourceJSON = "source-json"
+
+    /// The payload is JSON, and the route accepts compression.
+    var isJSON: Bool { self == .echoJSON || self == .sourceJSON }
 }
 
 struct Options {
@@ -78,19 +86,19 @@ struct Options {
 }
 
 /// How the client named `client` opens a connection to `url` (its payload is made here, once, for all of them).
-func opener(_ client: String, url: URL, size: Int) throws -> @Sendable () async throws -> any BenchSocket {
+func opener(_ client: String, url: URL, size: Int, json: Bool) throws -> @Sendable () async throws -> any BenchSocket {
+    let bytes = json ? Wire.json(size: size) : [UInt8](repeating: Wire.fill, count: size)
     switch client {
     case "serverapikit":
         guard CurlTransport.supportsWebSockets else {
             throw BenchFailure("CurlTransport has no WebSockets on this system (they need Linux)")
         }
         let manager = ServerAPIManager(transport: CurlTransport())
-        let payload = WebSocketMessage.binary(Data(repeating: Wire.fill, count: size))
+        let payload = WebSocketMessage.binary(Data(bytes))
         return { try await ServerAPIKitSocket.open(manager, url: url, payload: payload) }
     case "websocket-kit":
         let group = MultiThreadedEventLoopGroup.singleton
-        var payload = ByteBufferAllocator().buffer(capacity: size)
-        payload.writeRepeatingByte(Wire.fill, count: size)
+        let payload = ByteBufferAllocator().buffer(bytes: bytes)
         return { [payload] in try await WebSocketKitSocket.open(url: url, payload: payload, group: group) }
     default:
         throw BenchFailure("unknown client \(client): serverapikit or websocket-kit")
@@ -117,9 +125,9 @@ func runPhase(
         for socket in sockets {
             group.addTask {
                 switch mode {
-                case .echo: try await echo(socket, size: size, until: deadline)
+                case .echo, .echoJSON: try await echo(socket, size: size, until: deadline)
                 case .sink: try await sink(socket, size: size, until: deadline)
-                case .source: try await source(socket, size: size, until: deadline)
+                case .source, .sourceJSON: try await source(socket, size: size, until: deadline)
                 case .idle: 0
                 }
             }
@@ -176,18 +184,25 @@ func source(_ socket: any BenchSocket, size: Int, until deadline: ContinuousCloc
 
 let usage = """
     usage: serverapi-websocket-bench serve [--port N]
-           serverapi-websocket-bench --port N [--client serverapikit|websocket-kit] [--mode echo|sink|source|idle]
+           serverapi-websocket-bench deflated SIZE
+           serverapi-websocket-bench --port N [--client serverapikit|websocket-kit] [--mode echo|sink|source|idle|echo-json|source-json]
                                      [--size BYTES] [--connections N] [--duration SECONDS] [--warmup SECONDS]
     serve: the server, on 127.0.0.1 (port 0: the kernel picks); prints `port N`, serves until killed.
     echo: send one message, await its echo, repeat. sink: send messages, the server counts them.
     source: the server sends messages as fast as the socket takes them. Every connection at once.
     idle: open the connections, let them sit for the run's seconds, measure resident memory and threads.
+    echo-json, source-json: echo and source with a JSON payload, permessage-deflate where the client offers it.
     serverapikit runs on any libcurl CurlTransport supports (Linux).
     Prints one JSON line of results. scripts/bench-websocket.sh runs every row and prints the table.
     """
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
     print(usage)
+    exit(0)
+}
+if arguments.first == "deflated", arguments.count == 2, let size = Int(arguments[1]) {
+    // The size of `Wire.json(size:)` as a compressed message: what the compressed rows put on the wire.
+    print(BenchServer.deflate(Wire.json(size: size)).count)
     exit(0)
 }
 if arguments.first == "serve" {
@@ -216,10 +231,12 @@ do {
         case .echo, .idle: "echo"
         case .sink: "sink"
         case .source: "source?size=\(options.size)"
+        case .echoJSON: "echo?deflate=1"
+        case .sourceJSON: "source?size=\(options.size)&json=1&deflate=1"
         }
     let url = URL(string: "ws://127.0.0.1:\(options.port)/\(route)")!
     let clock = ContinuousClock()
-    let open = try opener(options.client, url: url, size: options.size)
+    let open = try opener(options.client, url: url, size: options.size, json: options.mode.isJSON)
     let rssBefore = procStatusKilobytes("VmRSS")
     let openStart = clock.now
     let sockets = try await openSockets(open, count: options.connections)
