@@ -55,9 +55,14 @@ final class CurlLoopRunner {
     /// How long `curl_multi_poll` waits when libcurl has no earlier timer (a wake-up ends it early).
     private static let pollMilliseconds: Int32 = 1000
     #if os(Linux)
-        /// The multi handle that connects the loop's WebSockets, and its watcher, whose epoll set holds the
-        /// connected WebSockets' sockets too; made for the first.
-        private var webSocketMulti: UnsafeMutableRawPointer?
+        /// The multi handles that connect the loop's WebSockets and keep their connections, each with how many it
+        /// holds, and their watcher, whose epoll set holds the connected WebSockets' sockets too; made for the first.
+        /// libcurl finds a connect-only handle's connection at each `curl_easy_send` and `curl_easy_recv` by walking
+        /// every connection of its multi handle: so a multi handle holds at most
+        /// `CurlWebSocket.socketsPerMultiHandle`, and a send's cost does not grow with the loop's sockets.
+        private var webSocketMultis: [(multi: UnsafeMutableRawPointer, sockets: Int)] = []
+        /// Which of `webSocketMultis` holds each WebSocket's handle, by job id.
+        private var webSocketMultiOf: [UInt64: Int] = [:]
         private var webSocketWatcher: CurlSocketWatcher?
         /// Where every WebSocket of the loop reads into (`curl_easy_recv`): an idle socket holds no buffer.
         private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
@@ -417,7 +422,8 @@ final class CurlLoopRunner {
         /// Whether the loop has WebSockets connecting or connected.
         fileprivate var hasWebSockets: Bool { !connecting.isEmpty || !webSockets.isEmpty }
 
-        /// Makes the WebSockets' multi handle, watcher and scratch buffer, once; `false` when they cannot be made.
+        /// Makes the WebSockets' first multi handle, watcher and scratch buffer, once; `false` when they cannot be
+        /// made.
         private func setUpWebSockets() -> Bool {
             if webSocketWatcher != nil { return true }
             guard let made = CurlMultiHandle.make() else { return false }
@@ -427,19 +433,43 @@ final class CurlLoopRunner {
                 curl_multi_cleanup(made)
                 return false
             }
-            webSocketMulti = made
+            webSocketMultis = [(made, 0)]
             webSocketWatcher = watcher
             scratch = .allocate(byteCount: Self.scratchSize, alignment: 16)
             return true
         }
 
+        /// A multi handle with room for one more WebSocket (a new one when all are full), counted as holding it;
+        /// `nil` when the loop cannot watch WebSockets or libcurl cannot make one.
+        private func takeWebSocketMulti(for id: UInt64) -> UnsafeMutableRawPointer? {
+            guard setUpWebSockets(), let webSocketWatcher else { return nil }
+            var index = webSocketMultis.firstIndex { $0.sockets < CurlWebSocket.socketsPerMultiHandle }
+            if index == nil, let made = CurlMultiHandle.make() {
+                webSocketWatcher.attach(made)
+                webSocketMultis.append((made, 0))
+                index = webSocketMultis.count - 1
+            }
+            guard let index else { return nil }
+            webSocketMultis[index].sockets += 1
+            webSocketMultiOf[id] = index
+            return webSocketMultis[index].multi
+        }
+
+        /// Takes a WebSocket's handle out of its multi handle (which closes its connection).
+        private func removeFromWebSocketMulti(_ id: UInt64, _ easy: CurlEasyHandle) {
+            guard let index = webSocketMultiOf.removeValue(forKey: id) else { return }
+            _ = curl_multi_remove_handle(webSocketMultis[index].multi, easy.raw)
+            webSocketMultis[index].sockets -= 1
+        }
+
         /// Starts connecting a WebSocket: a transfer configured as any other, connect-only (`CurlTransfer.configure`).
         fileprivate func startWebSocket(_ job: CurlJob, _ socket: CurlWebSocket) {
-            guard setUpWebSockets(), let webSocketMulti else {
-                return job.fail(ServerAPIError(.network, "the transport could not watch a WebSocket"))
-            }
             guard let easy = takeHandle() else {
                 return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
+            }
+            guard let webSocketMulti = takeWebSocketMulti(for: job.id) else {
+                recycle(easy)
+                return job.fail(ServerAPIError(.network, "the transport could not watch a WebSocket"))
             }
             let transfer = CurlTransfer(job: job, easy: easy, settings: settings, loop: loop)
             do throws(ServerAPIError) {
@@ -450,6 +480,7 @@ final class CurlLoopRunner {
                         .network, "libcurl could not start the transfer: \(String(cString: curl_multi_strerror(code)))")
                 }
             } catch {
+                removeFromWebSocketMulti(job.id, easy)
                 transfer.abandon()
                 recycle(easy)
                 socket.ended(error)
@@ -457,7 +488,7 @@ final class CurlLoopRunner {
             }
             connecting[job.id] = transfer
             headDeadlines[job.id] = transfer.started + job.request.timeout
-            webSocketWatcher?.expireNow()
+            webSocketWatcher?.expireNow(webSocketMulti)
         }
 
         /// Lets libcurl make progress on the connections it is making, and the WebSockets on theirs.
@@ -478,17 +509,23 @@ final class CurlLoopRunner {
 
         /// Takes the connections libcurl has made (or failed to make).
         private func collectConnected() {
-            guard let webSocketMulti else { return }
             var done: [(CurlTransfer, CURLcode)] = []
             var remaining: Int32 = 0
-            while let message = curl_multi_info_read(webSocketMulti, &remaining) {
-                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-                var context: UnsafeMutableRawPointer?
-                guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
-                    continue
+            for (multi, _) in webSocketMultis {
+                while let message = curl_multi_info_read(multi, &remaining) {
+                    guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else {
+                        continue
+                    }
+                    var context: UnsafeMutableRawPointer?
+                    guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
+                        continue
+                    }
+                    done.append(
+                        (
+                            Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(),
+                            message.pointee.data.result
+                        ))
                 }
-                done.append(
-                    (Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(), message.pointee.data.result))
             }
             for (transfer, code) in done { connected(transfer, code: code) }
         }
@@ -525,7 +562,7 @@ final class CurlLoopRunner {
         }
 
         private func abandonConnecting(_ transfer: CurlTransfer, _ socket: CurlWebSocket, _ error: ServerAPIError) {
-            if let webSocketMulti { _ = curl_multi_remove_handle(webSocketMulti, transfer.easy.raw) }
+            removeFromWebSocketMulti(transfer.job.id, transfer.easy)
             headDeadlines[transfer.job.id] = nil
             transfer.abandon()
             recycle(transfer.easy)
@@ -576,7 +613,7 @@ final class CurlLoopRunner {
             webSockets[id] = nil
             if wires[wire.descriptor] === wire { wires[wire.descriptor] = nil }
             headDeadlines[id] = nil
-            if let webSocketMulti { _ = curl_multi_remove_handle(webSocketMulti, wire.transfer.easy.raw) }
+            removeFromWebSocketMulti(id, wire.transfer.easy)
             wire.transfer.releaseRequestResources()
             recycle(wire.transfer.easy)
         }
@@ -588,8 +625,9 @@ final class CurlLoopRunner {
                 wire.fail(reason)
                 release(wire)
             }
-            if let webSocketMulti { curl_multi_cleanup(webSocketMulti) }
-            webSocketMulti = nil
+            for (multi, _) in webSocketMultis { curl_multi_cleanup(multi) }
+            webSocketMultis = []
+            webSocketMultiOf = [:]
             // The watcher outlives the multi handle: libcurl calls back into it until the clean-up returns.
             webSocketWatcher = nil
             scratch.deallocate()

@@ -28,6 +28,9 @@ package final class CurlWebSocket: WebSocketConnection {
     /// Bytes queued to send before `send` waits for the loop to write some: memory stays bounded when the server
     /// reads slower than we send.
     static let sendBufferLimit = 1 << 20
+    /// The most WebSockets a loop keeps in one libcurl multi handle (`CurlLoopRunner`): libcurl walks the multi
+    /// handle's connections at each `curl_easy_send` and `curl_easy_recv`, and a multi handle is about 6 KB.
+    package static let socketsPerMultiHandle = 32
 
     private struct State {
         /// Encoded frames the loop has not taken yet, each with who waits for it to be written (a close frame's
