@@ -92,10 +92,14 @@ let package = Package(
         ),
         // The only product with websocket-kit: scripts/bench-websocket.sh builds it alone. Both the client under
         // test and the server it talks to (`serve`, in a process of its own) are this executable.
+        // zlib for the WebSocket server's compressed rows (Debian's zlib1g-dev, as the library's own CZlib).
+        .systemLibrary(
+            name: "CZlibBench", path: "Sources/CZlibBench", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .executableTarget(
             name: "serverapi-websocket-bench",
             dependencies: [
                 "BenchSupport",
+                "CZlibBench",
                 .product(name: "ServerAPIKit", package: "ServerAPIKit"),
                 .product(name: "ServerAPICurl", package: "ServerAPIKit"),
                 .product(name: "WebSocketKit", package: "websocket-kit"),

@@ -2,10 +2,17 @@
 # Compares ServerAPIKit's WebSockets (ServerAPIManager over CurlTransport) with vapor/websocket-kit 2.16.2 (SwiftNIO)
 # as clients of one SwiftNIO WebSocket server on loopback (serverapi-websocket-bench serve, a process of its own).
 # Usage: scripts/bench-websocket.sh [--quick] [--runs N] [--modes "echo sink source"] [--sizes "64 4096 1048576"]
-#                                   [--levels "1 100"]
+#                                   [--levels "1 100"] [--idle "10000"]
 #        scripts/bench-websocket.sh --profile MODE SIZE CONNECTIONS [SECONDS] [--client serverapikit|websocket-kit]
+#        (--modes also takes echo-json and source-json: the compressed rows)
 #   full run: 1 run per row (--runs N: the median of N), 5 s per row after 1 s of warm-up.
 #   --quick:  2 s per row after 0.5 s of warm-up.
+# Compressed rows (modes echo-json and source-json): a JSON payload (records like an API's list) on routes where
+# the server accepts permessage-deflate with no context takeover; ServerAPIKit offers it (its default) and sends and
+# receives compressed messages, websocket-kit offers none. The table says how many bytes a message is compressed.
+#   --idle:   the connection counts of the idle rows (default 10000; "" for none): each client opens that many
+#             connections, lets them sit for the row's time, and reports resident memory per connection (over the
+#             memory before opening) and its threads; then closes them. The medians of --runs.
 #   --profile: `perf record -g` of one client (ServerAPIKit's unless --client says) on one row, 5 s unless SECONDS
 #              (installs linux-perf when missing); prints the top of `perf report --no-children` and every sample's
 #              call chain sorted by thread, by what the CPU did (syscalls, lock contention, waking and parking
@@ -33,6 +40,7 @@ WARMUP=1
 MODES="echo sink source"
 SIZES="64 4096 1048576"
 LEVELS="1 100"
+IDLE="10000"
 PROFILE=()
 PROFILE_CLIENT=serverapikit
 usage() {
@@ -47,6 +55,7 @@ while (($#)); do
     --modes) MODES="$2"; shift ;;
     --sizes) SIZES="$2"; shift ;;
     --levels) LEVELS="$2"; shift ;;
+    --idle) IDLE="$2"; shift ;;
     --client) PROFILE_CLIENT="$2"; shift ;;
     --profile)
         (($# >= 4)) || usage
@@ -247,6 +256,25 @@ print(json.dumps({"client": sys.argv[1], "mode": sys.argv[2], "size": int(sys.ar
         done
     done
 done
+# Idle rows: memory and threads with many connections open and nothing sent.
+IDLE_RAW="$WORK/idle.jsonl"
+: >"$IDLE_RAW"
+# Each side of ten thousand connections is a descriptor in each process.
+ulimit -n 65536 2>/dev/null || true
+for run in $(seq "$RUNS"); do
+    for connections in $IDLE; do
+        for client in serverapikit websocket-kit; do
+            echo "  run $run: $client idle × $connections" >&2
+            if out=$("$BENCH" --client "$client" --mode idle --size 64 --connections "$connections" \
+                --port "$PORT" --duration "$DURATION" --warmup "$WARMUP" 2>"$WORK/client.err"); then
+                printf '%s\n' "$out" >>"$IDLE_RAW"
+            else
+                echo "    failed: $(tail -1 "$WORK/client.err")" >&2
+                printf '{"client": "%s", "connections": %s, "failed": true}\n' "$client" "$connections" >>"$IDLE_RAW"
+            fi
+        done
+    done
+done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 kill -0 "$SERVER_PID" 2>/dev/null || { echo "the server died:" >&2; cat "$WORK/server.err" >&2; exit 1; }
 
@@ -281,7 +309,8 @@ def size_name(size):
 def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
-what = {"echo": "echo round trips", "sink": "client → server", "source": "server → client"}
+what = {"echo": "echo round trips", "sink": "client → server", "source": "server → client",
+        "echo-json": "echo, JSON (SAK compressed)", "source-json": "server → client, JSON (SAK compressed)"}
 shares = [r["othersShare"] for r in rows if r.get("othersShare") is not None]
 noise = (f"other processes took {100 * statistics.mean(shares):.0f} % of the machine's CPU on average while the clients "
          f"ran (at most {100 * max(shares):.0f} %)") if shares else ""
@@ -345,7 +374,7 @@ if len(levels) > 1:
     summary["memoryPerConnection"] = memory
 
 # The goal: ServerAPIKit at least 1.5× websocket-kit on small messages (64 B and 4 KiB), every row.
-small = [row for row in summary["rows"] if row["size"] <= 4096]
+small = [row for row in summary["rows"] if row["size"] <= 4096 and not row["mode"].endswith("-json")]
 if small:
     print()
     print("Goal: ServerAPIKit ≥ 1.5× websocket-kit's messages/s on small messages (64 B, 4 KiB):")
@@ -373,3 +402,48 @@ summary["failures"] = failures
 json.dump(summary, open(out_path, "w"), indent=2, sort_keys=True)
 print(f"\nWrote {out_path}")
 EOF
+for mode in $MODES; do
+    [[ $mode == *-json ]] || continue
+    echo
+    for size in $SIZES; do
+        echo "JSON payload of $size B: $("$BENCH" deflated "$size") B as a compressed message (permessage-deflate, no context takeover)"
+    done
+    break
+done
+if [ -s "$IDLE_RAW" ]; then
+    python3 - "$IDLE_RAW" "$ROOT/Benchmarks/results/bench-websocket-idle.json" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+names = {"serverapikit": "ServerAPIKit", "websocket-kit": "websocket-kit"}
+levels = sorted({r["connections"] for r in rows})
+print()
+print("Idle connections: resident memory per connection (RSS after opening them and letting them sit, over the RSS "
+      "before), the process's threads, and how long opening them all took (medians).")
+print()
+print("| connections | KB/conn SAK | KB/conn WSK | ratio | threads SAK | threads WSK | open s SAK | open s WSK |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+summary = []
+for level in levels:
+    values = {}
+    for client in names:
+        ok = [r for r in rows if r["client"] == client and r["connections"] == level and not r.get("failed")]
+        if not ok:
+            values[client] = None
+            continue
+        values[client] = {
+            "kilobytesPerConnection": statistics.median((r["rssOpenKilobytes"] - r["rssBeforeOpenKilobytes"]) / level
+                                                        for r in ok),
+            "threads": statistics.median(r["threads"] for r in ok),
+            "openSeconds": statistics.median(r["openSeconds"] for r in ok)}
+    def cell(client, key, fmt):
+        return fmt.format(values[client][key]) if values[client] else "failed"
+    sak, wsk = values["serverapikit"], values["websocket-kit"]
+    ratio = f"{sak['kilobytesPerConnection'] / wsk['kilobytesPerConnection']:.2f}" if sak and wsk else "n/a"
+    print(f"| {level} | {cell('serverapikit', 'kilobytesPerConnection', '{:.1f}')} | "
+          f"{cell('websocket-kit', 'kilobytesPerConnection', '{:.1f}')} | {ratio} | "
+          f"{cell('serverapikit', 'threads', '{:.0f}')} | {cell('websocket-kit', 'threads', '{:.0f}')} | "
+          f"{cell('serverapikit', 'openSeconds', '{:.2f}')} | {cell('websocket-kit', 'openSeconds', '{:.2f}')} |")
+    summary.append({"connections": level, **{names[c]: values[c] for c in names}})
+json.dump({"idle": summary}, open(sys.argv[2], "w"), indent=2)
+EOF
+fi

@@ -31,8 +31,8 @@ final class CurlLoop: Sendable {
         /// Paused transfers to resume: a streamed body's reader drained its buffer, or a streamed
         /// request body has bytes again.
         var resumptions: [CurlResumption] = []
-        /// Tasks that prefer this loop as their executor (see `CurlTransport.executor`), ready to run.
-        var tasks: [UnownedJob] = []
+        /// Tasks that prefer this loop or the transport's executor (see `CurlTransport.executor`), ready to run.
+        var tasks: [CurlTask] = []
         /// A wake-up is on its way: more work needs no second one.
         var wakePending = false
         /// The transport was released or closed: the loop ends its transfers and stops.
@@ -81,11 +81,10 @@ final class CurlLoop: Sendable {
             return
         }
         self.wakeup = wakeup
-        guard let raw = curl_multi_init() else {
+        guard let multi = CurlMultiHandle() else {
             startFailure = "libcurl could not create a multi handle"
             return
         }
-        let multi = CurlMultiHandle(raw: raw)
         startFailure = nil
         let refusal = threads.start(
             named: Self.threadName,
@@ -162,8 +161,8 @@ final class CurlLoop: Sendable {
         }
     }
 
-    /// Hands the loop a task to run on its thread (the task executor's `enqueue`).
-    func enqueue(_ task: UnownedJob) {
+    /// Hands the loop a task to run on its thread (a task executor's `enqueue`).
+    func enqueue(_ task: CurlTask) {
         let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
             guard !inbox.closed else { return (false, false) }
             inbox.tasks.append(task)
@@ -175,13 +174,12 @@ final class CurlLoop: Sendable {
 
     /// Runs a task that prefers this loop once the loop has stopped for good: it still has to run
     /// somewhere, so it runs on the global executor.
-    func runElsewhere(_ task: UnownedJob) {
-        Task.detached { task.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    func runElsewhere(_ task: CurlTask) {
+        Task.detached { task.job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 
-    /// The executor the loop runs its tasks as: the transport's, so that a task preferring it is where it
-    /// wants to be and does not hop again; this loop itself when there is none (or no more).
-    var currentTaskExecutor: any TaskExecutor { inbox.withLock { $0.taskExecutor } ?? self }
+    /// The transport's executor, which tasks enqueued through it run as (`nil` once the loop closed).
+    var transportExecutor: CurlLoopExecutor? { inbox.withLock { $0.taskExecutor } }
 
     /// Marks the calling thread as the loop thread (loop thread only, once).
     func enteringLoopThread() { loopThread.store(Self.currentThread, ordering: .releasing) }
@@ -246,7 +244,7 @@ final class CurlLoop: Sendable {
     /// waiters are added to `idleWaiters`, for the loop to resume once it has no transfer.
     func takeWork(
         jobs: inout [CurlJob], cancellations: inout [UInt64], resumptions: inout [CurlResumption],
-        tasks: inout [UnownedJob], idleWaiters: inout [CheckedContinuation<Void, Never>]
+        tasks: inout [CurlTask], idleWaiters: inout [CheckedContinuation<Void, Never>]
     ) -> Bool {
         inbox.withLock { inbox in
             swap(&jobs, &inbox.jobs)
@@ -265,7 +263,7 @@ final class CurlLoop: Sendable {
     /// Closes the inbox for good before the multi handle is cleaned up (loop thread only).
     /// - Returns: Jobs that arrived too late to run, tasks still waiting for the thread, and who waits for the loop
     ///   to be idle (it is, for good).
-    func close() -> (jobs: [CurlJob], tasks: [UnownedJob], idleWaiters: [CheckedContinuation<Void, Never>]) {
+    func close() -> (jobs: [CurlJob], tasks: [CurlTask], idleWaiters: [CheckedContinuation<Void, Never>]) {
         inbox.withLock { inbox in
             inbox.closed = true
             inbox.shuttingDown = true
@@ -290,8 +288,17 @@ final class CurlLoop: Sendable {
 extension CurlLoop: TaskExecutor {
     /// Runs a job of a task that prefers this loop as its executor, on the loop thread.
     func enqueue(_ job: consuming ExecutorJob) {
-        enqueue(UnownedJob(job))
+        enqueue(CurlTask(job: UnownedJob(job), viaTransport: false))
     }
+}
+
+/// A task's job for a loop to run, and which executor it was enqueued on: it runs as that one. A task runs on
+/// without hopping only while the executor it runs as is the one it prefers; one that prefers the loop (a
+/// WebSocket's reader) run as the transport's executor would hop back through the loop's queue at each `await`.
+struct CurlTask {
+    let job: UnownedJob
+    /// Enqueued on the transport's executor (`CurlLoopExecutor`), not on the loop itself.
+    let viaTransport: Bool
 }
 
 /// A transport's loops as one task executor (`CurlTransport.executor`): a task that is resumed on a loop
@@ -303,7 +310,7 @@ final class CurlLoopExecutor: TaskExecutor {
     init(loops: CurlLoopSet) { self.loops = loops }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let task = UnownedJob(job)
+        let task = CurlTask(job: UnownedJob(job), viaTransport: true)
         (loops.current ?? loops.home).enqueue(task)
     }
 }
@@ -322,4 +329,27 @@ enum CurlResumption: Sendable {
 // @unchecked: only the loop thread uses it, after it is handed over at start.
 struct CurlMultiHandle: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer
+
+    /// A new multi handle; `nil` when libcurl cannot make one.
+    init?() {
+        guard let raw = Self.make() else { return nil }
+        self.raw = raw
+    }
+
+    /// `curl_multi_init`, with the multi handle's own internal easy handle (libcurl 8.11 and later) told not to
+    /// touch signals, as ours are (`CURLOPT_NOSIGNAL`).
+    ///
+    /// libcurl copies `CURLOPT_NOSIGNAL` to that handle only when a handle is added. Until then, every
+    /// `curl_multi_perform` installs a `SIGPIPE` handler for it and puts the old one back (three `sigaction` calls):
+    /// a loop whose multi handle never had a transfer (one that only runs WebSockets) paid that at every turn. A
+    /// handle added and removed at once sets it. The process ignores `SIGPIPE` anyway (`CurlGlobal`).
+    static func make() -> UnsafeMutableRawPointer? {
+        guard let multi = curl_multi_init() else { return nil }
+        if let easy = curl_easy_init() {
+            _ = ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+            if curl_multi_add_handle(multi, easy) == CURLM_OK { _ = curl_multi_remove_handle(multi, easy) }
+            curl_easy_cleanup(easy)
+        }
+        return multi
+    }
 }

@@ -55,9 +55,14 @@ final class CurlLoopRunner {
     /// How long `curl_multi_poll` waits when libcurl has no earlier timer (a wake-up ends it early).
     private static let pollMilliseconds: Int32 = 1000
     #if os(Linux)
-        /// The multi handle that connects the loop's WebSockets, and its watcher, whose epoll set holds the
-        /// connected WebSockets' sockets too; made for the first.
-        private var webSocketMulti: UnsafeMutableRawPointer?
+        /// The multi handles that connect the loop's WebSockets and keep their connections, each with how many it
+        /// holds, and their watcher, whose epoll set holds the connected WebSockets' sockets too; made for the first.
+        /// libcurl finds a connect-only handle's connection at each `curl_easy_send` and `curl_easy_recv` by walking
+        /// every connection of its multi handle: so a multi handle holds at most
+        /// `CurlWebSocket.socketsPerMultiHandle`, and a send's cost does not grow with the loop's sockets.
+        private var webSocketMultis: [(multi: UnsafeMutableRawPointer, sockets: Int)] = []
+        /// Which of `webSocketMultis` holds each WebSocket's handle, by job id.
+        private var webSocketMultiOf: [UInt64: Int] = [:]
         private var webSocketWatcher: CurlSocketWatcher?
         /// Where every WebSocket of the loop reads into (`curl_easy_recv`): an idle socket holds no buffer.
         private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
@@ -66,6 +71,9 @@ final class CurlLoopRunner {
         /// Connected WebSockets, by job id and by descriptor.
         private var webSockets: [UInt64: CurlWebSocket.Wire] = [:]
         private var wires: [Int32: CurlWebSocket.Wire] = [:]
+        /// Whether the WebSockets' epoll set may hold ready descriptors: the loop's last wait found it readable, or
+        /// the loop went round without waiting. Otherwise a turn does not look (an `epoll_wait` saved per turn).
+        private var webSocketsMayBeReady = true
     #endif
 
     init(
@@ -91,7 +99,7 @@ final class CurlLoopRunner {
         var jobs: [CurlJob] = []
         var cancellations: [UInt64] = []
         var resumptions: [CurlResumption] = []
-        var tasks: [UnownedJob] = []
+        var tasks: [CurlTask] = []
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         while true {
             let shuttingDown = loop.takeWork(
@@ -108,10 +116,11 @@ final class CurlLoopRunner {
             // before libcurl is driven again, with no wake-up between threads.
             if !tasks.isEmpty {
                 // Held until the tasks ran: the unowned reference below does not keep it alive.
-                let current = loop.currentTaskExecutor
-                withExtendedLifetime(current) {
-                    let executor = current.asUnownedTaskExecutor()
-                    for task in tasks { task.runSynchronously(on: executor) }
+                let transportExecutor = loop.transportExecutor
+                withExtendedLifetime(transportExecutor) {
+                    let own = loop.asUnownedTaskExecutor()
+                    let shared = transportExecutor?.asUnownedTaskExecutor() ?? own
+                    for task in tasks { task.job.runSynchronously(on: task.viaTransport ? shared : own) }
                 }
                 tasks.removeAll(keepingCapacity: true)
             }
@@ -126,7 +135,13 @@ final class CurlLoopRunner {
                 idleWaiters.removeAll()
             }
             // Work handed over on this thread (a resumed caller's next request) sent no wake-up.
-            if !loop.hasWork { waitForWork() }
+            if !loop.hasWork {
+                waitForWork()
+            } else {
+                #if os(Linux)
+                    webSocketsMayBeReady = true
+                #endif
+            }
         }
         let (late, waiting, lateIdleWaiters) = loop.close()
         for job in late { job.fail(.cancelled("the transport was shut down")) }
@@ -161,8 +176,11 @@ final class CurlLoopRunner {
         #if os(Linux)
             if let timer = webSocketWatcher?.timerDeadline { deadline = min(deadline ?? timer, timer) }
             if let watcher {
-                return watcher.wait(until: deadline, collect: collectFinishedTransfers)
+                let alsoReady = watcher.wait(until: deadline, collect: collectFinishedTransfers)
+                webSocketsMayBeReady = alsoReady
+                return
             }
+            webSocketsMayBeReady = true
         #endif
         guard let wakeup = loop.wakeup else { return }
         var milliseconds = Self.pollMilliseconds
@@ -186,6 +204,9 @@ final class CurlLoopRunner {
             // Drained before the inbox is read: a signal sent after this belongs to work the next
             // `takeWork` may not see yet, and it wakes the next poll.
             if waiting[0].revents != 0 { wakeup.drain() }
+            #if os(Linux)
+                if count == 2 { webSocketsMayBeReady = waiting[1].revents != 0 }
+            #endif
         }
     }
 
@@ -401,29 +422,54 @@ final class CurlLoopRunner {
         /// Whether the loop has WebSockets connecting or connected.
         fileprivate var hasWebSockets: Bool { !connecting.isEmpty || !webSockets.isEmpty }
 
-        /// Makes the WebSockets' multi handle, watcher and scratch buffer, once; `false` when they cannot be made.
+        /// Makes the WebSockets' first multi handle, watcher and scratch buffer, once; `false` when they cannot be
+        /// made.
         private func setUpWebSockets() -> Bool {
             if webSocketWatcher != nil { return true }
-            guard let made = curl_multi_init() else { return false }
+            guard let made = CurlMultiHandle.make() else { return false }
             guard let watcher = CurlSocketWatcher(multi: made, wakeup: nil),
                 self.watcher.map({ $0.watchAlso(watcher.descriptor) }) ?? true
             else {
                 curl_multi_cleanup(made)
                 return false
             }
-            webSocketMulti = made
+            webSocketMultis = [(made, 0)]
             webSocketWatcher = watcher
             scratch = .allocate(byteCount: Self.scratchSize, alignment: 16)
             return true
         }
 
+        /// A multi handle with room for one more WebSocket (a new one when all are full), counted as holding it;
+        /// `nil` when the loop cannot watch WebSockets or libcurl cannot make one.
+        private func takeWebSocketMulti(for id: UInt64) -> UnsafeMutableRawPointer? {
+            guard setUpWebSockets(), let webSocketWatcher else { return nil }
+            var index = webSocketMultis.firstIndex { $0.sockets < CurlWebSocket.socketsPerMultiHandle }
+            if index == nil, let made = CurlMultiHandle.make() {
+                webSocketWatcher.attach(made)
+                webSocketMultis.append((made, 0))
+                index = webSocketMultis.count - 1
+            }
+            guard let index else { return nil }
+            webSocketMultis[index].sockets += 1
+            webSocketMultiOf[id] = index
+            return webSocketMultis[index].multi
+        }
+
+        /// Takes a WebSocket's handle out of its multi handle (which closes its connection).
+        private func removeFromWebSocketMulti(_ id: UInt64, _ easy: CurlEasyHandle) {
+            guard let index = webSocketMultiOf.removeValue(forKey: id) else { return }
+            _ = curl_multi_remove_handle(webSocketMultis[index].multi, easy.raw)
+            webSocketMultis[index].sockets -= 1
+        }
+
         /// Starts connecting a WebSocket: a transfer configured as any other, connect-only (`CurlTransfer.configure`).
         fileprivate func startWebSocket(_ job: CurlJob, _ socket: CurlWebSocket) {
-            guard setUpWebSockets(), let webSocketMulti else {
-                return job.fail(ServerAPIError(.network, "the transport could not watch a WebSocket"))
-            }
             guard let easy = takeHandle() else {
                 return job.fail(ServerAPIError(.network, "libcurl could not create an easy handle"))
+            }
+            guard let webSocketMulti = takeWebSocketMulti(for: job.id) else {
+                recycle(easy)
+                return job.fail(ServerAPIError(.network, "the transport could not watch a WebSocket"))
             }
             let transfer = CurlTransfer(job: job, easy: easy, settings: settings, loop: loop)
             do throws(ServerAPIError) {
@@ -434,6 +480,7 @@ final class CurlLoopRunner {
                         .network, "libcurl could not start the transfer: \(String(cString: curl_multi_strerror(code)))")
                 }
             } catch {
+                removeFromWebSocketMulti(job.id, easy)
                 transfer.abandon()
                 recycle(easy)
                 socket.ended(error)
@@ -441,7 +488,7 @@ final class CurlLoopRunner {
             }
             connecting[job.id] = transfer
             headDeadlines[job.id] = transfer.started + job.request.timeout
-            webSocketWatcher?.expireNow()
+            webSocketWatcher?.expireNow(webSocketMulti)
         }
 
         /// Lets libcurl make progress on the connections it is making, and the WebSockets on theirs.
@@ -449,6 +496,8 @@ final class CurlLoopRunner {
             // Also once the last WebSocket is gone: libcurl may still watch a connection it is shutting down.
             guard let webSocketWatcher else { return }
             webSocketWatcher.runDueTimers(collect: collectConnected)
+            guard webSocketsMayBeReady else { return }
+            webSocketsMayBeReady = false
             webSocketWatcher.poll(
                 ours: { descriptor, mask in
                     guard let wire = wires[descriptor] else { return false }
@@ -460,17 +509,23 @@ final class CurlLoopRunner {
 
         /// Takes the connections libcurl has made (or failed to make).
         private func collectConnected() {
-            guard let webSocketMulti else { return }
             var done: [(CurlTransfer, CURLcode)] = []
             var remaining: Int32 = 0
-            while let message = curl_multi_info_read(webSocketMulti, &remaining) {
-                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-                var context: UnsafeMutableRawPointer?
-                guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
-                    continue
+            for (multi, _) in webSocketMultis {
+                while let message = curl_multi_info_read(multi, &remaining) {
+                    guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else {
+                        continue
+                    }
+                    var context: UnsafeMutableRawPointer?
+                    guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
+                        continue
+                    }
+                    done.append(
+                        (
+                            Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(),
+                            message.pointee.data.result
+                        ))
                 }
-                done.append(
-                    (Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(), message.pointee.data.result))
             }
             for (transfer, code) in done { connected(transfer, code: code) }
         }
@@ -507,7 +562,7 @@ final class CurlLoopRunner {
         }
 
         private func abandonConnecting(_ transfer: CurlTransfer, _ socket: CurlWebSocket, _ error: ServerAPIError) {
-            if let webSocketMulti { _ = curl_multi_remove_handle(webSocketMulti, transfer.easy.raw) }
+            removeFromWebSocketMulti(transfer.job.id, transfer.easy)
             headDeadlines[transfer.job.id] = nil
             transfer.abandon()
             recycle(transfer.easy)
@@ -558,7 +613,7 @@ final class CurlLoopRunner {
             webSockets[id] = nil
             if wires[wire.descriptor] === wire { wires[wire.descriptor] = nil }
             headDeadlines[id] = nil
-            if let webSocketMulti { _ = curl_multi_remove_handle(webSocketMulti, wire.transfer.easy.raw) }
+            removeFromWebSocketMulti(id, wire.transfer.easy)
             wire.transfer.releaseRequestResources()
             recycle(wire.transfer.easy)
         }
@@ -570,8 +625,9 @@ final class CurlLoopRunner {
                 wire.fail(reason)
                 release(wire)
             }
-            if let webSocketMulti { curl_multi_cleanup(webSocketMulti) }
-            webSocketMulti = nil
+            for (multi, _) in webSocketMultis { curl_multi_cleanup(multi) }
+            webSocketMultis = []
+            webSocketMultiOf = [:]
             // The watcher outlives the multi handle: libcurl calls back into it until the clean-up returns.
             webSocketWatcher = nil
             scratch.deallocate()

@@ -157,7 +157,8 @@ final class CurlTransfer {
             throw .timedOut(after: limits.timeout)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        try easy.set(CURLOPT_URL, url.absoluteString)
+        // A WebSocket's is its http(s) form (`configureConnectOnly`).
+        if job.webSocket == nil { try easy.set(CURLOPT_URL, url.absoluteString) }
         try easy.set(CURLOPT_PRIVATE, pointer: context)
         try easy.set(CURLOPT_NOSIGNAL, true)
         easy.restrictToHTTP()

@@ -18,14 +18,19 @@ internal import CCurl
 /// received frames back here. Waiters are resumed outside the lock. The socket keeps its transport alive until it
 /// ends, as a streamed body does: a WebSocket lives on while its transport's owner lets go of the transport.
 package final class CurlWebSocket: WebSocketConnection {
-    /// Received bytes held for the core before the loop stops reading the socket (it reads again below half).
-    static let receiveBufferLimit = 1 << 20
+    /// Received bytes held for the core before the loop stops reading the socket (it reads again below half). The
+    /// core's reader takes frames on the same loop, at its next turn, into the socket's own bounded buffer
+    /// (`WebSocket.Configuration.receiveBufferSize`): this one only spans a turn, a few reads of the loop's 64 KiB.
+    static let receiveBufferLimit = 256 << 10
     /// What a held frame counts for besides its payload (the frame and its place in the queue): a flood of tiny
     /// frames (compressed ones are a few bytes) stays within the limit's memory too.
     static let frameCost = 64
     /// Bytes queued to send before `send` waits for the loop to write some: memory stays bounded when the server
     /// reads slower than we send.
     static let sendBufferLimit = 1 << 20
+    /// The most WebSockets a loop keeps in one libcurl multi handle (`CurlLoopRunner`): libcurl walks the multi
+    /// handle's connections at each `curl_easy_send` and `curl_easy_recv`, and a multi handle is about 6 KB.
+    package static let socketsPerMultiHandle = 32
 
     private struct State {
         /// Encoded frames the loop has not taken yet, each with who waits for it to be written (a close frame's
@@ -114,7 +119,15 @@ package final class CurlWebSocket: WebSocketConnection {
     }
 
     package func receive() async throws -> WebSocketFrame? {
-        try await withCheckedThrowingContinuation { (receiver: CheckedContinuation<WebSocketFrame?, any Error>) in
+        // A frame held already is returned without a continuation.
+        let (held, resumeReading) = state.withLock { state -> (WebSocketFrame?, Bool) in
+            guard let frame = Self.pop(&state) else { return (nil, false) }
+            return (frame, Self.needsResuming(&state))
+        }
+        if resumeReading { loop.resume(.webSocket(id)) }
+        if let held { return held }
+        return try await withCheckedThrowingContinuation {
+            (receiver: CheckedContinuation<WebSocketFrame?, any Error>) in
             let (answer, service): (Result<WebSocketFrame?, ServerAPIError>?, Bool) = state.withLock { state in
                 if let frame = Self.pop(&state) { return (.success(frame), Self.needsResuming(&state)) }
                 if let failure = state.receiveFailure { return (.failure(failure), false) }
@@ -126,6 +139,8 @@ package final class CurlWebSocket: WebSocketConnection {
             if let answer { receiver.resume(with: answer) }
         }
     }
+
+    package var hasFrameReady: Bool { state.withLock { $0.frameHead < $0.frames.count } }
 
     package func close() {
         let service = state.withLock { state in

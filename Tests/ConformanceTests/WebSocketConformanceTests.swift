@@ -136,6 +136,41 @@ struct WebSocketConformanceTests {
         #expect(try await Self.report(manager, key) == "4001 client done")
     }
 
+    @Test(
+        "more sockets on one loop than one libcurl multi handle holds each echo, and close cleanly; sockets open after",
+        arguments: Peer.allCases)
+    func manySocketsOnOneLoop(peer: Peer) async throws {
+        #if os(Linux)
+            let transport = CurlTransport(configuration: .init(loopCount: 1))
+            let manager = ServerAPIManager(transport: transport)
+            let count = 3 * CurlWebSocket.socketsPerMultiHandle + 5
+            let sockets = try await withThrowingTaskGroup(of: WebSocket.self) { group in
+                for _ in 0..<count {
+                    group.addTask { try await manager.webSocket(try Self.api("/echo", peer: peer)) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, socket) in sockets.enumerated() {
+                    group.addTask {
+                        try await socket.send(.text("socket \(index)"))
+                        var iterator = socket.messages.makeAsyncIterator()
+                        #expect(try await iterator.next() == .text("socket \(index)"))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for socket in sockets { await socket.close() }
+            // The multi handles' counts went down with the closes: a new socket gets a place and works.
+            let again = try await manager.webSocket(try Self.api("/echo", peer: peer))
+            try await again.send(.text("again"))
+            var iterator = again.messages.makeAsyncIterator()
+            #expect(try await iterator.next() == .text("again"))
+            await again.close()
+            #expect(manager.inFlight.isEmpty)
+        #endif
+    }
+
     @Test("a 16 MiB message arrives whole, and one as large echoes back", arguments: Peer.allCases)
     func bigMessage(peer: Peer) async throws {
         let manager = try Self.manager()
@@ -164,7 +199,8 @@ struct WebSocketConformanceTests {
         let session = try #require(socket.transportConnection as? CurlWebSocket)
         try await poll("the transfer paused") { session.isReceivePaused }
         var iterator = socket.messages.makeAsyncIterator()
-        // Well past what was held when receiving paused (1 MiB of 1 KiB messages): the transfer resumed.
+        // Well past what was held when receiving paused (256 KiB of 1 KiB messages and the reader's 4 KiB): the
+        // transfer resumed.
         for expected in 1...3000 {
             guard case .text(let tick)? = try await iterator.next() else {
                 Issue.record("no tick \(expected)")

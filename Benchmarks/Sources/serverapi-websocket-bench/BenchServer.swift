@@ -1,3 +1,4 @@
+import CZlibBench
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -11,7 +12,11 @@ import NIOWebSocket
 /// - `/echo`: every data message back, as it came.
 /// - `/sink`: counts the data messages and their bytes; `done` answers `count N BYTES` and starts again from 0.
 /// - `/source?size=S`: on `start MS`, binary messages of S bytes as fast as the socket takes them for MS
-///   milliseconds, then `end N BYTES`.
+///   milliseconds, then `end N BYTES`; `&json=1`: the messages are `Wire.json(size:)`.
+/// - `deflate=1` on a route: permessage-deflate (RFC 7692) when the client offers it, with no context takeover
+///   either way, so that every message is compressed alone: the echo sends each frame back as it came (compressed
+///   or not), and the source compresses its payload once and sends those bytes each time. The counts are of the
+///   messages' uncompressed bytes.
 enum BenchServer {
     /// Binds to `port` (0: the kernel picks), prints `port N` on standard output, and serves until killed.
     static func run(port: Int) throws -> Never {
@@ -19,13 +24,19 @@ enum BenchServer {
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: Wire.maxFrameSize,
             shouldUpgrade: { channel, head in
-                channel.eventLoop.makeSucceededFuture(Route(head.uri) == nil ? nil : HTTPHeaders())
+                guard let route = Route(head.uri) else { return channel.eventLoop.makeSucceededFuture(nil) }
+                var headers = HTTPHeaders()
+                if route.deflate, Self.offersDeflate(head) {
+                    headers.add(name: "Sec-WebSocket-Extensions", value: Self.deflateAnswer)
+                }
+                return channel.eventLoop.makeSucceededFuture(headers)
             },
             upgradePipelineHandler: { channel, head in
                 channel.eventLoop.makeCompletedFuture {
                     // `shouldUpgrade` let only known routes through.
-                    let route = Route(head.uri) ?? .echo
-                    try channel.pipeline.syncOperations.addHandler(RouteHandler(route))
+                    let route = Route(head.uri) ?? Route(kind: .echo)
+                    let compressed = route.deflate && Self.offersDeflate(head)
+                    try channel.pipeline.syncOperations.addHandler(RouteHandler(route, compressed: compressed))
                 }
             })
         let channel = try ServerBootstrap(group: group)
@@ -43,22 +54,45 @@ enum BenchServer {
         exit(0)
     }
 
-    enum Route: Equatable {
-        case echo
-        case sink
-        case source(size: Int)
+    /// What the server answers an offer of permessage-deflate with on a `deflate=1` route.
+    static let deflateAnswer = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+
+    static func offersDeflate(_ head: HTTPRequestHead) -> Bool {
+        head.headers["Sec-WebSocket-Extensions"].contains { $0.contains("permessage-deflate") }
+    }
+
+    struct Route: Equatable {
+        enum Kind: Equatable {
+            case echo
+            case sink
+            case source(size: Int)
+        }
+
+        var kind: Kind
+        /// The source sends `Wire.json(size:)`.
+        var json = false
+        /// permessage-deflate is accepted when offered.
+        var deflate = false
+
+        init(kind: Kind) { self.kind = kind }
 
         init?(_ uri: String) {
             let parts = uri.split(separator: "?", maxSplits: 1)
+            var query: [Substring: Substring] = [:]
+            for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {
+                let field = pair.split(separator: "=", maxSplits: 1)
+                query[field[0]] = field.count > 1 ? field[1] : ""
+            }
             switch parts.first {
-            case "/echo": self = .echo
-            case "/sink": self = .sink
+            case "/echo": kind = .echo
+            case "/sink": kind = .sink
             case "/source":
-                let query = parts.count > 1 ? parts[1] : ""
-                guard query.hasPrefix("size="), let size = Int(query.dropFirst(5)), size >= 0 else { return nil }
-                self = .source(size: size)
+                guard let size = query["size"].flatMap({ Int($0) }), size >= 0 else { return nil }
+                kind = .source(size: size)
             default: return nil
             }
+            json = query["json"] == "1"
+            deflate = query["deflate"] == "1"
         }
     }
 
@@ -68,10 +102,14 @@ enum BenchServer {
         typealias OutboundOut = WebSocketFrame
 
         private let route: Route
+        /// permessage-deflate was agreed: the source's messages go compressed.
+        private let compressed: Bool
         private var messages = 0
         private var bytes = 0
-        /// The source's payload, shared by every frame it writes (no copy per message).
+        /// The source's payload as it goes on the wire (compressed, when agreed), shared by every frame it writes
+        /// (no copy per message), and its uncompressed size.
         private var payload: ByteBuffer?
+        private var payloadSize = 0
         private var sending = false
         private var stopRequested = false
         private var closing = false
@@ -79,7 +117,10 @@ enum BenchServer {
         private var text = ByteBuffer()
         private var inText = false
 
-        init(_ route: Route) { self.route = route }
+        init(_ route: Route, compressed: Bool) {
+            self.route = route
+            self.compressed = compressed
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
@@ -93,7 +134,7 @@ enum BenchServer {
                 var data = frame.unmaskedData
                 text.writeBuffer(&data)
                 inText = !frame.fin
-                if route == .echo { echo(frame, context: context) }
+                if route.kind == .echo { echo(frame, context: context) }
                 if frame.fin { control(context: context, String(buffer: text)) }
             case .ping:
                 let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
@@ -126,19 +167,21 @@ enum BenchServer {
         private func binary(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
             if frame.fin { messages += 1 }
             bytes += frame.length
-            if route == .echo { echo(frame, context: context) }
+            if route.kind == .echo { echo(frame, context: context) }
         }
 
-        /// Writes the frame back (unmasked); `channelReadComplete` flushes.
+        /// Writes the frame back (unmasked; compressed still when it came so, as no context is kept);
+        /// `channelReadComplete` flushes.
         private func echo(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
             context.write(
-                wrapOutboundOut(WebSocketFrame(fin: frame.fin, opcode: frame.opcode, data: frame.unmaskedData)),
+                wrapOutboundOut(
+                    WebSocketFrame(fin: frame.fin, rsv1: frame.rsv1, opcode: frame.opcode, data: frame.unmaskedData)),
                 promise: nil)
         }
 
         private func control(context: ChannelHandlerContext, _ command: String) {
             let words = command.split(separator: " ")
-            switch (route, words.first) {
+            switch (route.kind, words.first) {
             case (.sink, Substring(Wire.done)):
                 sendText(context: context, Wire.count(messages, bytes))
                 messages = 0
@@ -146,9 +189,9 @@ enum BenchServer {
             case (.source(let size), "start"):
                 guard !sending, words.count == 2, let milliseconds = Int64(words[1]) else { return }
                 if payload == nil {
-                    var buffer = context.channel.allocator.buffer(capacity: size)
-                    buffer.writeRepeatingByte(Wire.fill, count: size)
-                    payload = buffer
+                    let bytes = route.json ? Wire.json(size: size) : [UInt8](repeating: Wire.fill, count: size)
+                    payload = context.channel.allocator.buffer(bytes: compressed ? BenchServer.deflate(bytes) : bytes)
+                    payloadSize = size
                 }
                 messages = 0
                 bytes = 0
@@ -168,9 +211,11 @@ enum BenchServer {
             guard sending, let payload else { return }
             var batch = 0
             while context.channel.isWritable, !stopRequested, batch < 256 {
-                context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .binary, data: payload)), promise: nil)
+                context.write(
+                    wrapOutboundOut(WebSocketFrame(fin: true, rsv1: compressed, opcode: .binary, data: payload)),
+                    promise: nil)
                 messages += 1
-                bytes += payload.readableBytes
+                bytes += payloadSize
                 batch += 1
             }
             context.flush()
@@ -193,5 +238,27 @@ enum BenchServer {
             let buffer = context.channel.allocator.buffer(string: text)
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: buffer)), promise: nil)
         }
+    }
+
+    /// `bytes` as one permessage-deflate message with no context takeover (RFC 7692 §7.2.1): a raw DEFLATE stream
+    /// flushed with `Z_SYNC_FLUSH`, without its last four bytes (00 00 FF FF).
+    static func deflate(_ bytes: [UInt8]) -> [UInt8] {
+        var stream = z_stream()
+        guard czlib_bench_deflate_init_raw(&stream) == Z_OK else { fatalError("zlib: deflateInit2 failed") }
+        defer { deflateEnd(&stream) }
+        var input = bytes
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 16)
+        let produced = input.withUnsafeMutableBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { target in
+                stream.next_in = source.baseAddress
+                stream.avail_in = UInt32(source.count)
+                stream.next_out = target.baseAddress
+                stream.avail_out = UInt32(target.count)
+                guard CZlibBench.deflate(&stream, Z_SYNC_FLUSH) == Z_OK else { fatalError("zlib: deflate failed") }
+                return target.count - Int(stream.avail_out)
+            }
+        }
+        precondition(stream.avail_in == 0 && output[produced - 4..<produced] == [0, 0, 0xFF, 0xFF])
+        return Array(output[..<(produced - 4)])
     }
 }

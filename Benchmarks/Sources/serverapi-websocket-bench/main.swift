@@ -32,6 +32,8 @@ struct RunResult: Codable, Sendable {
     var libcurl: String?
     /// The process's CPU time from its start to the end of the run (the script subtracts it from the machine's).
     var processCPUSeconds: Double
+    /// The process's threads with every connection open (idle: after they settled).
+    var threads: Int?
 }
 
 enum Mode: String {
@@ -41,6 +43,16 @@ enum Mode: String {
     case sink
     /// The server sends messages as fast as the socket takes them; the client counts them.
     case source
+    /// Open the connections, send nothing for the run's seconds, measure memory and threads, close.
+    case idle
+    /// Echo and source with a JSON payload (`Wire.json(size:)`) on routes that accept permessage-deflate: the
+    /// compressed rows. ServerAPIKit offers compression (its default) and the server agrees; websocket-kit offers
+    /// none, so its messages go as they are.
+    case echoJSON = "echo-json"
+    case sourceJSON = "source-json"
+
+    /// The payload is JSON, and the route accepts compression.
+    var isJSON: Bool { self == .echoJSON || self == .sourceJSON }
 }
 
 struct Options {
@@ -74,19 +86,19 @@ struct Options {
 }
 
 /// How the client named `client` opens a connection to `url` (its payload is made here, once, for all of them).
-func opener(_ client: String, url: URL, size: Int) throws -> @Sendable () async throws -> any BenchSocket {
+func opener(_ client: String, url: URL, size: Int, json: Bool) throws -> @Sendable () async throws -> any BenchSocket {
+    let bytes = json ? Wire.json(size: size) : [UInt8](repeating: Wire.fill, count: size)
     switch client {
     case "serverapikit":
         guard CurlTransport.supportsWebSockets else {
             throw BenchFailure("CurlTransport has no WebSockets on this system (they need Linux)")
         }
         let manager = ServerAPIManager(transport: CurlTransport())
-        let payload = WebSocketMessage.binary(Data(repeating: Wire.fill, count: size))
+        let payload = WebSocketMessage.binary(Data(bytes))
         return { try await ServerAPIKitSocket.open(manager, url: url, payload: payload) }
     case "websocket-kit":
         let group = MultiThreadedEventLoopGroup.singleton
-        var payload = ByteBufferAllocator().buffer(capacity: size)
-        payload.writeRepeatingByte(Wire.fill, count: size)
+        let payload = ByteBufferAllocator().buffer(bytes: bytes)
         return { [payload] in try await WebSocketKitSocket.open(url: url, payload: payload, group: group) }
     default:
         throw BenchFailure("unknown client \(client): serverapikit or websocket-kit")
@@ -113,9 +125,10 @@ func runPhase(
         for socket in sockets {
             group.addTask {
                 switch mode {
-                case .echo: try await echo(socket, size: size, until: deadline)
+                case .echo, .echoJSON: try await echo(socket, size: size, until: deadline)
                 case .sink: try await sink(socket, size: size, until: deadline)
-                case .source: try await source(socket, size: size, until: deadline)
+                case .source, .sourceJSON: try await source(socket, size: size, until: deadline)
+                case .idle: 0
                 }
             }
         }
@@ -171,17 +184,25 @@ func source(_ socket: any BenchSocket, size: Int, until deadline: ContinuousCloc
 
 let usage = """
     usage: serverapi-websocket-bench serve [--port N]
-           serverapi-websocket-bench --port N [--client serverapikit|websocket-kit] [--mode echo|sink|source]
+           serverapi-websocket-bench deflated SIZE
+           serverapi-websocket-bench --port N [--client serverapikit|websocket-kit] [--mode echo|sink|source|idle|echo-json|source-json]
                                      [--size BYTES] [--connections N] [--duration SECONDS] [--warmup SECONDS]
     serve: the server, on 127.0.0.1 (port 0: the kernel picks); prints `port N`, serves until killed.
     echo: send one message, await its echo, repeat. sink: send messages, the server counts them.
     source: the server sends messages as fast as the socket takes them. Every connection at once.
+    idle: open the connections, let them sit for the run's seconds, measure resident memory and threads.
+    echo-json, source-json: echo and source with a JSON payload, permessage-deflate where the client offers it.
     serverapikit runs on any libcurl CurlTransport supports (Linux).
     Prints one JSON line of results. scripts/bench-websocket.sh runs every row and prints the table.
     """
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
     print(usage)
+    exit(0)
+}
+if arguments.first == "deflated", arguments.count == 2, let size = Int(arguments[1]) {
+    // The size of `Wire.json(size:)` as a compressed message: what the compressed rows put on the wire.
+    print(BenchServer.deflate(Wire.json(size: size)).count)
     exit(0)
 }
 if arguments.first == "serve" {
@@ -207,18 +228,26 @@ Thread.detachNewThread {
 do {
     let route =
         switch options.mode {
-        case .echo: "echo"
+        case .echo, .idle: "echo"
         case .sink: "sink"
         case .source: "source?size=\(options.size)"
+        case .echoJSON: "echo?deflate=1"
+        case .sourceJSON: "source?size=\(options.size)&json=1&deflate=1"
         }
     let url = URL(string: "ws://127.0.0.1:\(options.port)/\(route)")!
     let clock = ContinuousClock()
-    let open = try opener(options.client, url: url, size: options.size)
+    let open = try opener(options.client, url: url, size: options.size, json: options.mode.isJSON)
     let rssBefore = procStatusKilobytes("VmRSS")
     let openStart = clock.now
     let sockets = try await openSockets(open, count: options.connections)
     let openElapsed = clock.now - openStart
-    let rssOpen = procStatusKilobytes("VmRSS")
+    var rssOpen = procStatusKilobytes("VmRSS")
+    if options.mode == .idle {
+        // Open and idle: what the connections hold once the opening's transient memory is released.
+        try await Task.sleep(for: .seconds(options.warmUp + options.duration))
+        rssOpen = procStatusKilobytes("VmRSS")
+    }
+    let threads = threadCount()
     _ = try await runPhase(sockets, mode: options.mode, size: options.size, until: clock.now + .seconds(options.warmUp))
     let cpuStart = cpuSeconds()
     let start = clock.now
@@ -232,16 +261,18 @@ do {
         try await group.waitForAll()
     }
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    guard measured.messages > 0 else { throw BenchFailure("no message in \(seconds) s") }
+    guard measured.messages > 0 || options.mode == .idle else { throw BenchFailure("no message in \(seconds) s") }
     let result = RunResult(
         client: options.client, mode: options.mode.rawValue, size: options.size, connections: options.connections,
         messages: measured.messages, bytes: measured.bytes, seconds: seconds,
         messagesPerSecond: Double(measured.messages) / seconds,
         megabytesPerSecond: Double(measured.bytes) / seconds / 1_048_576,
-        cpuMicrosecondsPerMessage: cpu * 1e6 / Double(measured.messages), peakRSSKilobytes: peak,
+        cpuMicrosecondsPerMessage: measured.messages > 0 ? cpu * 1e6 / Double(measured.messages) : 0,
+        peakRSSKilobytes: peak,
         rssBeforeOpenKilobytes: rssBefore, rssOpenKilobytes: rssOpen,
         openSeconds: Double(openElapsed.components.seconds) + Double(openElapsed.components.attoseconds) / 1e18,
-        libcurl: options.client == "serverapikit" ? CurlTransport.libcurlVersion : nil, processCPUSeconds: cpuSeconds())
+        libcurl: options.client == "serverapikit" ? CurlTransport.libcurlVersion : nil, processCPUSeconds: cpuSeconds(),
+        threads: threads)
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     print(String(decoding: try encoder.encode(result), as: UTF8.self))
@@ -249,4 +280,9 @@ do {
     let row = "\(options.client) \(options.mode) \(options.size) B × \(options.connections)"
     FileHandle.standardError.write(Data("serverapi-websocket-bench: \(row): \(error)\n".utf8))
     exit(1)
+}
+
+/// The process's threads now (the entries of /proc/self/task).
+func threadCount() -> Int? {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count
 }

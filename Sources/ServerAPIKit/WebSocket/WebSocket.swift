@@ -55,13 +55,34 @@ public final class WebSocket: Sendable {
     }
 
     /// How a connection ended, as the reader saw it.
-    private enum LinkEnd {
+    private indirect enum LinkEnd {
         /// The server sent a close frame (answered already).
         case closedByPeer(WebSocketCloseCode?)
         /// Our close frame was sent and the connection ended.
         case closedLocally
         /// The connection broke (`retryable`) or broke a rule (closed with `code`).
         case failed(ServerAPIError, closing: WebSocketCloseCode?, retryable: Bool)
+
+        /// Whether a socket that can reconnect does.
+        var reconnects: Bool {
+            switch self {
+            case .closedLocally: false
+            case .closedByPeer(let code): Reconnection.reconnects(afterClose: code)
+            case .failed(_, _, let retryable): retryable
+            }
+        }
+
+        /// The error the socket ends with, when it does.
+        var failure: ServerAPIError? {
+            if case .failed(let error, _, _) = self { return error }
+            return nil
+        }
+
+        /// The close code sent as it ends.
+        var closingCode: WebSocketCloseCode? {
+            if case .failed(_, let code, _) = self { return code }
+            return nil
+        }
     }
 
     private struct State {
@@ -355,86 +376,132 @@ public final class WebSocket: Sendable {
     /// Reads each connection until it ends, and then reconnects or ends the socket.
     private func read() async {
         while true {
-            let link = state.withLock { $0.link }
-            switch await read(link) {
-            case .closedLocally:
-                return finish(nil)
-            case .closedByPeer(let code):
-                guard let reconnector, Reconnection.reconnects(afterClose: code),
-                    await reconnect(reconnector, after: nil)
-                else { return finish(nil) }
-            case .failed(let error, let code, let retryable):
-                guard let reconnector, retryable, await reconnect(reconnector, after: error) else {
-                    return finish(error, closing: code)
-                }
-            }
+            let (connection, deflate) = state.withLock { ($0.link.connection, $0.link.deflate) }
+            let end = await read(connection, deflate: deflate)
+            // Without reconnecting, `read(_:deflate:)` ended the socket.
+            guard let reconnector, end.reconnects else { return }
+            if await reconnect(reconnector, after: end.failure) { continue }
+            // `reconnect` ended the socket, unless it found it closing (`finish` ends a socket once).
+            return finish(end.failure, closing: end.closingCode)
         }
     }
 
-    /// Reads one connection's frames until it ends, and acts on what the assembler makes of them.
-    private func read(_ link: Link) async -> LinkEnd {
-        await withTaskExecutorPreference(link.connection.receiveExecutor) {
-            let end = await readFrames(link.connection, deflate: link.deflate)
-            // A failure that ends the socket ends it here, on the connection's executor: its close frame goes out
-            // without waiting for a thread of the global executor, which may be busy (`read()` finds it ended).
-            if case .failed(let error, let code, let retryable) = end, reconnector == nil || !retryable {
-                finish(error, closing: code)
-            }
+    /// Reads one connection's frames until it ends, on the connection's executor; ends the socket there unless
+    /// it reconnects, so that a failure's close frame goes out without waiting for a thread of the global executor,
+    /// which may be busy.
+    private func read(_ connection: any WebSocketConnection, deflate: WebSocketDeflateParameters?) async -> LinkEnd {
+        await withTaskExecutorPreference(connection.receiveExecutor) {
+            let end = await readFrames(connection, reading: FrameReading(deflate: deflate, configuration))
+            if reconnector == nil || !end.reconnects { finish(end.failure, closing: end.closingCode) }
             return end
         }
     }
 
-    /// `read(_:)`'s loop, on the connection's `receiveExecutor`: each frame through the RSV1 check and inflater
-    /// (`WebSocketDeflateReceiver`), then the assembler.
-    private func readFrames(_ connection: any WebSocketConnection, deflate: WebSocketDeflateParameters?) async
-        -> LinkEnd
-    {
-        var inflater = WebSocketDeflateReceiver(parameters: deflate, maxMessageSize: configuration.maxMessageSize)
-        var assembler = WebSocketMessageAssembler(maxMessageSize: configuration.maxMessageSize)
+    /// `read(_:deflate:)`'s loop: each frame through `reading` (the RSV1 check and inflater, then the assembler),
+    /// and what it makes of the frame done here.
+    ///
+    /// What is kept across the waits is small (the frame's state is `reading`'s, an object, and `Step` and `LinkEnd`
+    /// are boxed): the reader is a suspended task for every open socket, and its frames are all it holds while idle.
+    private func readFrames(_ connection: any WebSocketConnection, reading: FrameReading) async -> LinkEnd {
+        // Messages pushed while a frame was ready may be held for the application's task (`push(_:more:)`): they
+        // are handed over before the reader waits for the connection, and when it stops.
+        var holding = false
+        defer { if holding { inbox.handOver() } }
         while true {
-            let received: WebSocketFrame?
+            if holding, !connection.hasFrameReady {
+                inbox.handOver()
+                holding = false
+            }
+            let step: Step
             do {
-                received = try await connection.receive()
+                step = self.step(after: try await connection.receive(), reading)
             } catch {
-                // A transport that frames bytes itself reports a framing failure with the code to close with.
-                let failure = ServerAPIError.wrap(error)
-                let code = (failure.underlying as? WebSocketFrameCodec.Failure)?.code
-                return linkEnd(failure, closing: code, retryable: code == nil)
+                step = .end(receiveFailed(error))
             }
-            guard let received else {
-                if state.withLock({ $0.phase == .closing }) { return .closedLocally }
-                return linkEnd(
-                    ServerAPIError(.network, "the server closed the connection without a close frame (1006)"),
-                    closing: nil, retryable: true)
-            }
-            if configuration.idleTimeout != nil { state.withLock { $0.receivedSinceCheck = true } }
-            let frame: WebSocketFrame
-            switch inflater.receive(received) {
-            case .success(let inflated): frame = inflated
-            case .failure(let failure): return Self.failed(failure)
-            }
-            switch assembler.receive(frame) {
-            case nil: break
-            case .message(let message)?:
-                await inbox.push(message)
-            case .ping(let payload)?:
+            switch step {
+            case .none:
+                break
+            case .message(let message):
+                let more = connection.hasFrameReady
+                await inbox.push(message, more: more)
+                holding = more
+            case .pong(let payload):
                 try? await connection.send(WebSocketFrame(.pong, payload: payload))
-            case .pong(let payload)?:
-                guard payload.count == 8 else { break }
-                let id = payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                answerPing(id, with: nil)
-            case .close(let code, let reason)?:
-                let echo = state.withLock { state in
-                    state.peerClose = (code, reason)
-                    return state.phase == .open
-                }
+            case .close(let code):
                 // RFC 6455 §5.5.1: answer with a close frame, echoing the code.
-                if echo { try? await connection.send(.close(code)) }
+                try? await connection.send(.close(code))
                 return state.withLock { $0.phase == .closing } ? .closedLocally : .closedByPeer(code)
-            case .fail(let failure)?:
-                return Self.failed(failure)
+            case .end(let end):
+                return end
             }
         }
+    }
+
+    /// What the reader does after a frame (`nil`: the connection ended).
+    private indirect enum Step {
+        case none
+        case message(WebSocketMessage)
+        /// Answer a ping.
+        case pong(Data)
+        /// The server closed: echo its code (the connection ends after).
+        case close(WebSocketCloseCode?)
+        case end(LinkEnd)
+    }
+
+    /// A connection's frame state: the inflater and the assembler.
+    private final class FrameReading {
+        var inflater: WebSocketDeflateReceiver
+        var assembler: WebSocketMessageAssembler
+
+        init(deflate: WebSocketDeflateParameters?, _ configuration: Configuration) {
+            inflater = WebSocketDeflateReceiver(parameters: deflate, maxMessageSize: configuration.maxMessageSize)
+            assembler = WebSocketMessageAssembler(maxMessageSize: configuration.maxMessageSize)
+        }
+    }
+
+    /// Takes one received frame (`nil`: the connection ended) through `reading`: what the reader does next.
+    private func step(after received: WebSocketFrame?, _ reading: FrameReading) -> Step {
+        guard let received else {
+            if state.withLock({ $0.phase == .closing }) { return .end(.closedLocally) }
+            return .end(
+                linkEnd(
+                    ServerAPIError(.network, "the server closed the connection without a close frame (1006)"),
+                    closing: nil, retryable: true))
+        }
+        if configuration.idleTimeout != nil { state.withLock { $0.receivedSinceCheck = true } }
+        let frame: WebSocketFrame
+        switch reading.inflater.receive(received) {
+        case .success(let inflated): frame = inflated
+        case .failure(let failure): return .end(Self.failed(failure))
+        }
+        switch reading.assembler.receive(frame) {
+        case nil:
+            return .none
+        case .message(let message)?:
+            return .message(message)
+        case .ping(let payload)?:
+            return .pong(payload)
+        case .pong(let payload)?:
+            if payload.count == 8 { answerPing(payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, with: nil) }
+            return .none
+        case .close(let code, let reason)?:
+            let echo = state.withLock { state in
+                state.peerClose = (code, reason)
+                return state.phase == .open
+            }
+            if echo { return .close(code) }
+            return .end(state.withLock { $0.phase == .closing } ? .closedLocally : .closedByPeer(code))
+        case .fail(let failure)?:
+            return .end(Self.failed(failure))
+        }
+    }
+
+    /// How a connection whose `receive()` threw ended: a transport that frames bytes itself reports a framing
+    /// failure with the code to close with.
+    private func receiveFailed(_ error: any Error) -> LinkEnd {
+        let failure = ServerAPIError.wrap(error)
+        let code = (failure.underlying as? WebSocketFrameCodec.Failure)?.code
+        return linkEnd(failure, closing: code, retryable: code == nil)
     }
 
     /// A connection that broke a rule: closed with the rule's code, `responseTooLarge` for a message over the

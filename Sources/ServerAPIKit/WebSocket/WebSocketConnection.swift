@@ -40,11 +40,19 @@
     /// without waking another thread; `nil` (the default) for the global executor. The reader's jobs run outside
     /// every lock of the transport, and may call `send`, `receive` and `close`.
     var receiveExecutor: (any TaskExecutor)? { get }
+
+    /// Whether a received frame is ready: `receive()` would return it without waiting. While one is, the core's
+    /// reader holds the messages it assembles and hands them to the application's task together, with one
+    /// wake-up for them all instead of one each. `false` (the default): each message is handed over as it is made.
+    var hasFrameReady: Bool { get }
 }
 
 extension WebSocketConnection {
     /// `nil`: the core's reader runs on the global executor.
     public var receiveExecutor: (any TaskExecutor)? { nil }
+
+    /// `false`: each message is handed over as it is made.
+    public var hasFrameReady: Bool { false }
 }
 
 /// A transport's answer to a WebSocket handshake: the response head and, when the server switched

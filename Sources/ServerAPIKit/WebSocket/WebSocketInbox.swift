@@ -54,23 +54,38 @@ final class WebSocketInbox: Sendable {
     /// Whether the producer waits for the reader to make room (for tests).
     var producerIsWaiting: Bool { state.withLock { $0.writer != nil } }
 
+    /// Whether a reader waits in `next()` (for tests).
+    var readerIsWaiting: Bool { state.withLock { $0.reader != nil } }
+
     /// Hands a message to the reader, or holds it; waits while the buffer is full.
-    func push(_ message: WebSocketMessage) async {
+    /// - Parameter more: Another message follows at once (the connection has a frame ready): a waiting reader is
+    ///   woken with the first of them once the last is pushed, or `heldForReader` are held, not at each one.
+    func push(_ message: WebSocketMessage, more: Bool = false) async {
         enum Step {
             case done
-            case resume(CheckedContinuation<WebSocketMessage?, any Error>)
+            case resume(CheckedContinuation<WebSocketMessage?, any Error>, WebSocketMessage)
             case wait
         }
         let step: Step = state.withLock { state in
             guard case .open = state.end, !state.dropping else { return .done }
-            if let reader = state.reader.take() { return .resume(reader) }
+            if state.reader != nil, !more || state.queue.count - state.head + 1 >= Self.heldForReader {
+                // The reader waits only on an empty buffer, or on the messages held for it.
+                guard !state.isEmpty else { return .resume(state.reader.take()!, message) }
+                let first = state.pop()
+                state.queue.append(message)
+                state.bytes += message.count
+                return .resume(state.reader.take()!, first)
+            }
             state.queue.append(message)
             state.bytes += message.count
-            return state.bytes >= capacity ? .wait : .done
+            guard state.bytes >= capacity else { return .done }
+            // Full: the reader, if it waits on held messages, takes them first.
+            if let reader = state.reader.take() { return .resume(reader, state.pop()) }
+            return .wait
         }
         switch step {
         case .done: return
-        case .resume(let reader): reader.resume(returning: message)
+        case .resume(let reader, let first): reader.resume(returning: first)
         case .wait:
             await withCheckedContinuation { (writer: CheckedContinuation<Void, Never>) in
                 let wait = state.withLock { state in
@@ -82,6 +97,19 @@ final class WebSocketInbox: Sendable {
             }
         }
     }
+
+    /// Wakes a reader waiting while messages are held for it (`push(_:more:)`): no more follow at once.
+    func handOver() {
+        let handed = state.withLock { state -> (CheckedContinuation<WebSocketMessage?, any Error>, WebSocketMessage)? in
+            guard !state.isEmpty, let reader = state.reader.take() else { return nil }
+            return (reader, state.pop())
+        }
+        if let (reader, message) = handed { reader.resume(returning: message) }
+    }
+
+    /// The most messages held back from a waiting reader while more follow: it starts on them while the rest are
+    /// assembled.
+    static let heldForReader = 32
 
     /// The next message; `nil` once the connection closed and every message was read.
     /// - Throws: The connection's failure, after the messages received before it.
@@ -164,11 +192,11 @@ final class WebSocketInbox: Sendable {
 
     /// Ends the sequence: the reader gets the messages held (unless `discarding`), then `nil` or the error.
     func finish(_ error: ServerAPIError?, discarding: Bool) {
-        let (reader, writer, held) = state.withLock { state in
+        let (reader, writer, first) = state.withLock { state in
             guard case .open = state.end else {
                 return (
                     CheckedContinuation<WebSocketMessage?, any Error>?.none, CheckedContinuation<Void, Never>?.none,
-                    false
+                    WebSocketMessage?.none
                 )
             }
             state.end = error.map { .failed($0) } ?? .finished
@@ -177,12 +205,13 @@ final class WebSocketInbox: Sendable {
                 state.head = 0
                 state.bytes = 0
             }
-            return (state.reader.take(), state.writer.take(), !state.isEmpty)
+            let reader = state.reader.take()
+            return (reader, state.writer.take(), reader != nil && !state.isEmpty ? state.pop() : nil)
         }
         writer?.resume()
         guard let reader else { return }
-        // A reader waits only on an empty buffer.
-        assert(!held)
+        // Messages held for a waiting reader come first.
+        if let first { return reader.resume(returning: first) }
         if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
     }
 }

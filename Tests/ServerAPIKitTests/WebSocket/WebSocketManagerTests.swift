@@ -515,4 +515,43 @@ struct WebSocketManagerTests {
         await producer.value
         #expect(try await inbox.next() == .text("abcde"))
     }
+    @Test("messages made while more frames are ready reach a waiting reader together: one wake-up, none held back")
+    func heldForReader() async throws {
+        let inbox = WebSocketInbox(capacity: 1 << 20) {}
+        // Held while more follow; the last one pushed wakes the reader with the first.
+        let first = Task { try await inbox.next() }
+        try await poll("the reader waiting") { inbox.readerIsWaiting }
+        await inbox.push(.text("a"), more: true)
+        await inbox.push(.text("b"), more: true)
+        #expect(inbox.readerIsWaiting)
+        await inbox.push(.text("c"))
+        #expect(try await first.value == .text("a"))
+        #expect(try await inbox.next() == .text("b"))
+        #expect(try await inbox.next() == .text("c"))
+
+        // The frames that followed made no message: the reader hands over what it holds before it waits.
+        let second = Task { try await inbox.next() }
+        try await poll("the reader waiting") { inbox.readerIsWaiting }
+        await inbox.push(.text("d"), more: true)
+        #expect(inbox.readerIsWaiting)
+        inbox.handOver()
+        #expect(try await second.value == .text("d"))
+
+        // At most `heldForReader` are held: the reader starts on them while the rest are made.
+        let third = Task { try await inbox.next() }
+        try await poll("the reader waiting") { inbox.readerIsWaiting }
+        for index in 1..<WebSocketInbox.heldForReader { await inbox.push(.text("\(index)"), more: true) }
+        #expect(inbox.readerIsWaiting)
+        await inbox.push(.text("\(WebSocketInbox.heldForReader)"), more: true)
+        #expect(try await third.value == .text("1"))
+        for index in 2...WebSocketInbox.heldForReader { #expect(try await inbox.next() == .text("\(index)")) }
+
+        // The connection ends while messages are held: the reader gets them, then the end.
+        let fourth = Task { try await inbox.next() }
+        try await poll("the reader waiting") { inbox.readerIsWaiting }
+        await inbox.push(.text("e"), more: true)
+        inbox.finish(nil, discarding: false)
+        #expect(try await fourth.value == .text("e"))
+        #expect(try await inbox.next() == nil)
+    }
 }
