@@ -14,12 +14,12 @@ import Synchronization
 /// (`CurlSocketWatcher`); otherwise, or when the epoll set cannot be made, it drives `curl_multi_perform` and
 /// sleeps in `curl_multi_poll`.
 ///
-/// WebSockets (Linux) live on the loop beside the transfers: libcurl connects each in a multi handle of the loop's
-/// WebSockets (`CURLOPT_CONNECT_ONLY`, configured as any transfer), whose socket interface drives an epoll set
-/// that also holds the connected WebSockets' sockets (`CurlWebSocket.Wire`); the loop waits on that set as one
-/// more descriptor. Their multi handle is not the transfers': libcurl keeps a connect-only connection in the
-/// connection cache of the multi handle that made it, where the per-host and total connection limits would close
-/// it to make room for another, or hold up new transfers behind it.
+/// WebSockets (Linux) live on the loop beside the transfers: libcurl connects each in one of the loop's multi
+/// handles for WebSockets, 32 sockets each (`CURLOPT_CONNECT_ONLY`, configured as any transfer), whose socket
+/// interface drives one epoll set that also holds the connected WebSockets' sockets (`CurlWebSocket.Wire`); the
+/// loop waits on that set as one more descriptor. Their multi handles are not the transfers': libcurl keeps a
+/// connect-only connection in the connection cache of the multi handle that made it, where the per-host and total
+/// connection limits would close it to make room for another, or hold up new transfers behind it.
 ///
 /// - Important: Made on the loop thread and used only there; nothing in it is shared.
 final class CurlLoopRunner {
