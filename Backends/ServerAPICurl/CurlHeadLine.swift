@@ -1,3 +1,5 @@
+import ServerAPIKit
+
 /// One line of a response head as libcurl hands it to the header callback, read into what it says.
 ///
 /// A pure value: the transfer decides what each line means for the exchange, this only reads the
@@ -60,5 +62,18 @@ enum CurlHeadLine: Equatable {
         while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
         while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+}
+
+extension HTTPHeaders {
+    /// Folds an obsolete continuation line (`CurlHeadLine.continuation`) into the last field's value.
+    /// - Returns: Whether there was a field to continue.
+    @discardableResult
+    mutating func continueLastField(with text: String) -> Bool {
+        var fields = self.fields
+        guard !fields.isEmpty else { return false }
+        fields[fields.count - 1].value += " " + text
+        self = HTTPHeaders(fields)
+        return true
     }
 }

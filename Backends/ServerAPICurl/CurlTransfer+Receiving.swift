@@ -35,10 +35,7 @@ extension CurlTransfer {
         switch headLine {
         case .continuation(let text):
             // An obsolete folded line continues the previous field's value.
-            var fields = headers.fields
-            guard !fields.isEmpty else { return true }
-            fields[fields.count - 1].value += " " + text
-            headers = HTTPHeaders(fields)
+            headers.continueLastField(with: text)
         case .field(let name, let value):
             headers.add(name: name, value: value)
         case .end, .status, .ignored:
@@ -55,11 +52,7 @@ extension CurlTransfer {
             trailers.add(name: name, value: value)
             trailerSize += name.utf8.count + value.utf8.count
         case .continuation(let text):
-            var fields = trailers.fields
-            guard !fields.isEmpty else { return true }
-            fields[fields.count - 1].value += " " + text
-            trailers = HTTPHeaders(fields)
-            trailerSize += text.utf8.count + 1
+            if trailers.continueLastField(with: text) { trailerSize += text.utf8.count + 1 }
         case .end, .status, .ignored:
             return true
         }

@@ -628,10 +628,7 @@ extension CurlWebSocket {
                     case .field(let name, let value):
                         headers.add(name: name, value: value)
                     case .continuation(let text):
-                        var fields = headers.fields
-                        guard !fields.isEmpty else { break }
-                        fields[fields.count - 1].value += " " + text
-                        headers = HTTPHeaders(fields)
+                        headers.continueLastField(with: text)
                     case .end, .ignored:
                         break
                     }
