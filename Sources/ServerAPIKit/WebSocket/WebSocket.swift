@@ -408,10 +408,6 @@ public final class WebSocket: Sendable {
         var holding = false
         defer { if holding { inbox.handOver() } }
         while true {
-            if holding, !connection.hasFrameReady {
-                inbox.handOver()
-                holding = false
-            }
             let step: Step
             do {
                 step = self.step(after: try await connection.receive(), reading)
@@ -419,12 +415,14 @@ public final class WebSocket: Sendable {
                 step = .end(receiveFailed(error))
             }
             switch step {
-            case .none:
-                break
             case .message(let message):
+                // While a frame is ready the next `receive()` returns it at once: nothing to check before it.
                 let more = connection.hasFrameReady
                 await inbox.push(message, more: more)
                 holding = more
+                continue
+            case .none:
+                break
             case .pong(let payload):
                 try? await connection.send(WebSocketFrame(.pong, payload: payload))
             case .close(let code):
@@ -433,6 +431,12 @@ public final class WebSocket: Sendable {
                 return state.withLock { $0.phase == .closing } ? .closedLocally : .closedByPeer(code)
             case .end(let end):
                 return end
+            }
+            // A frame that made no message (a fragment, a ping, a pong): unless another is ready, what is held goes
+            // to the application's task before the reader waits.
+            if holding, !connection.hasFrameReady {
+                inbox.handOver()
+                holding = false
             }
         }
     }
