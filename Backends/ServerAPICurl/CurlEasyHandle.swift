@@ -10,6 +10,12 @@ final class CurlEasyHandle {
     private(set) var raw: UnsafeMutableRawPointer
     /// `CURL_ERROR_SIZE` bytes for `CURLOPT_ERRORBUFFER`.
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// Whether the options every transfer of the loop sets alike are on the handle (`CurlTransfer.configure`):
+    /// they stay while the handle goes from one transfer to the next.
+    var hasSharedOptions = false
+    /// Whether the last transfer set an option that not every transfer sets (a method, a body, credentials, …):
+    /// the handle is then reset before its next transfer, so that nothing of it carries over.
+    var needsReset = false
 
     /// Makes a handle; `nil` when libcurl cannot allocate one.
     init?() {
@@ -31,6 +37,19 @@ final class CurlEasyHandle {
         curl_easy_reset(raw)
         errorBuffer[0] = 0
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+        hasSharedOptions = false
+        needsReset = false
+    }
+
+    /// Clears the handle's pointers to the transfer that used it (callbacks' context, `CURLOPT_PRIVATE`, the
+    /// header list it frees) and keeps every other option: the next transfer sets again each option a transfer
+    /// may set differently. Only for a handle whose transfer did not need a reset (`needsReset`).
+    func forgetTransfer() {
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_PRIVATE, nil)
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, nil)
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, nil)
+        _ = ccurl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, nil)
+        errorBuffer[0] = 0
     }
 
     /// Replaces the handle with a new one, as `reset()` does, cleaning the old one up: libcurl writes a handle's
@@ -42,6 +61,8 @@ final class CurlEasyHandle {
         raw = fresh
         errorBuffer[0] = 0
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+        hasSharedOptions = false
+        needsReset = false
     }
 
     /// What libcurl wrote to the error buffer for the last failure, if anything.

@@ -337,7 +337,7 @@ final class CurlLoopRunner {
         _ = curl_multi_remove_handle(multi, transfer.easy.raw)
         switch transfer.complete(code: code) {
         case .again:
-            transfer.easy.reset()
+            if transfer.easy.needsReset { transfer.easy.reset() }
             do throws(ServerAPIError) {
                 try transfer.configure()
                 try add(transfer)
@@ -386,9 +386,17 @@ final class CurlLoopRunner {
 
     /// Resets a handle that has left the multi handle and keeps it for the next transfer.
     private func recycle(_ easy: CurlEasyHandle) {
-        // The reset clears every pointer to the transfer (callbacks' context, PRIVATE) before the
-        // transfer can be released; with an alt-svc cache, a new handle does (`CurlAltSvcFile` says why).
-        if settings.altSvc != nil { easy.renew() } else { easy.reset() }
+        // Every pointer to the transfer (callbacks' context, PRIVATE) is cleared before the transfer can be
+        // released. A handle whose transfer set only what every transfer sets keeps its other options (a reset and
+        // setting them again cost more than the transfer's own work in libcurl); with an alt-svc cache, a new
+        // handle replaces it (`CurlAltSvcFile` says why).
+        if settings.altSvc != nil {
+            easy.renew()
+        } else if easy.needsReset {
+            easy.reset()
+        } else {
+            easy.forgetTransfer()
+        }
         if idleHandles.count < max(Self.minIdleHandles, peakTransfers) { idleHandles.append(easy) }
         loop.idleHandles.store(idleHandles.count, ordering: .relaxed)
     }

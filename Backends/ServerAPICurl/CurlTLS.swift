@@ -49,6 +49,9 @@ struct CurlTLS {
         legacyProtocolHosts = Set(options.legacyProtocolHosts.map { $0.lowercased() })
     }
 
+    /// Whether what `apply` sets depends on the request's host.
+    var dependsOnHost: Bool { !pinsByHost.isEmpty || !legacyProtocolHosts.isEmpty }
+
     /// Sets the pins that apply to `host` and the client certificate on `easy`.
     /// - Parameter host: The request's host, worked out only when some pins name hosts (a URL's host is
     ///   parsed again each time it is read).

@@ -29,6 +29,7 @@ extension CurlTransfer {
     func configureCredentials() throws(ServerAPIError) {
         challenge = .none
         guard let credentials = request.credentials else { return }
+        easy.needsReset = true
         guard credentials.scheme == .digest else {
             throw ServerAPIError(
                 .invalidRequest, "CurlTransport cannot answer \(credentials.scheme.rawValue) authentication challenges")

@@ -27,6 +27,7 @@ extension CurlTransfer {
     /// Sets a full-duplex call's easy handle: raw chunks, no content coding offered.
     func configureFullDuplex() throws(ServerAPIError) {
         try easy.set(CURLOPT_HTTP_TRANSFER_DECODING, false)
+        try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: nil)
     }
 
     /// At the final head of a full-duplex call: reads its raw chunks when the body is chunked.

@@ -144,6 +144,10 @@ final class CurlTransfer {
     // MARK: Setting up the easy handle
 
     /// Sets every option of the easy handle for `request`.
+    ///
+    /// A handle goes from transfer to transfer on its loop. The options every transfer sets alike are set once
+    /// (`configureShared`); those a transfer may set differently are each set every time, to the transfer's value or
+    /// libcurl's default; any other marks the handle for a reset after the transfer (`CurlEasyHandle.needsReset`).
     func configure() throws(ServerAPIError) {
         releaseRequestResources()
         resetResponse()
@@ -156,23 +160,64 @@ final class CurlTransfer {
         guard remaining > .zero else {
             throw .timedOut(after: limits.timeout)
         }
+        if let refusal = settings.httpVersionRefusal { throw refusal }
         let context = Unmanaged.passUnretained(self).toOpaque()
+        if !easy.hasSharedOptions {
+            try configureShared()
+            easy.hasSharedOptions = true
+        }
         // A WebSocket's is its http(s) form (`configureConnectOnly`).
         if job.webSocket == nil { try easy.set(CURLOPT_URL, url.absoluteString) }
         try easy.set(CURLOPT_PRIVATE, pointer: context)
+        try easy.set(CURLOPT_WRITEDATA, pointer: context)
+        try easy.set(CURLOPT_HEADERDATA, pointer: context)
+        // A streamed call's timeout bounds the time until its head only: the loop enforces it (see
+        // `CurlLoopRunner.checkHeadDeadlines`), as libcurl's total timeout would end a long body too. 0 is none.
+        try easy.set(CURLOPT_TIMEOUT_MS, job.streaming == nil ? remaining.curlMilliseconds : 0)
+        // 0 is libcurl's default.
+        let connect = (limits.connectTimeout ?? settings.connectTimeout).map { min($0, remaining).curlMilliseconds }
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, connect ?? 0)
+        try configureStallTimeout()
+        // With HTTP/2, wait for a connection that can multiplex rather than opening another; where only
+        // HTTP/1.1 is possible, waiting would hold every other call until the first connection answers.
+        try easy.set(CURLOPT_PIPEWAIT, settings.mayMultiplex(url))
+        let sendsBody = try configureMethodAndBody(context: context)
+        try configureHeaders(sendsBody: sendsBody)
+        try configureOccasional(url, context: context)
+    }
+
+    /// The options every transfer of the loop sets alike, from the transport's configuration.
+    private func configureShared() throws(ServerAPIError) {
         try easy.set(CURLOPT_NOSIGNAL, true)
         easy.restrictToHTTP()
-        // A streamed call's timeout bounds the time until its head only: the loop enforces it (see
-        // `CurlLoopRunner.checkHeadDeadlines`), as libcurl's total timeout would end a long body too.
-        if job.streaming == nil { try easy.set(CURLOPT_TIMEOUT_MS, remaining.curlMilliseconds) }
-        if let connect = limits.connectTimeout ?? settings.connectTimeout {
-            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(connect, remaining).curlMilliseconds)
-        }
-        try configureStallTimeout()
-        if let refusal = settings.httpVersionRefusal { throw refusal }
         try easy.set(CURLOPT_HTTP_VERSION, settings.httpVersion)
-        try settings.altSvc?.apply(to: easy, url: url)
+        try configureProxy()
+        // Redirects are followed through the core's ExchangeStateMachine and RedirectRule, not by libcurl:
+        // libcurl 7.x keeps a CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and every
+        // transport must rewrite methods and strip credentials the same way.
+        try easy.set(CURLOPT_FOLLOWLOCATION, false)
+        // Full duplex takes it back (`configureFullDuplex`).
+        if settings.automaticDecompression { try easy.set(CURLOPT_ACCEPT_ENCODING, "") }
+        try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
+        if settings.tcpKeepAlive { try easy.set(CURLOPT_TCP_KEEPALIVE, true) }
+        if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+        let tls = try settings.tls.get()
+        if !tls.dependsOnHost { try tls.apply(to: easy, host: "") }
+        try easy.check(
+            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, curlWriteCallback), CURLOPT_WRITEFUNCTION)
+        try easy.check(
+            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback),
+            CURLOPT_HEADERFUNCTION)
+    }
+
+    /// The options only some transfers set; each marks the handle for a reset after the transfer.
+    private func configureOccasional(_ url: URL, context: UnsafeMutableRawPointer) throws(ServerAPIError) {
+        if let altSvc = settings.altSvc {
+            easy.needsReset = true
+            try altSvc.apply(to: easy, url: url)
+        }
         if !settings.resolve.isEmpty, resolveList == nil {
+            easy.needsReset = true
             for entry in settings.resolve {
                 guard let list = curl_slist_append(resolveList, entry) else {
                     throw ServerAPIError(.invalidRequest, "the host address overrides could not be handed to libcurl")
@@ -181,31 +226,21 @@ final class CurlTransfer {
             }
             try easy.set(CURLOPT_RESOLVE, list: resolveList)
         }
-        try configureProxy()
         try configureCredentials()
-        if let socket = limits.unixSocketPath {
+        if let socket = request.transfer.unixSocketPath {
+            easy.needsReset = true
             try easy.set(CURLOPT_UNIX_SOCKET_PATH, socket)
             // The socket is the route: no proxy stands between.
             try easy.set(CURLOPT_PROXY, "")
         }
-        // Redirects are followed through the core's ExchangeStateMachine and RedirectRule, not by libcurl:
-        // libcurl 7.x keeps a CURLOPT_CUSTOMREQUEST method (PUT, PATCH, DELETE) across a 303, and every
-        // transport must rewrite methods and strip credentials the same way.
-        try easy.set(CURLOPT_FOLLOWLOCATION, false)
         if isFullDuplex {
+            easy.needsReset = true
             try configureFullDuplex()
-        } else if settings.automaticDecompression {
-            try easy.set(CURLOPT_ACCEPT_ENCODING, "")
         }
-        try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
-        // With HTTP/2, wait for a connection that can multiplex rather than opening another; where only
-        // HTTP/1.1 is possible, waiting would hold every other call until the first connection answers.
-        if settings.mayMultiplex(url) { try easy.set(CURLOPT_PIPEWAIT, true) }
-        if settings.tcpKeepAlive { try easy.set(CURLOPT_TCP_KEEPALIVE, true) }
-        if let caFile = settings.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
         if !settings.insecureHosts.isEmpty, let host = url.host?.lowercased(),
             settings.insecureHosts.contains(host)
         {
+            easy.needsReset = true
             try easy.set(CURLOPT_SSL_VERIFYPEER, false)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
@@ -218,15 +253,27 @@ final class CurlTransfer {
         // 7.88 may still hold, so the handle's next transfer would write past a smaller one and corrupt the
         // heap.
         if download != nil {
+            easy.needsReset = true
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
         } else if let streaming = job.streaming {
+            easy.needsReset = true
             easy.setIfSupported(CURLOPT_BUFFERSIZE, Self.receiveBufferSize(forStreamBuffer: streaming.bufferSize))
         }
-        try settings.tls.get().apply(to: easy, host: url.host ?? "")
-        try installCallbacks(context: context)
-        let sendsBody = try configureMethodAndBody(context: context)
-        try configureHeaders(sendsBody: sendsBody)
-        if job.webSocket != nil { try configureConnectOnly() }
+        if let tls = try? settings.tls.get(), tls.dependsOnHost {
+            easy.needsReset = true
+            try tls.apply(to: easy, host: url.host ?? "")
+        }
+        if request.progress != nil {
+            easy.needsReset = true
+            try easy.check(
+                ccurl_easy_setopt_xferinfo_function(easy.raw, curlProgressCallback), CURLOPT_XFERINFOFUNCTION)
+            try easy.set(CURLOPT_XFERINFODATA, pointer: context)
+            try easy.set(CURLOPT_NOPROGRESS, false)
+        }
+        if job.webSocket != nil {
+            easy.needsReset = true
+            try configureConnectOnly()
+        }
     }
 
     /// A WebSocket's transfer: libcurl only connects (TCP, a proxy, TLS, as configured above for any transfer) and
@@ -265,11 +312,15 @@ final class CurlTransfer {
     /// Sets the method and the body; returns whether a body (perhaps empty) is sent.
     private func configureMethodAndBody(context: UnsafeMutableRawPointer) throws(ServerAPIError) -> Bool {
         let method = request.method.rawValue
+        // Only a GET without a body sets nothing here.
+        if method != "GET" { easy.needsReset = true }
         if let body = request.body.streamedBody {
+            easy.needsReset = true
             try configureStreamedBody(body, method: method, context: context)
             return true
         }
         let length = try request.body.contentLength()
+        if length > 0 { easy.needsReset = true }
         if method == "HEAD" {
             guard length == 0 else { throw ServerAPIError(.invalidRequest, "a HEAD request cannot have a body") }
             try easy.set(CURLOPT_NOBODY, true)
@@ -338,21 +389,5 @@ final class CurlTransfer {
             throw ServerAPIError(.invalidRequest, "libcurl could not allocate the request's headers")
         }
         headerList = list
-    }
-
-    private func installCallbacks(context: UnsafeMutableRawPointer) throws(ServerAPIError) {
-        try easy.check(
-            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, curlWriteCallback), CURLOPT_WRITEFUNCTION)
-        try easy.set(CURLOPT_WRITEDATA, pointer: context)
-        try easy.check(
-            ccurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback),
-            CURLOPT_HEADERFUNCTION)
-        try easy.set(CURLOPT_HEADERDATA, pointer: context)
-        if request.progress != nil {
-            try easy.check(
-                ccurl_easy_setopt_xferinfo_function(easy.raw, curlProgressCallback), CURLOPT_XFERINFOFUNCTION)
-            try easy.set(CURLOPT_XFERINFODATA, pointer: context)
-            try easy.set(CURLOPT_NOPROGRESS, false)
-        }
     }
 }
