@@ -50,6 +50,38 @@ struct CurlRequestTests {
         }
     }
 
+    @Test("a GET after calls that set other options goes out exactly as the loop's first GET")
+    func reusedHandleForgetsTheLastCall() async throws {
+        try await CurlTestServer.with { server in
+            // One loop, one call at a time: every call takes the handle the call before it left.
+            let transport = CurlTransport(configuration: .init(loopCount: 1))
+            let plain = TransportRequest(url: server.url("/echo"))
+            let first = try Echo(try await transport.perform(plain))
+            var withProgress = TransportRequest(url: server.url("/echo"))
+            withProgress.progress = { _ in }
+            let others: [TransportRequest] = [
+                TransportRequest(
+                    url: server.url("/echo"), method: .post, headers: ["Content-Type": "application/json"],
+                    body: .data(Data(#"{"a":1}"#.utf8))),
+                TransportRequest(url: server.url("/echo"), method: .head),
+                TransportRequest(url: server.url("/echo"), method: .put),
+                TransportRequest(url: server.url("/echo"), method: "PROPFIND", headers: ["Depth": "1"]),
+                withProgress,
+                TransportRequest(url: server.url("/redirect/2")),
+            ]
+            for other in others {
+                _ = try await transport.perform(other)
+                let response = try await transport.perform(plain)
+                let echo = try Echo(response)
+                #expect(echo.method == "GET", "after \(other.method)")
+                #expect(echo.length == 0, "after \(other.method)")
+                #expect(echo.headers.map { $0[0] } == first.headers.map { $0[0] }, "after \(other.method)")
+                #expect(echo.values("Content-Type").isEmpty)
+                #expect(echo.values("Depth").isEmpty)
+            }
+        }
+    }
+
     static func body(_ kind: BodyKind, file: URL) throws -> (BodySource, Data, String?) {
         switch kind {
         case .none:
