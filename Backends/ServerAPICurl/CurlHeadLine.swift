@@ -3,16 +3,17 @@ import ServerAPIKit
 /// One line of a response head as libcurl hands it to the header callback, read into what it says.
 ///
 /// A pure value: the transfer decides what each line means for the exchange, this only reads the
-/// bytes, so the reading is unit-tested and fuzzed apart from libcurl.
-enum CurlHeadLine: Equatable {
+/// bytes, so the reading is unit-tested and fuzzed apart from libcurl. Its texts are views of the line,
+/// valid only while the line is: the header callback keeps them as bytes (`HTTPHeaders.addReceived`), not strings.
+enum CurlHeadLine {
     /// A blank line: the end of a head (or of the trailers after the body).
     case end
     /// A status line (`HTTP/1.1 200 OK`, `HTTP/2 200`) with its code; 0 when it has no three-digit code.
     case status(Int)
     /// An obsolete folded line (it starts with a space or a tab): more of the previous field's value, trimmed.
-    case continuation(String)
+    case continuation(UnsafeRawBufferPointer)
     /// A header field, its value trimmed of surrounding spaces and tabs.
-    case field(name: String, value: String)
+    case field(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
     /// A line without a colon, which says nothing.
     case ignored
 
@@ -31,7 +32,7 @@ enum CurlHeadLine: Equatable {
             self = .continuation(Self.trimmed(text))
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             self = .field(
-                name: String(decoding: UnsafeRawBufferPointer(rebasing: text[..<colon]), as: UTF8.self),
+                name: UnsafeRawBufferPointer(rebasing: text[..<colon]),
                 value: Self.trimmed(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...])))
         } else {
             self = .ignored
@@ -56,24 +57,33 @@ enum CurlHeadLine: Equatable {
         return code
     }
 
-    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> String {
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         var start = 0
         var end = bytes.count
         while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
         while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 }
 
-extension HTTPHeaders {
-    /// Folds an obsolete continuation line (`CurlHeadLine.continuation`) into the last field's value.
-    /// - Returns: Whether there was a field to continue.
-    @discardableResult
-    mutating func continueLastField(with text: String) -> Bool {
-        var fields = self.fields
-        guard !fields.isEmpty else { return false }
-        fields[fields.count - 1].value += " " + text
-        self = HTTPHeaders(fields)
-        return true
+extension CurlHeadLine {
+    /// The line's reading with its texts as strings, to compare and print.
+    enum Text: Equatable {
+        case end
+        case status(Int)
+        case continuation(String)
+        case field(name: String, value: String)
+        case ignored
+    }
+
+    var text: Text {
+        switch self {
+        case .end: .end
+        case .status(let code): .status(code)
+        case .continuation(let text): .continuation(String(decoding: text, as: UTF8.self))
+        case .field(let name, let value):
+            .field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        case .ignored: .ignored
+        }
     }
 }

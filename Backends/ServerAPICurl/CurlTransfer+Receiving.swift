@@ -37,7 +37,7 @@ extension CurlTransfer {
             // An obsolete folded line continues the previous field's value.
             headers.continueLastField(with: text)
         case .field(let name, let value):
-            headers.add(name: name, value: value)
+            headers.addReceived(name: name, value: value)
         case .end, .status, .ignored:
             break
         }
@@ -49,10 +49,10 @@ extension CurlTransfer {
     private func receiveTrailerLine(_ line: CurlHeadLine) -> Bool {
         switch line {
         case .field(let name, let value):
-            trailers.add(name: name, value: value)
-            trailerSize += name.utf8.count + value.utf8.count
+            trailers.addReceived(name: name, value: value)
+            trailerSize += name.count + value.count
         case .continuation(let text):
-            if trailers.continueLastField(with: text) { trailerSize += text.utf8.count + 1 }
+            if trailers.continueLastField(with: text) { trailerSize += text.count + 1 }
         case .end, .status, .ignored:
             return true
         }
@@ -74,9 +74,8 @@ extension CurlTransfer {
             return false
         }
         status = code
-        headers = HTTPHeaders()
-        // Most heads have a handful of fields: one allocation instead of one per doubling.
-        headers.reserveCapacity(12)
+        // Most heads have a handful of fields: room for them at once.
+        headers = HTTPHeaders(receiving: 12)
         return true
     }
 

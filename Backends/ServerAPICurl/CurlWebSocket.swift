@@ -618,7 +618,7 @@ extension CurlWebSocket {
         /// A head's status and fields, read line by line as libcurl's header callback gives them (`CurlHeadLine`).
         static func parseHead(_ bytes: Data) -> (status: Int, headers: HTTPHeaders) {
             var status = 0
-            var headers = HTTPHeaders()
+            var headers = HTTPHeaders(receiving: 8)
             bytes.withUnsafeBytes { raw in
                 var lineStart = 0
                 for index in 0..<raw.count where raw[index] == 10 {
@@ -626,7 +626,7 @@ extension CurlWebSocket {
                     case .status(let code):
                         status = code
                     case .field(let name, let value):
-                        headers.add(name: name, value: value)
+                        headers.addReceived(name: name, value: value)
                     case .continuation(let text):
                         headers.continueLastField(with: text)
                     case .end, .ignored:

@@ -4,8 +4,8 @@ import Testing
 
 /// How the curl backend reads the header lines libcurl hands it (the pure part of its header callback).
 @Suite struct CurlHeadLineTests {
-    static func read(_ line: String) -> CurlHeadLine {
-        Array(line.utf8).withUnsafeBytes { CurlHeadLine($0) }
+    static func read(_ line: String) -> CurlHeadLine.Text {
+        Array(line.utf8).withUnsafeBytes { CurlHeadLine($0).text }
     }
 
     @Test("Status lines give their three-digit code, or 0 when they have none")

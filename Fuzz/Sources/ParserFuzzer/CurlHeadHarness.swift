@@ -18,7 +18,7 @@ enum CurlHeadHarness {
 
     static func check(_ line: UnsafeRawBufferPointer, _ data: Data) {
         let isBlank = line.allSatisfy { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }
-        switch CurlHeadLine(line) {
+        switch CurlHeadLine(line).text {
         case .end:
             require(isBlank, "a line with text read as the end of a head", input: data)
         case .status(let code):

@@ -14,24 +14,41 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         }
     }
 
+    /// The fields, unless `received` holds them.
+    private var list: [Field]
+    /// A received head's fields as the bytes that came: read into `Field`s only when all of them are asked for, or
+    /// the headers are changed. Most responses are asked for a few fields by name, and a `String` per field
+    /// costs more than the rest of reading a line.
+    private var received: ReceivedFields?
+
     /// The fields in the order they were added.
-    public private(set) var fields: [Field]
+    public var fields: [Field] { received?.fields ?? list }
 
     /// Creates headers from fields, keeping their order.
-    public init(_ fields: [Field] = []) { self.fields = fields }
+    public init(_ fields: [Field] = []) { list = fields }
 
     /// Creates headers from name/value pairs, keeping their order.
-    public init(_ pairs: [(String, String)]) { self.fields = pairs.map { Field(name: $0.0, value: $0.1) } }
+    public init(_ pairs: [(String, String)]) { list = pairs.map { Field(name: $0.0, value: $0.1) } }
 
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
+    /// Empty headers for a head about to be received line by line (`addReceived`), with room for a typical one.
+    package init(receiving fieldCount: Int) {
+        list = []
+        received = ReceivedFields(capacity: fieldCount)
+    }
+
     /// Whether there are no fields.
-    public var isEmpty: Bool { fields.isEmpty }
+    public var isEmpty: Bool { received.map { $0.spans.isEmpty } ?? list.isEmpty }
 
     /// The number of fields.
-    public var count: Int { fields.count }
+    public var count: Int { received?.spans.count ?? list.count }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool { lhs.fields == rhs.fields }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     /// The first value for a name, compared case-insensitively.
     public subscript(name: String) -> String? {
@@ -43,29 +60,80 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// The first value for a name, compared case-insensitively.
     public func first(_ name: String) -> String? {
-        fields.first { Self.sameName($0.name, name) }?.value
+        if let received {
+            return received.spans.first { received.hasName(name, $0) }.map { received.value($0) }
+        }
+        return list.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value for a name, in order.
     public func values(for name: String) -> [String] {
-        fields.filter { Self.sameName($0.name, name) }.map(\.value)
+        if let received {
+            return received.spans.filter { received.hasName(name, $0) }.map { received.value($0) }
+        }
+        return list.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// Whether every value for a name satisfies `predicate` (true when there is none), in order, stopping at the
+    /// first that does not: `values(for:)` without its array.
+    package func everyValue(for name: String, satisfies predicate: (String) -> Bool) -> Bool {
+        if let received {
+            for span in received.spans where received.hasName(name, span) {
+                guard predicate(received.value(span)) else { return false }
+            }
+            return true
+        }
+        for field in list where Self.sameName(field.name, name) {
+            guard predicate(field.value) else { return false }
+        }
+        return true
     }
 
     /// Whether a field with this name is present.
-    public func contains(_ name: String) -> Bool { fields.contains { Self.sameName($0.name, name) } }
+    public func contains(_ name: String) -> Bool {
+        if let received { return received.spans.contains { received.hasName(name, $0) } }
+        return list.contains { Self.sameName($0.name, name) }
+    }
 
     /// Adds a field, keeping any field of the same name (repeated headers).
-    public mutating func add(name: String, value: String) { fields.append(Field(name: name, value: value)) }
+    public mutating func add(name: String, value: String) {
+        readReceived()
+        list.append(Field(name: name, value: value))
+    }
 
     /// Makes room for `minimumCapacity` fields, so that adding a head's fields one by one allocates once.
-    public mutating func reserveCapacity(_ minimumCapacity: Int) { fields.reserveCapacity(minimumCapacity) }
+    public mutating func reserveCapacity(_ minimumCapacity: Int) {
+        readReceived()
+        list.reserveCapacity(minimumCapacity)
+    }
+
+    /// Adds a received field: its name and value as they came, the value trimmed. Kept as bytes when the headers
+    /// were made for receiving (`init(receiving:)`).
+    package mutating func addReceived(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard received != nil else {
+            return add(
+                name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        }
+        received!.add(name: name, value: value)
+    }
+
+    /// Folds an obsolete continuation line into the last field's value, after a space.
+    /// - Returns: Whether there was a field to continue.
+    @discardableResult
+    package mutating func continueLastField(with text: UnsafeRawBufferPointer) -> Bool {
+        if received != nil { return received!.continueLast(with: text) }
+        guard !list.isEmpty else { return false }
+        list[list.count - 1].value += " " + String(decoding: text, as: UTF8.self)
+        return true
+    }
 
     /// Replaces every field of this name by one field, or adds it.
     public mutating func replaceOrAdd(name: String, value: String) {
-        if let index = fields.firstIndex(where: { Self.sameName($0.name, name) }) {
-            fields[index].value = value
+        readReceived()
+        if let index = list.firstIndex(where: { Self.sameName($0.name, name) }) {
+            list[index].value = value
             var seen = false
-            fields.removeAll { field in
+            list.removeAll { field in
                 guard Self.sameName(field.name, name) else { return false }
                 defer { seen = true }
                 return seen
@@ -76,7 +144,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
 
     /// Removes every field of this name.
-    public mutating func remove(name: String) { fields.removeAll { Self.sameName($0.name, name) } }
+    public mutating func remove(name: String) {
+        readReceived()
+        list.removeAll { Self.sameName($0.name, name) }
+    }
 
     /// Adds every field of `other`, replacing fields of the same name.
     public mutating func merge(_ other: HTTPHeaders) {
@@ -90,6 +161,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// The fields as "Name: value" lines, in order.
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+
+    /// Reads received bytes into fields, before a change.
+    private mutating func readReceived() {
+        guard let received else { return }
+        list = received.fields
+        self.received = nil
+    }
 
     /// Compares names as HTTP does: ASCII case-insensitively.
     @inlinable
@@ -154,6 +232,74 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
+
+/// A received head's fields: each field's name then its value, one after the other in one buffer.
+struct ReceivedFields: Sendable {
+    /// Where one field is in `bytes`: its name from `nameStart` to `valueStart`, its value to `valueEnd`.
+    struct Span: Sendable {
+        var nameStart: Int
+        var valueStart: Int
+        var valueEnd: Int
+    }
+
+    var bytes: [UInt8] = []
+    var spans: [Span] = []
+
+    init(capacity fieldCount: Int) {
+        // About 40 bytes a field: one allocation for most heads.
+        bytes.reserveCapacity(fieldCount * 40)
+        spans.reserveCapacity(fieldCount)
+    }
+
+    mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let nameStart = bytes.count
+        if name.contains(where: { $0 >= 0x80 }) {
+            // Kept as the string it reads as (invalid UTF-8 repaired), so that a lookup compares what `fields` shows.
+            bytes.append(contentsOf: String(decoding: name, as: UTF8.self).utf8)
+        } else {
+            bytes.append(contentsOf: name)
+        }
+        let valueStart = bytes.count
+        bytes.append(contentsOf: value)
+        spans.append(Span(nameStart: nameStart, valueStart: valueStart, valueEnd: bytes.count))
+    }
+
+    /// Appends a space and `text` to the last field's value, which ends the buffer.
+    mutating func continueLast(with text: UnsafeRawBufferPointer) -> Bool {
+        guard !spans.isEmpty else { return false }
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: text)
+        spans[spans.count - 1].valueEnd = bytes.count
+        return true
+    }
+
+    /// Whether the field at `span` is named `name`, ASCII case-insensitively.
+    func hasName(_ name: String, _ span: Span) -> Bool {
+        let count = span.valueStart - span.nameStart
+        guard name.utf8.count == count else { return false }
+        var index = span.nameStart
+        for byte in name.utf8 {
+            guard bytes[index] == byte || HTTPHeaders.asciiFolded(bytes[index]) == HTTPHeaders.asciiFolded(byte)
+            else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    func value(_ span: Span) -> String {
+        bytes.withUnsafeBufferPointer { String(decoding: $0[span.valueStart..<span.valueEnd], as: UTF8.self) }
+    }
+
+    var fields: [HTTPHeaders.Field] {
+        bytes.withUnsafeBufferPointer { buffer in
+            spans.map { span in
+                HTTPHeaders.Field(
+                    name: String(decoding: buffer[span.nameStart..<span.valueStart], as: UTF8.self),
+                    value: String(decoding: buffer[span.valueStart..<span.valueEnd], as: UTF8.self))
+            }
         }
     }
 }

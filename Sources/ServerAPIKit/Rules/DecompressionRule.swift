@@ -24,13 +24,11 @@
     /// - Parameter headers: The response's headers.
     /// - Returns: `true` when the transport decodes the body (or should).
     package static func isEncoded(_ headers: HTTPHeaders) -> Bool {
-        for field in headers where HTTPHeaders.sameName(field.name, "Content-Encoding") {
-            let identity = HTTPSyntax.forEachElement(of: field.value) { coding in
+        !headers.everyValue(for: "Content-Encoding") { value in
+            HTTPSyntax.forEachElement(of: value) { coding in
                 coding.isEmpty || HTTPSyntax.equals(coding, lowercased: "identity")
             }
-            if !identity { return true }
         }
-        return false
     }
 
     /// Checks the decoded bytes received so far against the encoded bytes they came from.

@@ -34,17 +34,16 @@
     /// - Returns: The length, or `nil` when there is none, it is malformed, or the values disagree.
     package static func contentLength(of headers: HTTPHeaders) -> Int64? {
         var length: Int64?
-        for field in headers where HTTPHeaders.sameName(field.name, "Content-Length") {
-            let agrees = HTTPSyntax.forEachElement(of: field.value) { element in
+        let agrees = headers.everyValue(for: "Content-Length") { field in
+            HTTPSyntax.forEachElement(of: field) { element in
                 guard let value = HTTPSyntax.decimal(element.utf8), length == nil || length == value else {
                     return false
                 }
                 length = value
                 return true
             }
-            guard agrees else { return nil }
         }
-        return length
+        return agrees ? length : nil
     }
 
     /// The length of the body as the caller receives it, when the head says so: the `Content-Length`,
@@ -53,10 +52,8 @@
     /// - Parameter headers: The response's headers.
     /// - Returns: The decoded length, or `nil` when it is not known in advance.
     package static func decodedLength(of headers: HTTPHeaders) -> Int64? {
-        for field in headers {
-            if HTTPHeaders.sameName(field.name, "Transfer-Encoding") { return nil }
-            if HTTPHeaders.sameName(field.name, "Content-Encoding"), !isIdentity(field.value) { return nil }
-        }
+        if headers.contains("Transfer-Encoding") { return nil }
+        guard headers.everyValue(for: "Content-Encoding", satisfies: isIdentity) else { return nil }
         return contentLength(of: headers)
     }
 
