@@ -1,6 +1,11 @@
 internal import CCurl
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // Full duplex: a streamed request body with a streamed response (`CurlTransport.stream` of a call whose
 // body is a `RequestBodyStream`), where the server may answer as it reads and end its response while the
