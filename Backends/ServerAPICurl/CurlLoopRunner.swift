@@ -596,7 +596,7 @@ final class CurlLoopRunner {
         /// finished.
         fileprivate func update(_ wire: CurlWebSocket.Wire) {
             guard let webSocketWatcher else { return }
-            let id = wire.transfer.job.id
+            let id = wire.id
             if wire.isFinished { return release(wire) }
             headDeadlines[id] = wire.deadline
             let interest = wire.interest
@@ -613,7 +613,7 @@ final class CurlLoopRunner {
         /// Forgets a finished WebSocket: its descriptor leaves the set before its handle leaves the multi handle,
         /// which closes the connection.
         private func release(_ wire: CurlWebSocket.Wire) {
-            let id = wire.transfer.job.id
+            let id = wire.id
             if let webSocketWatcher, wire.watched != nil {
                 _ = ccurl_epoll_unwatch(webSocketWatcher.descriptor, wire.descriptor)
             }
@@ -621,9 +621,9 @@ final class CurlLoopRunner {
             webSockets[id] = nil
             if wires[wire.descriptor] === wire { wires[wire.descriptor] = nil }
             headDeadlines[id] = nil
-            removeFromWebSocketMulti(id, wire.transfer.easy)
-            wire.transfer.releaseRequestResources()
-            recycle(wire.transfer.easy)
+            removeFromWebSocketMulti(id, wire.easy)
+            wire.handshakeDone()
+            recycle(wire.easy)
         }
 
         /// Ends every WebSocket of the loop (it stops) and frees their multi handle.

@@ -289,8 +289,13 @@ extension CurlWebSocket {
         }
 
         let socket: CurlWebSocket
-        /// The handshake's transfer: its easy handle, request and job (whose continuation takes the answer).
-        let transfer: CurlTransfer
+        /// The job's id.
+        let id: UInt64
+        /// The connection's handle.
+        let easy: CurlEasyHandle
+        /// The handshake's transfer: its request and job (whose continuation takes the answer). Let go once the
+        /// handshake is answered (`handshakeDone`): an open socket keeps only its handle.
+        private var handshake: CurlTransfer?
         let descriptor: Int32
         private(set) var phase = Phase.handshake
         /// The handshake's answer so far; then a refusal's body.
@@ -319,7 +324,9 @@ extension CurlWebSocket {
 
         init(socket: CurlWebSocket, transfer: CurlTransfer, descriptor: Int32) {
             self.socket = socket
-            self.transfer = transfer
+            id = transfer.job.id
+            easy = transfer.easy
+            handshake = transfer
             self.descriptor = descriptor
             codec = WebSocketFrameCodec(
                 maxFramePayload: transfer.request.maxResponseSize.map { Int(clamping: $0) } ?? 16 << 20)
@@ -383,7 +390,8 @@ extension CurlWebSocket {
         func fail(_ error: ServerAPIError) {
             switch phase {
             case .handshake, .refused:
-                transfer.report(error, metrics: nil)
+                handshake?.report(error, metrics: nil)
+                handshakeDone()
                 socket.ended(error)
             case .open:
                 socket.ended(error)
@@ -398,7 +406,7 @@ extension CurlWebSocket {
         /// `deadline` passed: the handshake timed out, or the drain is over.
         func deadlinePassed() {
             switch phase {
-            case .handshake, .refused: fail(.timedOut(after: transfer.request.timeout))
+            case .handshake, .refused: fail(.timedOut(after: handshake?.request.timeout ?? .zero))
             case .closing: phase = .finished
             case .open, .finished: break
             }
@@ -411,11 +419,11 @@ extension CurlWebSocket {
                 let item = pending[0]
                 var sent = 0
                 let code = item.bytes.withUnsafeBytes { raw in
-                    curl_easy_send(transfer.easy.raw, raw.baseAddress! + item.sent, item.bytes.count - item.sent, &sent)
+                    curl_easy_send(easy.raw, raw.baseAddress! + item.sent, item.bytes.count - item.sent, &sent)
                 }
                 if code == CURLE_AGAIN { return }
                 guard code == CURLE_OK else {
-                    return fail(.curl(code, detail: transfer.easy.errorMessage))
+                    return fail(.curl(code, detail: easy.errorMessage))
                 }
                 pending[0].sent += sent
                 guard pending[0].sent == item.bytes.count else { continue }
@@ -435,14 +443,14 @@ extension CurlWebSocket {
                 case .handshake, .refused, .open, .closing: break
                 }
                 var count = 0
-                let code = curl_easy_recv(transfer.easy.raw, scratch.baseAddress, scratch.count, &count)
+                let code = curl_easy_recv(easy.raw, scratch.baseAddress, scratch.count, &count)
                 if code == CURLE_AGAIN { return }
                 guard code == CURLE_OK else {
                     if case .closing = phase {
                         phase = .finished
                         return
                     }
-                    return fail(.curl(code, detail: transfer.easy.errorMessage))
+                    return fail(.curl(code, detail: easy.errorMessage))
                 }
                 guard count > 0 else { return ended() }
                 received(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
@@ -485,8 +493,7 @@ extension CurlWebSocket {
                 case 101:
                     phase = .open
                     deadline = nil
-                    transfer.job.continuation.resume(
-                        returning: response(status: status, headers: headers, body: Data()))
+                    answer(status: status, headers: headers, body: Data())
                     if !rest.isEmpty { rest.withUnsafeBytes { decode($0) } }
                 case 0:
                     fail(ServerAPIError(.network, "the answer to the WebSocket handshake is not an HTTP response"))
@@ -506,7 +513,7 @@ extension CurlWebSocket {
         }
 
         private func answerRefusal(_ status: Int, _ headers: HTTPHeaders) {
-            transfer.job.continuation.resume(returning: response(status: status, headers: headers, body: head))
+            answer(status: status, headers: headers, body: head)
             socket.ended(nil)
             phase = .finished
         }
@@ -562,17 +569,31 @@ extension CurlWebSocket {
 
         // MARK: The handshake
 
-        private func response(status: Int, headers: HTTPHeaders, body: Data) -> TransportResponse {
-            TransportResponse(
-                status: status, headers: headers, body: .data(body), url: transfer.request.url,
-                metrics: TransportMetrics(transport: "curl", total: ContinuousClock.now - transfer.started))
+        /// Gives the handshake's caller the server's answer, and lets the handshake's transfer go.
+        private func answer(status: Int, headers: HTTPHeaders, body: Data) {
+            guard let handshake else { return }
+            handshake.job.continuation.resume(
+                returning: TransportResponse(
+                    status: status, headers: headers, body: .data(body), url: handshake.request.url,
+                    metrics: TransportMetrics(transport: "curl", total: ContinuousClock.now - handshake.started)))
+            handshakeDone()
+        }
+
+        /// Lets the handshake's transfer go (its request, job and lists), once its caller has the answer: libcurl
+        /// reads the lists only while it connects.
+        func handshakeDone() {
+            guard let handshake else { return }
+            _ = ccurl_easy_setopt_slist(easy.raw, CURLOPT_HTTPHEADER, nil)
+            _ = ccurl_easy_setopt_slist(easy.raw, CURLOPT_RESOLVE, nil)
+            handshake.releaseRequestResources()
+            self.handshake = nil
         }
 
         /// The upgrade request (RFC 6455 §4.1): the request line, `Host`, the upgrade's own fields, then the
         /// request's fields (the core's key, version, extensions and protocols, cookies), and what libcurl adds to an
         /// HTTP request: the user-info's Basic credentials and the default `User-Agent`.
         private func handshakeRequest() -> Data {
-            let request = transfer.request
+            guard let request = handshake?.request else { return Data() }
             let (authority, target) = Self.authorityAndTarget(request.url.absoluteString)
             var lines = ["GET \(target) HTTP/1.1"]
             let headers = request.headers

@@ -328,7 +328,13 @@ public final class WebSocket: Sendable {
     }
 
     private func start() {
-        let reader = Task { await self.read() }
+        // The reader is a suspended task for every open socket, and its frames are all it holds while idle: it prefers
+        // the first connection's executor from the start (no frames of a nested preference), and what follows a
+        // connection's end (`reconnect`) has frames only once it does.
+        let (connection, deflate) = state.withLock { ($0.link.connection, $0.link.deflate) }
+        let reader = Task(executorPreference: connection.receiveExecutor) {
+            await self.afterConnection(self.read(connection, deflate))
+        }
         var tasks = [reader]
         if let interval = configuration.pingInterval {
             let clock = self.clock
@@ -373,28 +379,30 @@ public final class WebSocket: Sendable {
         if ended { for task in tasks { task.cancel() } }
     }
 
-    /// Reads each connection until it ends, and then reconnects or ends the socket.
-    private func read() async {
+    /// After a connection ended: reconnects and reads each next connection until one ends for good, or ends the
+    /// socket. Never inlined into the reader's first frame, which every open socket keeps for its life.
+    @inline(never)
+    private func afterConnection(_ first: LinkEnd) async {
+        var end = first
         while true {
-            let (connection, deflate) = state.withLock { ($0.link.connection, $0.link.deflate) }
-            let end = await read(connection, deflate: deflate)
-            // Without reconnecting, `read(_:deflate:)` ended the socket.
+            // Without reconnecting, `read(_:_:)` ended the socket.
             guard let reconnector, end.reconnects else { return }
-            if await reconnect(reconnector, after: end.failure) { continue }
-            // `reconnect` ended the socket, unless it found it closing (`finish` ends a socket once).
-            return finish(end.failure, closing: end.closingCode)
+            guard await reconnect(reconnector, after: end.failure) else {
+                // `reconnect` ended the socket, unless it found it closing (`finish` ends a socket once).
+                return finish(end.failure, closing: end.closingCode)
+            }
+            let (connection, deflate) = state.withLock { ($0.link.connection, $0.link.deflate) }
+            end = await withTaskExecutorPreference(connection.receiveExecutor) { await read(connection, deflate) }
         }
     }
 
     /// Reads one connection's frames until it ends, on the connection's executor; ends the socket there unless
     /// it reconnects, so that a failure's close frame goes out without waiting for a thread of the global executor,
     /// which may be busy.
-    private func read(_ connection: any WebSocketConnection, deflate: WebSocketDeflateParameters?) async -> LinkEnd {
-        await withTaskExecutorPreference(connection.receiveExecutor) {
-            let end = await readFrames(connection, reading: FrameReading(deflate: deflate, configuration))
-            if reconnector == nil || !end.reconnects { finish(end.failure, closing: end.closingCode) }
-            return end
-        }
+    private func read(_ connection: any WebSocketConnection, _ deflate: WebSocketDeflateParameters?) async -> LinkEnd {
+        let end = await readFrames(connection, reading: FrameReading(deflate: deflate, configuration))
+        if reconnector == nil || !end.reconnects { finish(end.failure, closing: end.closingCode) }
+        return end
     }
 
     /// `read(_:deflate:)`'s loop: each frame through `reading` (the RSV1 check and inflater, then the assembler),
