@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A `.netrc` file: `machine HOST login USER password PASS` entries and a `default` one, read as curl and
 /// Python's `netrc` read it.

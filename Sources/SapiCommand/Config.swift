@@ -1,5 +1,16 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `sapi`'s configuration file, as httpie's and xh's: `config.json` in `$SAPI_CONFIG_DIR`, else in
 /// `$XDG_CONFIG_HOME/sapi`, else in `~/.config/sapi`. Its `default_options` (an array of strings) go before
@@ -13,7 +24,7 @@ enum Config {
         }
         let config =
             environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+            ?? (environment["HOME"] ?? Paths.home) + "/.config"
         return URL(fileURLWithPath: config + "/sapi/config.json")
     }
 
