@@ -54,7 +54,7 @@ struct Composition {
     /// The file of a `--session`: a path (it has a `/`) as given, else the named session of the URL's host,
     /// `$XDG_CONFIG_HOME/sapi/sessions/HOST[_PORT]/NAME.json` (`~/.config` without `XDG_CONFIG_HOME`).
     static func sessionFile(
-        _ session: String, url: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ session: String, url: String, environment: [String: String] = Sapi.environment(["XDG_CONFIG_HOME", "HOME"])
     ) throws -> URL {
         if session.contains("/") { return URL(fileURLWithPath: session) }
         guard !session.isEmpty, session != ".", session != ".." else {
