@@ -42,10 +42,10 @@ enum FullBuild {
         let path = folder + name
         guard access(path, X_OK) == 0 else {
             StandardError.write(
-                "sapi: error: \(reason) needs \(path), which is missing: this sapi is built without the URLSession "
-                    + "backend and HAR files\n"
-                    + "  try: install \(name) next to sapi (swift build -c release --static-swift-stdlib --product "
-                    + "\(name)), or leave out \(reason)\n")
+                "sapi: error: \(reason) needs \(path), which is missing: sapi leaves out the URLSession backend and "
+                    + "HAR files, and runs \(name) for them\n"
+                    + "  try: build \(name) beside sapi (swift build --product \(name); scripts/build-sapi.sh builds "
+                    + "both to install), or leave out \(reason)\n")
             return ExitCode.usage.rawValue
         }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
