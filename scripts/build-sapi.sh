@@ -28,9 +28,15 @@ esac
 SCRATCH=.build-static
 FLAGS=(-c release --static-swift-stdlib --scratch-path "$SCRATCH"
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
-# The toolchain's clang knows where the system's GCC keeps libstdc++.a; it answers the bare name when there is none.
-clang="$(dirname "$(readlink -f "$(command -v swift)")")/clang"
-archive=$("$clang" -print-file-name=libstdc++.a 2>/dev/null || true)
+# A C compiler knows where the system's GCC keeps libstdc++.a (it answers the bare name when there is none): the
+# toolchain's clang, else the first in PATH.
+archive=""
+for compiler in "$(dirname "$(readlink -f "$(command -v swift)")")/clang" clang gcc cc; do
+    if command -v "$compiler" >/dev/null; then
+        archive=$("$compiler" -print-file-name=libstdc++.a 2>/dev/null || true)
+        [[ $archive == /* ]] && break
+    fi
+done
 if [[ $archive == /* && -f $archive ]]; then
     mkdir -p "$SCRATCH/libstdc++"
     ln -sf "$archive" "$SCRATCH/libstdc++/libstdc++.a"
