@@ -25,6 +25,10 @@ case "${1:-}" in
 *) echo "usage: scripts/build-sapi.sh [--sapi-only]" >&2; exit 1 ;;
 esac
 
+# libcurl's and zlib's headers and pkg-config, when missing (apt-get as root), as scripts/demo.sh does.
+source scripts/system-packages.sh
+ensure_build_packages
+
 SCRATCH=.build-static
 FLAGS=(-c release --static-swift-stdlib --scratch-path "$SCRATCH"
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
