@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ServerAPIURLSession", targets: ["ServerAPIURLSession"]),
         .executable(name: "serverapi-example", targets: ["serverapi-example"]),
         .executable(name: "sapi", targets: ["sapi"]),
+        .executable(name: "sapi-full", targets: ["sapi-full"]),
     ],
     targets: [
         // zlib, for WebSocket compression (permessage-deflate): a system library, so the core keeps no package
@@ -80,14 +81,26 @@ let package = Package(
             dependencies: ["ServerAPIKit", "ServerAPICurl", "ServerAPIURLSession"],
             path: "Sources/serverapi-autobahn"
         ),
-        .executableTarget(
-            name: "sapi",
+        // The command `sapi` runs, in a library both of its executables link; not a product. It keeps to
+        // FoundationEssentials: what needs all of Foundation is in SapiFull.
+        .target(
+            name: "SapiCommand",
             dependencies: [
-                "ServerAPIKit", "ServerAPIURLSession", "ServerAPIMemoryCache", "ServerAPIFileCache", "ServerAPITesting",
+                "ServerAPIKit", "ServerAPIMemoryCache", "ServerAPIFileCache",
                 .target(name: "ServerAPICurl", condition: .when(platforms: [.linux, .macOS])),
             ],
-            path: "Sources/sapi"
+            path: "Sources/SapiCommand"
         ),
+        // What only `sapi-full` links: the URLSession backend and HAR recording and replay (all of Foundation and
+        // FoundationNetworking, which cost the lean `sapi` at every start); not a product.
+        .target(
+            name: "SapiFull",
+            dependencies: ["SapiCommand", "ServerAPIKit", "ServerAPIURLSession", "ServerAPITesting"],
+            path: "Sources/SapiFull"
+        ),
+        // `sapi` runs `sapi-full`, installed beside it, for `--backend urlsession`, `--har` and `--replay`.
+        .executableTarget(name: "sapi", dependencies: ["SapiCommand"], path: "Sources/sapi"),
+        .executableTarget(name: "sapi-full", dependencies: ["SapiCommand", "SapiFull"], path: "Sources/sapi-full"),
         // Helpers every test target shares (fixture processes, event waiters, scratch folders); not a product.
         .target(
             name: "ServerAPITestSupport",
@@ -96,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SapiTests",
-            dependencies: ["sapi", "ServerAPIKit", "ServerAPITestSupport"],
+            dependencies: ["SapiCommand", "SapiFull", "sapi", "sapi-full", "ServerAPIKit", "ServerAPITestSupport"],
             path: "Tests/SapiTests"
         ),
         .testTarget(

@@ -5,10 +5,10 @@
 #
 #   scripts/bench-startup.sh [--runs N] [--dynamic] [--instructions]
 #
-# By default sapi is the release build with the Swift runtime and Foundation linked statically
-# (`swift build -c release --static-swift-stdlib`, in .build-static/), as the README installs it: a
-# dynamically linked Foundation and FoundationNetworking cost more at start-up (the dynamic loader's
-# relocations) than the call itself. --dynamic adds a row for the default dynamically linked release build.
+# By default sapi is the build the README installs (scripts/build-sapi.sh, in .build-static/): release, with the
+# Swift runtime, Foundation and libstdc++ linked statically; as shared libraries they cost more at start-up (the
+# dynamic loader's relocations and symbol look-ups) than the call itself. --dynamic adds a row for the default
+# dynamically linked release build.
 # Starts the local httpbin (scripts/test-server.sh) when it is not running, and stops it again.
 # Prints medians and 90th percentiles; writes Benchmarks/results/bench-startup.json.
 # --instructions adds the instructions each row executes (valgrind's callgrind, one run each): a figure a busy
@@ -34,8 +34,7 @@ if [[ $INSTRUCTIONS == 1 ]] && ! command -v valgrind >/dev/null; then
     exit 1
 fi
 
-swift build -c release --static-swift-stdlib --product sapi --scratch-path .build-static >&2
-STATIC_SAPI=.build-static/release/sapi
+STATIC_SAPI="$(scripts/build-sapi.sh --sapi-only)/sapi"
 DYNAMIC_SAPI=""
 if [[ $DYNAMIC == 1 ]]; then
     source scripts/build-flags.sh

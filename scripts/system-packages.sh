@@ -1,5 +1,5 @@
-# Sourced by scripts/test.sh and scripts/demo.sh: installs the system packages they need with apt-get when they
-# are missing, so that both run on a machine with only the Swift toolchain, python3 and apt.
+# Sourced by scripts/test.sh, scripts/demo.sh and scripts/build-sapi.sh: installs the system packages they need with
+# apt-get when they are missing, so that they run on a machine with only the Swift toolchain, python3 and apt.
 # (The test servers' `python3 -m venv` is scripts/test-server.sh's own business: it installs python3-venv.)
 
 apt_install() {

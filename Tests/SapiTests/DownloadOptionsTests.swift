@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 @Suite("sapi: download options and file names")
 struct DownloadOptionsTests {

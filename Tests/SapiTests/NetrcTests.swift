@@ -1,6 +1,6 @@
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 /// The `.netrc` parser: pure, on odd inputs.
 @Suite("sapi: .netrc")

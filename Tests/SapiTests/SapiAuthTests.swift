@@ -3,7 +3,7 @@ import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 #if canImport(Glibc)
     import Glibc

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 /// `sapi --har FILE` records a run as HAR 1.2; `sapi --replay FILE` answers from it with no network.
 @Suite("sapi --har and --replay")

@@ -3,7 +3,7 @@ import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 /// `sapi` against a server that sends bytes forever, URLs with a password or escapes, and links planted where a
 /// download writes: bounded memory, no password in any line or file, URLs as written, no file written through a

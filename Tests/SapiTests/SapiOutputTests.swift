@@ -3,7 +3,7 @@ import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 /// What `sapi` prints and how: `--print` letters, `--pretty`, `--sorted`, `--style`, `NO_COLOR`, the
 /// request printer, and the colour resets.

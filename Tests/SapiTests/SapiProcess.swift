@@ -38,10 +38,10 @@ enum SapiProcess {
     /// Starts `sapi` with arguments (in `directory`, when given); output goes to files so that no pipe can
     /// fill up. Standard input is `input` (a file, so never a terminal), else the pipe `stdin` (which the test
     /// writes to, and closes for the end of input), else `inputHandle`, else empty; `environment` is added to this
-    /// process's.
+    /// process's. `executable` runs in place of the built `sapi`.
     static func start(
         _ arguments: [String], input: Data? = nil, stdin: Pipe? = nil, inputHandle: FileHandle? = nil,
-        environment: [String: String] = [:], in directory: URL? = nil
+        environment: [String: String] = [:], in directory: URL? = nil, executable: URL? = nil
     ) async throws -> (FixtureProcess, URL, URL) {
         let workingDirectory = directory
         let directory = FileManager.default.temporaryDirectory
@@ -49,7 +49,7 @@ enum SapiProcess {
         let err = directory.appendingPathComponent("sapi-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = try await FixtureProcess.launch(try binary, arguments) { process in
+        let process = try await FixtureProcess.launch(try executable ?? binary, arguments) { process in
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)
             if let input {
@@ -86,11 +86,13 @@ enum SapiProcess {
             stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 
-    /// Runs `sapi` to its end (in `directory`, when given).
+    /// Runs `sapi` (or `executable`) to its end (in `directory`, when given).
     static func run(
-        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil,
+        executable: URL? = nil
     ) async throws -> Outcome {
-        try await finish(await start(arguments, input: input, environment: environment, in: directory))
+        try await finish(
+            await start(arguments, input: input, environment: environment, in: directory, executable: executable))
     }
 }
 

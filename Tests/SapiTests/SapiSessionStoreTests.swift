@@ -3,7 +3,7 @@ import ServerAPIKit
 import ServerAPITestSupport
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 /// `sapi --session`: headers, auth and cookies kept per host in httpie's layout; `--session-read-only`;
 /// damaged and older files.

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 /// `sapi --session`: cookies kept in a file between runs.
 @Suite("sapi sessions")

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPITestSupport
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 #if canImport(Glibc)
     import Glibc

@@ -2,7 +2,7 @@ import Foundation
 import ServerAPIKit
 import Testing
 
-@testable import sapi
+@testable import SapiCommand
 
 /// `TerminalText`, the visible form of what came from the network, and the printers that use it: on a terminal
 /// every piece from the server is shown in it, with sapi's own colours intact; piped, the bytes are as received.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How `sapi` prints: colours (and in which theme), formatting (indentation, sorted keys and headers), and whether
 /// what came from the network shows its control characters.

@@ -1,6 +1,11 @@
-import Foundation
 import ServerAPIKit
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension Printer {
     /// Whether a call's body can be printed from a stream: nothing sapi does with it needs the whole body

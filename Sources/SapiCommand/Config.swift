@@ -1,5 +1,16 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `sapi`'s configuration file, as httpie's and xh's: `config.json` in `$SAPI_CONFIG_DIR`, else in
 /// `$XDG_CONFIG_HOME/sapi`, else in `~/.config/sapi`. Its `default_options` (an array of strings) go before
@@ -7,21 +18,27 @@ import ServerAPIKit
 enum Config {
     /// The configuration file's path.
     static func file(environment: [String: String]) -> URL {
-        // Plain string paths: this runs on every start, and URL's path operations cost more than the check.
+        URL(fileURLWithPath: path(environment: environment))
+    }
+
+    /// The configuration file's path, as a string: this runs on every start, and URL's path operations cost more
+    /// than the check.
+    static func path(environment: [String: String]) -> String {
         if let directory = environment["SAPI_CONFIG_DIR"], !directory.isEmpty {
-            return URL(fileURLWithPath: directory + "/config.json")
+            return directory + "/config.json"
         }
         let config =
             environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
-        return URL(fileURLWithPath: config + "/sapi/config.json")
+            ?? (environment["HOME"] ?? Paths.home) + "/.config"
+        return config + "/sapi/config.json"
     }
 
     /// The default options of the configuration file; none when there is no file.
     /// - Throws: `UsageError` naming the file when it cannot be read or is not what it should be.
     static func defaultOptions(environment: [String: String]) throws(UsageError) -> [String] {
-        let url = file(environment: environment)
-        guard access(url.path, F_OK) == 0 else { return [] }
+        let path = path(environment: environment)
+        guard access(path, F_OK) == 0 else { return [] }
+        let url = URL(fileURLWithPath: path)
         let data: Data
         do {
             data = try Data(contentsOf: url)

@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The credentials of a call, as `-a`/`-A`, a session or `.netrc` give them, and as a session stores them
 /// (httpie's `{"type": "basic", "raw_auth": "user:pass"}`).

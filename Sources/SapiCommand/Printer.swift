@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Prints results: the response headers (`h`), body (`b`) and metadata (`m`) as `--print` asks, JSON
 /// formatted and coloured as `--pretty`, `--sorted` and `--style` say.
@@ -52,7 +57,7 @@ struct Printer {
                     result.metrics, cache: Self.cacheLine(result, cacheEnabled: options.cache != .none), style: style
                 ).utf8)
         }
-        FileHandle.standardOutput.write(out)
+        Descriptor.write(out, to: Descriptor.standardOutput)
         if options.checkStatus, let code = ExitCode.status(result.status) {
             StandardError.write(Self.statusWarning(result.status))
             return code
@@ -150,7 +155,7 @@ struct Printer {
     static func metadata(_ metrics: RequestMetrics, cache: String? = nil, style: OutputStyle) -> String {
         let seconds = metrics.duration.seconds
         var lines = [
-            ("Elapsed time", String(format: "%.3f", seconds) + "s"),
+            ("Elapsed time", String(printf: "%.3f", seconds) + "s"),
             ("Received", "\(metrics.bytesReceived) B"),
             ("Sent", "\(metrics.bytesSent) B"),
         ]

@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -9,11 +14,15 @@ import ServerAPIKit
 #endif
 
 /// The `sapi` command: parse, send, print, and exit with a documented code.
-enum Sapi {
+package enum Sapi {
     static let version = "0.1.0"
 
     /// Runs the command and returns its exit code.
-    static func main(_ arguments: [String]) async -> Int32 {
+    /// - Parameters:
+    ///   - arguments: The command line, without the executable's name.
+    ///   - features: `sapi-full`'s; nil in the lean `sapi`, which runs `sapi-full` in its place for a command that
+    ///     needs them.
+    package static func main(_ arguments: [String], features: (any FoundationFeatures)?) async -> Int32 {
         // Ctrl-C must never kill the process mid-write: it is turned into a cancellation below.
         Interrupt.install()
         // Only the variables sapi reads: building the whole environment costs more at start-up than the call.
@@ -32,8 +41,12 @@ enum Sapi {
                 print("sapi \(version)")
                 return ExitCode.ok.rawValue
             }
+            if features == nil, options.needsFoundationFeatures {
+                // Before standard input is read or a password asked for: `sapi-full` does both itself.
+                return FullBuild.exec(arguments, reason: options.foundationFeaturesReason)
+            }
             api = try RequestBuilder.build(options, stdin: readStandardInput(options))
-            (session, commandLineAuth) = try authorize(&api, options: options)
+            (session, commandLineAuth) = try authorize(&api, options: options, features: features)
         } catch PasswordPrompt.Failure.interrupted {
             StandardError.write("sapi: interrupted\n")
             return ExitCode.interrupted.rawValue
@@ -63,7 +76,7 @@ enum Sapi {
         let cookies = session?.makeCookieStorage()
         let composed: Composition
         do {
-            composed = try Composition(options, plugins: plugins, cookies: cookies)
+            composed = try Composition(options, plugins: plugins, cookies: cookies, features: features)
         } catch let error as UsageError {
             report(error)
             return ExitCode.usage.rawValue
@@ -71,7 +84,7 @@ enum Sapi {
             // Reading the --replay file is what throws a ServerAPIError here: its exit code is its kind's (9 for a
             // file that is not a HAR archive a replay can use), and what to try is about the file, not a response.
             let failure = ServerAPIError.wrap(error)
-            reportError(failure, hint: options.replay == nil ? nil : Composition.replayHint)
+            reportError(failure, hint: options.replay == nil ? nil : features?.replayHint)
             return ExitCode(failure).rawValue
         }
         if options.offline {
@@ -189,7 +202,9 @@ enum Sapi {
     /// else the session's auth, else the URL's user-info (which the library sends as basic auth), else
     /// `.netrc` (unless `--ignore-netrc`); then the session's headers.
     /// - Returns: The session as read, and the command line's credentials (which the session then keeps).
-    static func authorize(_ api: inout ServerAPI, options: Options) throws -> (SessionFile?, AuthSetting?) {
+    static func authorize(
+        _ api: inout ServerAPI, options: Options, features: (any FoundationFeatures)?
+    ) throws -> (SessionFile?, AuthSetting?) {
         let url = api.url ?? URL(fileURLWithPath: "/")
         let session = try options.session.map { name in
             try SessionFile.load(Composition.sessionFile(name, url: RequestBuilder.expandURL(options.url)))
@@ -200,7 +215,9 @@ enum Sapi {
         }
         if let auth = commandLine ?? session?.auth {
             api = auth.apply(to: api)
-            if let credentials = api.credentials { try Composition.checkCredentials(credentials, options) }
+            if let credentials = api.credentials {
+                try Composition.checkCredentials(credentials, options, features: features)
+            }
         } else if !options.ignoreNetrc, !api.headers.contains("Authorization"), url.user == nil,
             let host = url.host, let (login, password) = Netrc.load()?.credentials(for: host)
         {
@@ -307,7 +324,7 @@ enum Sapi {
 
     /// Points standard output at a file (created or truncated), for `--output` without `--download`.
     static func redirectStandardOutput(to path: String) throws(UsageError) {
-        let expanded = (path as NSString).expandingTildeInPath
+        let expanded = Paths.expandingTilde(path)
         let descriptor = open(expanded, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard descriptor >= 0 else {
             throw UsageError(message: "cannot write \(path): \(String(cString: strerror(errno)))")

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Standard error, where sapi's errors, warnings and status lines go, each in its visible form
 /// (`TerminalText.visible`), terminal or not.
@@ -10,6 +14,6 @@ import Foundation
 enum StandardError {
     /// Writes `text` (its lines ended by the caller) in its visible form.
     static func write(_ text: String) {
-        FileHandle.standardError.write(Data(TerminalText.visible(text).utf8))
+        Descriptor.write(TerminalText.visible(text).utf8, to: Descriptor.standardError)
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -35,7 +40,7 @@ struct Download {
     // MARK: - --output FILE
 
     private func toNamedFile(_ path: String) async -> ExitCode {
-        let destination = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        let destination = URL(fileURLWithPath: Paths.expandingTilde(path))
         let target = DownloadTarget(destination: destination, resume: options.resume)
         let adopted: FileState?
         do {
@@ -165,7 +170,7 @@ struct Download {
         let asked = options.print ?? (options.verbose > 0 ? options.printed(terminal: false) : [])
         guard asked.contains("h") else { return }
         let head = Printer.head(status: status, headers: headers, version: version, style: style)
-        FileHandle.standardOutput.write(Data((head + "\n").utf8))
+        Descriptor.write((head + "\n").utf8, to: Descriptor.standardOutput)
     }
 
     private func say(_ text: String) {
@@ -180,10 +185,8 @@ struct FileState: Equatable {
 
     /// The state of a regular file; `nil` when there is none.
     init?(_ url: URL) {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
-            (attributes[.type] as? FileAttributeType) == .typeRegular
-        else { return nil }
-        size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
-        modified = attributes[.modificationDate] as? Date
+        guard let status = Descriptor.status(atPath: url.path), status.isRegular else { return nil }
+        size = status.size
+        modified = status.modified
     }
 }

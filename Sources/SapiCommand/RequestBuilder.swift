@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Turns parsed options into a `ServerAPI`.
 enum RequestBuilder {
@@ -67,7 +72,7 @@ enum RequestBuilder {
             guard !hasRawJSON else { throw UsageError(message: "name:=json items cannot go in a multipart body") }
             var parts = formFields.map { MultipartForm.Part.field($0.0, $0.1) }
             for (name, path) in files {
-                let fileURL = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+                let fileURL = URL(fileURLWithPath: Paths.expandingTilde(path))
                 guard FileManager.default.isReadableFile(atPath: fileURL.path) else {
                     throw UsageError(message: "cannot read the file \(path) for field \"\(name)\"")
                 }

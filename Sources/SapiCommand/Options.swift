@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Everything the command line asked for.
 struct Options {
@@ -125,7 +130,7 @@ struct Options {
     /// A size as `--max-body-size` takes it: bytes, or a number with K, M or G (KiB, MiB, GiB); `nil` when
     /// it is not one.
     static func parseSize(_ text: String) -> Int64? {
-        var digits = Substring(text.trimmingCharacters(in: .whitespaces).uppercased())
+        var digits = Substring(text.trimmingWhitespace().uppercased())
         if digits.hasSuffix("IB") { digits = digits.dropLast(2) }
         let shifts: [Character: Int64] = ["K": 10, "M": 20, "G": 30]
         var shift: Int64 = 0
@@ -225,7 +230,7 @@ extension Options {
         },
         OptionSpec(names: ["--success-codes"], value: "LIST", help: "the envelope's success codes (default 0)") {
             $0.envelope = true
-            $0.successCodes = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            $0.successCodes = $1.split(separator: ",").map { $0.trimmingWhitespace() }
         },
         OptionSpec(
             names: ["--cache"], value: "none|memory|file", help: "cache responses, as HTTP caching says (default none)"
@@ -346,7 +351,7 @@ extension Options {
                 + "user:password@ allowed); env: http_proxy/https_proxy/no_proxy"
         ) { $0.proxy = $1 },
         OptionSpec(names: ["--no-proxy"], value: "HOSTS", help: "hosts --proxy does not apply to (a,.b.com,*)") {
-            $0.noProxy = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            $0.noProxy = $1.split(separator: ",").map { $0.trimmingWhitespace() }
         },
         OptionSpec(
             names: ["--stall-timeout"], value: "BYTES/SECONDS",
@@ -455,7 +460,7 @@ extension Options {
             names: ["--subprotocol"], value: "NAME[,NAME]",
             help: "offer WebSocket subprotocols (Sec-WebSocket-Protocol), in order of preference; repeatable"
         ) {
-            let names = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let names = $1.split(separator: ",").map { $0.trimmingWhitespace() }
             guard !names.isEmpty, names.allSatisfy(Options.isToken) else {
                 throw UsageError(
                     message: "--subprotocol needs subprotocol names (tokens, separated by commas), not \"\($1)\"",
@@ -729,7 +734,7 @@ extension Options {
         for spec in specs {
             let left = spec.names.joined(separator: ", ") + (spec.value.map { " " + $0 } ?? "")
             lines.append(
-                "  " + left.padding(toLength: max(28, left.count + 2), withPad: " ", startingAt: 0) + spec.help)
+                "  " + left.padded(to: max(28, left.count + 2)) + spec.help)
         }
         lines += [
             "",

@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -46,21 +51,23 @@ struct SessionFile: Equatable {
                 hint: "fix or remove the file, or use another --session")
         }
         guard let data = FileManager.default.contents(atPath: url.path) else { throw invalid("permission denied") }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let json = try? JSONValue(parsing: data), case .object(let object) = json else {
             throw invalid("it is not a JSON object")
         }
         session.exists = true
         if let headers = object["headers"] {
-            guard let fields = headers as? [String: String] else {
+            guard case .object(let members) = headers, members.values.allSatisfy({ $0.stringValue != nil }) else {
                 throw invalid("\"headers\" is not an object of strings")
             }
-            session.headers = fields.sorted { $0.key < $1.key }.map { HTTPHeaders.Field(name: $0.key, value: $0.value) }
+            session.headers = members.sorted { $0.key < $1.key }.map {
+                HTTPHeaders.Field(name: $0.key, value: $0.value.stringValue ?? "")
+            }
         }
-        if let auth = object["auth"], !(auth is NSNull) {
-            guard let fields = auth as? [String: Any] else { throw invalid("\"auth\" is not an object") }
+        if let auth = object["auth"], !auth.isNull {
+            guard case .object(let fields) = auth else { throw invalid("\"auth\" is not an object") }
             // httpie writes {"type": null, "raw_auth": null} for a session without auth.
-            if let raw = fields["raw_auth"] as? String {
-                let type = (fields["type"] as? String)?.lowercased() ?? "basic"
+            if let raw = fields["raw_auth"]?.stringValue {
+                let type = fields["type"]?.stringValue?.lowercased() ?? "basic"
                 guard let kind = AuthSetting.Kind(rawValue: type) else {
                     throw invalid("unknown auth type \"\(type)\"")
                 }
@@ -70,8 +77,7 @@ struct SessionFile: Equatable {
         if let cookies = object["cookies"] {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
-            guard JSONSerialization.isValidJSONObject(cookies),
-                let bytes = try? JSONSerialization.data(withJSONObject: cookies),
+            guard let bytes = try? JSONEncoder().encode(cookies),
                 let list = try? decoder.decode([Cookie].self, from: bytes)
             else { throw invalid("\"cookies\" is not a list of cookies") }
             for (index, cookie) in list.enumerated() {
@@ -123,15 +129,19 @@ struct SessionFile: Equatable {
     func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
-        let cookieList = try JSONSerialization.jsonObject(with: try encoder.encode(cookies))
-        var object: [String: Any] = [
-            "__meta__": ["about": "sapi session file", "sapi": Sapi.version],
-            "headers": Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }),
+        let cookieList = try JSONDecoder().decode(JSONValue.self, from: try encoder.encode(cookies))
+        let object: JSONValue = [
+            "__meta__": ["about": "sapi session file", "sapi": .string(Sapi.version)],
+            "headers": .object(
+                Dictionary(headers.map { ($0.name, JSONValue.string($0.value)) }, uniquingKeysWith: { _, last in last })
+            ),
             "cookies": cookieList,
+            "auth": auth.map { ["type": .string($0.kind.rawValue), "raw_auth": .string($0.raw)] }
+                ?? ["type": nil, "raw_auth": nil],
         ]
-        object["auth"] =
-            auth.map { ["type": $0.kind.rawValue, "raw_auth": $0.raw] } ?? ["type": NSNull(), "raw_auth": NSNull()]
-        return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        let writer = JSONEncoder()
+        writer.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try writer.encode(object)
     }
 
     /// Writes the session whole, readable by its owner only (a temporary file, 0600, renamed over it; the

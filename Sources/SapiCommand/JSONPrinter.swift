@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Prints JSON as httpie does: four-space indent, keys sorted (or in the body's order), colours on a
 /// terminal.

@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +28,7 @@ enum DownloadName {
     static func fileExtension(contentType: String?) -> String? {
         guard let contentType else { return nil }
         let type = contentType.split(separator: ";").first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
+            $0.trimmingWhitespace().lowercased()
         }
         switch type {
         case "text/html": return "html"

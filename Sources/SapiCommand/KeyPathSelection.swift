@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `--key-path` over a sequence of JSON items printed as they arrive (the lines or events of `--stream`, the
 /// messages of a WebSocket): the value it finds in each item, and the failure to report when it found nothing

@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Prints each request as it goes to the transport (`-p H`, `-p B`, `-v`, `--offline`): the request
 /// line, `Host` and the header fields, then the body. Credentials are redacted unless
@@ -11,7 +16,7 @@ struct RequestPrinter: ServerAPIPlugin {
     var showCredentials: Bool
     /// The protocol named on the request line.
     var version = "HTTP/1.1"
-    var write: @Sendable (Data) -> Void = { FileHandle.standardOutput.write($0) }
+    var write: @Sendable (Data) -> Void = { Descriptor.write($0, to: Descriptor.standardOutput) }
 
     /// The headers whose values are credentials.
     static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization"]
@@ -79,8 +84,7 @@ struct RequestPrinter: ServerAPIPlugin {
                     out.append(contentsOf: "[\(data.count) bytes of binary data]".utf8)
                 }
             case .file(let url):
-                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?
-                    .int64Value
+                let size = Descriptor.status(atPath: url.path)?.size
                 out.append(contentsOf: "[the file \(url.path)\(size.map { ", \($0) bytes" } ?? "")]".utf8)
             }
         }

@@ -1,9 +1,12 @@
-import Foundation
 import ServerAPIFileCache
 import ServerAPIKit
 import ServerAPIMemoryCache
-import ServerAPITesting
-import ServerAPIURLSession
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(ServerAPICurl)
     import ServerAPICurl
@@ -18,7 +21,11 @@ struct Composition {
     ///   - options: The command line.
     ///   - plugins: The manager's plugins (the request printer).
     ///   - cookies: The `--session`'s cookie jar, if any.
-    init(_ options: Options, plugins: [any ServerAPIPlugin] = [], cookies: (any CookieStorage)? = nil) throws {
+    ///   - features: `sapi-full`'s features; nil in the lean `sapi`, which hands the commands needing them over.
+    init(
+        _ options: Options, plugins: [any ServerAPIPlugin] = [], cookies: (any CookieStorage)? = nil,
+        features: (any FoundationFeatures)?
+    ) throws {
         if options.envelope {
             formatter = EnvelopeFormatter(
                 codeKey: options.codeKey, messageKey: options.messageKey, dataKey: options.dataKey,
@@ -35,7 +42,9 @@ struct Composition {
                 options.cacheDirectory.map { FileCache(directory: URL(fileURLWithPath: $0)) }
                 ?? FileCache(appName: "sapi")
         }
-        let transport = Self.recorded(options.offline ? OfflineTransport() : try Self.transport(options), options)
+        let transport = try Self.recorded(
+            options.offline ? OfflineTransport() : try Self.transport(options, features: features), options,
+            features: features)
         var configuration = ServerAPIManager.Configuration()
         configuration.cookies = cookies
         manager = ServerAPIManager(
@@ -45,7 +54,7 @@ struct Composition {
     /// The file of a `--session`: a path (it has a `/`) as given, else the named session of the URL's host,
     /// `$XDG_CONFIG_HOME/sapi/sessions/HOST[_PORT]/NAME.json` (`~/.config` without `XDG_CONFIG_HOME`).
     static func sessionFile(
-        _ session: String, url: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ session: String, url: String, environment: [String: String] = Sapi.environment(["XDG_CONFIG_HOME", "HOME"])
     ) throws -> URL {
         if session.contains("/") { return URL(fileURLWithPath: session) }
         guard !session.isEmpty, session != ".", session != ".." else {
@@ -58,42 +67,40 @@ struct Composition {
         let folder = parsed?.port.map { "\(host)_\($0)" } ?? host
         let config =
             environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+            ?? (environment["HOME"] ?? Paths.home) + "/.config"
         return URL(fileURLWithPath: config)
             .appendingPathComponent("sapi/sessions", isDirectory: true)
-            .appendingPathComponent(folder.replacingOccurrences(of: ":", with: "_"), isDirectory: true)
+            .appendingPathComponent(folder.replacing(":", with: "_"), isDirectory: true)
             .appendingPathComponent(session + ".json")
     }
 
     /// `--har`: the transport wrapped in one that records every exchange to the file (redacted unless
     /// `--show-credentials`).
-    static func recorded(_ transport: any RequestPerforming, _ options: Options) -> any RequestPerforming {
+    static func recorded(
+        _ transport: any RequestPerforming, _ options: Options, features: (any FoundationFeatures)?
+    ) throws -> any RequestPerforming {
         guard let har = options.har else { return transport }
-        let file = URL(fileURLWithPath: (har as NSString).expandingTildeInPath)
-        return RecordingTransport(recording: transport, to: file, redaction: options.showCredentials ? .none : .default)
+        let file = URL(fileURLWithPath: Paths.expandingTilde(har))
+        return try Self.required(features, "--har").recorded(transport, to: file, redacted: !options.showCredentials)
     }
 
-    /// What `--replay`'s errors say to do to record what the file lacks: `sapi` has no record modes and reads no
-    /// `SAPI_HAR_MODE`; it records with `--har`, which writes a new file.
-    static let recordingAdvice = ReplayingTransport.RecordingAdvice(
-        missing: "sapi --har NEW.har and the same arguments (--har writes a new file with that run's exchanges)",
-        again: "sapi --har NEW.har and the same arguments (--har writes a new file with that run's exchanges)")
+    /// `features`, which the lean `sapi` does not have: it hands a command that needs them to `sapi-full` before
+    /// it gets here (`FullBuild`).
+    static func required(_ features: (any FoundationFeatures)?, _ option: String) throws -> any FoundationFeatures {
+        guard let features else {
+            throw UsageError(message: "\(option) is in \(FullBuild.name), not in this build of sapi")
+        }
+        return features
+    }
 
-    /// What to try when the `--replay` file cannot be used.
-    static let replayHint =
-        "give --replay a HAR 1.2 file of at most \(HARArchive.defaultMaximumFileSize >> 20) MiB, as sapi --har FILE URL "
-        + "writes one"
-
-    static func transport(_ options: Options) throws -> any RequestPerforming {
+    static func transport(_ options: Options, features: (any FoundationFeatures)?) throws -> any RequestPerforming {
         if let replay = options.replay {
             // `--replay`: answers from the file; nothing is sent, so no backend setting applies.
-            var configuration = ReplayingTransport.Configuration()
-            configuration.recordingAdvice = Self.recordingAdvice
-            do throws(ServerAPIError) {
-                return try ReplayingTransport(
-                    file: URL(fileURLWithPath: (replay as NSString).expandingTildeInPath), configuration: configuration)
+            let features = try Self.required(features, "--replay")
+            do {
+                return try features.replaying(URL(fileURLWithPath: Paths.expandingTilde(replay)))
             } catch {
-                var error = error
+                var error = ServerAPIError.wrap(error)
                 error.message = "--replay: \(error.message)"
                 throw error
             }
@@ -135,8 +142,9 @@ struct Composition {
                     message: "the curl backend is not available on this platform", hint: "--backend urlsession")
             #endif
         case .urlsession:
-            if let version = options.httpVersion, let refusal = URLSessionTransport.refusal(version) {
-                throw UsageError(message: refusal.message, hint: "--backend curl")
+            let features = try Self.required(features, "--backend urlsession")
+            if let version = options.httpVersion, let refusal = features.urlSessionRefusal(version) {
+                throw UsageError(message: refusal, hint: "--backend curl")
             }
             guard verify.enabled else {
                 throw UsageError(
@@ -145,8 +153,7 @@ struct Composition {
                     hint: "--backend curl --verify no")
             }
             guard tls.isEmpty else {
-                let refusal = URLSessionTransport.refusal(tls)
-                throw UsageError(message: refusal, hint: "--backend curl")
+                throw UsageError(message: features.urlSessionRefusal(tls), hint: "--backend curl")
             }
             guard options.unixSocket == nil, !options.url.lowercased().contains("+unix://") else {
                 throw UsageError(
@@ -157,8 +164,8 @@ struct Composition {
                 throw UsageError(
                     message: "--insecure-ca is not supported by the urlsession backend", hint: "--backend curl")
             }
-            do {
-                return try URLSessionTransport(proxy: proxy)
+            do throws(ServerAPIError) {
+                return try features.urlSessionTransport(proxy: proxy)
             } catch {
                 throw UsageError(message: error.message, hint: "--backend curl")
             }
@@ -175,14 +182,17 @@ struct Composition {
             guard options.extraCA == nil else {
                 throw UsageError(message: "--verify CA_FILE and --insecure-ca FILE name the same thing; give one")
             }
-            return (true, (value as NSString).expandingTildeInPath)
+            return (true, Paths.expandingTilde(value))
         }
     }
 
     /// Refuses challenge credentials (`-A digest`) that the chosen backend cannot answer.
-    static func checkCredentials(_ credentials: HTTPCredentials, _ options: Options) throws(UsageError) {
+    static func checkCredentials(
+        _ credentials: HTTPCredentials, _ options: Options, features: (any FoundationFeatures)?
+    ) throws {
         guard options.backend == .urlsession else { return }
-        throw UsageError(message: URLSessionTransport.refusal(credentials).message, hint: "--backend curl")
+        let features = try Self.required(features, "--backend urlsession")
+        throw UsageError(message: features.urlSessionRefusal(credentials), hint: "--backend curl")
     }
 
     /// The `--proxy` setting: a URL, `env`, or none.
@@ -237,17 +247,5 @@ struct OfflineTransport: RequestPerforming {
     /// A WebSocket's handshake, printed as a request is, and not sent.
     func webSocket(_ request: TransportRequest) async throws -> WebSocketUpgrade {
         throw ServerAPIError(.cancelled, "--offline: the request was not sent", url: request.url, underlying: NotSent())
-    }
-}
-
-extension URLSessionTransport {
-    /// Why this transport refuses `tls`, as `URLSessionTransport(tls:)` says it.
-    static func refusal(_ tls: TLSOptions) -> String {
-        do throws(ServerAPIError) {
-            _ = try URLSessionTransport(tls: tls)
-            return "the urlsession backend cannot use these TLS options"
-        } catch {
-            return error.message
-        }
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -22,7 +27,7 @@ enum StandardOutput {
             guard let base = bytes.baseAddress else { return nil }
             var offset = 0
             while offset < bytes.count {
-                let written = Foundation.write(1, base + offset, bytes.count - offset)
+                let written = Descriptor.system(1, base + offset, bytes.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return errno == EPIPE ? .closed : .failed(errno)
@@ -83,7 +88,7 @@ struct StreamPrinter {
     static func mode(contentType: String?, status: Int, hasKeyPath: Bool) -> Mode {
         // An error body is printed as it came, as without --stream.
         guard (200..<300).contains(status) else { return .bytes }
-        let mime = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let mime = contentType?.split(separator: ";").first.map { $0.trimmingWhitespace().lowercased() }
         if mime == "text/event-stream" { return hasKeyPath ? .eventValues : .events }
         guard hasKeyPath else { return .bytes }
         if let mime, mime == "application/json" || mime.hasSuffix("+json") { return .jsonBody }
@@ -189,7 +194,7 @@ struct StreamPrinter {
 
     private mutating func printValue(of event: ServerSentEvent) throws {
         events += 1
-        let data = event.data.trimmingCharacters(in: .whitespacesAndNewlines)
+        let data = event.data.trimmingWhitespaceAndNewlines()
         // Keep-alives and the end marker of OpenAI-style streams carry no value.
         if data.isEmpty || data == "[DONE]" { return }
         let described = "event \(events)" + (event.id.isEmpty ? "" : " (id \(event.id))")

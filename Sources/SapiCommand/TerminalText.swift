@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Text that came from the network in the form sapi shows it where a terminal reads it: its control characters
 /// made visible, as `less`, `git` and xh show them, so that a server's bytes cannot set the terminal's title, clear

@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A `.netrc` file: `machine HOST login USER password PASS` entries and a `default` one, read as curl and
 /// Python's `netrc` read it.
@@ -70,8 +80,11 @@ struct Netrc: Equatable {
     }
 
     /// The `.netrc` of the environment, or `nil` when there is none or it cannot be read.
-    static func load(environment: [String: String] = ProcessInfo.processInfo.environment) -> Netrc? {
-        guard let path = path(environment: environment), let data = FileManager.default.contents(atPath: path)
+    /// Only `NETRC` and `HOME` are read by default: building the whole environment costs more at start-up than the
+    /// call, and so does asking FileManager for a file that is not there (the common case).
+    static func load(environment: [String: String] = Sapi.environment(["NETRC", "HOME"])) -> Netrc? {
+        guard let path = path(environment: environment), access(path, F_OK) == 0,
+            let data = FileManager.default.contents(atPath: path)
         else { return nil }
         return Netrc(parsing: String(decoding: data, as: UTF8.self))
     }

@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 @_spi(Backend) import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A progress line on standard error: bytes, rate and time left, redrawn at most ten times a second.
 ///
@@ -25,7 +30,7 @@ final class ProgressBar: Sendable {
     /// Creates a bar that writes through `write` (standard error by default).
     // Not through `StandardError`, which would show the carriage returns that redraw the line: the bar quotes nothing
     // from the network.
-    init(write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) {
+    init(write: @escaping @Sendable (String) -> Void = { Descriptor.write($0.utf8, to: Descriptor.standardError) }) {
         self.write = write
     }
 
@@ -108,12 +113,12 @@ final class ProgressBar: Sendable {
             value /= 1000
             unit += 1
         }
-        return unit == 0 ? "\(Int(value)) B" : String(format: "%.1f", value) + " " + units[unit]
+        return unit == 0 ? "\(Int(value)) B" : String(printf: "%.1f", value) + " " + units[unit]
     }
 
     static func clock(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--:--" }
         let total = Int(seconds.rounded())
-        return String(format: "%d:%02d", total / 60, total % 60)
+        return String(printf: "%ld:%02ld", total / 60, total % 60)
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import ServerAPIKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Prints the messages of a WebSocket, one a line on standard output: text as it came (its control characters visible
 /// on a terminal), JSON coloured on a terminal (as `--stream` prints JSON), the value at `--key-path` in each JSON
