@@ -186,15 +186,15 @@ extension ServerAPIManager {
     @inline(never)
     func deliver<F: CallFinishing>(
         _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: Call,
-        _ finisher: F, record: ThrottleRecord? = nil
+        _ finisher: F, record: ThrottleRecord? = nil, now: ContinuousClock.Instant? = nil
     ) throws -> F.Value {
         guard call.deliversToCaller else {
             return try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         }
         var metrics = metrics
-        if metrics.endedAt == nil { metrics.endedAt = call.date(at: .now) }
+        if metrics.endedAt == nil { metrics.endedAt = call.date(at: now ?? .now) }
         // A cached answer has no transport attempt: what describes it is the cache's own figures.
-        if metrics.transport == nil { metrics.transport = response.metrics }
+        if !metrics.hasTransport { metrics.transport = response.metrics }
         if metrics.status == nil { metrics.status = response.status }
         let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         if let interceptor = call.interceptor {
@@ -474,8 +474,9 @@ extension ServerAPIManager {
             throw error
         }
         guard cache != nil else {
-            call.stampDuration()
-            return try deliver(processed, source: .network, metrics: call.metrics, call, finisher, record: record)
+            let now = call.stampDuration()
+            return try deliver(
+                processed, source: .network, metrics: call.metrics, call, finisher, record: record, now: now)
         }
         return try await deliverCaching(
             processed, to: request, call, conditional: conditional, finisher, record: record, requestTime: requestTime)

@@ -56,20 +56,24 @@ final class Call: Sendable {
     /// No lock: the steps of a call run one after the other in the one task that runs it (the caller's, or
     /// a shared flight's for its transport call), and only they write or read these. A hedge's legs run in
     /// child tasks that do not touch them; a streamed body's end works on a copy taken at the head.
-    private(set) nonisolated(unsafe) var metrics: RequestMetrics
+    ///
+    /// This and the other variables below have no run-time exclusivity check (one per access, several per call):
+    /// each is accessed by one task at a time, the call's own or the holder of the lifecycle's lock.
+    @exclusivity(unchecked) private(set) nonisolated(unsafe) var metrics: RequestMetrics
     /// The resilience policies of the call's origin, resolved once (`ServerAPIManager.resilience(of:api:url:)`);
     /// `nil` before. Written and read only by the call's own task, as `metrics` is.
-    private(set) nonisolated(unsafe) var resilience: (origin: ServerOrigin, policies: ResiliencePolicies?)?
-    /// The lifecycle, read and written only under `withLifecycleLock`.
-    private nonisolated(unsafe) var machine: CallStateMachine
-    /// The attempt the machine was told of last (`catchUp`); guarded as `machine` is.
-    private nonisolated(unsafe) var toldAttempt = 0
+    @exclusivity(unchecked) private(set) nonisolated(unsafe) var resilience:
+        (origin: ServerOrigin, policies: ResiliencePolicies?)?
+    /// The lifecycle, read and written only under its lock (`locked`).
+    @exclusivity(unchecked) private nonisolated(unsafe) var machine: CallStateMachine
+    /// The attempt the machine was told of last (`lockedBody`); guarded as `machine` is.
+    @exclusivity(unchecked) private nonisolated(unsafe) var toldAttempt = 0
     /// The attempt the call's task started last (`attemptStarted`), for the machine to catch up with.
     private let startedAttempt = Atomic<Int>(0)
     /// The state of `slotHandler` (`HandlerSlot`).
     private let slot = Atomic<UInt8>(HandlerSlot.empty)
     /// The handler in the slot: written by whoever holds the slot `writing`, read by the cancel that took it.
-    private nonisolated(unsafe) var slotHandler: CallStateMachine.Handler?
+    @exclusivity(unchecked) private nonisolated(unsafe) var slotHandler: CallStateMachine.Handler?
     /// The lock of a call that no registry lists; inline rather than a `Locked` of its own: one heap object less.
     private let ownLock = Mutex<Void>(())
     /// The manager's registry that lists the call: its lock is the lifecycle's, and its drain handler is the
@@ -380,9 +384,13 @@ final class Call: Sendable {
     }
 
     /// How long the call has run, as its duration so far.
+    /// - Returns: The instant it read, for a step that stamps the same moment (`ServerAPIManager.deliver`).
     @inline(never)
-    func stampDuration() {
-        metrics.duration = elapsed
+    @discardableResult
+    func stampDuration() -> ContinuousClock.Instant {
+        let now = ContinuousClock.now
+        metrics.duration = now - started
+        return now
     }
 
     /// The call was answered by another one's exchange (a shared flight's, a replayed one's): its metrics.
