@@ -357,7 +357,7 @@ extension ServerAPIManager {
     ) async throws -> F.Value {
         if finisher.streams { return try await attempts(call, conditional: nil, finisher, record: nil) }
         // Without a cache there is nothing to look up, revalidate or fall back to.
-        guard cache != nil || call.api.cacheMode == .cacheOnly else {
+        guard hasCache || call.api.cacheMode == .cacheOnly else {
             return try await attempts(call, conditional: nil, finisher, record: record)
         }
         return try await executeWithCache(call, finisher, record: record)
@@ -461,19 +461,19 @@ extension ServerAPIManager {
     ) async throws -> F.Value {
         if let completion = finisher.streamCompletion {
             let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
-            if cache != nil { await apply(CacheDecision.invalidations(after: head, to: request)) }
+            if hasCache { await apply(CacheDecision.invalidations(after: head, to: request)) }
             call.stampDuration()
             return try handOver(head, call, finisher, completion: completion)
         }
-        let requestTime = cache == nil ? Date.distantPast : configuration.now()
+        let requestTime = hasCache ? configuration.now() : Date.distantPast
         let processed: TransportResponse
         do {
             processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
-        } catch let error as ServerAPIError where error.kind == .httpStatus && cache != nil {
+        } catch let error as ServerAPIError where error.kind == .httpStatus && hasCache {
             if let response = lastResponse { await cacheRefused(response, to: request, call, requestTime: requestTime) }
             throw error
         }
-        guard cache != nil else {
+        guard hasCache else {
             let now = call.stampDuration()
             return try deliver(
                 processed, source: .network, metrics: call.metrics, call, finisher, record: record, now: now)
