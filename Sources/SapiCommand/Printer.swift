@@ -155,7 +155,7 @@ struct Printer {
     static func metadata(_ metrics: RequestMetrics, cache: String? = nil, style: OutputStyle) -> String {
         let seconds = metrics.duration.seconds
         var lines = [
-            ("Elapsed time", String(printf: "%.3f", seconds) + "s"),
+            ("Elapsed time", String(cFormat: "%.3f", seconds) + "s"),
             ("Received", "\(metrics.bytesReceived) B"),
             ("Sent", "\(metrics.bytesSent) B"),
         ]

@@ -113,12 +113,12 @@ final class ProgressBar: Sendable {
             value /= 1000
             unit += 1
         }
-        return unit == 0 ? "\(Int(value)) B" : String(printf: "%.1f", value) + " " + units[unit]
+        return unit == 0 ? "\(Int(value)) B" : String(cFormat: "%.1f", value) + " " + units[unit]
     }
 
     static func clock(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--:--" }
         let total = Int(seconds.rounded())
-        return String(printf: "%ld:%02ld", total / 60, total % 60)
+        return String(cFormat: "%ld:%02ld", total / 60, total % 60)
     }
 }

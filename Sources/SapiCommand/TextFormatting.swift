@@ -1,21 +1,6 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-// What `String(format:)`, `trimmingCharacters(in:)` and `padding(toLength:withPad:startingAt:)` did, for the
-// text sapi prints: they are Foundation's, and sapi keeps to FoundationEssentials.
+// What `trimmingCharacters(in:)` and `padding(toLength:withPad:startingAt:)` did, for the text sapi prints: they
+// are Foundation's, and sapi keeps to FoundationEssentials (`String(format:)`'s is the core's `String(cFormat:)`).
 extension String {
-    /// `format` filled in as `printf` does: for numbers (`%.3f`, `%02d`), not for strings.
-    init(printf format: String, _ arguments: any CVarArg...) {
-        self = withVaList(arguments) { list in
-            var buffer = [CChar](repeating: 0, count: 128)
-            let length = Swift.min(Swift.max(Int(vsnprintf(&buffer, buffer.count, format, list)), 0), buffer.count - 1)
-            return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-    }
-
     /// The text padded with spaces at its end to `length` characters.
     func padded(to length: Int) -> String {
         self + String(repeating: " ", count: Swift.max(0, length - count))

@@ -10,7 +10,7 @@ extension String {
     /// A number written by the C library's `printf` format (`"%.1f"`, `"%02x"`): what `String(format:)`
     /// gives for these, without Foundation (FoundationEssentials has no `String(format:)`).
     /// - Important: For numbers only; the C library's locale is "C" unless the program changed it.
-    init(cFormat format: String, _ arguments: any CVarArg...) {
+    package init(cFormat format: String, _ arguments: any CVarArg...) {
         self = withVaList(arguments) { list in
             var buffer = [CChar](repeating: 0, count: 128)
             let count = Int(vsnprintf(&buffer, buffer.count, format, list))
