@@ -58,10 +58,17 @@ def describe(node, module, spi=False):
     return " ".join(parts)
 
 
+def listed(node):
+    return not (node["kind"] in SKIPPED_KINDS or node["kind"] in TYPE_KINDS or node.get("isInternal"))
+
+
 def walk(node, path, module, entries, spi=False):
     for child in node.get("children", []):
         # isInternal: `package` (and `@usableFromInline internal`) declarations, which users cannot call.
-        if child["kind"] in SKIPPED_KINDS or child["kind"] in TYPE_KINDS or child.get("isInternal"):
+        if not listed(child):
+            continue
+        # Another module's type that this one extends is listed only for what the extension makes public.
+        if child.get("isExternal") and not any(listed(grandchild) for grandchild in child.get("children", [])):
             continue
         name = child.get("printedName", child.get("name", "?"))
         inner = spi or "SPIAccessControl" in child.get("declAttributes", [])
