@@ -80,9 +80,10 @@ struct Netrc: Equatable {
     }
 
     /// The `.netrc` of the environment, or `nil` when there is none or it cannot be read.
-    /// Only `NETRC` and `HOME` are read by default: building the whole environment costs more at start-up than the
-    /// call, and so does asking FileManager for a file that is not there (the common case).
-    static func load(environment: [String: String] = Sapi.environment(["NETRC", "HOME"])) -> Netrc? {
+    /// - Parameter environment: `NETRC` and `HOME`, as `sapi` reads them (`Sapi.environment`): building the whole
+    ///   environment costs more at start-up than the call, and so does asking FileManager for a file that is not
+    ///   there (the common case).
+    static func load(environment: [String: String]) -> Netrc? {
         guard let path = path(environment: environment), access(path, F_OK) == 0,
             let data = FileManager.default.contents(atPath: path)
         else { return nil }

@@ -219,7 +219,9 @@ package enum Sapi {
                 try Composition.checkCredentials(credentials, options, features: features)
             }
         } else if !options.ignoreNetrc, !api.headers.contains("Authorization"), url.user == nil,
-            let host = url.host, let (login, password) = Netrc.load()?.credentials(for: host)
+            let host = url.host,
+            let (login, password) = Netrc.load(environment: Self.environment(["NETRC", "HOME"]))?
+                .credentials(for: host)
         {
             api = api.basicAuth(user: login, password: password)
         }

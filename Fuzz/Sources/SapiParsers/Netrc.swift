@@ -1,1 +1,1 @@
-../../../Sources/sapi/Netrc.swift
+../../../Sources/SapiCommand/Netrc.swift

@@ -1,1 +1,1 @@
-../../../Sources/sapi/RequestItem.swift
+../../../Sources/SapiCommand/RequestItem.swift
