@@ -183,7 +183,7 @@ final class CurlTransfer {
         try easy.set(CURLOPT_PIPEWAIT, settings.mayMultiplex(url))
         let sendsBody = try configureMethodAndBody(context: context)
         try configureHeaders(sendsBody: sendsBody)
-        try configureOccasional(url, context: context)
+        try configureOccasional(url, limits, context: context)
     }
 
     /// The options every transfer of the loop sets alike, from the transport's configuration.
@@ -211,7 +211,9 @@ final class CurlTransfer {
     }
 
     /// The options only some transfers set; each marks the handle for a reset after the transfer.
-    private func configureOccasional(_ url: URL, context: UnsafeMutableRawPointer) throws(ServerAPIError) {
+    private func configureOccasional(
+        _ url: URL, _ limits: ServerAPI.Transfer, context: UnsafeMutableRawPointer
+    ) throws(ServerAPIError) {
         if let altSvc = settings.altSvc {
             easy.needsReset = true
             try altSvc.apply(to: easy, url: url)
@@ -227,7 +229,7 @@ final class CurlTransfer {
             try easy.set(CURLOPT_RESOLVE, list: resolveList)
         }
         try configureCredentials()
-        if let socket = request.transfer.unixSocketPath {
+        if let socket = limits.unixSocketPath {
             easy.needsReset = true
             try easy.set(CURLOPT_UNIX_SOCKET_PATH, socket)
             // The socket is the route: no proxy stands between.
