@@ -93,6 +93,16 @@ final class InFlightRegistry: Sendable {
             }
         }
 
+        /// Removes a call that ended. - Returns: the waits to resume now.
+        mutating func removeEnded(_ key: UInt64) -> [CheckedContinuation<Void, Never>] {
+            calls[key] = nil
+            // Most often empty: no hashing then.
+            if !cancelling.isEmpty { cancelling.remove(key) }
+            if !drains.isEmpty { drains[key] = nil }
+            compact()
+            return takeEmptyWaiters()
+        }
+
         /// The waits to resume once nothing is listed or cancelling.
         mutating func takeEmptyWaiters() -> [CheckedContinuation<Void, Never>] {
             guard isEmpty, !emptyWaiters.isEmpty else { return [] }
@@ -140,7 +150,7 @@ final class InFlightRegistry: Sendable {
         table.withLock { table in
             guard table.calls.removeValue(forKey: key) != nil else { return false }
             table.cancelling.insert(key)
-            table.drains[key] = nil
+            if !table.drains.isEmpty { table.drains[key] = nil }
             table.compact()
             return true
         }
@@ -148,14 +158,28 @@ final class InFlightRegistry: Sendable {
 
     /// Removes a call that ended; a key removed already is ignored.
     func remove(_ key: UInt64) {
-        let waiters = table.withLock { table in
-            table.calls[key] = nil
-            table.cancelling.remove(key)
-            table.drains[key] = nil
-            table.compact()
-            return table.takeEmptyWaiters()
+        let waiters = table.withLock { $0.removeEnded(key) }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Runs `body` under the registry's lock, which is also the lock of the lifecycles of the calls it lists
+    /// (`Call`): `body` must not take it again.
+    func withLifecycleLock<R: Sendable>(_ body: () -> R) -> R {
+        table.withLock { _ in body() }
+    }
+
+    /// Ends a listed call: `body` runs the call's end under the registry's lock, and when it hands out the
+    /// listing of this registry, the call leaves it in the same acquisition.
+    /// - Returns: What `body` returned, without this registry among the listings to leave.
+    func end(_ key: UInt64, _ body: () -> CallStateMachine.Actions) -> CallStateMachine.Actions {
+        let (actions, waiters) = table.withLock {
+            table -> (CallStateMachine.Actions, [CheckedContinuation<Void, Never>]) in
+            var actions = body()
+            guard actions.leave.takeManager(self) else { return (actions, []) }
+            return (actions, table.removeEnded(key))
         }
         for waiter in waiters { waiter.resume() }
+        return actions
     }
 
     /// The calls in flight, oldest first.

@@ -102,6 +102,8 @@ public struct RequestMetrics: Sendable, Hashable {
     private static let noResilience = CopyOnWrite(ResilienceMetrics())
     /// When the manager had the response (or the failure) in hand; see `finishedAt`.
     var endedAt: Date?
+    /// Whether `transport` is set, read without copying it.
+    var hasTransport: Bool { _transport.isSome() }
 
     /// Creates the measures of one call: attempts and times on the manager's clock.
     /// - Parameters:

@@ -17,7 +17,7 @@ extension ServerAPIManager {
     /// removes every variant at once.
     @inline(never)
     func cacheKey(for api: ServerAPI, base: TransportRequest) -> CacheKey? {
-        guard cache != nil, api.usesCache else { return nil }
+        guard hasCache, api.usesCache else { return nil }
         return CacheKey(request: base)
     }
 
@@ -26,7 +26,7 @@ extension ServerAPIManager {
     /// the whole.
     @inline(never)
     func lookup(for call: Call, _ decision: CacheDecision) async -> CacheDecision.Lookup {
-        guard cache != nil else { return .noCache }
+        guard hasCache else { return .noCache }
         guard let key = call.cacheKey else { return .notCacheable }
         guard decision.mode.readsCache else { return .found(CacheDecision.Stored()) }
         return .found(await stored(key, headers: decision.variantHeaders(of: call.request), decision))
@@ -58,7 +58,7 @@ extension ServerAPIManager {
     /// `CacheDecision.firstResult`; `nil` when there is none.
     func cachedResult(for api: ServerAPI) async throws -> ServerResult? {
         let base = try api.transportRequest()
-        guard cache != nil, let key = cacheKey(for: api, base: base) else { return nil }
+        guard hasCache, let key = cacheKey(for: api, base: base) else { return nil }
         let call = Call(
             api: api, request: base, cacheKey: key,
             interceptor: api.businessRules.interceptor(over: configuration.businessRules), registry: nil)

@@ -186,15 +186,15 @@ extension ServerAPIManager {
     @inline(never)
     func deliver<F: CallFinishing>(
         _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: Call,
-        _ finisher: F, record: ThrottleRecord? = nil
+        _ finisher: F, record: ThrottleRecord? = nil, now: ContinuousClock.Instant? = nil
     ) throws -> F.Value {
         guard call.deliversToCaller else {
             return try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         }
         var metrics = metrics
-        if metrics.endedAt == nil { metrics.endedAt = call.date(at: .now) }
+        if metrics.endedAt == nil { metrics.endedAt = call.date(at: now ?? .now) }
         // A cached answer has no transport attempt: what describes it is the cache's own figures.
-        if metrics.transport == nil { metrics.transport = response.metrics }
+        if !metrics.hasTransport { metrics.transport = response.metrics }
         if metrics.status == nil { metrics.status = response.status }
         let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         if let interceptor = call.interceptor {
@@ -357,7 +357,7 @@ extension ServerAPIManager {
     ) async throws -> F.Value {
         if finisher.streams { return try await attempts(call, conditional: nil, finisher, record: nil) }
         // Without a cache there is nothing to look up, revalidate or fall back to.
-        guard cache != nil || call.api.cacheMode == .cacheOnly else {
+        guard hasCache || call.api.cacheMode == .cacheOnly else {
             return try await attempts(call, conditional: nil, finisher, record: record)
         }
         return try await executeWithCache(call, finisher, record: record)
@@ -461,21 +461,22 @@ extension ServerAPIManager {
     ) async throws -> F.Value {
         if let completion = finisher.streamCompletion {
             let head = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: true)
-            if cache != nil { await apply(CacheDecision.invalidations(after: head, to: request)) }
+            if hasCache { await apply(CacheDecision.invalidations(after: head, to: request)) }
             call.stampDuration()
             return try handOver(head, call, finisher, completion: completion)
         }
-        let requestTime = cache == nil ? Date.distantPast : configuration.now()
+        let requestTime = hasCache ? configuration.now() : Date.distantPast
         let processed: TransportResponse
         do {
             processed = try await exchange(request, call, api: api, lastResponse: &lastResponse, streams: false)
-        } catch let error as ServerAPIError where error.kind == .httpStatus && cache != nil {
+        } catch let error as ServerAPIError where error.kind == .httpStatus && hasCache {
             if let response = lastResponse { await cacheRefused(response, to: request, call, requestTime: requestTime) }
             throw error
         }
-        guard cache != nil else {
-            call.stampDuration()
-            return try deliver(processed, source: .network, metrics: call.metrics, call, finisher, record: record)
+        guard hasCache else {
+            let now = call.stampDuration()
+            return try deliver(
+                processed, source: .network, metrics: call.metrics, call, finisher, record: record, now: now)
         }
         return try await deliverCaching(
             processed, to: request, call, conditional: conditional, finisher, record: record, requestTime: requestTime)

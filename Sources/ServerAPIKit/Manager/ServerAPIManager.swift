@@ -99,6 +99,8 @@ public final class ServerAPIManager: Sendable {
     let resilienceRegistry = ResilienceRegistry()
     /// Whether the configuration sets any resilience policy: without one, only a call's own can apply.
     let configuresResilience: Bool
+    /// Whether the manager has a cache: asked several times per call, and reading `cache` copies an existential.
+    let hasCache: Bool
     let shutdownState = ShutdownState()
 
     /// Creates a manager.
@@ -126,6 +128,7 @@ public final class ServerAPIManager: Sendable {
         self.plugins = plugins
         self.configuration = configuration
         configuresResilience = configuration.resilience != .none
+        hasCache = cache != nil
     }
 
     // MARK: Sending

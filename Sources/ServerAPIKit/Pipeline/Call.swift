@@ -11,9 +11,19 @@ import Synchronization
 /// lists and cancels, what a `RequestScope` cancels, what the transport and every wait observe.
 ///
 /// Made once when the manager accepts the call and shared by reference between the steps. The lifecycle is a
-/// `CallStateMachine` run under the call's lock; the call acts on what it returns after unlocking, so that a
-/// handler that calls back into the manager cannot deadlock. The transport sees the call through the
-/// `TransportRequest` of each attempt (`withCancellationHandler`, `isCancelled`), and nothing else.
+/// `CallStateMachine` run under a lock — the registry's that lists the call, so that the call's end and its
+/// leaving the registry are one acquisition; a call no registry lists has its own — and the call acts on what it
+/// returns after unlocking, so that a handler that calls back into the manager cannot deadlock. The transport sees
+/// the call through the `TransportRequest` of each attempt (`withCancellationHandler`, `isCancelled`), and
+/// nothing else.
+///
+/// The events of a call's own task that race with nothing but a cancel take no lock (a send's path then takes
+/// two: listed, ended): an attempt's start is published (`startedAttempt`) and told to the machine by the next
+/// event that locks; the handler of the one thing the call waits on (the transport, a retry wait) sits in a
+/// slot that the call's task fills and empties, and that a cancel takes or the end closes, each with one atomic
+/// exchange (`HandlerSlot`), so that whether a cancel runs it is decided once. The machine keeps every other
+/// handler (a hedged attempt's second leg). A cancel marks the slot taken under the lock, so `isCancelled` is one
+/// atomic read.
 ///
 /// The clock is read once: every `Date` in the call's metrics is that wall-clock anchor plus a duration on
 /// `ContinuousClock`, so the metrics' instants stay in order even when the system clock jumps.
@@ -46,13 +56,28 @@ final class Call: Sendable {
     /// No lock: the steps of a call run one after the other in the one task that runs it (the caller's, or
     /// a shared flight's for its transport call), and only they write or read these. A hedge's legs run in
     /// child tasks that do not touch them; a streamed body's end works on a copy taken at the head.
-    private(set) nonisolated(unsafe) var metrics: RequestMetrics
+    ///
+    /// This and the other variables below have no run-time exclusivity check (one per access, several per call):
+    /// each is accessed by one task at a time, the call's own or the holder of the lifecycle's lock.
+    @exclusivity(unchecked) private(set) nonisolated(unsafe) var metrics: RequestMetrics
     /// The resilience policies of the call's origin, resolved once (`ServerAPIManager.resilience(of:api:url:)`);
     /// `nil` before. Written and read only by the call's own task, as `metrics` is.
-    private(set) nonisolated(unsafe) var resilience: (origin: ServerOrigin, policies: ResiliencePolicies?)?
-    /// Inline rather than a `Locked` of its own: one heap object less per call.
-    private let lifecycle: Mutex<CallStateMachine>
-    /// The manager's registry that lists the call, for its drain handler (`onDrain`).
+    @exclusivity(unchecked) private(set) nonisolated(unsafe) var resilience:
+        (origin: ServerOrigin, policies: ResiliencePolicies?)?
+    /// The lifecycle, read and written only under its lock (`locked`).
+    @exclusivity(unchecked) private nonisolated(unsafe) var machine: CallStateMachine
+    /// The attempt the machine was told of last (`lockedBody`); guarded as `machine` is.
+    @exclusivity(unchecked) private nonisolated(unsafe) var toldAttempt = 0
+    /// The attempt the call's task started last (`attemptStarted`), for the machine to catch up with.
+    private let startedAttempt = Atomic<Int>(0)
+    /// The state of `slotHandler` (`HandlerSlot`).
+    private let slot = Atomic<UInt8>(HandlerSlot.empty)
+    /// The handler in the slot: written by whoever holds the slot `writing`, read by the cancel that took it.
+    @exclusivity(unchecked) private nonisolated(unsafe) var slotHandler: CallStateMachine.Handler?
+    /// The lock of a call that no registry lists; inline rather than a `Locked` of its own: one heap object less.
+    private let ownLock = Mutex<Void>(())
+    /// The manager's registry that lists the call: its lock is the lifecycle's, and its drain handler is the
+    /// call's (`onDrain`).
     private let registry: InFlightRegistry?
 
     private static let keys = Atomic<UInt64>(0)
@@ -77,7 +102,7 @@ final class Call: Sendable {
             id: api.id, tag: api.tag, method: kind == .call ? api.method : nil,
             url: kind == .call ? (url ?? request.url) : url, startedAt: startDate, kind: kind)
         metrics = RequestMetrics(attempts: 0, startedAt: startDate)
-        lifecycle = Mutex(CallStateMachine(listedBy: registry))
+        machine = CallStateMachine(listedBy: registry)
         self.registry = registry
     }
 
@@ -104,9 +129,23 @@ final class Call: Sendable {
             deliversToCaller: false, registry: nil)
     }
 
-    /// Runs `body` on the state machine under the call's lock, annotated for ThreadSanitizer as `Locked` is.
-    private func locked<R>(_ body: (inout CallStateMachine) -> sending R) -> sending R {
-        lifecycle.withLockAnnotated(token: Unmanaged.passUnretained(self).toOpaque(), body)
+    /// Runs `body` under the lifecycle's lock (the registry's, or the call's own, annotated for ThreadSanitizer as
+    /// `Locked` is), on the state machine told of the attempt the call's task started.
+    private func locked<R: Sendable>(_ body: (inout CallStateMachine) -> R) -> R {
+        if let registry {
+            return registry.withLifecycleLock { lockedBody(body) }
+        }
+        return ownLock.withLockAnnotated(token: Unmanaged.passUnretained(self).toOpaque()) { _ in lockedBody(body) }
+    }
+
+    /// `locked`'s body, with the lock held.
+    private func lockedBody<R>(_ body: (inout CallStateMachine) -> R) -> R {
+        let started = startedAttempt.load(ordering: .relaxed)
+        if started != toldAttempt {
+            toldAttempt = started
+            _ = machine.attemptStarted(started)
+        }
+        return body(&machine)
     }
 
     /// The call's id.
@@ -120,7 +159,7 @@ final class Call: Sendable {
     var state: CallStateMachine.State { locked { $0.state } }
 
     /// Whether the call was cancelled, or the task that runs it was.
-    var isCancelled: Bool { Task.isCancelled || locked { $0.isCancelled } }
+    var isCancelled: Bool { Task.isCancelled || slot.load(ordering: .acquiring) == HandlerSlot.taken }
 
     /// Cancels the call: what it waits on is stopped now, on this thread; an ended call is left alone.
     /// - Parameters:
@@ -129,12 +168,64 @@ final class Call: Sendable {
     /// - Returns: Whether the call was still running.
     @discardableResult
     func cancel(_ reason: CallStateMachine.CancelReason, removedFrom registry: InFlightRegistry? = nil) -> Bool {
-        let (wasRunning, actions) = locked { machine in
+        let (wasRunning, actions, slotted) = locked { machine -> (Bool, CallStateMachine.Actions, Bool) in
             let wasRunning = if case .running = machine.state { true } else { false }
-            return (wasRunning, machine.cancel(reason, removedFrom: registry))
+            let actions = machine.cancel(reason, removedFrom: registry)
+            // The cancel that moved the call takes the slot: its handler, if one is installed, runs now.
+            let slotted = wasRunning && HandlerSlot.take(slot) == HandlerSlot.installed
+            return (wasRunning, actions, slotted)
         }
+        if slotted { slotHandler?() }
         actions.handlers.run()
         return wasRunning
+    }
+
+    /// What `observe` did with a handler.
+    private enum Observed: Equatable {
+        /// In the slot.
+        case slot
+        /// In the machine, under this key.
+        case machine(UInt64)
+        /// Not kept: the call was cancelled, so the handler runs now.
+        case runNow
+        /// Not kept: the call has ended.
+        case ended
+    }
+
+    /// Keeps `handler` to run on a cancel: in the slot when it is free (no lock), else in the machine.
+    private func observe(_ handler: @escaping CallStateMachine.Handler) -> Observed {
+        switch HandlerSlot.claim(slot) {
+        case HandlerSlot.empty:
+            slotHandler = handler
+            switch HandlerSlot.install(slot) {
+            case HandlerSlot.installed: return .slot
+            case let state:
+                // Taken by a cancel or closed by the end while it was written: it was not seen, so it is not kept.
+                slotHandler = nil
+                return state == HandlerSlot.taken ? .runNow : .ended
+            }
+        case HandlerSlot.taken: return .runNow
+        case HandlerSlot.closed: return .ended
+        default:
+            switch locked({ $0.observe(handler) }) {
+            case .installed(let key): return .machine(key)
+            case .runNow: return .runNow
+            case .ended: return .ended
+            }
+        }
+    }
+
+    /// The wait that kept a handler ended: it is dropped, not run.
+    private func stopObserving(_ observed: Observed) {
+        switch observed {
+        case .slot:
+            if HandlerSlot.reclaim(slot) {
+                slotHandler = nil
+                HandlerSlot.release(slot)
+            }
+        case .machine(let key): locked { $0.stopObserving(key) }
+        case .runNow, .ended: break
+        }
     }
 
     /// Runs `operation`, calling `onCancel` once if the call is cancelled (or already was) or the current task
@@ -145,9 +236,9 @@ final class Call: Sendable {
         operation: () async throws(E) -> T,
         onCancel: @escaping @Sendable () -> Void
     ) async throws(E) -> T {
-        let observation = locked { $0.observe(onCancel) }
+        let observation = observe(onCancel)
         if observation == .runNow { onCancel() }
-        defer { if case .installed(let key) = observation { locked { $0.stopObserving(key) } } }
+        defer { stopObserving(observation) }
         // A typed-throws body cannot go through withTaskCancellationHandler's untyped one directly.
         let result: Result<T, E> = await withTaskCancellationHandler {
             do throws(E) { return .success(try await operation()) } catch { return .failure(error) }
@@ -173,7 +264,7 @@ final class Call: Sendable {
     /// Runs `handler` when the call is cancelled, until the call ends: a streamed body's `cancel`. It runs at
     /// once when the call was cancelled already, and never once it has ended (the body was read to its end).
     func onCancel(_ handler: @escaping @Sendable () -> Void) {
-        if locked({ $0.observe(handler) }) == .runNow { handler() }
+        if observe(handler) == .runNow { handler() }
     }
 
     /// Runs `handler` when the manager starts shutting down while the call is listed (at once when it has started
@@ -189,9 +280,12 @@ final class Call: Sendable {
 
     // MARK: The lifecycle
 
-    /// An attempt starts. - Returns: `false` when the call was cancelled.
+    /// An attempt starts: published for the machine, which the next event that locks tells of it.
+    /// - Returns: `false` when the call was cancelled (or has ended).
     func attemptStarted(_ number: Int) -> Bool {
-        locked { $0.attemptStarted(number) } && !Task.isCancelled
+        startedAttempt.store(number, ordering: .relaxed)
+        let slot = slot.load(ordering: .acquiring)
+        return slot != HandlerSlot.taken && slot != HandlerSlot.closed && !Task.isCancelled
     }
 
     /// The call waits to retry. - Returns: `false` when the call was cancelled.
@@ -229,9 +323,22 @@ final class Call: Sendable {
     /// - Returns: Whether this was the call's end: its metrics are stamped and `didComplete` runs only then.
     @discardableResult
     func end(failed: Bool) -> Bool {
-        let actions = locked { failed ? $0.fail() : $0.finish() }
+        let actions: CallStateMachine.Actions
+        if let registry {
+            // Leaving the manager's registry in the same acquisition as the end.
+            actions = registry.end(key) { lockedBody { ending(&$0, failed: failed) } }
+        } else {
+            actions = locked { ending(&$0, failed: failed) }
+        }
         actions.leave.leave(key)
         return actions.completes
+    }
+
+    /// The end's event, under the lock: the end closes the slot; a cancelled call's stays taken.
+    private func ending(_ machine: inout CallStateMachine, failed: Bool) -> CallStateMachine.Actions {
+        let actions = failed ? machine.fail() : machine.finish()
+        if actions.completes, HandlerSlot.close(slot) == HandlerSlot.installed { slotHandler = nil }
+        return actions
     }
 
     // MARK: Metrics
@@ -277,9 +384,13 @@ final class Call: Sendable {
     }
 
     /// How long the call has run, as its duration so far.
+    /// - Returns: The instant it read, for a step that stamps the same moment (`ServerAPIManager.deliver`).
     @inline(never)
-    func stampDuration() {
-        metrics.duration = elapsed
+    @discardableResult
+    func stampDuration() -> ContinuousClock.Instant {
+        let now = ContinuousClock.now
+        metrics.duration = now - started
+        return now
     }
 
     /// The call was answered by another one's exchange (a shared flight's, a replayed one's): its metrics.
@@ -306,3 +417,55 @@ final class Call: Sendable {
 
 /// Records a throttled call's response, so that a call that comes too soon can replay it.
 typealias ThrottleRecord = @Sendable (SharedResponse) -> Void
+
+/// The states of a call's handler slot, and its moves, each one atomic operation: the call's task claims an empty
+/// slot (`writing`), writes the handler and installs it, and later reclaims and empties it; a cancel takes it (its
+/// handler runs if it was installed), the end closes it. `taken` and `closed` are final. A handler being written
+/// when the slot is taken or closed was never seen: its writer runs it (taken) or drops it (closed).
+enum HandlerSlot {
+    static let empty: UInt8 = 0
+    static let writing: UInt8 = 1
+    static let installed: UInt8 = 2
+    static let taken: UInt8 = 3
+    static let closed: UInt8 = 4
+
+    /// `empty` → `writing`. - Returns: the state before: `empty` when claimed.
+    static func claim(_ slot: borrowing Atomic<UInt8>) -> UInt8 {
+        slot.compareExchange(expected: empty, desired: writing, ordering: .acquiringAndReleasing).original
+    }
+
+    /// `writing` → `installed`. - Returns: the state after: `installed`, or `taken` or `closed`.
+    static func install(_ slot: borrowing Atomic<UInt8>) -> UInt8 {
+        let (exchanged, original) = slot.compareExchange(
+            expected: writing, desired: installed, ordering: .acquiringAndReleasing)
+        return exchanged ? installed : original
+    }
+
+    /// `installed` → `writing`, to empty it. - Returns: whether it was reclaimed (else taken or closed).
+    static func reclaim(_ slot: borrowing Atomic<UInt8>) -> Bool {
+        slot.compareExchange(expected: installed, desired: writing, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// `writing` → `empty`, unless it was taken or closed meanwhile.
+    static func release(_ slot: borrowing Atomic<UInt8>) {
+        _ = slot.compareExchange(expected: writing, desired: empty, ordering: .acquiringAndReleasing)
+    }
+
+    /// Any state → `taken`. - Returns: the state before: `installed` when its handler is the taker's to run.
+    static func take(_ slot: borrowing Atomic<UInt8>) -> UInt8 {
+        slot.exchange(taken, ordering: .acquiringAndReleasing)
+    }
+
+    /// Any state but `taken` → `closed`. - Returns: the state before: `installed` when its handler is the
+    /// closer's to drop.
+    static func close(_ slot: borrowing Atomic<UInt8>) -> UInt8 {
+        var state = slot.load(ordering: .acquiring)
+        while state != taken {
+            let (exchanged, original) = slot.compareExchange(
+                expected: state, desired: closed, ordering: .acquiringAndReleasing)
+            if exchanged { return state }
+            state = original
+        }
+        return state
+    }
+}

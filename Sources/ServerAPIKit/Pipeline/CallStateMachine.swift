@@ -2,11 +2,13 @@
 /// stop whatever the call waits on (the transport, a retry wait, a shared flight, a streamed body) and the
 /// registries that list it. Each event changes the state and returns what to do with them; `Call` runs it
 /// under its lock and acts after unlocking, so that a handler that calls back into the manager cannot deadlock.
+/// (`Call` keeps the handler of its one wait in a slot of its own, which a cancel that this machine allows takes,
+/// and tells the machine of an attempt's start at its next event: see `Call`.)
 ///
 /// It takes no lock, reads no clock and does no I/O, so that every race (a cancel against the head, the end of
 /// the body, a retry wait, a coalesced join) is a sequence of events tested on its own, as async-http-client's
-/// `Transaction` state machine is. Whether the call was cancelled is held here and nowhere else; the caller's
-/// task has its own `Task.isCancelled`.
+/// `Transaction` state machine is. Whether the call was cancelled is held here and nowhere else (`Call` marks its
+/// slot taken under the same lock, for a read without it); the caller's task has its own `Task.isCancelled`.
 ///
 /// Exactly once by construction: a handler is in the state until it is handed out (by a cancel) or removed (its
 /// wait ended), and a cancelled or ended state holds none; the listings are handed out by the call's end, once.
@@ -114,6 +116,13 @@ struct CallStateMachine: Sendable {
         func leave(_ key: UInt64) {
             manager?.remove(key)
             scope?.remove(key)
+        }
+
+        /// Drops `registry` when it is the manager's listing. - Returns: whether it was.
+        mutating func takeManager(_ registry: InFlightRegistry) -> Bool {
+            guard manager === registry else { return false }
+            manager = nil
+            return true
         }
 
         fileprivate mutating func drop(_ registry: InFlightRegistry) {

@@ -51,8 +51,13 @@ extension ServerAPI {
                 id: id, url: url, method: method, headers: headers, body: source, transfer: transfer,
                 attempt: attempt)
             request.credentials = credentials
-            // Checked once here: the transport sends a prepared request without checking it again.
-            try request.prepare()
+            // Checked once here: the transport sends a prepared request without checking it again. The URL and
+            // the method were checked with the resolution, unless the user-info was taken out of the URL since.
+            if resolved.authorization != nil {
+                try request.prepare()
+            } else {
+                try request.prepare(resolvedMethodIsToken: resolved.methodIsToken)
+            }
             return request
         } catch {
             throw error.with(requestID: id, url: url)
@@ -97,6 +102,8 @@ package struct ResolvedWire: Sendable {
     package var sentURL: URL
     /// The `Authorization` value the user-info stands for (`Basic …`), when the URL has user-info.
     package var authorization: String?
+    /// Whether the group's method is an HTTP token (`TransportRequest.prepare(resolvedMethodIsToken:)`).
+    package var methodIsToken: Bool
 }
 
 extension ServerAPI.Wire {
@@ -120,7 +127,8 @@ extension ServerAPI.Wire {
         let url = try wire.networkURL()
         let userInfo = URLUserInfo.split(url)
         return ResolvedWire(
-            url: url, socketPath: socketPath, sentURL: userInfo?.url ?? url, authorization: userInfo?.authorization)
+            url: url, socketPath: socketPath, sentURL: userInfo?.url ?? url, authorization: userInfo?.authorization,
+            methodIsToken: HTTPMethod.isToken(method))
     }
 
     fileprivate func networkURL() throws(ServerAPIError) -> URL {

@@ -18,9 +18,12 @@ extension TransportRequest {
         guard let scheme = url.scheme, ServerOrigin.isHTTP(scheme), url.host?.isEmpty == false else {
             throw .notHTTPURL(url)
         }
-        guard !method.rawValue.isEmpty, method.rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte) else {
-            throw ServerAPIError(.invalidRequest, "the method \"\(method.rawValue)\" is not a valid HTTP token")
-        }
+        guard HTTPMethod.isToken(method) else { throw .notTokenMethod(method) }
+        try validateTransfer(stallTimeout: stallTimeout)
+    }
+
+    /// What `validate(stallTimeout:)` checks after the URL and the method.
+    private func validateTransfer(stallTimeout: StallTimeout?) throws(ServerAPIError) {
         guard timeout > .zero else {
             throw ServerAPIError(.invalidRequest, "the timeout must be positive, not \(timeout)")
         }
@@ -39,6 +42,17 @@ extension TransportRequest {
         isPrepared = true
     }
 
+    /// `prepare()` for a request made from a description's resolution (`ServerAPI.transportRequest`): its URL was
+    /// checked when the description was resolved, and whether its method is a token was kept with it, so that a
+    /// description sent again does not parse its URL's host and scheme again.
+    /// - Parameter methodIsToken: The resolution's check of the method.
+    /// - Throws: `ServerAPIError` of kind `invalidRequest` that says what is wrong, as `prepare()` would.
+    package mutating func prepare(resolvedMethodIsToken methodIsToken: Bool) throws(ServerAPIError) {
+        guard methodIsToken else { throw .notTokenMethod(method) }
+        try validateTransfer(stallTimeout: stallTimeout)
+        isPrepared = true
+    }
+
     /// What a transport calls before it sends: the whole check for a request that was not prepared
     /// (or changed since), and for a prepared one only the transport's own default stall limit.
     /// - Parameter defaultStallTimeout: The transport's stall limit for requests that set none.
@@ -48,5 +62,19 @@ extension TransportRequest {
         if stallTimeout == nil, let defaultStallTimeout, !defaultStallTimeout.isValid {
             throw ServerAPIError(.invalidRequest, "the stall timeout must be positive, not \(defaultStallTimeout)")
         }
+    }
+}
+
+extension HTTPMethod {
+    /// Whether the method is an RFC 9110 token: what every transport sends, and nothing that could end the line.
+    static func isToken(_ method: HTTPMethod) -> Bool {
+        !method.rawValue.isEmpty && method.rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte)
+    }
+}
+
+extension ServerAPIError {
+    /// A method that is not an HTTP token.
+    static func notTokenMethod(_ method: HTTPMethod) -> ServerAPIError {
+        ServerAPIError(.invalidRequest, "the method \"\(method.rawValue)\" is not a valid HTTP token")
     }
 }
