@@ -175,7 +175,13 @@ final class Call: Sendable {
             let slotted = wasRunning && HandlerSlot.take(slot) == HandlerSlot.installed
             return (wasRunning, actions, slotted)
         }
-        if slotted { slotHandler?() }
+        if slotted {
+            // Taken, the slot is the cancel's alone: the handler is let go as it runs, since it may hold the
+            // request, and so this call, and whatever the transport keeps for the wait (a session's task).
+            let handler = slotHandler
+            slotHandler = nil
+            handler?()
+        }
         actions.handlers.run()
         return wasRunning
     }

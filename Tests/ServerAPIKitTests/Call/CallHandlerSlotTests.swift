@@ -133,6 +133,37 @@ import Testing
         #expect(alone.state == .cancelled(.scope))
     }
 
+    /// What a transport's handler holds for its wait (a session's task, in URLSessionTransport).
+    final class Held: Sendable {}
+
+    @Test("A cancel lets go of the handlers it ran, the slot's and the machine's, while the call lives on")
+    func cancelReleasesHandlers() async {
+        let call = Self.call(7)
+        #expect(call.attemptStarted(1))
+        weak var inSlot: Held?
+        weak var inMachine: Held?
+        do {
+            let slotHeld = Held()
+            let machineHeld = Held()
+            inSlot = slotHeld
+            inMachine = machineHeld
+            // The first wait's handler goes to the slot, the second's (a wait at once) to the machine.
+            await call.withCancellationHandler {
+                await call.withCancellationHandler {
+                    _ = call.cancel(.tag)
+                } onCancel: {
+                    _ = machineHeld
+                }
+            } onCancel: {
+                _ = slotHeld
+            }
+        }
+        #expect(call.isCancelled)
+        #expect(inSlot == nil, "the slot's handler, run by the cancel, is still held by the call")
+        #expect(inMachine == nil, "the machine's handler, run by the cancel, is still held by the call")
+        #expect(call.end(failed: true))
+    }
+
     @Test("Cancels racing waits on other threads run each handler at most once, and exactly once when it was kept")
     func races() async {
         for round in UInt64(0)..<200 {
