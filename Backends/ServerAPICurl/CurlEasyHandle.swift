@@ -35,10 +35,7 @@ final class CurlEasyHandle {
     /// points libcurl at the error buffer again, ready for the next transfer.
     func reset() {
         curl_easy_reset(raw)
-        errorBuffer[0] = 0
-        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
-        hasSharedOptions = false
-        needsReset = false
+        startOver()
     }
 
     /// Clears the handle's pointers to the transfer that used it (callbacks' context, `CURLOPT_PRIVATE`, the
@@ -59,6 +56,12 @@ final class CurlEasyHandle {
         guard let fresh = curl_easy_init() else { return reset() }
         curl_easy_cleanup(raw)
         raw = fresh
+        startOver()
+    }
+
+    /// A handle without options (reset or new): it writes its messages to the buffer again, and the next
+    /// transfer sets every option.
+    private func startOver() {
         errorBuffer[0] = 0
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
         hasSharedOptions = false
