@@ -56,55 +56,103 @@ public struct ServerAPIError: Error, Sendable, CustomStringConvertible, CustomDe
     }
 
     /// What went wrong.
-    public var kind: Kind
+    public var kind: Kind {
+        get { fields.value.kind }
+        _modify { yield &fields.value.kind }
+    }
     /// A sentence that says what happened.
-    public var message: String
+    public var message: String {
+        get { fields.value.message }
+        _modify { yield &fields.value.message }
+    }
     /// The id of the call, when known.
-    public var requestID: RequestID?
+    public var requestID: RequestID? {
+        get { fields.value.requestID }
+        _modify { yield &fields.value.requestID }
+    }
     /// The URL of the call, when known.
-    public var url: URL?
+    public var url: URL? {
+        get { fields.value.url }
+        _modify { yield &fields.value.url }
+    }
     /// The HTTP status, when there was a response.
-    public var status: Int?
+    public var status: Int? {
+        get { fields.value.status }
+        _modify { yield &fields.value.status }
+    }
     /// The start of the response body (at most 512 bytes, as text), when there was one.
-    public var bodyExcerpt: String?
+    public var bodyExcerpt: String? {
+        get { fields.value.bodyExcerpt }
+        _modify { yield &fields.value.bodyExcerpt }
+    }
     /// The business code, for `business` errors (as text: numbers and strings alike).
-    public var code: String?
+    public var code: String? {
+        get { fields.value.code }
+        _modify { yield &fields.value.code }
+    }
     /// The key path that failed, for `decoding` errors.
-    public var keyPath: String?
+    public var keyPath: String? {
+        get { fields.value.keyPath }
+        _modify { yield &fields.value.keyPath }
+    }
     /// The error underneath (a Foundation, libcurl or decoding error), when there is one.
-    public var underlying: (any Error)?
+    public var underlying: (any Error)? {
+        get { fields.value.underlying }
+        _modify { yield &fields.value.underlying }
+    }
     /// What the manager measured about the call up to the failure; `nil` when the call was
     /// rejected before it started (an invalid request).
     public var metrics: RequestMetrics? {
-        get { _metrics.value }
-        _modify { yield &_metrics.value }
+        get { fields.value.metrics }
+        _modify { yield &fields.value.metrics }
     }
-    private var _metrics = Self.noMetrics
-    /// The shared box of an error without metrics.
-    private static let noMetrics = CopyOnWrite<RequestMetrics?>(nil)
     /// Whether the caller should handle this failure quietly instead of showing it (a business
     /// code marked silent in `BusinessRules`, such as "already signed in").
-    public var isSilent = false
+    public var isSilent: Bool {
+        get { fields.value.isSilent }
+        _modify { yield &fields.value.isSilent }
+    }
     /// The message to show a user, from the business rules' table or closure; `nil` when none applies.
-    public var userMessage: String?
+    public var userMessage: String? {
+        get { fields.value.userMessage }
+        _modify { yield &fields.value.userMessage }
+    }
     /// Which part of TLS failed, for `tls` errors, when the transport can tell (pin mismatch, untrusted
     /// certificate, host name mismatch, client certificate rejected, …); `nil` otherwise.
-    public var tlsFailure: TLSFailure?
+    public var tlsFailure: TLSFailure? {
+        get { fields.value.tlsFailure }
+        _modify { yield &fields.value.tlsFailure }
+    }
+
+    /// The error's fields, in one copy-on-write box: an error is one word wherever it is held, and the pipeline's
+    /// async frames hold one in every step that can catch or throw one while a call is in flight.
+    private var fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        var kind: Kind
+        var message: String
+        var requestID: RequestID?
+        var url: URL?
+        var status: Int?
+        var bodyExcerpt: String?
+        var code: String?
+        var keyPath: String?
+        var underlying: (any Error)?
+        var metrics: RequestMetrics?
+        var isSilent = false
+        var userMessage: String?
+        var tlsFailure: TLSFailure?
+    }
 
     /// Creates an error of `kind` with a message that says what went wrong; transports and plugins throw these.
     public init(
         _ kind: Kind, _ message: String, requestID: RequestID? = nil, url: URL? = nil, status: Int? = nil,
         bodyExcerpt: String? = nil, code: String? = nil, keyPath: String? = nil, underlying: (any Error)? = nil
     ) {
-        self.kind = kind
-        self.message = message
-        self.requestID = requestID
-        self.url = url
-        self.status = status
-        self.bodyExcerpt = bodyExcerpt
-        self.code = code
-        self.keyPath = keyPath
-        self.underlying = underlying
+        fields = CopyOnWrite(
+            Fields(
+                kind: kind, message: message, requestID: requestID, url: url, status: status, bodyExcerpt: bodyExcerpt,
+                code: code, keyPath: keyPath, underlying: underlying))
     }
 
     /// A business failure: the envelope's code was not a success code.

@@ -44,15 +44,15 @@ extension ServerAPIManager {
     /// Lists a call and runs its path, then ends it with the outcome (`end`). A call that ends later, with an
     /// event of its own (a streamed body's end, a WebSocket's close), is ended here only when its path fails.
     func ending<T>(_ call: Call, endsLater: Bool, _ path: () async throws -> T) async throws -> T {
-        let outcome: Result<T, any Error>
+        let value: T
         do {
             try registerCall(call)
-            outcome = .success(try await path())
+            value = try await path()
         } catch {
-            outcome = .failure(error)
+            throw endFailed(call, error)
         }
-        if endsLater, case .success(let value) = outcome { return value }
-        return try end(call, outcome)
+        if !endsLater { endSucceeded(call) }
+        return value
     }
 
     /// Where every call ends, and where its error gets the call's id, URL and metrics: the registries that list it
@@ -69,28 +69,41 @@ extension ServerAPIManager {
     {
         switch outcome {
         case .success(let value):
-            // The final metrics are made only for a plugin to see: a caller's value carries its own.
-            if call.end(failed: false), call.reportsEnd, !plugins.isEmpty {
-                let ended = endMetrics(metrics ?? call.metrics, call: call)
-                for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: nil) }
-            }
+            endSucceeded(call, metrics: metrics)
             return value
         case .failure(let error):
-            var failure = call.stamp(error)
-            // A shared flight's error carries the flight's metrics: what the call that joined it reports.
-            let ended = failure.metrics ?? endMetrics(metrics ?? call.metrics, call: call)
-            failure.metrics = ended
-            if failure.kind == .cancelled, call.state == .cancelled(.shutdown) {
-                failure.message = "the call was cancelled: the manager shut down, and its grace period ended first"
-            }
-            if failure.kind == .business {
-                failure = call.api.businessRules.resolved(over: configuration.businessRules).apply(to: failure)
-            }
-            if call.end(failed: true), call.reportsEnd {
-                for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: failure) }
-            }
-            throw failure
+            throw endFailed(call, error, metrics: metrics)
         }
+    }
+
+    /// `end` for a call that succeeded. Not generic over the value, which `ending` then holds in no `Result`: each
+    /// such copy of the caller's value was a slot of its own in the async frame.
+    @inline(never)
+    func endSucceeded(_ call: Call, metrics: RequestMetrics? = nil) {
+        // The final metrics are made only for a plugin to see: a caller's value carries its own.
+        if call.end(failed: false), call.reportsEnd, !plugins.isEmpty {
+            let ended = endMetrics(metrics ?? call.metrics, call: call)
+            for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: nil) }
+        }
+    }
+
+    /// `end` for a call that failed. - Returns: The error to throw, stamped.
+    @inline(never)
+    func endFailed(_ call: Call, _ error: any Error, metrics: RequestMetrics? = nil) -> ServerAPIError {
+        var failure = call.stamp(error)
+        // A shared flight's error carries the flight's metrics: what the call that joined it reports.
+        let ended = failure.metrics ?? endMetrics(metrics ?? call.metrics, call: call)
+        failure.metrics = ended
+        if failure.kind == .cancelled, call.state == .cancelled(.shutdown) {
+            failure.message = "the call was cancelled: the manager shut down, and its grace period ended first"
+        }
+        if failure.kind == .business {
+            failure = call.api.businessRules.resolved(over: configuration.businessRules).apply(to: failure)
+        }
+        if call.end(failed: true), call.reportsEnd {
+            for plugin in plugins { plugin.didComplete(call.api, metrics: ended, error: failure) }
+        }
+        return failure
     }
 
     /// Makes a call's `Call` and lists it in the registry. A streamed call uses neither the

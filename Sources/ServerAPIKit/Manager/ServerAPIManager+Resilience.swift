@@ -54,9 +54,29 @@ extension ServerAPIManager {
     func guardedSend(
         _ request: TransportRequest, _ call: Call, api: ServerAPI, streams: Bool
     ) async throws -> TransportResponse {
-        guard let (origin, policies) = resilience(of: call, api: api, url: request.url),
-            policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
-        else { return try await transfer(request, streams: streams) }
+        guard guardsSend(call, api: api, url: request.url) else { return try await transfer(request, streams: streams) }
+        return try await guardedSendByPolicies(request, call, api: api, streams: streams)
+    }
+
+    /// Whether a breaker, a limit or hedging applies to a call's exchange. A synchronous function of its own, never
+    /// inlined: resolving the policies, inlined, put every copy of them in `guardedSend`'s async frame.
+    @inline(never)
+    private func guardsSend(_ call: Call, api: ServerAPI, url: URL) -> Bool {
+        guard let (_, policies) = resilience(of: call, api: api, url: url) else { return false }
+        return policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
+    }
+
+    /// `guardedSend` for an exchange that a breaker, a limit or hedging applies to: a function of its own, so that
+    /// the policies and the closure that captures them are not in every attempt's async frame (the frame rules at
+    /// the top of ServerAPIManager+Pipeline.swift).
+    @inline(never)
+    private func guardedSendByPolicies(
+        _ request: TransportRequest, _ call: Call, api: ServerAPI, streams: Bool
+    ) async throws -> TransportResponse {
+        // Resolved by `guardsSend` and kept on the call: this finds them there.
+        guard let (origin, policies) = resilience(of: call, api: api, url: request.url) else {
+            return try await transfer(request, streams: streams)
+        }
         return try await guarded(request, call, origin: origin, policies: policies, status: \.status) { entry in
             guard !streams, let hedging = policies.hedging, Self.canHedge(api, request) else {
                 return try await transfer(request, streams: streams)
