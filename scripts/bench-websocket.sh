@@ -124,8 +124,9 @@ if ((${#PROFILE[@]})); then
     echo "$result"
     echo
     echo "Top of perf report --no-children (self time, by symbol):"
+    # `head` closes the pipe early: under pipefail that is not the script's failure.
     perf report -i "$DATA" --no-children --stdio -g none --sort comm,dso,sym --percent-limit 0.5 2>/dev/null \
-        | grep -v '^#' | grep -v '^$' | cut -c1-200 | head -40
+        | grep -v '^#' | grep -v '^$' | cut -c1-200 | head -40 || true
     cpu=$(printf '%s' "$result" | python3 -c 'import json, sys; print(json.load(sys.stdin)["cpuMicrosecondsPerMessage"])')
     # Every sample's call chain, sorted into what the CPU did and on whose behalf (the library's parts).
     python3 - "$DATA" "$cpu" <<'PY'

@@ -120,12 +120,7 @@ package final class CurlWebSocket: WebSocketConnection {
 
     package func receive() async throws -> WebSocketFrame? {
         // A frame held already is returned without a continuation.
-        let (held, resumeReading) = state.withLock { state -> (WebSocketFrame?, Bool) in
-            guard let frame = Self.pop(&state) else { return (nil, false) }
-            return (frame, Self.needsResuming(&state))
-        }
-        if resumeReading { loop.resume(.webSocket(id)) }
-        if let held { return held }
+        if let held = takeReadyFrame() { return held }
         return try await withCheckedThrowingContinuation {
             (receiver: CheckedContinuation<WebSocketFrame?, any Error>) in
             let (answer, service): (Result<WebSocketFrame?, ServerAPIError>?, Bool) = state.withLock { state in
@@ -140,7 +135,14 @@ package final class CurlWebSocket: WebSocketConnection {
         }
     }
 
-    package var hasFrameReady: Bool { state.withLock { $0.frameHead < $0.frames.count } }
+    package func takeReadyFrame() -> WebSocketFrame? {
+        let (held, resumeReading) = state.withLock { state -> (WebSocketFrame?, Bool) in
+            guard let frame = Self.pop(&state) else { return (nil, false) }
+            return (frame, Self.needsResuming(&state))
+        }
+        if resumeReading { loop.resume(.webSocket(id)) }
+        return held
+    }
 
     package func close() {
         let service = state.withLock { state in

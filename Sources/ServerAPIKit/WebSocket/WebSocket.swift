@@ -411,22 +411,29 @@ public final class WebSocket: Sendable {
     /// What is kept across the waits is small (the frame's state is `reading`'s, an object, and `Step` and `LinkEnd`
     /// are boxed): the reader is a suspended task for every open socket, and its frames are all it holds while idle.
     private func readFrames(_ connection: any WebSocketConnection, reading: FrameReading) async -> LinkEnd {
-        // Messages pushed while a frame was ready may be held for the application's task (`push(_:more:)`): they
+        // Messages pushed while a frame was ready may be held for the application's task (`offer(_:more:)`): they
         // are handed over before the reader waits for the connection, and when it stops.
         var holding = false
         defer { if holding { inbox.handOver() } }
+        // The frames of one read are taken without a suspension each (`takeReadyFrame()`); the reader awaits
+        // `receive()` only when none is ready.
+        var ready: WebSocketFrame? = nil
         while true {
             let step: Step
-            do {
-                step = self.step(after: try await connection.receive(), reading)
-            } catch {
-                step = .end(receiveFailed(error))
+            if let frame = ready.take() {
+                step = self.step(after: frame, reading)
+            } else {
+                do {
+                    step = self.step(after: try await connection.receive(), reading)
+                } catch {
+                    step = .end(receiveFailed(error))
+                }
             }
             switch step {
             case .message(let message):
-                // While a frame is ready the next `receive()` returns it at once: nothing to check before it.
-                let more = connection.hasFrameReady
-                await inbox.push(message, more: more)
+                ready = connection.takeReadyFrame()
+                let more = ready != nil
+                if inbox.offer(message, more: more) { await inbox.waitForRoom() }
                 holding = more
                 continue
             case .none:
@@ -442,7 +449,8 @@ public final class WebSocket: Sendable {
             }
             // A frame that made no message (a fragment, a ping, a pong): unless another is ready, what is held goes
             // to the application's task before the reader waits.
-            if holding, !connection.hasFrameReady {
+            ready = connection.takeReadyFrame()
+            if holding, ready == nil {
                 inbox.handOver()
                 holding = false
             }

@@ -41,18 +41,20 @@
     /// every lock of the transport, and may call `send`, `receive` and `close`.
     var receiveExecutor: (any TaskExecutor)? { get }
 
-    /// Whether a received frame is ready: `receive()` would return it without waiting. While one is, the core's
-    /// reader holds the messages it assembles and hands them to the application's task together, with one
-    /// wake-up for them all instead of one each. `false` (the default): each message is handed over as it is made.
-    var hasFrameReady: Bool { get }
+    /// The next received frame when one is ready, taken as `receive()` would return it, without waiting; `nil`
+    /// when none is. The core's reader takes the frames of one read through here, with no suspension per frame,
+    /// and while one is ready it holds the messages it assembles and hands them to the application's task
+    /// together, with one wake-up for them all instead of one each. `nil` (the default): the reader awaits
+    /// `receive()` for every frame, and each message is handed over as it is made.
+    func takeReadyFrame() -> WebSocketFrame?
 }
 
 extension WebSocketConnection {
     /// `nil`: the core's reader runs on the global executor.
     public var receiveExecutor: (any TaskExecutor)? { nil }
 
-    /// `false`: each message is handed over as it is made.
-    public var hasFrameReady: Bool { false }
+    /// `nil`: every frame through `receive()`, each message handed over as it is made.
+    public func takeReadyFrame() -> WebSocketFrame? { nil }
 }
 
 /// A transport's answer to a WebSocket handshake: the response head and, when the server switched

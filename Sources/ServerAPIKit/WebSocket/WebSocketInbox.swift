@@ -58,13 +58,21 @@ final class WebSocketInbox: Sendable {
     var readerIsWaiting: Bool { state.withLock { $0.reader != nil } }
 
     /// Hands a message to the reader, or holds it; waits while the buffer is full.
+    /// - Parameter more: As for `offer(_:more:)`.
+    func push(_ message: WebSocketMessage, more: Bool = false) async {
+        if offer(message, more: more) { await waitForRoom() }
+    }
+
+    /// Hands a message to the reader, or holds it, without waiting: the connection's reader pushes each message
+    /// through here, and suspends only when the buffer is full, not at every message.
     /// - Parameter more: Another message follows at once (the connection has a frame ready): a waiting reader is
     ///   woken with the first of them once the last is pushed, or `heldForReader` are held, not at each one.
-    func push(_ message: WebSocketMessage, more: Bool = false) async {
+    /// - Returns: Whether the buffer is full: the producer then waits for room (`waitForRoom()`) before the next.
+    func offer(_ message: WebSocketMessage, more: Bool = false) -> Bool {
         enum Step {
             case done
             case resume(CheckedContinuation<WebSocketMessage?, any Error>, WebSocketMessage)
-            case wait
+            case full
         }
         let step: Step = state.withLock { state in
             guard case .open = state.end, !state.dropping else { return .done }
@@ -81,20 +89,27 @@ final class WebSocketInbox: Sendable {
             guard state.bytes >= capacity else { return .done }
             // Full: the reader, if it waits on held messages, takes them first.
             if let reader = state.reader.take() { return .resume(reader, state.pop()) }
-            return .wait
+            return .full
         }
         switch step {
-        case .done: return
-        case .resume(let reader, let first): reader.resume(returning: first)
-        case .wait:
-            await withCheckedContinuation { (writer: CheckedContinuation<Void, Never>) in
-                let wait = state.withLock { state in
-                    guard case .open = state.end, !state.dropping, state.bytes >= capacity else { return false }
-                    state.writer = writer
-                    return true
-                }
-                if !wait { writer.resume() }
+        case .done: return false
+        case .resume(let reader, let first):
+            reader.resume(returning: first)
+            return false
+        case .full: return true
+        }
+    }
+
+    /// Waits until the reader has made room, the inbox stopped accepting, or it ended (after `offer(_:more:)`
+    /// said the buffer is full).
+    func waitForRoom() async {
+        await withCheckedContinuation { (writer: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state in
+                guard case .open = state.end, !state.dropping, state.bytes >= capacity else { return false }
+                state.writer = writer
+                return true
             }
+            if !wait { writer.resume() }
         }
     }
 
