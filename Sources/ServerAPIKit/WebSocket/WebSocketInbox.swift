@@ -57,12 +57,6 @@ final class WebSocketInbox: Sendable {
     /// Whether a reader waits in `next()` (for tests).
     var readerIsWaiting: Bool { state.withLock { $0.reader != nil } }
 
-    /// Hands a message to the reader, or holds it; waits while the buffer is full.
-    /// - Parameter more: As for `offer(_:more:)`.
-    func push(_ message: WebSocketMessage, more: Bool = false) async {
-        if offer(message, more: more) { await waitForRoom() }
-    }
-
     /// Hands a message to the reader, or holds it, without waiting: the connection's reader pushes each message
     /// through here, and suspends only when the buffer is full, not at every message.
     /// - Parameter more: Another message follows at once (the connection has a frame ready): a waiting reader is
@@ -113,7 +107,7 @@ final class WebSocketInbox: Sendable {
         }
     }
 
-    /// Wakes a reader waiting while messages are held for it (`push(_:more:)`): no more follow at once.
+    /// Wakes a reader waiting while messages are held for it (`offer(_:more:)`): no more follow at once.
     func handOver() {
         let handed = state.withLock { state -> (CheckedContinuation<WebSocketMessage?, any Error>, WebSocketMessage)? in
             guard !state.isEmpty, let reader = state.reader.take() else { return nil }

@@ -555,3 +555,10 @@ struct WebSocketManagerTests {
         #expect(try await inbox.next() == nil)
     }
 }
+
+extension WebSocketInbox {
+    /// What the connection's reader does with a message: offers it, and waits for room while the buffer is full.
+    fileprivate func push(_ message: WebSocketMessage, more: Bool = false) async {
+        if offer(message, more: more) { await waitForRoom() }
+    }
+}
