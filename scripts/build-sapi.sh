@@ -8,6 +8,12 @@
 # - `-disable-concrete-type-metadata-mangled-name-accessors`: the metadata of a generic type (`Set<Int>`) is made by
 #   a call with its conformances passed in, not from its mangled name, which costs the runtime a scan of every
 #   conformance record in the binary for each conformance it checks the first time. The same code otherwise.
+# - no dynamic symbols of its own (a version script making every symbol local): the toolchain links with
+#   `-export-dynamic`, which lists the 4,900 public names of the package's modules in the dynamic symbol table, where
+#   nothing looks them up, but where the dynamic loader looks first for each symbol libcurl's libraries bind;
+# - the unwinder of libgcc linked statically (`-lgcc_eh`, what `-static-libgcc` links): libgcc_s, which the link
+#   takes only for what is still undefined, is then one shared library fewer for the dynamic loader to map, and to
+#   search before libc for every symbol it binds.
 # These are flags of this build only, not of Package.swift, so that the package stays usable as a dependency.
 # Builds `sapi-full` beside `sapi`: `sapi` runs it for `--backend urlsession`, `--har` and `--replay`, and looks for
 # it in its own folder.
@@ -30,8 +36,11 @@ source scripts/system-packages.sh
 ensure_build_packages
 
 SCRATCH=.build-static
+mkdir -p "$SCRATCH"
+echo '{ local: *; };' >"$SCRATCH/local-symbols.map"
 FLAGS=(-c release --static-swift-stdlib --scratch-path "$SCRATCH"
-    -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
+    -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
+    -Xlinker "--version-script=$PWD/$SCRATCH/local-symbols.map" -Xlinker -lgcc_eh)
 # A C compiler knows where the system's GCC keeps libstdc++.a (it answers the bare name when there is none): the
 # toolchain's clang, else the first in PATH.
 archive=""

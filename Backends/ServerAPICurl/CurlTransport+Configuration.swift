@@ -74,7 +74,9 @@ extension CurlTransport {
         /// until that loop is busy; then they go to the least busy loop. 1 runs every call on one thread, as a
         /// single core would. `maxConnections` is split between the loops; `maxConnectionsPerHost` is split too,
         /// except with `.byOrigin`, where it holds as it is. Values below 1 count as 1.
-        public var loopCount: Int = Configuration.defaultLoopCount
+        // Set by the initialiser only: an initial value here would be computed by every initialisation, even one
+        // given a count, and the count of processors reads the cgroup's files.
+        public var loopCount: Int
 
         /// How calls are given to the loops (`.adaptive` by default).
         public var loopAssignment: LoopAssignment = .adaptive

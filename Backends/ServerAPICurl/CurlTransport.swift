@@ -292,15 +292,20 @@ public final class CurlTransport: RequestPerforming {
         threads.refuseNew()
         loops.drain()
         let (loops, threads) = (self.loops, self.threads)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await loops.waitUntilIdle()
-            }
-            group.addTask { try? await Task.sleep(for: gracePeriod) }
-            await group.next()
-            group.cancelAll()
-            // What is left is cancelled; this ends the wait for idleness too.
+        if gracePeriod <= .zero {
+            // What is in flight is cancelled at once: no wait for idleness to race against a timer.
             loops.close()
+        } else {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await loops.waitUntilIdle()
+                }
+                group.addTask { try? await Task.sleep(for: gracePeriod) }
+                await group.next()
+                group.cancelAll()
+                // What is left is cancelled; this ends the wait for idleness too.
+                loops.close()
+            }
         }
         await threads.waitUntilEnded()
         threads.joinAll()

@@ -16,6 +16,8 @@ import ServerAPIMemoryCache
 struct Composition {
     var manager: ServerAPIManager
     var formatter: any ResponseFormatting
+    /// The curl transport's loop threads as a task executor (`CurlTransport.executor`); nil for another transport.
+    var executor: (any TaskExecutor)?
 
     /// - Parameters:
     ///   - options: The command line.
@@ -45,6 +47,9 @@ struct Composition {
         let transport = try Self.recorded(
             options.offline ? OfflineTransport() : try Self.transport(options, features: features), options,
             features: features)
+        #if canImport(ServerAPICurl)
+            executor = (transport as? CurlTransport)?.executor
+        #endif
         var configuration = ServerAPIManager.Configuration()
         configuration.cookies = cookies
         manager = ServerAPIManager(
@@ -118,7 +123,9 @@ struct Composition {
         switch options.backend ?? .curl {
         case .curl:
             #if canImport(ServerAPICurl)
-                var configuration = CurlTransport.Configuration()
+                // One loop: sapi makes one call at a time, and the default (one per core) costs a second thread
+                // when the origin maps to another loop, and the cgroup files read for the count.
+                var configuration = CurlTransport.Configuration(loopCount: 1)
                 configuration.additionalTrustedCAFile = extraCA
                 configuration.proxy = proxy
                 configuration.tls = tls

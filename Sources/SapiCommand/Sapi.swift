@@ -117,7 +117,11 @@ package enum Sapi {
         let webSocket =
             options.webSocket
             ? WebSocketClient(api: api, options: options, manager: composed.manager, style: style, parts: parts) : nil
-        let task = Task { () async -> Int32 in
+        // A call whose response is printed once it has arrived, or as it arrives, runs on the curl transport's loop
+        // thread: its transfer, the manager's steps and the printing then need no hand-off between threads. A WebSocket,
+        // a stream of events and a download stay off the loop, whose transfers would wait while they write.
+        let onLoop = webSocket == nil && !options.stream && !options.download
+        let task = Task(executorPreference: onLoop ? composed.executor : nil) { () async -> Int32 in
             if let webSocket { return await webSocket.run().rawValue }
             if options.stream {
                 return await stream(
