@@ -198,13 +198,13 @@ extension ServerAPIManager {
     /// throttled call records it to replay. A shared flight's call only formats.
     @inline(never)
     func deliver<F: CallFinishing>(
-        _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: Call,
+        _ response: TransportResponse, source: ResultSource, metrics: consuming RequestMetrics, _ call: Call,
         _ finisher: F, record: ThrottleRecord? = nil, now: ContinuousClock.Instant? = nil
     ) throws -> F.Value {
         guard call.deliversToCaller else {
             return try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         }
-        var metrics = metrics
+        // `metrics` is consumed: the caller's copy is stamped in place, not copied again.
         if metrics.endedAt == nil { metrics.endedAt = call.date(at: now ?? .now) }
         // A cached answer has no transport attempt: what describes it is the cache's own figures.
         if !metrics.hasTransport { metrics.transport = response.metrics }
