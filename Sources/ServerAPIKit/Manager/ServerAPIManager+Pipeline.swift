@@ -413,6 +413,14 @@ extension ServerAPIManager {
         _ call: Call, conditional: CacheDecision.Conditional?, _ finisher: F, record: ThrottleRecord?,
         refusesServerErrors: Bool = false
     ) async throws -> F.Value {
+        // Most calls send their description as it is: read from the call, not copied into this frame.
+        guard conditional != nil || refusesServerErrors else {
+            return try await retrying(call, api: call.api, base: call.request) { request, lastResponse in
+                try await attempt(
+                    request, call, api: call.api, conditional: nil, finisher, record: record,
+                    lastResponse: &lastResponse)
+            }
+        }
         var api = call.api
         if conditional != nil { api.acceptableStatus = api.acceptableStatus.acceptingNotModified }
         if refusesServerErrors { api.acceptableStatus = api.acceptableStatus.refusingServerErrors }
