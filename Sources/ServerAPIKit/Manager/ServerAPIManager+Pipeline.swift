@@ -207,7 +207,7 @@ extension ServerAPIManager {
         // `metrics` is consumed: the caller's copy is stamped in place, not copied again.
         if metrics.endedAt == nil { metrics.endedAt = call.date(at: now ?? .now) }
         // A cached answer has no transport attempt: what describes it is the cache's own figures.
-        if !metrics.hasTransport { metrics.transport = response.metrics }
+        if !metrics.hasTransport { metrics.takeTransport(of: response) }
         if metrics.status == nil { metrics.status = response.status }
         let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         if let interceptor = call.interceptor {
