@@ -81,10 +81,11 @@ public struct RequestMetrics: Sendable, Hashable {
     public var duration: Duration
     /// What the transport measured about the last attempt.
     public var transport: TransportMetrics? {
-        get { _transport.value }
-        _modify { yield &_transport.value }
+        get { _transport?.value }
+        set { _transport = newValue.map { CopyOnWrite($0) } }
     }
-    private var _transport = Self.noTransport
+    // No box while nothing was measured; a response's figures are its own box, shared (`takeTransport(of:)`).
+    private var _transport: CopyOnWrite<TransportMetrics>?
     /// The HTTP status the call ended with: the status of the result the caller gets (a cached entry's, or
     /// the stored response's after a `304`), or of the last attempt's response when the call failed after
     /// one arrived (`httpStatus`, a streamed body that broke); `nil` when the last attempt got no response
@@ -97,13 +98,17 @@ public struct RequestMetrics: Sendable, Hashable {
         _modify { yield &_resilience.value }
     }
     private var _resilience = Self.noResilience
-    // The defaults' shared boxes: metrics are made for every call, and most keep these as they are.
-    private static let noTransport = CopyOnWrite<TransportMetrics?>(nil)
+    // The default's shared box: metrics are made for every call, and most keep it as it is.
     private static let noResilience = CopyOnWrite(ResilienceMetrics())
     /// When the manager had the response (or the failure) in hand; see `finishedAt`.
     var endedAt: Date?
     /// Whether `transport` is set, read without copying it.
-    var hasTransport: Bool { _transport.isSome() }
+    var hasTransport: Bool { _transport != nil }
+
+    /// Sets `transport` to a response's figures, sharing the response's box rather than copying them into one.
+    mutating func takeTransport(of response: TransportResponse) {
+        _transport = response.metricsStorage
+    }
 
     /// Creates the measures of one call: attempts and times on the manager's clock.
     /// - Parameters:

@@ -198,16 +198,16 @@ extension ServerAPIManager {
     /// throttled call records it to replay. A shared flight's call only formats.
     @inline(never)
     func deliver<F: CallFinishing>(
-        _ response: TransportResponse, source: ResultSource, metrics: RequestMetrics, _ call: Call,
+        _ response: TransportResponse, source: ResultSource, metrics: consuming RequestMetrics, _ call: Call,
         _ finisher: F, record: ThrottleRecord? = nil, now: ContinuousClock.Instant? = nil
     ) throws -> F.Value {
         guard call.deliversToCaller else {
             return try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         }
-        var metrics = metrics
+        // `metrics` is consumed: the caller's copy is stamped in place, not copied again.
         if metrics.endedAt == nil { metrics.endedAt = call.date(at: now ?? .now) }
         // A cached answer has no transport attempt: what describes it is the cache's own figures.
-        if !metrics.hasTransport { metrics.transport = response.metrics }
+        if !metrics.hasTransport { metrics.takeTransport(of: response) }
         if metrics.status == nil { metrics.status = response.status }
         let value = try finisher.finish(response, source: source, metrics: metrics, api: call.api)
         if let interceptor = call.interceptor {
@@ -413,6 +413,14 @@ extension ServerAPIManager {
         _ call: Call, conditional: CacheDecision.Conditional?, _ finisher: F, record: ThrottleRecord?,
         refusesServerErrors: Bool = false
     ) async throws -> F.Value {
+        // Most calls send their description as it is: read from the call, not copied into this frame.
+        guard conditional != nil || refusesServerErrors else {
+            return try await retrying(call, api: call.api, base: call.request) { request, lastResponse in
+                try await attempt(
+                    request, call, api: call.api, conditional: nil, finisher, record: record,
+                    lastResponse: &lastResponse)
+            }
+        }
         var api = call.api
         if conditional != nil { api.acceptableStatus = api.acceptableStatus.acceptingNotModified }
         if refusesServerErrors { api.acceptableStatus = api.acceptableStatus.refusingServerErrors }

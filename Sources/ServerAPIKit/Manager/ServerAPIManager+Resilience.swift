@@ -10,7 +10,7 @@ extension ServerAPIManager {
     /// The origin and policies of a call, or `nil` when no policy applies to it: resolved once per call (again only
     /// when a plugin sends an attempt to another origin), and kept on the call.
     func resilience(of call: Call, api: ServerAPI, url: URL) -> (origin: ServerOrigin, policies: ResiliencePolicies)? {
-        if !configuresResilience && !api.resilience.setsAPolicy { return nil }
+        if !mayApplyResilience(to: api) { return nil }
         let origin = ServerOrigin(url)
         if let kept = call.resilience, kept.origin == origin { return kept.policies.map { (origin, $0) } }
         var policies: ResiliencePolicies? = api.resilience.resolve(configuration.resilience.policies(for: origin))
@@ -23,9 +23,16 @@ extension ServerAPIManager {
         return policies.map { (origin, $0) }
     }
 
+    /// Whether a policy may apply to a call: the manager configures one, or the call sets its own. Asked first on
+    /// every call's path, where most calls have none: even `resilience(of:api:url:)`'s `nil` is a large value to return.
+    func mayApplyResilience(to api: ServerAPI) -> Bool {
+        configuresResilience || api.resilience.setsAPolicy
+    }
+
     /// Counts a call against its origin's retry budget, once, before its first attempt.
     func depositRetryBudget(_ call: Call, api: ServerAPI, url: URL) {
-        guard let (origin, policies) = resilience(of: call, api: api, url: url), let budget = policies.retryBudget
+        guard mayApplyResilience(to: api), let (origin, policies) = resilience(of: call, api: api, url: url),
+            let budget = policies.retryBudget
         else { return }
         resilienceRegistry.origin(origin).depositCall(budget, at: resilienceRegistry.now(configuration.clock))
     }
@@ -62,7 +69,9 @@ extension ServerAPIManager {
     /// inlined: resolving the policies, inlined, put every copy of them in `guardedSend`'s async frame.
     @inline(never)
     private func guardsSend(_ call: Call, api: ServerAPI, url: URL) -> Bool {
-        guard let (_, policies) = resilience(of: call, api: api, url: url) else { return false }
+        guard mayApplyResilience(to: api), let (_, policies) = resilience(of: call, api: api, url: url) else {
+            return false
+        }
         return policies.circuitBreaker != nil || policies.concurrencyLimit != nil || policies.hedging != nil
     }
 

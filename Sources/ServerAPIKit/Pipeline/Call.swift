@@ -380,7 +380,7 @@ final class Call: Sendable {
     /// The transport answered: its figures and the status.
     @inline(never)
     func stampResponse(_ response: TransportResponse) {
-        metrics.transport = response.metrics
+        metrics.takeTransport(of: response)
         metrics.status = response.status
     }
 

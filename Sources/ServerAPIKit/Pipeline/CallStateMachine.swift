@@ -308,14 +308,17 @@ struct CallStateMachine: Sendable {
     /// The call's end, handed out once: the registries to leave and `didComplete` to run. A cancelled call stays
     /// cancelled; its handlers were run by the cancel, and a running call's unrun handlers are dropped.
     private mutating func end(_ state: State) -> Actions {
-        switch storage {
+        // Swapped out rather than copied: the listings move into the actions without being retained and released.
+        var previous = Storage.ended(state)
+        swap(&previous, &storage)
+        switch consume previous {
         case .running(_, _, let listings):
-            storage = .ended(state)
             return Actions(leave: listings, completes: true)
         case .cancelled(let reason, let listings):
             storage = .ended(.cancelled(reason))
             return Actions(leave: listings, completes: true)
-        default:
+        case .ended(let ended):
+            storage = .ended(ended)
             return Actions()
         }
     }

@@ -45,14 +45,6 @@ struct CopyOnWrite<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-extension CopyOnWrite {
-    /// Whether a boxed optional holds a value, without copying it out of the box.
-    func isSome<Wrapped>() -> Bool where Value == Wrapped? {
-        if case .some = box.value { return true }
-        return false
-    }
-}
-
 extension CopyOnWrite: Equatable where Value: Equatable {
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.box === rhs.box || lhs.value == rhs.value

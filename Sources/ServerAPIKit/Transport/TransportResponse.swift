@@ -24,6 +24,8 @@ public struct TransportResponse: Sendable {
         _modify { yield &_metrics.value }
     }
     private var _metrics: CopyOnWrite<TransportMetrics>
+    /// `metrics`' box, which `RequestMetrics.takeTransport(of:)` shares.
+    var metricsStorage: CopyOnWrite<TransportMetrics> { _metrics }
     /// The trailer fields that followed a whole body (RFC 9110 §6.5); empty when there were none. For a
     /// streamed body they are on the stream (`ResponseBodyStream.trailers`) once it has ended.
     public var trailers: HTTPHeaders
