@@ -34,22 +34,58 @@ struct CurlStreaming: Sendable {
     let owner: CurlTransport
 }
 
-// Debug builds (the tests) check that every continuation is resumed exactly once; release builds
-// skip the check's allocation and bookkeeping on every call.
-#if DEBUG
-    typealias CurlContinuation = CheckedContinuation<TransportResponse, any Error>
+/// The caller's continuation, resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never
+/// took. Under ThreadSanitizer it also publishes what the loop made before the resume (the response, a streamed
+/// body's storage): the runtime orders a resume before the caller goes on with atomics the tool does not see, and a
+/// continuation resumed before its task suspended lets the task go on at once. `Locked` tells the tool about its
+/// lock the same way.
+struct CurlContinuation: Sendable {
+    // Debug builds (the tests) check that every continuation is resumed exactly once; release builds skip the
+    // check's allocation and bookkeeping on every call.
+    #if DEBUG
+        fileprivate typealias Base = CheckedContinuation<TransportResponse, any Error>
+    #else
+        fileprivate typealias Base = UnsafeContinuation<TransportResponse, any Error>
+    #endif
 
-    func withCurlContinuation(
-        _ body: (CurlContinuation) -> Void
-    ) async throws -> TransportResponse {
+    fileprivate let base: Base
+    /// The address ThreadSanitizer orders the hand-off on (`withCurlContinuation` owns it); 0 without the tool.
+    fileprivate let token: UInt
+
+    func resume(returning response: TransportResponse) {
+        publish()
+        base.resume(returning: response)
+    }
+
+    func resume(throwing error: any Error) {
+        publish()
+        base.resume(throwing: error)
+    }
+
+    private func publish() {
+        if token != 0 { ThreadSanitizerHooks.release?(UnsafeMutableRawPointer(bitPattern: token)) }
+    }
+}
+
+/// Suspends the caller until the loop resumes the continuation `body` hands it.
+func withCurlContinuation(_ body: (CurlContinuation) -> Void) async throws -> TransportResponse {
+    guard let acquire = ThreadSanitizerHooks.acquire else {
+        return try await suspend { body(CurlContinuation(base: $0, token: 0)) }
+    }
+    let token = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    defer {
+        acquire(token)
+        token.deallocate()
+    }
+    return try await suspend { body(CurlContinuation(base: $0, token: UInt(bitPattern: token))) }
+}
+
+#if DEBUG
+    private func suspend(_ body: (CurlContinuation.Base) -> Void) async throws -> TransportResponse {
         try await withCheckedThrowingContinuation(body)
     }
 #else
-    typealias CurlContinuation = UnsafeContinuation<TransportResponse, any Error>
-
-    func withCurlContinuation(
-        _ body: (CurlContinuation) -> Void
-    ) async throws -> TransportResponse {
+    private func suspend(_ body: (CurlContinuation.Base) -> Void) async throws -> TransportResponse {
         try await withUnsafeThrowingContinuation(body)
     }
 #endif

@@ -64,14 +64,14 @@ extension Mutex where Value: ~Copyable {
 
 /// The ThreadSanitizer runtime's annotation functions, when the runtime is loaded.
 @usableFromInline
-enum ThreadSanitizerHooks {
+package enum ThreadSanitizerHooks {
     @usableFromInline
-    typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
+    package typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
     @usableFromInline
-    static let acquire: Hook? = lookup("__tsan_acquire")
+    package static let acquire: Hook? = lookup("__tsan_acquire")
     @usableFromInline
-    static let release: Hook? = lookup("__tsan_release")
+    package static let release: Hook? = lookup("__tsan_release")
 
     private static func lookup(_ name: String) -> Hook? {
         // RTLD_DEFAULT: search every loaded image; the symbol exists only under -sanitize=thread.
