@@ -38,7 +38,7 @@ struct CurlStreaming: Sendable {
 /// took. Under ThreadSanitizer it also publishes what the loop made before the resume (the response, a streamed
 /// body's storage): the runtime orders a resume before the caller goes on with atomics the tool does not see, and a
 /// continuation resumed before its task suspended lets the task go on at once. `Locked` tells the tool about its
-/// lock the same way.
+/// lock in the same manner.
 struct CurlContinuation: Sendable {
     // Debug builds (the tests) check that every continuation is resumed exactly once; release builds skip the
     // check's allocation and bookkeeping on every call.
@@ -63,18 +63,18 @@ struct CurlContinuation: Sendable {
     }
 
     private func publish() {
-        if token != 0 { ThreadSanitizerHooks.release?(UnsafeMutableRawPointer(bitPattern: token)) }
+        if token != 0 { ThreadSanitizerHooks.happensBefore?(nil, 0, UnsafeMutableRawPointer(bitPattern: token)) }
     }
 }
 
 /// Suspends the caller until the loop resumes the continuation `body` hands it.
 func withCurlContinuation(_ body: (CurlContinuation) -> Void) async throws -> TransportResponse {
-    guard let acquire = ThreadSanitizerHooks.acquire else {
+    guard let happensAfter = ThreadSanitizerHooks.happensAfter else {
         return try await suspend { body(CurlContinuation(base: $0, token: 0)) }
     }
     let token = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     defer {
-        acquire(token)
+        happensAfter(nil, 0, token)
         token.deallocate()
     }
     return try await suspend { body(CurlContinuation(base: $0, token: UInt(bitPattern: token))) }

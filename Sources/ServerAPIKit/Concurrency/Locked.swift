@@ -67,15 +67,21 @@ extension Mutex where Value: ~Copyable {
 package enum ThreadSanitizerHooks {
     @usableFromInline
     package typealias Hook = @convention(c) (UnsafeMutableRawPointer?) -> Void
+    package typealias Annotation = @convention(c) (UnsafePointer<CChar>?, Int32, UnsafeMutableRawPointer?) -> Void
 
+    /// A lock's: `scripts/bench-transports.sh --locks` counts the package's lock acquisitions by defining these two.
     @usableFromInline
     package static let acquire: Hook? = lookup("__tsan_acquire")
     @usableFromInline
     package static let release: Hook? = lookup("__tsan_release")
+    /// A hand-over that is not a lock (a continuation resumed on another thread): what one thread did before
+    /// `happensBefore` on an address, another sees after `happensAfter` on it.
+    package static let happensBefore: Annotation? = lookup("AnnotateHappensBefore")
+    package static let happensAfter: Annotation? = lookup("AnnotateHappensAfter")
 
-    private static func lookup(_ name: String) -> Hook? {
+    private static func lookup<Function>(_ name: String) -> Function? {
         // RTLD_DEFAULT: search every loaded image; the symbol exists only under -sanitize=thread.
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
-        return unsafeBitCast(symbol, to: Hook.self)
+        return unsafeBitCast(symbol, to: Function.self)
     }
 }
