@@ -1,18 +1,11 @@
 internal import CCurl
-import ServerAPIKit
+@_spi(Transport) import ServerAPIKit
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
-#endif
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
 #endif
 
 // The C callbacks libcurl calls on the loop thread, from inside curl_multi_socket_action (curl_multi_perform
@@ -33,7 +26,7 @@ func curlWriteCallback(
     guard let data, length > 0 else { return length }
     let transfer = transfer(context)
     // Bytes offered while the stream's reader holds the transfer paused stay with libcurl, which delivers
-    // them again once receiving resumes (see CurlTransfer+Streaming).
+    // them again once receiving resumes (see the streamed response, below).
     if transfer.holdsBackBody { return Int(CURL_WRITEFUNC_PAUSE) }
     return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
 }
@@ -286,7 +279,7 @@ extension CurlTransfer {
 
     // MARK: Response body
 
-    /// Takes the next body bytes: decoded, or a full-duplex call's raw chunks (see `CurlTransfer+Duplex`).
+    /// Takes the next body bytes: decoded, or a full-duplex call's raw chunks (see full duplex, below).
     /// - Returns: `false` to stop the transfer (`exchange` knows why).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if chunkDecoder != nil { return receiveChunks(bytes) }
@@ -323,33 +316,6 @@ extension CurlTransfer {
             return true
         case .fail:
             return false
-        }
-    }
-
-    // MARK: Request body
-
-    /// Copies the next body bytes into libcurl's buffer.
-    func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        if let pump { return sendStreamedBody(pump, into: buffer) }
-        guard let reader else { return 0 }
-        do throws(ServerAPIError) {
-            return try reader.read(into: buffer)
-        } catch {
-            exchange.failed(error)
-            return Int(CURL_READFUNC_ABORT)
-        }
-    }
-
-    /// Starts the body again from its first byte (libcurl asks for nothing else when it resends).
-    func rewindBody(to offset: Int64, origin: Int32) -> Int32 {
-        if let pump { return rewindStreamedBody(pump, to: offset, origin: origin) }
-        guard offset == 0, origin == SEEK_SET else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
-        do throws(ServerAPIError) {
-            reader = try request.body.makeReader()
-            return Int32(CURL_SEEKFUNC_OK)
-        } catch {
-            exchange.failed(error)
-            return Int32(CURL_SEEKFUNC_FAIL)
         }
     }
 
@@ -401,6 +367,230 @@ extension CurlTransfer {
             reportedDownload = completed
             progress(TransferProgress(direction: .download, completed: completed, total: completed))
         }
+    }
+}
+
+/// Where a hop is with a Digest challenge: libcurl answers a `401` carrying `WWW-Authenticate: Digest`
+/// itself, by sending the request again with the credentials, within one transfer. The challenge's head
+/// and body are not the caller's: they are kept aside until the answer's head arrives, and handed to the
+/// exchange as the response only when libcurl did not answer (a challenge it cannot read).
+enum DigestChallenge {
+    case none
+    /// The challenge arrived; its body so far (up to `CurlTransfer.maxChallengeBody` bytes).
+    case pending(status: Int, headers: HTTPHeaders, body: Data)
+    /// libcurl answered it: every further head is the exchange's.
+    case answered
+}
+
+extension CurlTransfer {
+    /// The most of a challenge's body kept for the case where it turns out to be the response.
+    static let maxChallengeBody = 64 << 10
+
+    /// Whether the head that just ended is a Digest challenge libcurl will answer: the first `401` of
+    /// the hop with a Digest `WWW-Authenticate`, for a request with Digest credentials.
+    func interceptsChallenge() -> Bool {
+        guard case .none = challenge, status == 401, request.credentials?.scheme == .digest,
+            headers.values(for: "WWW-Authenticate").contains(where: {
+                $0.drop(while: { $0 == " " || $0 == "\t" }).lowercased().hasPrefix("digest")
+            })
+        else { return false }
+        challenge = .pending(status: status, headers: headers, body: Data())
+        return true
+    }
+
+    /// Keeps the bytes of a pending challenge's body aside; `false` when they belong to the exchange.
+    func keepsChallengeBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard case .pending(let status, let headers, var body) = challenge else { return false }
+        if body.count < Self.maxChallengeBody {
+            body.append(contentsOf: bytes.prefix(Self.maxChallengeBody - body.count))
+        }
+        challenge = .pending(status: status, headers: headers, body: body)
+        return true
+    }
+
+    /// A transfer that ended on a challenge libcurl did not answer: the challenge is the response, as
+    /// for a request without credentials.
+    func replayUnansweredChallenge() {
+        guard case .pending(let challengeStatus, let challengeHeaders, let challengeBody) = challenge else { return }
+        challenge = .answered
+        status = challengeStatus
+        headers = challengeHeaders
+        guard headEnded(), !challengeBody.isEmpty else { return }
+        _ = challengeBody.withUnsafeBytes { receiveBody($0) }
+    }
+}
+
+// Streamed responses (`CurlTransport.stream`): when the final head has arrived (the exchange says so: 1xx and
+// followed redirects never get here), the job's continuation is resumed with a `.stream` body whose
+// source the write callback feeds. When the source answers `.pause`, the chunk was kept: the callback
+// accepts it whole and pauses receiving with `curl_easy_pause(CURLPAUSE_RECV)` (allowed from inside a
+// callback). That chunk is not refused with `CURL_WRITEFUNC_PAUSE`, with which libcurl would deliver the
+// same bytes again later. Bytes offered while receiving is paused are refused with it, before they are
+// counted, so libcurl keeps them and delivers them again on resumption: the buffer runs over by at most
+// one of libcurl's deliveries. libcurl 7.88 offers only what it already decoded from the same read; 8.14
+// goes on delivering a paused HTTP/2 stream's data while another transfer on its connection is served
+// (kept, they would grow without bound, and the server would never be held back). The reader's
+// `onResume` hops to the loop (inbox + wake-up) and unpauses there; `onTermination` cancels the
+// transfer by the same path as a cancelled task.
+//
+// While receiving is paused, libcurl does not run its low-speed check ("a paused transfer is not
+// qualified for speed checks", libcurl 7.x and 8.x), so a reader that takes its time never trips the
+// stall timeout; the stall timeout still ends a body that stops arriving while the reader waits for it.
+// A paused *upload* (a request body whose producer is slow) is not exempt in libcurl 7.x: a producer
+// slower than the stall limit fails the call as stalled, which is what the limit is for.
+extension CurlTransfer {
+    /// Whether the caller has the final head and reads the body from a stream.
+    var headDelivered: Bool { source != nil }
+
+    /// Whether body bytes must stay with libcurl for now: the stream's reader has paused receiving.
+    var holdsBackBody: Bool { receivePaused && source != nil }
+
+    /// Hands the caller the final head with a streamed body (from the header callback).
+    /// - Returns: `false` to stop the transfer (`exchange` knows why).
+    func deliverStreamedHead(_ streaming: CurlStreaming) -> Bool {
+        if status == 407, let proxy = httpProxyRoute {
+            exchange.failed(CurlProxy.proxyRefused(proxy, status: 407))
+            return false
+        }
+        let loop = self.loop
+        let id = job.id
+        let owner = streaming.owner
+        let (stream, source) = ResponseBodyStream.makeStream(
+            bufferSize: streaming.bufferSize,
+            onResume: { loop.resume(.receiving(id)) },
+            onTermination: {
+                // The stream keeps its transport (and so the loop) alive while it is read.
+                withExtendedLifetime(owner) { loop.cancel(id) }
+            })
+        self.source = source
+        startFullDuplexBody()
+        let response = TransportResponse(
+            status: status, headers: headers, body: .stream(stream), url: request.url,
+            metrics: metrics(uploaded: easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0))
+        job.continuation.resume(returning: response)
+        return true
+    }
+
+    /// Hands body bytes to the stream's reader (from the write callback).
+    /// - Returns: `false` to stop the transfer: the reader is gone.
+    func streamBody(_ bytes: UnsafeRawBufferPointer, to source: ResponseBodyStream.Source) -> Bool {
+        switch source.yield(Data(bytes)) {
+        case .more:
+            return true
+        case .pause:
+            if !receivePaused {
+                receivePaused = true
+                loop.receivePauses.add(1, ordering: .relaxed)
+                _ = applyPause()
+            }
+            return true
+        case .stopped:
+            exchange.failed(.cancelled("the streamed response's reader went away"))
+            return false
+        }
+    }
+
+    /// Resumes a paused direction (loop thread, outside libcurl's callbacks).
+    /// - Returns: libcurl's answer; not `CURLE_OK` when the transfer failed while resuming (a callback
+    ///   stopped it as libcurl delivered what it held back): the caller then ends it.
+    func resume(receiving: Bool) -> CURLcode {
+        if receiving {
+            guard receivePaused else { return CURLE_OK }
+            receivePaused = false
+            loop.receiveResumes.add(1, ordering: .relaxed)
+        } else {
+            guard sendPaused else { return CURLE_OK }
+            sendPaused = false
+        }
+        return applyPause()
+    }
+
+    /// Tells libcurl both directions' pause state (`curl_easy_pause` sets them together). Unpausing
+    /// receiving may call the write callback before it returns.
+    private func applyPause() -> CURLcode {
+        // CURLPAUSE_RECV and CURLPAUSE_SEND.
+        let bits: Int32 = (receivePaused ? 1 << 0 : 0) | (sendPaused ? 1 << 2 : 0)
+        return curl_easy_pause(easy.raw, bits)
+    }
+
+    /// The metrics to end a streamed body with, taken while the handle still has them; `nil` before the head.
+    var streamMetrics: TransportMetrics? {
+        guard headDelivered else { return nil }
+        return metrics(uploaded: easy.offset(CURLINFO_SIZE_UPLOAD_T) ?? 0)
+    }
+
+    /// Tells the caller the call failed: before the head by throwing, after it by ending the body's stream.
+    func report(_ error: ServerAPIError, metrics: TransportMetrics?) {
+        guard let source else { return job.fail(error) }
+        source.finish(throwing: error.with(requestID: job.request.id, url: request.url), metrics: metrics)
+    }
+}
+
+// Full duplex: a streamed request body with a streamed response (`CurlTransport.stream` of a call whose
+// body is a `RequestBodyStream`), where the server may answer as it reads and end its response while the
+// request body is still open.
+//
+// libcurl does not end a transfer before both directions are done, and says nothing when the response
+// alone is over: the reader would wait for an end that comes only after the upload, which may itself wait
+// for the reader. So such a call reads the end itself. Over HTTP/1.1 it turns libcurl's transfer decoding
+// off (`CURLOPT_HTTP_TRANSFER_DECODING` 0) and reads the raw chunks with the core's `ChunkedDecoder`; a
+// body with a `Content-Length` ends at its length. It offers no content coding (libcurl would not decode
+// raw chunks). When the response ends first, its stream ends at once (with its trailers), and the request
+// body ends at its next read, as RFC 9113 §8.1 lets a server ask: what the sequence had not given yet is
+// not sent. Over HTTP/2 libcurl's API shows neither the end of the response stream nor its chunks, so the
+// end is libcurl's to act on: 8.9 and later stop the upload themselves when the response stream ends, a
+// paused one too ("transfer: conn close on paused upload", curl #13740), and the transfer completes, which
+// ends the response's stream. libcurl 7.88 (Debian 12's) does not: it leaves the transfer
+// waiting for the upload and calls back nothing when the stream ends (the end clears only its internal
+// receive bit), so nothing on this side can see it, and the response's end reaches the reader when the
+// request body ends (a known limitation, in the README).
+extension CurlTransfer {
+    /// At the final head of a full-duplex call: reads its raw chunks when the body is chunked.
+    func startFullDuplexBody() {
+        guard isFullDuplex,
+            headers.values(for: "Transfer-Encoding").contains(where: { $0.lowercased().contains("chunked") })
+        else { return }
+        chunkDecoder = ChunkedDecoder()
+    }
+
+    /// Takes raw chunks: their data goes on as body bytes; the last chunk ends the response.
+    /// - Returns: `false` to stop the transfer (`exchange` knows why).
+    func receiveChunks(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard var decoder = chunkDecoder else { return receiveDecodedBody(bytes) }
+        var accepted = true
+        do throws(ServerAPIError) {
+            try decoder.decode(bytes) { piece in
+                if accepted, !piece.isEmpty { accepted = receiveDecodedBody(piece) }
+            }
+        } catch {
+            chunkDecoder = decoder
+            exchange.failed(error)
+            return false
+        }
+        chunkDecoder = decoder
+        guard accepted else { return false }
+        if decoder.isEnded { endResponseFirst(trailers: decoder.trailers) }
+        return true
+    }
+
+    /// Ends the response of a full-duplex call whose body has a `Content-Length`, once it is all here.
+    func checkFullDuplexEnd() {
+        guard let expected = exchange.expectedLength, exchange.receivedBytes >= expected else { return }
+        endResponseFirst(trailers: [:])
+    }
+
+    /// The response is over while the request body may still be open: its stream ends now, and the
+    /// request body ends at its next read.
+    private func endResponseFirst(trailers raw: HTTPHeaders) {
+        guard let source, !responseEndedFirst else { return }
+        responseEndedFirst = true
+        do throws(ServerAPIError) {
+            source.finish(metrics: streamMetrics, trailers: try TrailerRule.received(raw))
+        } catch {
+            source.finish(throwing: error.with(requestID: job.request.id, url: request.url), metrics: streamMetrics)
+        }
+        // Sending may be paused waiting for the sequence: the loop resumes it, and the read ends the body.
+        if sendPaused { loop.resume(.sending(job.id)) }
     }
 }
 
@@ -488,6 +678,22 @@ extension CurlTransfer {
         // After a redirect, the URL that failed is the hop's, not the caller's (a TLS error names the host it met).
         if exchange.redirects > 0 { error.url = request.url }
         return clientCertificateNamed(error)
+    }
+
+    /// The error for a failure the proxy or the stall limit explains; `nil` for any other failure.
+    func proxyOrStallFailure(_ code: CURLcode) -> ServerAPIError? {
+        let detail = easy.errorMessage
+        if code == CURLE_OPERATION_TIMEDOUT, let stall = stallTimeout,
+            detail?.lowercased().contains("too slow") == true
+        {
+            // libcurl reports both timeouts with one code; only the stall check says "Operation too slow".
+            var error = stall.error(
+                underlying: CurlError(
+                    code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: detail))
+            if status > 0 { error.status = status }
+            return error
+        }
+        return CurlProxy.failure(code, easy: easy, route: proxyRoute, url: request.url)
     }
 
     /// A content-coded body that libcurl gave up on: while a reader is behind (the transfer paused), libcurl keeps

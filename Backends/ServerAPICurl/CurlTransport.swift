@@ -27,7 +27,7 @@
 //   callback once the final head is known, and the transfer goes on feeding the body's
 //   `ResponseBodyStream.Source` until it ends, after its handle left the multi handle as above. The
 //   stream's `onResume` and `onTermination` reach the loop through the inbox, like a cancellation,
-//   and the stream keeps the transport alive while it is read (see CurlTransfer+Streaming.swift).
+//   and the stream keeps the transport alive while it is read (see CurlTransfer+Receiving.swift).
 // - A streamed request body (`BodySource.stream`) is read by a `RequestBodyPump` task, one chunk
 //   ahead; its `onReady` resumes the paused upload through the inbox as well.
 // - Memory: the header `curl_slist` is freed when a transfer ends or is redirected; request bodies
