@@ -285,6 +285,93 @@ final class CurlLoop: Sendable {
     }
 }
 
+/// One call handed from `CurlTransport.perform` to the loop thread: Sendable values only.
+struct CurlJob: Sendable {
+    /// Unique among the transport's calls (`nextID()`): how a cancellation finds the call's transfer.
+    let id: UInt64
+    /// The request, as the caller resolved it.
+    let request: TransportRequest
+    /// Resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never took. A
+    /// streamed call's is resumed as soon as the final response head has arrived.
+    let continuation: CurlContinuation
+    /// For `CurlTransport.stream`: how the body is streamed; `nil` for `perform`.
+    var streaming: CurlStreaming? = nil
+    /// For `CurlTransport.webSocket`: the socket the handshake opens; the continuation takes the handshake's answer.
+    var webSocket: CurlWebSocket? = nil
+
+    private static let ids = Atomic<UInt64>(0)
+
+    /// A new job's id.
+    static func nextID() -> UInt64 { ids.add(1, ordering: .relaxed).newValue }
+
+    /// Resumes the caller with a failure, filling in the call's id and URL.
+    func fail(_ error: ServerAPIError) {
+        continuation.resume(throwing: error.with(requestID: request.id, url: request.url))
+    }
+}
+
+/// What a streamed call needs besides the request.
+struct CurlStreaming: Sendable {
+    /// The bytes the body's stream buffers before the transfer pauses.
+    let bufferSize: Int
+    /// The transport, kept alive by the body's stream while the body is read.
+    let owner: CurlTransport
+}
+
+/// The caller's continuation, resumed exactly once: by the loop thread, or by `CurlLoop` for a job the loop never
+/// took. Under ThreadSanitizer it also publishes what the loop made before the resume (the response, a streamed
+/// body's storage): the runtime orders a resume before the caller goes on with atomics the tool does not see, and a
+/// continuation resumed before its task suspended lets the task go on at once. `Locked` tells the tool about its
+/// lock in the same manner.
+struct CurlContinuation: Sendable {
+    // Debug builds (the tests) check that every continuation is resumed exactly once; release builds skip the
+    // check's allocation and bookkeeping on every call.
+    #if DEBUG
+        fileprivate typealias Base = CheckedContinuation<TransportResponse, any Error>
+    #else
+        fileprivate typealias Base = UnsafeContinuation<TransportResponse, any Error>
+    #endif
+
+    fileprivate let base: Base
+    /// The address ThreadSanitizer orders the hand-off on (`withCurlContinuation` owns it); 0 without the tool.
+    fileprivate let token: UInt
+
+    func resume(returning response: TransportResponse) {
+        publish()
+        base.resume(returning: response)
+    }
+
+    func resume(throwing error: any Error) {
+        publish()
+        base.resume(throwing: error)
+    }
+
+    private func publish() {
+        if token != 0 { ThreadSanitizerHooks.happensBefore?(nil, 0, UnsafeMutableRawPointer(bitPattern: token)) }
+    }
+}
+
+/// Suspends the caller until the loop resumes the continuation `body` hands it.
+func withCurlContinuation(_ body: (CurlContinuation) -> Void) async throws -> TransportResponse {
+    guard let happensAfter = ThreadSanitizerHooks.happensAfter else {
+        return try await suspend { body(CurlContinuation(base: $0, token: 0)) }
+    }
+    let token = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    defer {
+        happensAfter(nil, 0, token)
+        token.deallocate()
+    }
+    return try await suspend { body(CurlContinuation(base: $0, token: UInt(bitPattern: token))) }
+}
+
+private func suspend(_ body: (CurlContinuation.Base) -> Void) async throws -> TransportResponse {
+    #if DEBUG
+        try await withCheckedThrowingContinuation(body)
+    #else
+        try await withUnsafeThrowingContinuation(body)
+    #endif
+}
+
 extension CurlLoop: TaskExecutor {
     /// Runs a job of a task that prefers this loop as its executor, on the loop thread.
     func enqueue(_ job: consuming ExecutorJob) {
@@ -325,6 +412,54 @@ enum CurlResumption: Sendable {
     case webSocket(UInt64)
 }
 
+/// An eventfd (a pipe where there is none) other threads make readable to end the loop thread's wait (`epoll_wait`, or `curl_multi_poll`: what
+/// `curl_multi_wakeup` does inside libcurl, but ours, so its lifetime is ours to decide). It is
+/// non-blocking, so a signal never blocks the caller, and signals that pile up before the loop
+/// drains them cost nothing more than one.
+final class CurlWakeup: Sendable {
+    /// The descriptor the loop polls.
+    let readDescriptor: Int32
+    private let writeDescriptor: Int32
+
+    /// Opens the pipe; `nil` when the process is out of descriptors.
+    init?() {
+        #if os(Linux)
+            // An eventfd: one descriptor, read and written by the same end.
+            let descriptor = ccurl_eventfd()
+            guard descriptor >= 0 else { return nil }
+            readDescriptor = descriptor
+            writeDescriptor = descriptor
+        #else
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { return nil }
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+            readDescriptor = ends[0]
+            writeDescriptor = ends[1]
+        #endif
+    }
+
+    deinit {
+        close(readDescriptor)
+        if writeDescriptor != readDescriptor { close(writeDescriptor) }
+    }
+
+    /// Makes the descriptor readable (any thread). A full pipe is already readable.
+    func signal() {
+        // An eventfd takes an 8-byte count; a pipe, any byte.
+        var count: UInt64 = 1
+        _ = write(writeDescriptor, &count, MemoryLayout<UInt64>.size)
+    }
+
+    /// Reads every pending signal (loop thread), so the next poll sleeps again.
+    func drain() {
+        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &buffer, { read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
+
 /// A `CURLM *` handed to the loop thread.
 // @unchecked: only the loop thread uses it, after it is handed over at start.
 struct CurlMultiHandle: @unchecked Sendable {
@@ -341,8 +476,8 @@ struct CurlMultiHandle: @unchecked Sendable {
     ///
     /// libcurl copies `CURLOPT_NOSIGNAL` to that handle only when a handle is added. Until then, every
     /// `curl_multi_perform` installs a `SIGPIPE` handler for it and puts the old one back (three `sigaction` calls):
-    /// a loop whose multi handle never had a transfer (one that only runs WebSockets) paid that at every turn. A
-    /// handle added and removed at once sets it. The process ignores `SIGPIPE` anyway (`CurlGlobal`).
+    /// a loop whose multi handle never had a transfer (one that only runs WebSockets) would pay that at every turn.
+    /// A handle added and removed at once sets it. The process ignores `SIGPIPE` anyway (`CurlGlobal`, below).
     static func make() -> UnsafeMutableRawPointer? {
         guard let multi = curl_multi_init() else { return nil }
         if let easy = curl_easy_init() {
@@ -352,4 +487,21 @@ struct CurlMultiHandle: @unchecked Sendable {
         }
         return multi
     }
+}
+
+/// The process-wide libcurl set-up, done once before the first multi handle is made.
+enum CurlGlobal {
+    /// The result of `curl_global_init`: `nil` when it succeeded, else libcurl's explanation.
+    ///
+    /// A `static let` is initialised exactly once, thread-safely, on first use, which is what
+    /// `curl_global_init` (not thread-safe in every libcurl build) requires. It is never undone with
+    /// `curl_global_cleanup`: other code in the process may be using libcurl too.
+    static let initializationFailure: String? = {
+        // Every easy handle sets CURLOPT_NOSIGNAL, so libcurl no longer shields us from SIGPIPE
+        // when a peer closes a socket mid-write: ignore it for the whole process, as SwiftNIO does.
+        _ = signal(SIGPIPE, SIG_IGN)
+        let code = ccurl_global_init_all()
+        guard code != CURLE_OK else { return nil }
+        return String(cString: curl_easy_strerror(code))
+    }()
 }

@@ -7,85 +7,9 @@ import ServerAPIKit
     import Foundation
 #endif
 
-extension CurlTransfer {
-    /// Points the easy handle at the configured proxy, or connects directly.
-    func configureProxy() throws(ServerAPIError) {
-        try CurlProxy.configure(easy, settings.proxy, caFile: settings.caFile, insecureHosts: settings.insecureHosts)
-    }
-
-    /// The proxy the current request goes through (its URL, without credentials); `nil` when direct.
-    var proxyRoute: String? {
-        guard let proxy = settings.proxy else { return nil }
-        return CurlProxyRoute.proxy(for: request.url, proxy)
-    }
-
-    /// The HTTP proxy the current request goes through; `nil` when direct or through a SOCKS proxy, where
-    /// a 407 comes from the server itself (the proxy speaks SOCKS, not HTTP).
-    var httpProxyRoute: String? {
-        guard let route = proxyRoute, !CurlProxyRoute.isSOCKS(route) else { return nil }
-        return route
-    }
-
-    /// The error for a failure the proxy or the stall limit explains; `nil` for any other failure.
-    func proxyOrStallFailure(_ code: CURLcode) -> ServerAPIError? {
-        let detail = easy.errorMessage
-        if code == CURLE_OPERATION_TIMEDOUT, let stall = stallTimeout,
-            detail?.lowercased().contains("too slow") == true
-        {
-            // libcurl reports both timeouts with one code; only the stall check says "Operation too slow".
-            var error = stall.error(
-                underlying: CurlError(
-                    code: Int(code.rawValue), summary: String(cString: curl_easy_strerror(code)), detail: detail))
-            if status > 0 { error.status = status }
-            return error
-        }
-        return CurlProxy.failure(code, easy: easy, route: proxyRoute, url: request.url)
-    }
-}
-
-/// The proxy's part of a transfer, HTTP exchange or WebSocket alike: how the easy handle is pointed at it, and
-/// what a failure it explains means.
+/// The proxy's part of a transfer, HTTP exchange or WebSocket alike: what a failure it explains means, and how the
+/// easy handle is pointed at it (`configure`, beside the transfer's other options in CurlTransfer.swift).
 enum CurlProxy {
-    /// Points `easy` at `proxy`, or connects directly when it is `nil`.
-    /// - Parameters:
-    ///   - caFile: The transport's extra CA file, which an https:// proxy is verified with too.
-    ///   - insecureHosts: Lower-cased hosts not verified: an https:// proxy among them is not either.
-    static func configure(
-        _ easy: CurlEasyHandle, _ proxy: Proxy?, caFile: String?, insecureHosts: Set<String>
-    ) throws(ServerAPIError) {
-        guard let proxy else {
-            // Connect directly: libcurl would otherwise pick a proxy from http_proxy/https_proxy in the
-            // environment, which no other transport does.
-            try easy.set(CURLOPT_PROXY, "")
-            return
-        }
-        // Proxy.environment: no CURLOPT_PROXY or CURLOPT_NOPROXY, so libcurl reads the variables itself.
-        guard let url = proxy.url else { return }
-        // `credentials` is a var: checked again here in case it changed after `Proxy.init` checked it.
-        try proxy.checkCredentials()
-        // The scheme picks the protocol: libcurl takes socks5h://, socks5://, socks4a:// and socks4:// here
-        // as well as http(s)://. SOCKS credentials go in the same two options (RFC 1929 for SOCKS5, the
-        // user name as SOCKS4's user id), and an https:// server is reached without CONNECT: the SOCKS
-        // connection is the tunnel.
-        try easy.set(CURLOPT_PROXY, url.absoluteString)
-        // Set even when empty: an explicit proxy is not bypassed by the environment's no_proxy.
-        try easy.set(CURLOPT_NOPROXY, proxy.bypass.joined(separator: ","))
-        if let credentials = proxy.credentials {
-            // Separate options rather than CURLOPT_PROXYUSERPWD, so a ':' in the user name is kept.
-            try easy.set(CURLOPT_PROXYUSERNAME, credentials.user)
-            try easy.set(CURLOPT_PROXYPASSWORD, credentials.password)
-        }
-        if url.scheme == "https" {
-            // An https:// proxy is verified like a server: with the transport's extra CA file, and not
-            // at all only when its host is listed as insecure.
-            if let caFile { try easy.set(CURLOPT_PROXY_CAINFO, caFile) }
-            if let host = url.host?.lowercased(), insecureHosts.contains(host) {
-                try easy.set(CURLOPT_PROXY_SSL_VERIFYPEER, false)
-                try easy.set(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
-            }
-        }
-    }
-
     /// The error for a failure the proxy explains; `nil` for any other failure.
     /// - Parameters:
     ///   - code: The transfer's `CURLcode`.
