@@ -50,6 +50,10 @@ final class CurlLoop: Sendable {
     }
 
     private let inbox = Locked(Inbox())
+    /// Whether the inbox may hold work the loop has not taken: set with the work, under the inbox's lock, and
+    /// cleared by `takeWork` under it. The loop reads it without the lock between turns, so a turn with nothing
+    /// new takes no lock (at one call in flight, the loop turns two or three times per request).
+    private let mayHaveWork = Atomic<Bool>(false)
     /// What ends the loop's wait early; it lives as long as this object, so a late
     /// signal after the multi handle is gone is harmless.
     let wakeup: CurlWakeup?
@@ -114,7 +118,7 @@ final class CurlLoop: Sendable {
             if let startFailure { return (ServerAPIError(.network, startFailure), false) }
             if inbox.shuttingDown || inbox.draining { return (Self.shutDownRefusal, false) }
             inbox.jobs.append(job)
-            return (nil, Self.needsWake(&inbox))
+            return (nil, needsWake(&inbox))
         }
         if signal { wake() }
         if let refusal {
@@ -136,7 +140,7 @@ final class CurlLoop: Sendable {
             // Not in the inbox: the loop has it, it has finished, or it was never submitted (then
             // `submit` sees the cancellation). The loop ignores ids it does not know.
             inbox.cancellations.append(id)
-            return (nil, Self.needsWake(&inbox))
+            return (nil, needsWake(&inbox))
         }
         if signal { wake() }
         waiting?.fail(.cancelled())
@@ -148,7 +152,7 @@ final class CurlLoop: Sendable {
         let signal = inbox.withLock { inbox -> Bool in
             guard !inbox.closed else { return false }
             inbox.resumptions.append(resumption)
-            return Self.needsWake(&inbox)
+            return needsWake(&inbox)
         }
         if signal { wake() }
     }
@@ -166,7 +170,7 @@ final class CurlLoop: Sendable {
         let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
             guard !inbox.closed else { return (false, false) }
             inbox.tasks.append(task)
-            return (true, Self.needsWake(&inbox))
+            return (true, needsWake(&inbox))
         }
         if signal { wake() }
         if !accepted { runElsewhere(task) }
@@ -201,13 +205,9 @@ final class CurlLoop: Sendable {
         if !isLoopThread { wakeup?.signal() }
     }
 
-    /// Whether work arrived since the last `takeWork` (loop thread only): then it must not sleep.
-    var hasWork: Bool {
-        inbox.withLock {
-            !$0.jobs.isEmpty || !$0.cancellations.isEmpty || !$0.resumptions.isEmpty || !$0.tasks.isEmpty
-                || $0.shuttingDown || !$0.idleWaiters.isEmpty
-        }
-    }
+    /// Whether work arrived since the last `takeWork` (loop thread only): then it must not sleep. Work from another
+    /// thread that this misses has sent a wake-up, which ends the loop's wait.
+    var hasWork: Bool { mayHaveWork.load(ordering: .acquiring) }
 
     /// Why a job is refused once the transport is shutting down or closed.
     static let shutDownRefusal = ServerAPIError(
@@ -224,7 +224,7 @@ final class CurlLoop: Sendable {
             let (ready, signal) = inbox.withLock { inbox -> (Bool, Bool) in
                 if inbox.closed || startFailure != nil { return (true, false) }
                 inbox.idleWaiters.append(continuation)
-                return (false, Self.needsWake(&inbox))
+                return (false, needsWake(&inbox))
             }
             if signal { wake() }
             if ready { continuation.resume() }
@@ -235,7 +235,7 @@ final class CurlLoop: Sendable {
     func shutDown() {
         let signal = inbox.withLock { inbox in
             inbox.shuttingDown = true
-            return Self.needsWake(&inbox)
+            return needsWake(&inbox)
         }
         if signal { wakeup?.signal() }
     }
@@ -246,7 +246,9 @@ final class CurlLoop: Sendable {
         jobs: inout [CurlJob], cancellations: inout [UInt64], resumptions: inout [CurlResumption],
         tasks: inout [CurlTask], idleWaiters: inout [CheckedContinuation<Void, Never>]
     ) -> Bool {
-        inbox.withLock { inbox in
+        guard mayHaveWork.load(ordering: .acquiring) else { return false }
+        return inbox.withLock { inbox in
+            mayHaveWork.store(false, ordering: .relaxed)
             swap(&jobs, &inbox.jobs)
             swap(&cancellations, &inbox.cancellations)
             swap(&resumptions, &inbox.resumptions)
@@ -277,8 +279,10 @@ final class CurlLoop: Sendable {
         }
     }
 
-    /// Whether the caller must signal the loop (once per batch of work, after releasing the lock).
-    private static func needsWake(_ inbox: inout Inbox) -> Bool {
+    /// Marks that work arrived (under the inbox's lock), and says whether the caller must signal the loop (once per
+    /// batch of work, after releasing the lock).
+    private func needsWake(_ inbox: inout Inbox) -> Bool {
+        mayHaveWork.store(true, ordering: .releasing)
         guard !inbox.wakePending, !inbox.closed else { return false }
         inbox.wakePending = true
         return true
