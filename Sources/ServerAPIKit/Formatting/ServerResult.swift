@@ -67,7 +67,7 @@ public enum ResultSource: Sendable, Hashable {
 ///
 /// Wall-clock instants say when the call was queued, started and finished; the transport's own
 /// measurements of the last attempt (connected, first byte, bytes, reused connection, its name)
-/// are in `transport`, and `RequestMetrics+Timings.swift` turns them into instants.
+/// are in `transport`, and the properties below the type turn them into instants.
 public struct RequestMetrics: Sendable, Hashable {
     /// The number of attempts made (1 when there was no retry; 0 when the cache answered).
     public var attempts: Int
@@ -130,5 +130,60 @@ public struct RequestMetrics: Sendable, Hashable {
         self.duration = duration
         self.transport = transport
         self.status = status
+    }
+}
+
+// The timeline of a call as instants, and the transport's figures for its last attempt.
+extension RequestMetrics {
+    /// When the manager had the response (or the failure) in hand; `queuedAt` plus `duration`
+    /// for metrics made without a manager.
+    public var finishedAt: Date { endedAt ?? queuedAt.addingTimeInterval(duration.seconds) }
+
+    /// How long the call waited between being accepted and its first attempt (plugins' `prepare`
+    /// included); zero for a result that came from the cache.
+    public var queueTime: Duration { .seconds(max(0, startedAt.timeIntervalSince(queuedAt))) }
+
+    /// When the last attempt's connection was ready, when the transport measured it.
+    public var connectedAt: Date? { instant(after: transport?.connected) }
+
+    /// When the last attempt's first response byte arrived, when the transport measured it.
+    public var firstByteAt: Date? { instant(after: transport?.firstByte) }
+
+    /// Body bytes the last attempt sent.
+    public var bytesSent: Int64 { transport?.bytesSent ?? 0 }
+
+    /// Body bytes the last attempt received.
+    public var bytesReceived: Int64 { transport?.bytesReceived ?? 0 }
+
+    /// Whether the last attempt reused a connection, when the transport knows.
+    public var reusedConnection: Bool? { transport?.reusedConnection }
+
+    /// The name of the transport that made the last attempt (`"cache"` for a cached result), when one did.
+    public var transportName: String? { transport.map(\.transport) }
+
+    /// Records that an attempt is being handed to the transport now; what the transport measured
+    /// about an earlier attempt no longer describes the last one.
+    mutating func markAttemptStart(at now: Date = Date()) {
+        if attemptStartedAt == nil { startedAt = now }
+        attemptStartedAt = now
+        transport = nil
+        status = nil
+    }
+
+    private func instant(after offset: Duration?) -> Date? {
+        guard let offset, let attemptStartedAt else { return nil }
+        return attemptStartedAt.addingTimeInterval(offset.seconds)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    package var seconds: Double {
+        // `components` divides the 128-bit count of attoseconds by 10^18; a duration shorter than a second, such
+        // as most that stamp a call's metrics, fits in the low word, and its one division gives the same `Double`.
+        let low = Int64(bitPattern: _low)
+        if _high == low >> 63, low.magnitude < 1_000_000_000_000_000_000 { return Double(low) / 1e18 }
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

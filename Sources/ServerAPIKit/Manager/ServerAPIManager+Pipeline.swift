@@ -279,12 +279,14 @@ extension ServerAPIManager {
 extension ServerAPIManager {
     /// Whether a call may share a transport call with identical ones.
     func shouldCoalesce(_ api: ServerAPI) -> Bool {
-        guard api.method == .get || api.method == .head, api.download == nil else { return false }
-        switch api.coalescing {
-        case .enabled: return true
-        case .disabled: return false
-        case .managerDefault: return configuration.coalescesIdenticalRequests
-        }
+        // The mode first: most calls do not coalesce, and need not have their method compared.
+        let enabled =
+            switch api.coalescing {
+            case .enabled: true
+            case .disabled: false
+            case .managerDefault: configuration.coalescesIdenticalRequests
+            }
+        return enabled && (api.method == .get || api.method == .head) && api.download == nil
     }
 
     /// Starts the flight if this caller opened it, then waits for the shared response.

@@ -306,6 +306,22 @@ extension ServerAPIManager {
     }
 }
 
+// What `mayApplyResilience(to:)` asks of a call's overrides, on every call's path.
+extension ResilienceOverrides {
+    /// Whether the call sets a policy of its own.
+    var setsAPolicy: Bool {
+        retryBudget.isCustom || circuitBreaker.isCustom || hedging.isCustom || concurrencyLimit.isCustom
+    }
+}
+
+extension PolicyOverride {
+    /// Whether this is a policy of the call's own.
+    var isCustom: Bool {
+        if case .custom = self { return true }
+        return false
+    }
+}
+
 extension ServerAPIPlugin {
     /// Does nothing: plugins that watch circuit breakers implement it.
     public func circuitStateDidChange(_ change: CircuitStateChange) {}

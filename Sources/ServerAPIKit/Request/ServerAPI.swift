@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -26,7 +28,7 @@ public struct ServerAPI: Sendable, Hashable {
         get { _wire.value }
         _modify { yield &_wire.value }
     }
-    private(set) var _wire: WireStorage
+    private var _wire: WireStorage
     /// How the transport carries each attempt: time and size limits, redirects, socket, download file.
     /// A `TransportRequest` carries it as it is.
     package var transfer: Transfer {
@@ -89,9 +91,9 @@ public struct ServerAPI: Sendable, Hashable {
     package var isRetryable: Bool { method.isIdempotent || retryPolicy.retriesNonIdempotent }
 }
 
-// The wire, policy and reading groups' fields: the one public spelling of each is a property of the call itself
-// (`api.retryCount` is stored as `policy.retryCount`). The transfer group's (`api.timeout`) are in
-// TransferAccessors.swift, with `TransportRequest`'s.
+// The groups' fields: the one public spelling of each is a property of the call itself (`api.retryCount` is
+// stored as `policy.retryCount`). The transfer group's are properties of `TransportRequest` too (`request.timeout`),
+// so a new per-call limit is a field of `ServerAPI.Transfer`, a property here and one on `TransportRequest`.
 extension ServerAPI {
     /// The scheme, host and base path, such as `https://api.example.com/v1` (`https` when no scheme is given).
     public var host: String {
@@ -140,6 +142,60 @@ extension ServerAPI {
     public var credentials: HTTPCredentials? {
         get { wire.credentials }
         set { wire.credentials = newValue }
+    }
+
+    /// The total time one attempt may take (60 seconds by default).
+    public var timeout: Duration {
+        get { transfer.timeout }
+        set { transfer.timeout = newValue }
+    }
+
+    /// The time connecting (TCP and TLS) may take, within `timeout`; `nil` lets the transport decide
+    /// (its configuration's connect timeout, else `timeout`). See `connectTimeout(_:)`.
+    public var connectTimeout: Duration? {
+        get { transfer.connectTimeout }
+        set { transfer.connectTimeout = newValue }
+    }
+
+    /// Fail an attempt whose transfer moves slower than this; `nil` uses the transport's default.
+    /// See `stallTimeout(below:for:)`.
+    public var stallTimeout: StallTimeout? {
+        get { transfer.stallTimeout }
+        set { transfer.stallTimeout = newValue }
+    }
+
+    /// Where to write the body, for a download.
+    public var download: DownloadTarget? {
+        get { transfer.download }
+        set { transfer.download = newValue }
+    }
+
+    /// The largest response body accepted, in bytes; `nil` for the default of a body held in memory (64 MiB,
+    /// or the manager's `Configuration.maxResponseSize`) and none for a download or a stream; `Int64.max`
+    /// for no limit.
+    public var maxResponseSize: Int64? {
+        get { transfer.maxResponseSize }
+        set { transfer.maxResponseSize = newValue }
+    }
+
+    /// The most a content-coded response body may expand (decoded bytes per encoded byte); `nil` for no
+    /// limit. `DecompressionRule.defaultRatio` (100) unless set.
+    public var maxDecompressionRatio: Int? {
+        get { transfer.maxDecompressionRatio }
+        set { transfer.maxDecompressionRatio = newValue }
+    }
+
+    /// Whether and how far redirects are followed (up to 10 by default).
+    public var redirects: RedirectPolicy {
+        get { transfer.redirects }
+        set { transfer.redirects = newValue }
+    }
+
+    /// The Unix-domain socket the call connects to instead of its URL's host; `nil` for the network.
+    /// A `http+unix://` URL sets it too.
+    public var unixSocketPath: String? {
+        get { transfer.unixSocketPath }
+        set { transfer.unixSocketPath = newValue }
     }
 
     /// How many times a failed attempt is retried (0: no retries).
@@ -230,6 +286,256 @@ extension ServerAPI {
         set { reading.acceptableStatus = newValue }
     }
 }
+
+// MARK: - The URL a call resolves to
+
+extension ServerAPI {
+    /// The absolute URL this call goes to, with its query encoded.
+    /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
+    public func resolvedURL() throws(ServerAPIError) -> URL {
+        try resolvedTarget().url
+    }
+
+    /// The URL this call sends and the Unix socket it connects to: a `http+unix://` URL (as `url`, or as
+    /// `host`) becomes a `http://localhost/…` URL and its socket; otherwise the socket is `unixSocketPath`.
+    /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
+    package func resolvedTarget() throws(ServerAPIError) -> (url: URL, unixSocketPath: String?) {
+        let resolved = try resolvedWire()
+        return (resolved.url, resolved.socketPath ?? unixSocketPath)
+    }
+
+    /// What the call's wire group resolves to, made once per description: every send, attempt and copy of the
+    /// same `ServerAPI` that did not change its URL parts reads the same resolution.
+    package func resolvedWire() throws(ServerAPIError) -> ResolvedWire {
+        try _wire.resolved { wire throws(ServerAPIError) in try wire.resolve() }
+    }
+
+    /// Resolves the call into what a transport sends: URL, headers with the body's
+    /// content type, the body source and every limit.
+    /// - Throws: `invalidRequest` for a bad URL, header or body.
+    @inline(never)
+    public func transportRequest(attempt: Int = 1) throws(ServerAPIError) -> TransportRequest {
+        let resolved = try resolvedWire()
+        let url = resolved.sentURL
+        let socket = resolved.socketPath ?? unixSocketPath
+        var headers = self.headers
+        // User-info goes into the header it stands for, out of the URL (see `URLUserInfo`); credentials the
+        // call gives itself win.
+        if let authorization = resolved.authorization, credentials == nil, !headers.contains("Authorization") {
+            headers.add(name: "Authorization", value: authorization)
+        }
+        do throws(ServerAPIError) {
+            let (source, contentType) = try body.resolve()
+            if let contentType, !headers.contains("Content-Type") {
+                headers.add(name: "Content-Type", value: contentType)
+            }
+            // The transfer settings go as they are: a new limit needs no line here.
+            var transfer = self.transfer
+            transfer.unixSocketPath = socket
+            var request = TransportRequest(
+                id: id, url: url, method: method, headers: headers, body: source, transfer: transfer,
+                attempt: attempt)
+            request.credentials = credentials
+            // Checked once here: the transport sends a prepared request without checking it again. The URL and
+            // the method were checked with the resolution, unless the user-info was taken out of the URL since.
+            if resolved.authorization != nil {
+                try request.prepare()
+            } else {
+                try request.prepare(resolvedMethodIsToken: resolved.methodIsToken)
+            }
+            return request
+        } catch {
+            throw error.with(requestID: id, url: url)
+        }
+    }
+
+    /// Whether the text contains `://`. A byte search: Foundation's `contains` costs a bridge per call.
+    fileprivate static func hasScheme(_ text: String) -> Bool {
+        var matched = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: matched == 0 ? ":" : "/") {
+                matched += 1
+                if matched == 3 { return true }
+            } else {
+                matched = byte == UInt8(ascii: ":") ? 1 : 0
+            }
+        }
+        return false
+    }
+
+    /// The text without leading and trailing spaces and tabs in Unicode's sense (`CharacterSet.whitespaces`);
+    /// a host rarely has any, so its scalars are looked at only when the first or last byte may be one.
+    fileprivate static func trimmingWhitespace(_ text: String) -> String {
+        guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+        func plain(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x80 }
+        return plain(first) && plain(last) ? text : String(HTTPSyntax.trimming(text, HTTPSyntax.isSpace))
+    }
+
+    fileprivate static func splitQuery(_ path: String) -> (String, String?) {
+        guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
+        return (String(path[..<mark]), String(path[path.index(after: mark)...]))
+    }
+}
+
+/// What a call's URL parts (`host`, `path`, `url`, `query`) resolve to.
+package struct ResolvedWire: Sendable {
+    /// The absolute http(s) URL with its query encoded, user-info still in it (`ServerAPI.resolvedURL()`).
+    package var url: URL
+    /// The Unix socket a `http+unix://` URL names; `nil` for any other URL.
+    package var socketPath: String?
+    /// `url` without its user-info: what the transport sends.
+    package var sentURL: URL
+    /// The `Authorization` value the user-info stands for (`Basic …`), when the URL has user-info.
+    package var authorization: String?
+    /// Whether the group's method is an HTTP token (`TransportRequest.prepare(resolvedMethodIsToken:)`).
+    package var methodIsToken: Bool
+}
+
+extension ServerAPI.Wire {
+    /// Resolves the URL parts: the `http+unix://` socket split off, the query encoded, the user-info split off.
+    /// - Throws: `invalidRequest` when no valid http(s) URL can be made.
+    fileprivate func resolve() throws(ServerAPIError) -> ResolvedWire {
+        // Most hosts have no "+": the byte check keeps Foundation's string search off every call's path.
+        let namesSocket = host.utf8.contains(UInt8(ascii: "+")) && host.lowercased().contains("+unix://")
+        let unixURL = url ?? (namesSocket ? URL(string: host) : nil)
+        var wire = self
+        var socketPath: String?
+        if let unixURL, let split = UnixSocket.split(unixURL) {
+            if url == nil {
+                // The host names the socket; the path is the call's.
+                wire.host = split.url.absoluteString
+            } else {
+                wire.url = split.url
+            }
+            socketPath = split.socketPath
+        }
+        let url = try wire.networkURL()
+        let userInfo = URLUserInfo.split(url)
+        return ResolvedWire(
+            url: url, socketPath: socketPath, sentURL: userInfo?.url ?? url, authorization: userInfo?.authorization,
+            methodIsToken: HTTPMethod.isToken(method))
+    }
+
+    fileprivate func networkURL() throws(ServerAPIError) -> URL {
+        // A full URL without extra query items is already what the transport sends: parsing its
+        // text again would make the same URL, at a cost on every call.
+        if let url, query.isEmpty, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host?.isEmpty == false
+        {
+            return url
+        }
+        var base: String
+        if let url {
+            base = url.absoluteString
+        } else if ServerAPI.hasScheme(path) {
+            base = path
+        } else {
+            let trimmedHost = ServerAPI.trimmingWhitespace(host)
+            guard !trimmedHost.isEmpty else {
+                throw ServerAPIError(.invalidRequest, "the call has neither a host nor a URL")
+            }
+            var root = ServerAPI.hasScheme(trimmedHost) ? trimmedHost : "https://" + trimmedHost
+            while root.hasSuffix("/") { root.removeLast() }
+            var tail = Substring(path)
+            while tail.hasPrefix("/") { tail.removeFirst() }
+            let (pathPart, queryPart) = ServerAPI.splitQuery(String(tail))
+            base = tail.isEmpty ? root : root + "/" + PercentEncoding.encodePath(pathPart)
+            if let queryPart { base += "?" + queryPart }
+        }
+        if !query.isEmpty {
+            let encoded = query.map { item in
+                let name = PercentEncoding.encode(item.name)
+                return item.value.map { "\(name)=\(PercentEncoding.encode($0))" } ?? name
+            }.joined(separator: "&")
+            if let hash = base.firstIndex(of: "#") { base = String(base[..<hash]) }
+            base += base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
+            base += encoded
+        }
+        // The text as written: its escapes kept, only what a URL may not contain escaped (see `PercentEncoding`).
+        guard let resolved = URL(string: PercentEncoding.encodeURL(base)), let scheme = resolved.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = resolved.host, !host.isEmpty
+        else {
+            throw ServerAPIError(.invalidRequest, "\"\(base)\" is not a valid http(s) URL")
+        }
+        return resolved
+    }
+}
+
+/// The wire group's copy-on-write box (as `CopyOnWrite`), which also keeps what the group resolves to: the
+/// URL a call sends is made once for every send and attempt of the same description, not once per attempt.
+///
+/// Not a generic box: a generic class holding an atomic looks its metadata up at run time whenever a box is
+/// freed, and every call frees several.
+struct WireStorage: @unchecked Sendable, Hashable {
+    // `@unchecked`: `value` is written only through its modify accessor, and only when this storage holds
+    // the one reference to the box; `resolution` is written once, by whichever value sharing the box claims it
+    // (`resolvedState`), and read only once it is published.
+    private final class Box {
+        // No run-time exclusivity check, for the reason `CopyOnWrite` gives.
+        @exclusivity(unchecked) var value: ServerAPI.Wire
+        /// What `resolved(_:)` made from `value`; written only while `resolvedState` is `claimed`.
+        @exclusivity(unchecked) var resolution: ResolvedWire?
+        /// `empty`, `claimed` (one value is writing `resolution`) or `published`. An atomic rather than a lock:
+        /// every send of a description reads it, and a lock there was one acquisition per call.
+        let resolvedState = Atomic<UInt8>(Box.empty)
+
+        static let empty: UInt8 = 0
+        static let claimed: UInt8 = 1
+        static let published: UInt8 = 2
+
+        init(_ value: ServerAPI.Wire) { self.value = value }
+    }
+
+    private var box: Box
+
+    init(_ value: ServerAPI.Wire) {
+        box = Box(value)
+    }
+
+    /// The group; writing it copies the box first when another value shares it, and drops the resolution.
+    var value: ServerAPI.Wire {
+        get { box.value }
+        _modify {
+            if isKnownUniquelyReferenced(&box) {
+                // The one reference: nobody else can be reading or publishing the resolution.
+                if box.resolvedState.load(ordering: .relaxed) != Box.empty {
+                    box.resolution = nil
+                    box.resolvedState.store(Box.empty, ordering: .relaxed)
+                }
+            } else {
+                box = Box(box.value)
+            }
+            yield &box.value
+        }
+    }
+
+    /// What the group resolves to: made by `make` the first time, kept until the group is written. Two values
+    /// that share the box may both run `make`; it is a pure function of the group, so either result is the one,
+    /// and the first to claim the box keeps it.
+    func resolved(_ make: (ServerAPI.Wire) throws(ServerAPIError) -> ResolvedWire) throws(ServerAPIError)
+        -> ResolvedWire
+    {
+        if box.resolvedState.load(ordering: .acquiring) == Box.published, let made = box.resolution { return made }
+        let made = try make(box.value)
+        if box.resolvedState.compareExchange(expected: Box.empty, desired: Box.claimed, ordering: .acquiring)
+            .exchanged
+        {
+            box.resolution = made
+            box.resolvedState.store(Box.published, ordering: .releasing)
+        }
+        return made
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.box === rhs.box || lhs.value == rhs.value
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(value)
+    }
+}
+
+// MARK: - The values a call is made of
 
 /// One query item; a `nil` value sends the name alone.
 public struct QueryItem: Sendable, Hashable {

@@ -79,12 +79,6 @@ package enum PolicyOverride<Policy: Sendable & Hashable>: Sendable, Hashable {
     /// This policy.
     case custom(Policy)
 
-    /// Whether this is a policy of the call's own.
-    var isCustom: Bool {
-        if case .custom = self { return true }
-        return false
-    }
-
     /// The policy that applies, given the manager's.
     func resolve(_ inherited: Policy?) -> Policy? {
         switch self {
@@ -109,11 +103,6 @@ package struct ResilienceOverrides: Sendable, Hashable {
 
     /// No overrides: the manager's policies apply.
     package init() {}
-
-    /// Whether the call sets a policy of its own.
-    var setsAPolicy: Bool {
-        retryBudget.isCustom || circuitBreaker.isCustom || hedging.isCustom || concurrencyLimit.isCustom
-    }
 
     /// The policies for a call, from the manager's for its origin.
     func resolve(_ inherited: ResiliencePolicies) -> ResiliencePolicies {

@@ -96,15 +96,3 @@ public struct RetryPolicy: Sendable, Hashable {
         return .seconds(max(0, date.timeIntervalSince(now)))
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    package var seconds: Double {
-        // `components` divides the 128-bit count of attoseconds by 10^18; a duration shorter than a second, such
-        // as most that stamp a call's metrics, fits in the low word, and its one division gives the same `Double`.
-        let low = Int64(bitPattern: _low)
-        if _high == low >> 63, low.magnitude < 1_000_000_000_000_000_000 { return Double(low) / 1e18 }
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
