@@ -9,9 +9,9 @@
 /// it, what is removed, stored and served.
 ///
 /// Its inputs are the call's mode and TTL, the manager's settings, the request, what the cache holds and the time;
-/// it does no I/O. The manager looks up, sends, stores and removes as it says (`ServerAPIManager+Cache.swift`),
-/// and decides nothing. The HTTP rules it applies are `HTTPCacheRules`' (RFC 9111, for a private cache); how the
-/// seeds' modes layer over them is the Caching article's.
+/// it does no I/O. The manager looks up, sends, stores and removes as it says (the cache's steps in
+/// `ServerAPIManager+Pipeline.swift`), and decides nothing. The HTTP rules it applies are `HTTPCacheRules`' (RFC
+/// 9111, for a private cache); how the seeds' modes layer over them is the Caching article's.
 struct CacheDecision: Sendable {
     /// How the call uses the cache.
     var mode: CacheMode
